@@ -1,0 +1,3 @@
+from memstack.main import entry
+
+entry()

@@ -1,0 +1,119 @@
+"""L1 boot files, derived (the seed's handoff_rebuild): `session_anchor_<agent>.json`, `willow.md`.
+
+Each anchor is built from the agent's latest handoff and `kb/knowledge.json`
+(the derived view of valid knowledge); `willow.md` gathers every agent's anchor
+into one Markdown file an agent can read with no tools at all. Both are pure
+functions of the files: no clock, sorted output, so a rebuild is byte-stable.
+"""
+
+from pathlib import Path
+from typing import Any
+
+from memstack import handoff, jsonio, schemas
+from memstack.errors import MemstackError
+from memstack.files import write_atomic
+from memstack.names import NAME_RE, check_name
+from memstack.times import iso
+
+KNOWLEDGE_VIEW = "kb/knowledge.json"
+BOOT_FACTS = 20  # the most recent valid knowledge facts an anchor carries
+WILLOW = "willow.md"
+
+
+def anchor_name(agent: str) -> str:
+    return f"session_anchor_{agent}.json"
+
+
+def knowledge_facts(store: Path) -> list[dict[str, Any]]:
+    """The facts of the knowledge view (empty before the first promotion)."""
+    path = store / KNOWLEDGE_VIEW
+    if not path.exists():
+        return []
+    view = jsonio.loads(path.read_bytes(), KNOWLEDGE_VIEW)
+    facts = view.get("facts", []) if isinstance(view, dict) else view
+    return [f for f in facts if isinstance(f, dict)]
+
+
+def recent_knowledge(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The BOOT_FACTS most recently recorded facts, in brief."""
+    recent = sorted(facts, key=lambda f: (-int(f.get("recorded_at", 0)), str(f.get("id"))))[:BOOT_FACTS]
+    return [{k: f[k] for k in ("id", "subject", "predicate", "object", "valid_from")} for f in recent]
+
+
+def build_anchor(agent: str, latest: tuple[str, handoff.Handoff] | None,
+                 facts: list[dict[str, Any]]) -> dict[str, Any]:
+    anchor: dict[str, Any] = {
+        "agent": agent, "handoff": None, "session": None, "date": None, "open_threads": [], "capabilities": [],
+        "knowledge": recent_knowledge(facts),
+    }
+    if latest is not None:
+        relpath, parsed = latest
+        anchor.update(handoff=relpath, session=parsed.front["session"], date=parsed.front["date"],
+                      open_threads=parsed.open_threads, capabilities=parsed.capabilities)
+    schemas.validate("anchor", anchor)
+    return anchor
+
+
+def agents_with_handoffs(store: Path) -> list[str]:
+    root = store / "handoffs"
+    return sorted(p.name for p in root.glob("*") if p.is_dir() and NAME_RE.fullmatch(p.name)
+                  and handoff.paths(store, p.name))
+
+
+def render_willow(anchors: list[dict[str, Any]], facts: list[dict[str, Any]]) -> str:
+    out = ["# Willow — boot context", "",
+           "Derived by `memstack boot rebuild` from the latest handoffs and the knowledge base;",
+           "never edit by hand. Start here: read your agent's section, then the knowledge.", ""]
+    if not anchors:
+        out += ["No agent has sealed a handoff yet.", ""]
+    for anchor in anchors:
+        out += [f"## Agent {anchor['agent']}", "",
+                f"Latest handoff: `{anchor['handoff']}` (session {anchor['session']}, {anchor['date']})", "",
+                "### Open threads", ""]
+        out += [f"- {thread}" for thread in anchor["open_threads"]]
+        out += ["", "### Capabilities", ""]
+        if anchor["capabilities"]:
+            header = list(anchor["capabilities"][0])
+            out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            out += ["| " + " | ".join(row.get(h, "") for h in header) + " |" for row in anchor["capabilities"]]
+        else:
+            out.append("(none listed)")
+        out.append("")
+    recent = recent_knowledge(facts)
+    out += [f"## Knowledge ({len(recent)} most recent of {len(facts)} valid facts)", ""]
+    out += [f"- **{f['subject']}** {f['predicate']} {f['object']} (since {iso(f['valid_from'])})" for f in recent]
+    if not recent:
+        out.append("Nothing promoted to knowledge yet.")
+    return "\n".join(out) + "\n"
+
+
+def rebuild(store: Path, agent: str | None = None) -> list[str]:
+    """Rewrite the anchors (all, or one agent's) and willow.md; returns the paths that changed."""
+    if agent is not None:
+        check_name(agent, "agent")
+    facts = knowledge_facts(store)
+    anchors = [build_anchor(a, handoff.latest(store, a), facts) for a in agents_with_handoffs(store)]
+    if agent is not None and agent not in {a["agent"] for a in anchors}:
+        raise MemstackError(f"bad agent {agent!r}: no handoff yet under handoffs/{agent}/ — write one first"
+                            " (`memstack handoff write`)")
+    outputs = {anchor_name(a["agent"]): jsonio.dumps_pretty(a) for a in anchors
+               if agent is None or a["agent"] == agent}
+    outputs[WILLOW] = render_willow(anchors, facts).encode("utf-8")
+    changed = []
+    for relpath, data in outputs.items():
+        path = store / relpath
+        if not path.exists() or path.read_bytes() != data:
+            write_atomic(path, data)
+            changed.append(relpath)
+    return changed
+
+
+def show(store: Path, agent: str) -> dict[str, Any]:
+    """The agent's boot anchor, read from the file alone (no git needed)."""
+    check_name(agent, "agent")
+    path = store / anchor_name(agent)
+    if not path.exists():
+        raise MemstackError(f"no boot anchor for agent {agent!r} ({anchor_name(agent)} is missing)"
+                            " — seal a handoff, then run `memstack boot rebuild`")
+    anchor: dict[str, Any] = jsonio.loads(path.read_bytes(), anchor_name(agent))
+    return anchor

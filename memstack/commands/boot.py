@@ -1,0 +1,45 @@
+"""`memstack boot rebuild` and `memstack boot show`."""
+
+from typing import Any
+
+from memstack import boot
+from memstack.output import emit
+from memstack.store import open_store, resolve_agent
+from memstack.times import iso
+
+
+def register(sub: Any, common: Any) -> None:
+    top = sub.add_parser("boot", help="L1 boot context: anchors and willow.md")
+    verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
+    p = verbs.add_parser("rebuild", parents=[common], help="rebuild anchors and willow.md from handoffs and the KB")
+    p.add_argument("--agent", metavar="A", help="only this agent's anchor (willow.md is always rebuilt)")
+    p.set_defaults(func=run_rebuild)
+    p = verbs.add_parser("show", parents=[common], help="print an agent's boot anchor (files only, no git)")
+    p.add_argument("--agent", metavar="A")
+    p.set_defaults(func=run_show)
+
+
+def run_rebuild(args: Any) -> int:
+    store = open_store(args.store)
+    changed = boot.rebuild(store.root, args.agent)
+    emit(args, {"changed": changed}, "\n".join(f"rebuilt {p}" for p in changed) or "boot files already fresh")
+    return 0
+
+
+def _human(anchor: dict[str, Any]) -> str:
+    lines = [f"agent {anchor['agent']}: session {anchor['session']} ({anchor['date']}), from {anchor['handoff']}",
+             "open threads:"]
+    lines += [f"  - {t}" for t in anchor["open_threads"]]
+    lines.append("capabilities:")
+    lines += ["  " + ", ".join(f"{k}: {v}" for k, v in row.items()) for row in anchor["capabilities"]]
+    lines.append("knowledge:")
+    lines += [f"  {f['subject']} {f['predicate']} {f['object']} (since {iso(f['valid_from'])})"
+              for f in anchor["knowledge"]]
+    return "\n".join(lines)
+
+
+def run_show(args: Any) -> int:
+    store = open_store(args.store)
+    anchor = boot.show(store.root, resolve_agent(store, args.agent))
+    emit(args, anchor, lambda: _human(anchor))
+    return 0

@@ -1,0 +1,45 @@
+"""`memstack handoff write` and `memstack handoff show`."""
+
+import argparse
+from typing import Any
+
+from memstack import handoff
+from memstack.commands import read_text_input
+from memstack.errors import MemstackError
+from memstack.output import emit
+from memstack.store import open_store, resolve_agent
+from memstack.times import now_ms
+
+
+def register(sub: Any, common: Any) -> None:
+    top = sub.add_parser("handoff", help="L5 sealed session handoffs")
+    verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
+    p = verbs.add_parser("write", parents=[common], help="seal a handoff (Markdown from --file or stdin)")
+    p.add_argument("--agent", metavar="A")
+    p.add_argument("--file", metavar="F", help="the handoff Markdown ('-' or none: stdin)")
+    p.add_argument("stdin", nargs="?", choices=["-"], help=argparse.SUPPRESS)
+    p.set_defaults(func=run_write)
+    p = verbs.add_parser("show", parents=[common], help="print the agent's latest handoff")
+    p.add_argument("--agent", metavar="A")
+    p.set_defaults(func=run_show)
+
+
+def run_write(args: Any) -> int:
+    store = open_store(args.store)
+    agent = resolve_agent(store, args.agent)
+    text = read_text_input(args.file, "--file")
+    sealed = handoff.write(store.root, agent, text, now_ms())
+    emit(args, sealed, f"sealed {sealed['path']}")
+    return 0
+
+
+def run_show(args: Any) -> int:
+    store = open_store(args.store)
+    agent = resolve_agent(store, args.agent)
+    found = handoff.latest(store.root, agent)
+    if found is None:
+        raise MemstackError(f"no handoff for agent {agent!r} yet (handoffs/{agent}/ is empty)")
+    relpath, parsed = found
+    emit(args, {"path": relpath, "front_matter": parsed.front, "open_threads": parsed.open_threads,
+                "capabilities": parsed.capabilities, "text": parsed.text}, parsed.text)
+    return 0

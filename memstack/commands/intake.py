@@ -1,0 +1,54 @@
+"""`memstack intake write` and `memstack intake list`."""
+
+from typing import Any
+
+from memstack import intake
+from memstack.output import emit
+from memstack.store import open_store, resolve_agent
+from memstack.times import now_ms
+
+
+def register(sub: Any, common: Any) -> None:
+    top = sub.add_parser("intake", help="L2 intake: the append-only log")
+    verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
+    p = verbs.add_parser("write", parents=[common], help="append one record to the agent's intake")
+    p.add_argument("--agent", metavar="A")
+    p.add_argument("--content", required=True, metavar="TEXT")
+    p.add_argument("--title", default="")
+    p.add_argument("--source", default="")
+    p.add_argument("--tier", default="observed", metavar="TIER", help="observed, fetched, verified or ratified")
+    p.add_argument("--confidence", default="0.5", metavar="F", help="in [0, 1] (default 0.5)")
+    p.add_argument("--keyword", action="append", default=[], metavar="K")
+    p.add_argument("--tag", action="append", default=[], metavar="T")
+    p.add_argument("--subject", metavar="S")
+    p.add_argument("--predicate", metavar="P")
+    p.add_argument("--object", metavar="O")
+    p.add_argument("--relevance-score", metavar="F")
+    p.add_argument("--created-at", metavar="TS", help="ms or ISO-8601 (default: now)")
+    p.set_defaults(func=run_write)
+    p = verbs.add_parser("list", parents=[common], help="list intake records, oldest first")
+    p.add_argument("--agent", metavar="A")
+    p.add_argument("--pending", action="store_true", help="only records not yet promoted")
+    p.set_defaults(func=run_list)
+
+
+def run_write(args: Any) -> int:
+    store = open_store(args.store)
+    record = intake.make_record(
+        agent=resolve_agent(store, args.agent), content=args.content, title=args.title, source=args.source,
+        tier=args.tier, confidence=args.confidence, keywords=args.keyword, tags=args.tag,
+        subject=args.subject, predicate=args.predicate, object=args.object,
+        relevance_score=args.relevance_score,
+        created_at=args.created_at if args.created_at is not None else now_ms())
+    relpath = intake.write(store.root, record)
+    emit(args, {"path": relpath, "record": record}, f"wrote {record['id']} to {relpath}")
+    return 0
+
+
+def run_list(args: Any) -> int:
+    store = open_store(args.store)
+    found = intake.records(store.root, args.agent, args.pending)
+    emit(args, found, lambda: "\n".join(
+        f"{r['created_at']}  {r['agent']}  {r['tier']:<8} {r['confidence']:.2f}  {r['id']}  "
+        f"{(r['title'] or r['content']).splitlines()[0][:60]}" for r in found) or "no intake records")
+    return 0

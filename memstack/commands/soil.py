@@ -1,0 +1,78 @@
+"""`memstack soil put|get|update|expire|list`."""
+
+from typing import Any
+
+from memstack import jsonio, soil
+from memstack.commands import read_text_input
+from memstack.errors import MemstackError
+from memstack.output import emit
+from memstack.store import open_store
+from memstack.times import now_ms, parse_ts
+
+
+def register(sub: Any, common: Any) -> None:
+    top = sub.add_parser("soil", help="L4 SOIL: session-scoped structured records")
+    verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
+    for verb, text in (("put", "create or replace a record"), ("update", "change an existing record")):
+        p = verbs.add_parser(verb, parents=[common], help=text)
+        p.add_argument("collection", metavar="COLLECTION")
+        p.add_argument("key", metavar="KEY")
+        source = p.add_mutually_exclusive_group(required=True)
+        source.add_argument("--value", metavar="JSON")
+        source.add_argument("--file", metavar="F", help="read the JSON value from F ('-' for stdin)")
+        p.set_defaults(func=run_write)
+    p = verbs.add_parser("get", parents=[common], help="read one record")
+    p.add_argument("collection", metavar="COLLECTION")
+    p.add_argument("key", metavar="KEY")
+    p.add_argument("--include-expired", action="store_true")
+    p.set_defaults(func=run_get)
+    p = verbs.add_parser("expire", parents=[common], help="mark a record expired (it is kept)")
+    p.add_argument("collection", metavar="COLLECTION")
+    p.add_argument("key", metavar="KEY")
+    p.add_argument("--at", metavar="TS", help="when it expires (default: now)")
+    p.set_defaults(func=run_expire)
+    p = verbs.add_parser("list", parents=[common], help="list a collection's records")
+    p.add_argument("collection", metavar="COLLECTION")
+    p.add_argument("--include-expired", action="store_true")
+    p.set_defaults(func=run_list)
+
+
+def _value(args: Any) -> Any:
+    if args.value is not None:
+        return jsonio.parse_value(args.value, "--value")
+    text = read_text_input(args.file, "--file")
+    if not text.strip():
+        raise MemstackError("bad --file: empty, expected a JSON value")
+    return jsonio.parse_value(text, "--file")
+
+
+def run_write(args: Any) -> int:
+    store = open_store(args.store)
+    action = soil.put if args.verb == "put" else soil.update
+    record = action(store.root, args.collection, args.key, _value(args), now_ms())
+    emit(args, record, f"{args.verb}: {soil.relpath(args.collection, args.key)}")
+    return 0
+
+
+def run_get(args: Any) -> int:
+    store = open_store(args.store)
+    record = soil.get(store.root, args.collection, args.key, now_ms(), args.include_expired)
+    emit(args, record, lambda: jsonio.dumps_pretty(record["value"]).decode())
+    return 0
+
+
+def run_expire(args: Any) -> int:
+    store = open_store(args.store)
+    at = None if args.at is None else parse_ts(args.at, "--at")
+    record = soil.expire(store.root, args.collection, args.key, now_ms(), at)
+    emit(args, record, f"expired {soil.relpath(args.collection, args.key)} at {record['expires_at']}")
+    return 0
+
+
+def run_list(args: Any) -> int:
+    store = open_store(args.store)
+    found = soil.list_records(store.root, args.collection, now_ms(), args.include_expired)
+    emit(args, found, lambda: "\n".join(
+        f"{r['key']}  updated {r['updated_at']}" + (f"  expires {r['expires_at']}" if r["expires_at"] else "")
+        for r in found) or f"no records in {args.collection}")
+    return 0

@@ -1,0 +1,76 @@
+"""memstack.yaml: loaded round-trip with ruamel.yaml, so a comment survives any edit."""
+
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+from memstack import schemas
+from memstack.errors import MemstackError
+from memstack.files import write_atomic
+
+CONFIG_NAME = "memstack.yaml"
+
+DEFAULTS: dict[str, Any] = {
+    "memory": {"default_agent": None, "recall_limit": 50},
+    "identity": {"forbidden_patterns": []},
+    "promotion": {
+        "knowledge_min_confidence": 0.80,
+        "jeles_min_relevance": 0.5,
+        "opus_agents": [],
+        "classifier": None,
+    },
+}
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML()  # round-trip: keeps comments, order and quoting
+    yaml.preserve_quotes = True
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+class Config:
+    """The parsed file (round-trip document) plus defaults for what it leaves out."""
+
+    def __init__(self, path: Path, document: Any) -> None:
+        self.path = path
+        self.document = document
+
+    def get(self, section: str, key: str) -> Any:
+        value = (self.document.get(section) or {}).get(key)
+        return DEFAULTS[section][key] if value is None else value
+
+    @property
+    def agents(self) -> list[str]:
+        return list(self.document.get("agents") or [])
+
+    def save(self) -> None:
+        """Write the document back (comments kept) after validating it."""
+        validate(self.document, self.path)
+        buffer = StringIO()
+        _yaml().dump(self.document, buffer)
+        write_atomic(self.path, buffer.getvalue().encode())
+
+
+def validate(document: Any, path: Path) -> None:
+    problems = schemas.errors("config", document)
+    if problems:
+        raise MemstackError(f"{path}: invalid {CONFIG_NAME}: {problems[0]}")
+
+
+def load(store: Path) -> Config:
+    path = store / CONFIG_NAME
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        document = _yaml().load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MemstackError(f"{store} is not a memstack store (no {CONFIG_NAME})") from None
+    except (YAMLError, UnicodeDecodeError) as exc:
+        raise MemstackError(f"{path}: not valid YAML ({exc})".replace("\n", " ")) from None
+    if document is None:
+        document = {}
+    validate(document, path)
+    return Config(path, document)

@@ -1,0 +1,59 @@
+"""The `memstack` command: argparse, thin; each verb lives in `memstack/commands/`.
+
+`main(argv)` returns the exit code, so tests call it directly. This module holds
+the one error boundary: a MemstackError becomes a one-line message on stderr and
+its exit code (2 for bad usage or input, 1 for violations found).
+"""
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from memstack import __version__
+from memstack.errors import MemstackError
+
+# Each module exports `register(subparsers, common)`; its parsers set `func`.
+COMMANDS = ("init", "intake", "soil", "handoff", "boot", "identity", "nest", "check")
+
+
+def _common() -> argparse.ArgumentParser:
+    """Global options, accepted before or after the verb."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS,
+                        help="the store (default: MEMSTACK_HOME, WILLOW_HOME, or the nearest ancestor with memstack.yaml)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print one JSON document on stdout")
+    return common
+
+
+def parser() -> argparse.ArgumentParser:
+    common = _common()
+    top = argparse.ArgumentParser(
+        prog="memstack", parents=[common],
+        description="Persistent memory for AI agents, kept in a git repository.")
+    top.add_argument("--version", action="version", version=f"memstack {__version__}")
+    sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"memstack.commands.{name}").register(sub, common)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    args.store = getattr(args, "store", None)
+    args.json = getattr(args, "json", False)
+    try:
+        return int(args.func(args) or 0)
+    except MemstackError as exc:
+        print(f"memstack: {exc.message}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print("memstack: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def entry() -> None:
+    raise SystemExit(main())

@@ -1,0 +1,15 @@
+"""Names of agents, collections and keys (SPEC section 1)."""
+
+import re
+
+from memstack.errors import MemstackError
+
+NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+NAME_RULE = "^[a-z0-9][a-z0-9._-]{0,63}$"
+
+
+def check_name(value: object, field: str) -> str:
+    """Return `value` if it is a valid name, else raise naming the field and the rule."""
+    if not isinstance(value, str) or not NAME_RE.fullmatch(value) or ".." in value:
+        raise MemstackError(f"bad {field} {value!r}: a {field} must match {NAME_RULE} (and contain no '..')")
+    return value

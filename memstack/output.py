@@ -1,0 +1,21 @@
+"""What a command prints: one JSON document with --json, readable text otherwise."""
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+
+def emit(args: Any, document: Any, human: str | Callable[[], str] | None = None) -> None:
+    if getattr(args, "json", False) or human is None:
+        sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n")
+        return
+    text = human() if callable(human) else human
+    if text:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def note(message: str) -> None:
+    """Progress and remarks go to stderr, so stdout stays one document."""
+    print(message, file=sys.stderr)

@@ -1,0 +1,41 @@
+"""The one schema loader: validates records with the JSON Schemas in `schemas/`."""
+
+from functools import cache
+from typing import Any
+
+from memstack import jsonio
+from memstack.errors import MemstackError
+from memstack.resources import data_dir
+
+KINDS = ("intake", "fact", "promotion", "binder", "soil", "anchor", "handoff", "config")
+
+
+@cache
+def schema(kind: str) -> dict[str, Any]:
+    path = data_dir("schemas") / f"{kind}.schema.json"
+    result: dict[str, Any] = jsonio.loads(path.read_bytes(), str(path))
+    return result
+
+
+@cache
+def _validator(kind: str) -> Any:
+    from jsonschema import Draft202012Validator  # deferred: ~90 ms to import
+
+    return Draft202012Validator(schema(kind), format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def errors(kind: str, record: Any) -> list[str]:
+    """Every way `record` breaks the schema, each as '<dotted.path>: <message>'."""
+    found = []
+    for error in sorted(_validator(kind).iter_errors(record), key=lambda e: list(map(str, e.absolute_path))):
+        where = ".".join(str(part) for part in error.absolute_path) or "(record)"
+        found.append(f"{where}: {error.message}")
+    return found
+
+
+def validate(kind: str, record: Any, where: str = "") -> None:
+    """Raise a MemstackError (exit 2) naming the first bad field."""
+    problems = errors(kind, record)
+    if problems:
+        prefix = f"{where}: " if where else ""
+        raise MemstackError(f"{prefix}invalid {kind} record: {problems[0]}")

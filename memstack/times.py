@@ -1,0 +1,57 @@
+"""Timestamps: integer milliseconds since the epoch, or ISO-8601 on input; ISO-8601 UTC on output."""
+
+import math
+import re
+from datetime import datetime, timezone
+
+from memstack.errors import MemstackError
+
+_INT_RE = re.compile(r"-?\d+")
+
+
+def parse_ts(value: object, field: str) -> int:
+    """Parse integer ms or ISO-8601 (a time without an offset is UTC) into integer ms."""
+    if isinstance(value, bool):
+        raise MemstackError(f"bad {field} {value!r}: expected integer milliseconds or ISO-8601")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isfinite(value) and value == int(value):
+            return int(value)
+        raise MemstackError(f"bad {field} {value!r}: expected integer milliseconds or ISO-8601")
+    if isinstance(value, str):
+        text = value.strip()
+        if _INT_RE.fullmatch(text):
+            return int(text)
+        try:
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+        except ValueError:
+            pass
+        else:
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=timezone.utc)
+            return int(round(parsed.timestamp() * 1000))
+    raise MemstackError(
+        f"bad {field} {value!r}: expected integer milliseconds or ISO-8601 (e.g. 2026-11-30T12:00:00Z)"
+    )
+
+
+def iso(ms: int) -> str:
+    """ISO-8601 UTC with milliseconds, e.g. 2026-11-30T12:00:00.000Z."""
+    moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def day(ms: int) -> str:
+    """The UTC date YYYY-MM-DD of a timestamp."""
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+def month(ms: int) -> str:
+    """The UTC month YYYY-MM of a timestamp."""
+    return day(ms)[:7]
+
+
+def now_ms() -> int:
+    """The wall clock; only the command line calls it, never the library's core."""
+    return int(datetime.now(tz=timezone.utc).timestamp() * 1000)

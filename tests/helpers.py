@@ -1,0 +1,27 @@
+"""Helpers for tests: the real `memstack` command and git, as subprocesses."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+MEMSTACK = shutil.which("memstack") or ""
+
+
+def memstack(*args: str, cwd: Path | None = None, input: str | None = None,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the installed `memstack` command as a user would."""
+    assert MEMSTACK, "the memstack command is not on PATH: pip install the project first"
+    return subprocess.run([MEMSTACK, *args], cwd=cwd, input=input, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=check)
+
+
+def tree_snapshot(root: Path) -> dict[str, bytes]:
+    """Every file of a store outside .git and .memstack, to prove a refused command wrote nothing."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(root).parts[:1]
+            and ".memstack" not in p.relative_to(root).parts[:1]}
