@@ -13,6 +13,7 @@ from memstack import handoff, jsonio, schemas
 from memstack.errors import MemstackError
 from memstack.files import write_atomic
 from memstack.names import NAME_RE, check_name
+from memstack.sources import Source, WorktreeSource
 from memstack.times import iso
 
 KNOWLEDGE_VIEW = "kb/knowledge.json"
@@ -24,12 +25,12 @@ def anchor_name(agent: str) -> str:
     return f"session_anchor_{agent}.json"
 
 
-def knowledge_facts(store: Path) -> list[dict[str, Any]]:
+def knowledge_facts(source: Source) -> list[dict[str, Any]]:
     """The facts of the knowledge view (empty before the first promotion)."""
-    path = store / KNOWLEDGE_VIEW
-    if not path.exists():
+    data = source.read(KNOWLEDGE_VIEW)
+    if data is None:
         return []
-    view = jsonio.loads(path.read_bytes(), KNOWLEDGE_VIEW)
+    view = jsonio.loads(data, KNOWLEDGE_VIEW)
     facts = view.get("facts", []) if isinstance(view, dict) else view
     return [f for f in facts if isinstance(f, dict)]
 
@@ -54,10 +55,27 @@ def build_anchor(agent: str, latest: tuple[str, handoff.Handoff] | None,
     return anchor
 
 
-def agents_with_handoffs(store: Path) -> list[str]:
-    root = store / "handoffs"
-    return sorted(p.name for p in root.glob("*") if p.is_dir() and NAME_RE.fullmatch(p.name)
-                  and handoff.paths(store, p.name))
+def latest_handoff(source: Source, agent: str) -> tuple[str, handoff.Handoff] | None:
+    names = handoff.ordered(agent, source.listdir(f"handoffs/{agent}"))
+    if not names:
+        return None
+    relpath = f"handoffs/{agent}/{names[-1]}"
+    data = source.read(relpath) or b""
+    return relpath, handoff.parse(data.decode("utf-8"), relpath)
+
+
+def build(source: Source) -> dict[str, bytes]:
+    """Every boot file, by store-relative path, as a rebuild writes it."""
+    facts = knowledge_facts(source)
+    anchors = []
+    for agent in source.listdir("handoffs"):
+        if NAME_RE.fullmatch(agent):
+            latest = latest_handoff(source, agent)
+            if latest is not None:
+                anchors.append(build_anchor(agent, latest, facts))
+    outputs = {anchor_name(a["agent"]): jsonio.dumps_pretty(a) for a in anchors}
+    outputs[WILLOW] = render_willow(anchors, facts).encode("utf-8")
+    return outputs
 
 
 def render_willow(anchors: list[dict[str, Any]], facts: list[dict[str, Any]]) -> str:
@@ -89,16 +107,13 @@ def render_willow(anchors: list[dict[str, Any]], facts: list[dict[str, Any]]) ->
 
 def rebuild(store: Path, agent: str | None = None) -> list[str]:
     """Rewrite the anchors (all, or one agent's) and willow.md; returns the paths that changed."""
+    outputs = build(WorktreeSource(store))
     if agent is not None:
         check_name(agent, "agent")
-    facts = knowledge_facts(store)
-    anchors = [build_anchor(a, handoff.latest(store, a), facts) for a in agents_with_handoffs(store)]
-    if agent is not None and agent not in {a["agent"] for a in anchors}:
-        raise MemstackError(f"bad agent {agent!r}: no handoff yet under handoffs/{agent}/ — write one first"
-                            " (`memstack handoff write`)")
-    outputs = {anchor_name(a["agent"]): jsonio.dumps_pretty(a) for a in anchors
-               if agent is None or a["agent"] == agent}
-    outputs[WILLOW] = render_willow(anchors, facts).encode("utf-8")
+        if anchor_name(agent) not in outputs:
+            raise MemstackError(f"bad agent {agent!r}: no handoff yet under handoffs/{agent}/ — write one first"
+                                " (`memstack handoff write`)")
+        outputs = {k: v for k, v in outputs.items() if k in (anchor_name(agent), WILLOW)}
     changed = []
     for relpath, data in outputs.items():
         path = store / relpath

@@ -97,24 +97,15 @@ def file_re(agent: str) -> re.Pattern[str]:
     return re.compile(rf"session_handoff-(\d{{4}}-\d{{2}}-\d{{2}})_{re.escape(agent)}(?:-(\d+))?\.md")
 
 
-def paths(store: Path, agent: str) -> list[Path]:
-    """The agent's handoffs, oldest first (by date, then sequence)."""
-    check_name(agent, "agent")
+def ordered(agent: str, names: list[str]) -> list[str]:
+    """The agent's handoff file names among `names`, oldest first (by date, then sequence)."""
     pattern = file_re(agent)
     keyed = []
-    for path in (store / "handoffs" / agent).glob("*.md"):
-        match = pattern.fullmatch(path.name)
+    for name in names:
+        match = pattern.fullmatch(name)
         if match:
-            keyed.append(((match.group(1), int(match.group(2) or 1)), path))
-    return [path for _, path in sorted(keyed)]
-
-
-def latest(store: Path, agent: str) -> tuple[str, Handoff] | None:
-    found = paths(store, agent)
-    if not found:
-        return None
-    relpath = str(found[-1].relative_to(store))
-    return relpath, parse(found[-1].read_text(encoding="utf-8"), relpath)
+            keyed.append(((match.group(1), int(match.group(2) or 1)), name))
+    return [name for _, name in sorted(keyed)]
 
 
 def write(store: Path, agent: str, text: str, now_ms: int) -> dict[str, Any]:

@@ -3,10 +3,11 @@
 import argparse
 from typing import Any
 
-from memstack import handoff
+from memstack import boot, handoff
 from memstack.commands import read_text_input
 from memstack.errors import MemstackError
 from memstack.output import emit
+from memstack.sources import WorktreeSource
 from memstack.store import open_store, resolve_agent
 from memstack.times import now_ms
 
@@ -36,7 +37,7 @@ def run_write(args: Any) -> int:
 def run_show(args: Any) -> int:
     store = open_store(args.store)
     agent = resolve_agent(store, args.agent)
-    found = handoff.latest(store.root, agent)
+    found = boot.latest_handoff(WorktreeSource(store.root), agent)
     if found is None:
         raise MemstackError(f"no handoff for agent {agent!r} yet (handoffs/{agent}/ is empty)")
     relpath, parsed = found
