@@ -1,6 +1,7 @@
 """Fixtures: real git repositories in temporary folders, never the real $HOME."""
 
-import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -9,29 +10,32 @@ from memstack import install
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> None:
-    # One pre-commit cache for the whole run (it is slow to create), never the real $HOME's.
-    os.environ["PRE_COMMIT_HOME"] = str(tmp_path_factory.mktemp("pre-commit-home"))
+def _isolated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Never touch the real $HOME, git config or pre-commit cache; give git an identity."""
+    home = tmp_path_factory.mktemp("home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        patch.setenv("PRE_COMMIT_HOME", str(home / ".cache" / "pre-commit"))
+        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        patch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+        for name, value in (("GIT_AUTHOR_NAME", "Test Agent"), ("GIT_AUTHOR_EMAIL", "agent@example.com"),
+                            ("GIT_COMMITTER_NAME", "Test Agent"), ("GIT_COMMITTER_EMAIL", "agent@example.com")):
+            patch.setenv(name, value)
+        for name in ("MEMSTACK_HOME", "WILLOW_HOME", "MEMSTACK_AGENT"):
+            patch.delenv(name, raising=False)
+        yield
 
 
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Never touch the real $HOME or git config; give git an identity."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
-    for name, value in (("GIT_AUTHOR_NAME", "Test Agent"), ("GIT_AUTHOR_EMAIL", "agent@example.com"),
-                        ("GIT_COMMITTER_NAME", "Test Agent"), ("GIT_COMMITTER_EMAIL", "agent@example.com")):
-        monkeypatch.setenv(name, value)
-    for name in ("MEMSTACK_HOME", "WILLOW_HOME", "MEMSTACK_AGENT"):
-        monkeypatch.delenv(name, raising=False)
+@pytest.fixture(scope="session")
+def _store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("template") / "store"
+    install.init(root, ["alice", "bob"])
+    return root
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    """A new store made by `memstack init` with agents alice (the default) and bob."""
+def store(tmp_path: Path, _store_template: Path) -> Path:
+    """A new store made by `memstack init` with agents alice (the default) and bob, hooks installed."""
     root = tmp_path / "store"
-    install.init(root, ["alice", "bob"])
+    shutil.copytree(_store_template, root, symlinks=True)
     return root

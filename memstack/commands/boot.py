@@ -34,7 +34,7 @@ def _human(anchor: dict[str, Any]) -> str:
     lines += ["  " + ", ".join(f"{k}: {v}" for k, v in row.items()) for row in anchor["capabilities"]]
     lines.append("knowledge:")
     lines += [f"  {f['subject']} {f['predicate']} {f['object']} (since {iso(f['valid_from'])})"
-              for f in anchor["knowledge"]]
+              for f in anchor["knowledge"]] or ["  (nothing promoted to knowledge yet)"]
     return "\n".join(lines)
 
 

@@ -1,0 +1,121 @@
+"""L5 handoffs (sealed, complete, never overwritten) and the L1 boot files derived from them."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from helpers import git, memstack, tree_snapshot
+from memstack import boot
+
+HANDOFF = """# Session summary
+
+Moved the parser forward.
+
+## Open threads
+
+- finish the lexer
+- review PR 12
+
+## Capability table
+
+| capability | status |
+|---|---|
+| parse | done |
+| lex | partial |
+"""
+
+
+def test_write_seals_a_handoff_with_front_matter(store: Path) -> None:
+    result = memstack("handoff", "write", "--agent", "bob", "--json", input=HANDOFF, cwd=store)
+    assert result.returncode == 0, result.stderr
+    sealed = json.loads(result.stdout)
+    assert sealed["path"] == f"handoffs/bob/session_handoff-{sealed['date']}_bob.md"
+    text = (store / sealed["path"]).read_text()
+    assert text.startswith(f"---\nagent: bob\ndate: {sealed['date']}\nsession: ")
+    assert text.endswith(HANDOFF)
+    assert sealed["open_threads"] == ["finish the lexer", "review PR 12"]
+
+
+def test_a_second_handoff_on_the_same_day_never_overwrites_the_first(store: Path, tmp_path: Path) -> None:
+    first = tmp_path / "first.md"
+    first.write_text("---\nagent: alice\ndate: 2026-02-03\nsession: s1\n---\n" + HANDOFF)
+    second = tmp_path / "second.md"
+    second.write_text("---\nagent: alice\ndate: 2026-02-03\nsession: s2\n---\n" + HANDOFF.replace("PR 12", "PR 13"))
+    assert memstack("handoff", "write", "--file", str(first), cwd=store).returncode == 0
+    assert memstack("handoff", "write", "--file", str(second), cwd=store).returncode == 0
+    folder = store / "handoffs/alice"
+    assert sorted(p.name for p in folder.iterdir()) == ["session_handoff-2026-02-03_alice-2.md",
+                                                        "session_handoff-2026-02-03_alice.md"]
+    assert (folder / "session_handoff-2026-02-03_alice.md").read_text() == first.read_text()
+    shown = json.loads(memstack("handoff", "show", "--json", cwd=store).stdout)
+    assert shown["front_matter"]["session"] == "s2"
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    (HANDOFF.replace("## Open threads", "## Threads"), "Open threads"),
+    (HANDOFF.replace("- finish the lexer\n- review PR 12\n", ""), "Open threads"),
+    (HANDOFF.replace("|---|---|\n", ""), "Capability table"),
+    (HANDOFF.split("## Capability table")[0], "Capability table"),
+    ("---\nagent: alice\nsession: s\n---\n" + HANDOFF, "date"),
+    ("---\nagent: bob\ndate: 2026-01-01\nsession: s\n---\n" + HANDOFF, "agent"),
+    ("---\nagent: alice\ndate: someday\nsession: s\n---\n" + HANDOFF, "date"),
+    ("", "empty"),
+])
+def test_an_incomplete_handoff_is_refused_and_writes_nothing(store: Path, text: str, why: str) -> None:
+    before = tree_snapshot(store)
+    result = memstack("handoff", "write", "--agent", "alice", input=text, cwd=store)
+    assert result.returncode == 2
+    assert why in result.stderr and "Traceback" not in result.stderr
+    assert tree_snapshot(store) == before
+
+
+def test_boot_rebuild_derives_anchor_and_willow_from_the_latest_handoff(store: Path) -> None:
+    memstack("handoff", "write", "--agent", "alice", input=HANDOFF, cwd=store)
+    (store / "kb/knowledge.json").write_text(json.dumps({"facts": [
+        {"id": "f1aaaaaaaa", "subject": "build", "predicate": "uses", "object": "make", "valid_from": 0,
+         "recorded_at": 5}]}))
+    result = memstack("boot", "rebuild", "--json", cwd=store)
+    assert sorted(json.loads(result.stdout)["changed"]) == ["session_anchor_alice.json", "willow.md"]
+    anchor = json.loads((store / "session_anchor_alice.json").read_text())
+    assert anchor["open_threads"] == ["finish the lexer", "review PR 12"]
+    assert anchor["capabilities"] == [{"capability": "parse", "status": "done"},
+                                      {"capability": "lex", "status": "partial"}]
+    assert anchor["knowledge"][0]["object"] == "make"
+    willow = (store / "willow.md").read_text()
+    assert "## Agent alice" in willow and "- finish the lexer" in willow and "**build** uses make" in willow
+    again = memstack("boot", "rebuild", "--json", cwd=store)
+    assert json.loads(again.stdout)["changed"] == []  # deterministic: nothing to rewrite
+
+
+def test_boot_show_needs_only_the_files(store: Path, tmp_path: Path) -> None:
+    memstack("handoff", "write", "--agent", "alice", input=HANDOFF, cwd=store)
+    memstack("boot", "rebuild", cwd=store)
+    copy = tmp_path / "plain"
+    shutil.copytree(store, copy, ignore=shutil.ignore_patterns(".git"))
+    result = memstack("boot", "show", "--agent", "alice", "--store", str(copy), "--json",
+                      env={"PATH": "/nonexistent-no-git"} | {})
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["open_threads"] == ["finish the lexer", "review PR 12"]
+
+
+def test_boot_show_before_any_handoff_says_what_to_do(store: Path) -> None:
+    result = memstack("boot", "show", "--agent", "bob", cwd=store)
+    assert result.returncode == 2 and "handoff" in result.stderr
+
+
+def test_handoffs_boot_files_and_soil_commit_through_the_hook(store: Path) -> None:
+    memstack("handoff", "write", input=HANDOFF, cwd=store)
+    memstack("boot", "rebuild", cwd=store)
+    memstack("soil", "put", "session", "s", "--value", "1", cwd=store)
+    git(store, "add", "-A")
+    assert git(store, "commit", "-m", "session end", check=False).returncode == 0
+    assert git(store, "status", "--porcelain").stdout == ""
+
+
+def test_boot_build_is_byte_stable(store: Path) -> None:
+    memstack("handoff", "write", input=HANDOFF, cwd=store)
+    from memstack.sources import WorktreeSource
+
+    assert boot.build(WorktreeSource(store)) == boot.build(WorktreeSource(store))

@@ -1,0 +1,82 @@
+"""`memstack init` and `memstack install`: a real store, real git, the real hook."""
+
+import json
+from pathlib import Path
+
+from helpers import git, memstack, tree_snapshot
+
+
+def test_init_makes_a_committed_store_with_the_hook_installed(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    result = memstack("init", str(root), "--agent", "alice", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["created"] is True and report["agents"] == ["alice"]
+    for rel in ("memstack.yaml", ".pre-commit-config.yaml", ".gitattributes", ".gitignore", "README.md",
+                "willow.md", "kb/promotions.jsonl", "kb/binder.jsonl", "identity/alice.md"):
+        assert (root / rel).is_file(), rel
+    assert (root / ".git" / "hooks" / "pre-commit").is_file()
+    log = git(root, "log", "--format=%s").stdout.splitlines()
+    assert log == ["memstack init"]
+    assert git(root, "status", "--porcelain").stdout == ""
+    assert "default_agent: alice" in (root / "memstack.yaml").read_text()
+
+
+def test_a_plain_git_commit_in_the_store_runs_memstacks_hook(store: Path) -> None:
+    assert memstack("intake", "write", "--content", "hello", cwd=store).returncode == 0
+    git(store, "add", "-A")
+    commit = git(store, "commit", "-m", "first memory")
+    assert "memstack check" in commit.stdout + commit.stderr  # pre-commit named the hook it ran
+    assert git(store, "log", "-1", "--format=%s").stdout.strip() == "first memory"
+
+
+def test_init_again_changes_nothing_and_says_so(store: Path) -> None:
+    before = tree_snapshot(store)
+    head = git(store, "rev-parse", "HEAD").stdout
+    result = memstack("init", str(store), "--agent", "carol")
+    assert result.returncode == 0
+    assert "already a memstack store" in result.stdout and "nothing changed" in result.stdout
+    assert tree_snapshot(store) == before
+    assert git(store, "rev-parse", "HEAD").stdout == head
+
+
+def test_init_refuses_to_overwrite_a_file_and_writes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "mine"
+    root.mkdir()
+    (root / "README.md").write_text("my own readme\n")
+    result = memstack("init", str(root))
+    assert result.returncode == 2
+    assert "README.md" in result.stderr and "Traceback" not in result.stderr
+    assert sorted(p.name for p in root.iterdir()) == ["README.md"]
+    assert (root / "README.md").read_text() == "my own readme\n"
+
+
+def test_init_with_a_bad_agent_name_writes_nothing(tmp_path: Path) -> None:
+    result = memstack("init", str(tmp_path / "x"), "--agent", "../evil")
+    assert result.returncode == 2 and "agent" in result.stderr
+    assert not (tmp_path / "x").exists()
+
+
+def test_config_comments_survive_an_edit(tmp_path: Path) -> None:
+    root = tmp_path / "mem"
+    assert memstack("init", str(root), "--agent", "alice", "--agent", "bob").returncode == 0
+    text = (root / "memstack.yaml").read_text()
+    assert "# Agents that write to this store" in text
+    assert "# At most this many facts from `memstack recall`." in text
+    assert "- alice" in text and "- bob" in text
+
+
+def test_install_in_a_fresh_clone_installs_the_hooks(store: Path, tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(store), str(clone))
+    assert not (clone / ".git" / "hooks" / "pre-commit").exists()
+    result = memstack("install", cwd=clone)
+    assert result.returncode == 0, result.stderr
+    assert (clone / ".git" / "hooks" / "pre-commit").is_file()
+    again = memstack("install", cwd=clone)
+    assert again.returncode == 0
+
+
+def test_install_outside_a_store_is_bad_usage(tmp_path: Path) -> None:
+    result = memstack("install", cwd=tmp_path)
+    assert result.returncode == 2 and "no memstack store" in result.stderr
