@@ -14,6 +14,14 @@ from memstack.resources import data_dir
 from memstack.store import is_store
 
 
+# Git config of the clone (never committed); the store's .gitattributes names them.
+DRIVERS = {
+    "merge.memstack.name": "memstack: union of append-only logs and fact closings",
+    "merge.memstack.driver": "memstack merge-driver %O %A %B %P",
+    "diff.memstack.textconv": "memstack textconv",
+}
+
+
 def install(root: Path) -> list[str]:
     """Install the hooks in the clone at `root` (idempotent); returns what was installed."""
     if not git.is_worktree(root):
@@ -23,7 +31,10 @@ def install(root: Path) -> list[str]:
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise MemstackError(f"pre-commit install failed in {root}: {(proc.stderr or proc.stdout).strip()}")
-    return [line.split(" at ", 1)[-1] for line in proc.stdout.splitlines() if "installed at" in line]
+    installed = [line.split(" at ", 1)[-1] for line in proc.stdout.splitlines() if "installed at" in line]
+    for key, value in DRIVERS.items():
+        git.run(root, "config", key, value, env=env)
+    return installed + [f"git config {key}" for key in DRIVERS]
 
 
 def _template_files() -> list[Path]:

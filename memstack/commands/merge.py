@@ -1,0 +1,52 @@
+"""`memstack merge-driver %O %A %B %P` and `memstack textconv FILE` (registered in a clone's git config)."""
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from memstack import git
+from memstack.errors import MemstackError
+
+
+def register(sub: Any, common: Any) -> None:
+    p = sub.add_parser("merge-driver", help="git merge driver for memory files (%%O %%A %%B %%P)")
+    for name in ("base", "ours", "theirs"):
+        p.add_argument(name, metavar={"base": "%O", "ours": "%A", "theirs": "%B"}[name])
+    p.add_argument("path", metavar="%P", help="the path in the repository")
+    p.set_defaults(func=run_merge)
+    p = sub.add_parser("textconv", help="git diff text conversion for memory files")
+    p.add_argument("file", metavar="FILE")
+    p.set_defaults(func=run_textconv)
+
+
+def _read(name: str) -> bytes:
+    try:
+        return Path(name).read_bytes()
+    except OSError as exc:
+        raise MemstackError(f"merge-driver: cannot read {name}: {exc.strerror}") from None
+
+
+def run_merge(args: Any) -> int:
+    from memstack import merge
+    from memstack.files import write_atomic
+
+    base, ours, theirs = _read(args.base), _read(args.ours), _read(args.theirs)
+    try:
+        result = merge.merge(args.path, base, ours, theirs)
+    except merge.Unmergeable as why:
+        print(f"memstack merge-driver: {args.path}: {why}; left to git's line merge", file=sys.stderr)
+        git.run(Path.cwd(), "merge-file", "-L", "ours", "-L", "base", "-L", "theirs",
+                args.ours, args.base, args.theirs, env=git.no_git_env(), ok=range(0, 256))
+        return 1
+    write_atomic(Path(args.ours), result.data)
+    for conflict in result.conflicts:
+        print(f"memstack merge-driver: {args.path}: CONFLICT {conflict}", file=sys.stderr)
+    return 1 if result.conflicts else 0
+
+
+def run_textconv(args: Any) -> int:
+    from memstack.textconv import convert
+
+    data = _read(args.file)
+    sys.stdout.write(convert(data))
+    return 0

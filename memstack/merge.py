@@ -1,0 +1,170 @@
+"""Three-way merge of memory files (SPEC section 5), as a git merge driver.
+
+- Append-only logs: ours as it is, then the records of theirs that ours lacks
+  (matched by `id`, else by the whole line): nothing lost, each once.
+- Fact files: every fact once, by id; a closing made on one side is kept, the
+  same closing on both sides is fine, the same fact closed differently on the
+  two sides is a conflict, written into the file between conflict markers.
+- Derived files: ours is kept; `memstack rebuild` refreshes them.
+Anything that does not parse is left to git's ordinary line merge (with
+conflict markers), never rewritten by guesswork.
+"""
+
+from dataclasses import dataclass, field
+
+import orjson
+
+from memstack import paths
+
+
+class Unmergeable(Exception):
+    """A side that memstack cannot read as the file it should be: fall back to git's merge."""
+
+
+@dataclass
+class Result:
+    data: bytes
+    conflicts: list[str] = field(default_factory=list)
+
+
+def _lines(data: bytes) -> list[bytes]:
+    if data and not data.endswith(b"\n"):
+        raise Unmergeable("the last line has no newline")
+    return data.splitlines()
+
+
+def _load(line: bytes) -> dict:  # type: ignore[type-arg]
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise Unmergeable(f"a line is not JSON ({exc})") from None
+    if not isinstance(record, dict):
+        raise Unmergeable("a line is not a JSON object")
+    return record
+
+
+def _key(line: bytes) -> bytes:
+    record = _load(line)
+    ident = record.get("id")
+    return b"id:" + ident.encode() if isinstance(ident, str) else b"line:" + line
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    """Length of the longest common prefix of whole lines (binary search over memcmp)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return a.rfind(b"\n", 0, low) + 1
+
+
+def merge_log(base: bytes, ours: bytes, theirs: bytes) -> Result:
+    """Ours as it is, then every record of theirs (or of the base) that ours lacks.
+
+    Records are matched by key, not by position: after merges back and forth
+    the two sides hold shared records in different orders, and neither is a
+    prefix of the other. A side that dropped a record never drops it from the
+    result (the checks report the dropping commit). Only the lines after the
+    sides' common prefix are parsed, so the cost follows the change.
+    """
+    if any(side and not side.endswith(b"\n") for side in (base, ours, theirs)):
+        raise Unmergeable("the last line has no newline")
+    cut = _common_prefix(ours, theirs)
+    ours_all = set(ours.splitlines())
+    candidates = theirs[cut:].splitlines()
+    if not ours.startswith(base):
+        candidates += base.splitlines()
+    seen = {_key(line): line for line in ours[cut:].splitlines()}
+    extra, conflicts = [], []
+    for line in candidates:
+        if line in ours_all:
+            continue
+        key = _key(line)
+        if key not in seen:
+            seen[key] = line
+            extra.append(line)
+        elif seen[key] != line:
+            conflicts.append(f"record {key.decode()[3:]} differs between the sides")
+    if conflicts:
+        raise Unmergeable("; ".join(sorted(set(conflicts))))
+    return Result(ours + b"".join(line + b"\n" for line in extra))
+
+
+_CLOSING = ("valid_to", "expired_at", "superseded_by")
+
+
+def _is_closing_of(closed: dict, open_: dict) -> bool:  # type: ignore[type-arg]
+    return open_.get("valid_to") is None and closed.get("valid_to") is not None and all(
+        closed.get(k) == v for k, v in open_.items() if k not in _CLOSING)
+
+
+def _window(fact: dict) -> str:  # type: ignore[type-arg]
+    return (f"valid_to={fact.get('valid_to')} expired_at={fact.get('expired_at')}"
+            f" superseded_by={fact.get('superseded_by')}")
+
+
+def _pick(fid: str, base: dict | None, a: tuple[bytes, dict], b: tuple[bytes, dict],  # type: ignore[type-arg]
+          conflicts: list[str]) -> bytes | tuple[bytes, bytes]:
+    (a_line, a_fact), (b_line, b_fact) = a, b
+    if a_fact == b_fact:
+        return a_line
+    if base is not None and a_fact == base:
+        return b_line
+    if base is not None and b_fact == base:
+        return a_line
+    if _is_closing_of(a_fact, b_fact):
+        return a_line
+    if _is_closing_of(b_fact, a_fact):
+        return b_line
+    conflicts.append(f"fact {fid} changed differently on the two sides: ours {_window(a_fact)};"
+                     f" theirs {_window(b_fact)}")
+    return (a_line, b_line)
+
+
+def merge_facts(base: bytes, ours: bytes, theirs: bytes) -> Result:
+    sides = []
+    for data in (base, ours, theirs):
+        parsed: dict[str, tuple[bytes, dict]] = {}  # type: ignore[type-arg]
+        order = []
+        for line in _lines(data):
+            fact = _load(line)
+            fid = fact.get("id")
+            if not isinstance(fid, str):
+                raise Unmergeable("a fact has no id")
+            if fid not in parsed:
+                order.append(fid)
+            parsed[fid] = (line, fact)
+        sides.append((order, parsed))
+    (b_order, b_map), (o_order, o_map), (t_order, t_map) = sides
+    order = list(dict.fromkeys([*o_order, *t_order, *b_order]))
+    out: list[bytes] = []
+    conflicts: list[str] = []
+    for fid in order:
+        base_fact = b_map[fid][1] if fid in b_map else None
+        mine, yours = o_map.get(fid), t_map.get(fid)
+        if mine is None or yours is None:  # one side lacks it (removing a fact is never merged away)
+            chosen = mine or yours or b_map[fid]
+            out.append(chosen[0])
+            continue
+        picked = _pick(fid, base_fact, mine, yours, conflicts)
+        if isinstance(picked, tuple):
+            out += [b"<<<<<<< ours (memstack: fact " + fid.encode() + b" closed differently)", picked[0],
+                    b"=======", picked[1], b">>>>>>> theirs"]
+        else:
+            out.append(picked)
+    return Result(b"".join(line + b"\n" for line in out), conflicts)
+
+
+def merge(relpath: str, base: bytes, ours: bytes, theirs: bytes) -> Result:
+    """Merge one memory file; raises Unmergeable where git's own merge must take over."""
+    kind = paths.kind(relpath)
+    if kind in paths.APPEND_ONLY:
+        return merge_log(base, ours, theirs)
+    if kind == "facts":
+        return merge_facts(base, ours, theirs)
+    if kind in paths.DERIVED:
+        return Result(ours)
+    raise Unmergeable(f"{relpath} is not a file memstack merges")

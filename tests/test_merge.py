@@ -1,0 +1,227 @@
+"""Many writers: the merge driver and diff text conversion, with real clones of a real bare remote."""
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers import git, memstack
+from memstack import merge
+
+FACTS = "kb/facts/alice/2026-01.jsonl"
+
+
+def fact(fid: str, subject: str = "s", obj: str = "o", **closing: object) -> dict:
+    record = {"id": fid, "subject": subject, "predicate": "p", "object": obj, "valid_from": 1000,
+              "valid_to": None, "confidence": 0.9, "recorded_at": 1_767_225_600_000, "table": "knowledge",
+              "expired_at": None, "superseded_by": None, "source": None, "agent": "alice", "intake_id": None}
+    record.update(closing)
+    return record
+
+
+def line(record: dict) -> bytes:
+    return json.dumps(record, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+
+
+def closed(record: dict, valid_to: int, by: str | None = None) -> dict:
+    return {**record, "valid_to": valid_to, "expired_at": valid_to + 1, "superseded_by": by}
+
+
+@pytest.fixture
+def clones(store: Path, tmp_path: Path) -> tuple[Path, Path]:
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(store), str(remote))
+    pair = []
+    for name in ("a", "b"):
+        clone = tmp_path / name
+        git(tmp_path, "clone", "-q", str(remote), str(clone))
+        assert memstack("install", cwd=clone).returncode == 0
+        pair.append(clone)
+    return pair[0], pair[1]
+
+
+def commit_all(clone: Path, message: str, verify: bool = True) -> None:
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", message, *([] if verify else ["--no-verify"]))
+
+
+def append(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("ab") as handle:
+        handle.write(data)
+
+
+def test_install_registers_the_drivers(clones: tuple[Path, Path]) -> None:
+    a, _ = clones
+    assert git(a, "config", "merge.memstack.driver").stdout.strip() == "memstack merge-driver %O %A %B %P"
+    assert git(a, "config", "diff.memstack.textconv").stdout.strip() == "memstack textconv"
+    assert git(a, "check-attr", "merge", "--", "intake/alice/2026-01-01.jsonl").stdout.strip().endswith("memstack")
+
+
+@pytest.mark.parametrize("pull", [["--no-rebase"], ["--rebase"]])
+def test_two_clones_appending_to_one_day_and_one_fact_file_merge_without_conflict(
+        clones: tuple[Path, Path], pull: list[str]) -> None:
+    a, b = clones
+    for clone, who in ((a, "a"), (b, "b")):
+        for n in range(3):
+            result = memstack("intake", "write", "--content", f"{who} {n}", "--created-at",
+                              "2026-01-01T10:00:00Z", cwd=clone)
+            assert result.returncode == 0, result.stderr
+        append(clone / FACTS, line(fact(f"fact-{who}-0000")))
+        commit_all(clone, f"memory from {who}")
+    git(a, "push", "-q")
+    result = git(b, "pull", "-q", *pull, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    contents = [json.loads(x)["content"] for x in (b / "intake/alice/2026-01-01.jsonl").read_text().splitlines()]
+    assert sorted(contents) == ["a 0", "a 1", "a 2", "b 0", "b 1", "b 2"]
+    ids = [json.loads(x)["id"] for x in (b / FACTS).read_text().splitlines()]
+    assert sorted(ids) == ["fact-a-0000", "fact-b-0000"]
+    assert git(b, "status", "--porcelain").stdout == ""
+
+
+def test_closing_different_facts_of_one_file_merges_cleanly(clones: tuple[Path, Path]) -> None:
+    a, b = clones
+    one, two = fact("fact-one-0000", "one"), fact("fact-two-0000", "two")
+    append(a / FACTS, line(one) + line(two))
+    commit_all(a, "two facts")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    (a / FACTS).write_bytes(line(closed(one, 5000)) + line(two))
+    commit_all(a, "close one")
+    (b / FACTS).write_bytes(line(one) + line(closed(two, 6000)))
+    commit_all(b, "close two")
+    git(a, "push", "-q")
+    assert git(b, "pull", "-q", "--no-rebase", check=False).returncode == 0
+    merged = [json.loads(x) for x in (b / FACTS).read_text().splitlines()]
+    assert merged == [closed(one, 5000), closed(two, 6000)]
+
+
+def test_closing_one_fact_differently_on_two_sides_is_a_reported_conflict(clones: tuple[Path, Path]) -> None:
+    a, b = clones
+    one = fact("fact-one-0000", "one")
+    append(a / FACTS, line(one))
+    commit_all(a, "a fact")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    (a / FACTS).write_bytes(line(closed(one, 5000)))
+    commit_all(a, "close at 5000")
+    (b / FACTS).write_bytes(line(closed(one, 7000)))
+    commit_all(b, "close at 7000")
+    git(a, "push", "-q")
+    result = git(b, "pull", "--no-rebase", check=False)
+    assert result.returncode != 0
+    assert "fact-one-0000" in result.stderr + result.stdout
+    text = (b / FACTS).read_text()
+    assert "<<<<<<< ours (memstack: fact fact-one-0000 closed differently)" in text
+    assert '"valid_to":7000' in text and '"valid_to":5000' in text
+    assert FACTS in git(b, "diff", "--name-only", "--diff-filter=U").stdout
+
+
+def test_the_same_closing_on_both_sides_is_fine() -> None:
+    one = fact("fact-one-0000")
+    result = merge.merge(FACTS, line(one), line(closed(one, 5000)), line(closed(one, 5000)))
+    assert result.conflicts == [] and result.data == line(closed(one, 5000))
+
+
+def test_a_record_changed_on_one_side_is_left_to_git() -> None:
+    base = b'{"id":"aaaaaaaa1","v":1}\n'
+    with pytest.raises(merge.Unmergeable, match="aaaaaaaa1 differs"):
+        merge.merge("intake/alice/2026-01-01.jsonl", base, b'{"id":"aaaaaaaa1","v":2}\n', base)
+
+
+def test_a_record_a_side_dropped_is_kept() -> None:
+    base = b'{"id":"aaaaaaaa1"}\n'
+    result = merge.merge("intake/alice/2026-01-01.jsonl", base, b'{"id":"bbbbbbbb2"}\n', base)
+    assert result.data == b'{"id":"bbbbbbbb2"}\n{"id":"aaaaaaaa1"}\n'
+    with pytest.raises(merge.Unmergeable, match="not JSON"):
+        merge.merge("intake/alice/2026-01-01.jsonl", b"", b"{oops\n", b'{"id":"b"}\n')
+
+
+def test_unparseable_input_leaves_gits_conflict_and_exits_non_zero(tmp_path: Path) -> None:
+    base, ours, theirs = tmp_path / "O", tmp_path / "A", tmp_path / "B"
+    base.write_bytes(b'{"id":"aaaaaaaa1"}\n')
+    ours.write_bytes(b'{"id":"aaaaaaaa1"}\n{not json\n')
+    theirs.write_bytes(b'{"id":"aaaaaaaa1"}\n{"id":"bbbbbbbb2"}\n')
+    result = memstack("merge-driver", str(base), str(ours), str(theirs), "intake/alice/2026-01-01.jsonl",
+                      cwd=tmp_path)
+    assert result.returncode == 1 and "not JSON" in result.stderr
+    text = ours.read_text()
+    assert "<<<<<<< ours" in text and "{not json" in text and '{"id":"bbbbbbbb2"}' in text
+
+
+def test_derived_files_keep_ours() -> None:
+    assert merge.merge("willow.md", b"base\n", b"ours\n", b"theirs\n").data == b"ours\n"
+
+
+@given(st.lists(st.sampled_from(["a", "b", "both"]), min_size=1, max_size=12), st.randoms(use_true_random=False))
+@settings(max_examples=60, deadline=None)
+def test_log_merge_keeps_every_record_once_ours_first(who: list[str], rnd: random.Random) -> None:
+    base = b"".join(line({"id": f"base-{n:04d}"}) for n in range(rnd.randint(0, 3)))
+    ours, theirs = base, base
+    for n, side in enumerate(who):
+        record = line({"id": f"rec-{n:04d}", "by": side})
+        if side in ("a", "both"):
+            ours += record
+        if side in ("b", "both"):
+            theirs += record
+    merged = merge.merge("kb/promotions.jsonl", base, ours, theirs).data
+    ids = [json.loads(x)["id"] for x in merged.splitlines()]
+    assert len(ids) == len(set(ids))
+    assert set(ids) == {json.loads(x)["id"] for x in (ours + theirs).splitlines()}
+    assert merged.startswith(ours)
+
+
+def test_a_hundred_rounds_of_appends_and_closings_on_two_clones_lose_nothing(clones: tuple[Path, Path]) -> None:
+    rnd = random.Random(20261130)
+    a, b = clones
+    written: set[str] = set()
+    closings: dict[str, int] = {}
+    for round_ in range(100):
+        clone, who = (a, "a") if round_ % 2 == 0 else (b, "b")
+        pulled = git(clone, "pull", "-q", "--no-rebase", "--no-edit", check=False)
+        assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+        day = clone / "intake/alice/2026-01-01.jsonl"
+        for n in range(rnd.randint(1, 3)):
+            rid = f"{who}-{round_:03d}-{n}-record"
+            append(day, line({"id": rid, "round": round_}))
+            written.add(rid)
+        facts_path = clone / FACTS
+        current = [json.loads(x) for x in facts_path.read_text().splitlines()] if facts_path.exists() else []
+        # Each clone closes only facts it wrote (one writer per fact), so no closing can conflict.
+        open_facts = [f for f in current if f["valid_to"] is None and f["id"].startswith(f"fact-{who}-")]
+        if open_facts and rnd.random() < 0.5:
+            victim = rnd.choice(open_facts)
+            closings[victim["id"]] = 10_000 + round_
+            current = [closed(f, 10_000 + round_) if f["id"] == victim["id"] else f for f in current]
+        fid = f"fact-{who}-{round_:03d}"
+        current.append(fact(fid, subject=fid))
+        facts_path.parent.mkdir(parents=True, exist_ok=True)
+        facts_path.write_bytes(b"".join(map(line, current)))
+        commit_all(clone, f"round {round_}", verify=False)
+        if rnd.random() < 0.7:
+            merged = git(clone, "pull", "-q", "--no-rebase", "--no-edit", check=False)
+            assert merged.returncode == 0, merged.stdout + merged.stderr
+            assert git(clone, "push", "-q", check=False).returncode == 0
+    for clone in (a, b):
+        git(clone, "pull", "-q", "--no-rebase", "--no-edit")
+        git(clone, "push", "-q", check=False)
+    git(a, "pull", "-q", "--no-rebase", "--no-edit")
+    for clone in (a, b):
+        ids = [json.loads(x)["id"] for x in (clone / "intake/alice/2026-01-01.jsonl").read_text().splitlines()]
+        assert len(ids) == len(set(ids)) and set(ids) == written
+        facts = {f["id"]: f for f in map(json.loads, (clone / FACTS).read_text().splitlines())}
+        assert len(facts) == 100
+        assert {fid: f["valid_to"] for fid, f in facts.items() if f["valid_to"] is not None} == closings
+
+
+def test_textconv_shows_a_closed_fact_as_the_window_that_changed(store: Path) -> None:
+    one = fact("fact-one-0000", "deploys")
+    append(store / FACTS, line(one))
+    commit_all(store, "a fact")
+    (store / FACTS).write_bytes(line(closed(one, 1_767_312_000_000)))
+    diff = git(store, "diff").stdout
+    assert "-fact fact-one-0000 [knowledge] deploys | p | o  valid [1970-01-01T00:00:01.000Z, open)" in diff
+    assert "+fact fact-one-0000 [knowledge] deploys | p | o  valid [1970-01-01T00:00:01.000Z, 2026-01-02T00:00:00.000Z)" in diff
