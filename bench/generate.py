@@ -1,0 +1,85 @@
+"""Generate a memstack store of a given size, fast: files written directly in the store's format.
+
+Facts go to `kb/facts/<agent>/YYYY-MM.jsonl` (10 agents, months of recorded_at),
+intake to `intake/<agent>/YYYY-MM-DD.jsonl`; every fourth fact of a subject and
+predicate is superseded by the next, so the store has history as well as
+current facts. Everything is committed once, without hooks.
+"""
+
+import subprocess
+from collections import defaultdict
+from pathlib import Path
+
+import orjson
+
+from memstack import install
+from memstack.times import day, iso, month
+
+AGENTS = [f"agent{n}" for n in range(10)]
+PREDICATES = ["decided", "chose", "pattern", "prefers", "uses", "owns"]
+START = 1_704_067_200_000  # 2024-01-01T00:00:00Z
+STEP = 60_000  # one record a minute per store
+OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+
+
+def fact_id(n: int) -> str:
+    return f"{START + n * STEP:012x}{n:016x}"
+
+
+def intake_id(n: int) -> str:
+    return f"{START + n * STEP:012x}{n:016x}"
+
+
+def facts(count: int) -> dict[str, list[bytes]]:
+    """`count` facts by file; subjects have 4 versions each, the last one open."""
+    files: dict[str, list[bytes]] = defaultdict(list)
+    for n in range(count):
+        version, slot = n % 4, n // 4
+        ts = START + n * STEP
+        agent = AGENTS[slot % len(AGENTS)]
+        closes = version < 3 and n + 1 < count
+        record = {
+            "id": fact_id(n), "subject": f"subject-{slot}", "predicate": PREDICATES[slot % len(PREDICATES)],
+            "object": f"value {version} of subject {slot}", "valid_from": ts,
+            "valid_to": ts + STEP if closes else None, "confidence": 0.9, "recorded_at": ts,
+            "table": "knowledge", "expired_at": ts + STEP if closes else None,
+            "superseded_by": fact_id(n + 1) if closes else None, "source": "bench", "agent": agent,
+            "intake_id": None,
+        }
+        files[f"kb/facts/{agent}/{month(ts)}.jsonl"].append(orjson.dumps(record, option=OPTS))
+    return files
+
+
+def intake(count: int, offset: int = 0) -> dict[str, list[bytes]]:
+    files: dict[str, list[bytes]] = defaultdict(list)
+    for n in range(offset, offset + count):
+        ts = START + n * STEP
+        agent = AGENTS[n % len(AGENTS)]
+        record = {
+            "id": intake_id(n), "content": f"observation {n}: the build of module {n % 97} takes {n % 13} s",
+            "title": f"observation {n}", "source": "https://example.org/doc" if n % 5 == 0 else "bench",
+            "agent": agent, "tier": ("observed", "fetched", "verified", "ratified")[n % 4],
+            "confidence": round((n % 100) / 100, 2), "keywords": ["build"], "tags": ["bench"],
+            "created_at": iso(ts), "subject": f"module-{n % 97}", "predicate": "takes",
+            "object": f"{n % 13} s", "relevance_score": 0.6,
+        }
+        files[f"intake/{agent}/{day(ts)}.jsonl"].append(orjson.dumps(record, option=OPTS))
+    return files
+
+
+def write_files(root: Path, files: dict[str, list[bytes]]) -> None:
+    for relpath, lines in files.items():
+        path = root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("ab") as handle:
+            handle.write(b"".join(lines))
+
+
+def make_store(root: Path, n_facts: int, n_intake: int) -> Path:
+    install.init(root, AGENTS)
+    write_files(root, facts(n_facts))
+    write_files(root, intake(n_intake))
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-q", "--no-verify", "-m", f"bench: {n_facts} facts, {n_intake} intake"],
+                   cwd=root, check=True)
+    return root
