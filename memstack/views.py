@@ -1,0 +1,55 @@
+"""The derived KB views (`kb/knowledge.json`, `kb/jeles_atoms.json`, `kb/opus_atoms.json`,
+`kb/binder_queue.json`): pure functions of the facts and logs, byte-stable.
+
+A table's view holds its open facts (`valid_to` null: what the store currently
+holds true, without reference to a clock), sorted by subject, predicate,
+valid_from and id. The queue holds the intake records routed to the binder and
+not yet decided. Each is JSON with one record per line, so a view's diff in a
+pull request reads as records added and removed.
+"""
+
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+
+from memstack.routing import FACT_TABLES
+
+QUEUE = "kb/binder_queue.json"
+_LINE = orjson.OPT_SORT_KEYS
+
+
+def view_path(table: str) -> str:
+    return f"kb/{table}.json"
+
+
+def _render(name: str, key: str, records: list[dict[str, Any]]) -> bytes:
+    body = b",\n".join(orjson.dumps(r, option=_LINE) for r in records)
+    return (b'{"count": %d, "view": "%s", "%s": [\n' % (len(records), name.encode(), key.encode())
+            + body + (b"\n" if records else b"") + b"]}\n")
+
+
+def fact_order(fact: dict[str, Any]) -> tuple[str, str, int, str]:
+    return (fact["subject"], fact["predicate"], fact["valid_from"], fact["id"])
+
+
+def table_views(open_facts: Iterable[dict[str, Any]]) -> dict[str, bytes]:
+    """The three fact views from the store's open facts (any order in, sorted out)."""
+    by_table: dict[str, list[dict[str, Any]]] = {table: [] for table in FACT_TABLES}
+    for fact in open_facts:
+        if fact["valid_to"] is None:
+            by_table[fact["table"]].append(fact)
+    return {view_path(table): _render(table, "facts", sorted(facts, key=fact_order))
+            for table, facts in by_table.items()}
+
+
+def queue_view(waiting: Iterable[dict[str, Any]]) -> bytes:
+    """The binder queue from the intake records waiting for a human decision."""
+    records = sorted(waiting, key=lambda r: (r["created_at"], r["id"]))
+    return _render("binder_queue", "records", records)
+
+
+def parse(data: bytes) -> list[dict[str, Any]]:
+    """The records of a view file."""
+    view = orjson.loads(data)
+    return list(view.get("facts", view.get("records", [])))
