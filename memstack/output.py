@@ -7,9 +7,14 @@ from typing import Any
 import orjson
 
 
+def render_json(document: Any) -> str:
+    """The one JSON document `--json` prints (and an MCP tool returns): indented, keys sorted."""
+    return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+
+
 def emit(args: Any, document: Any, human: str | Callable[[], str] | None = None) -> None:
     if getattr(args, "json", False) or human is None:
-        sys.stdout.write(orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n")
+        sys.stdout.write(render_json(document) + "\n")
         return
     text = human() if callable(human) else human
     if text:

@@ -4,7 +4,7 @@ from typing import Any
 
 from memstack import boot
 from memstack.output import emit
-from memstack.store import open_store, resolve_agent
+from memstack.store import Store, open_store, resolve_agent
 from memstack.times import iso
 
 
@@ -38,8 +38,12 @@ def _human(anchor: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def show_document(store: Store, agent: str | None) -> dict[str, Any]:
+    """The agent's anchor; the document `boot show --json` prints and the `boot_show` tool returns."""
+    return boot.show(store.root, resolve_agent(store, agent))
+
+
 def run_show(args: Any) -> int:
-    store = open_store(args.store)
-    anchor = boot.show(store.root, resolve_agent(store, args.agent))
+    anchor = show_document(open_store(args.store), args.agent)
     emit(args, anchor, lambda: _human(anchor))
     return 0

@@ -8,7 +8,7 @@ from memstack.commands import read_text_input
 from memstack.errors import MemstackError
 from memstack.output import emit
 from memstack.sources import WorktreeSource
-from memstack.store import open_store, resolve_agent
+from memstack.store import Store, open_store, resolve_agent
 from memstack.times import now_ms
 
 
@@ -25,11 +25,15 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run_show)
 
 
+def write_document(store: Store, agent: str | None, text: str) -> dict[str, Any]:
+    """Seal one handoff; the document `handoff write --json` prints and the `handoff_write` tool returns."""
+    return handoff.write(store.root, resolve_agent(store, agent), text, now_ms())
+
+
 def run_write(args: Any) -> int:
     store = open_store(args.store)
-    agent = resolve_agent(store, args.agent)
-    text = read_text_input(args.file, "--file")
-    sealed = handoff.write(store.root, agent, text, now_ms())
+    agent = resolve_agent(store, args.agent)  # a bad agent is refused before stdin is read
+    sealed = write_document(store, agent, read_text_input(args.file, "--file"))
     emit(args, sealed, f"sealed {sealed['path']}")
     return 0
 

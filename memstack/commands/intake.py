@@ -1,10 +1,11 @@
 """`memstack intake write` and `memstack intake list`."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from memstack import intake
 from memstack.output import emit
-from memstack.store import open_store, resolve_agent
+from memstack.store import Store, open_store, resolve_agent
 from memstack.times import now_ms
 
 
@@ -32,16 +33,25 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run_list)
 
 
-def run_write(args: Any) -> int:
-    store = open_store(args.store)
+def write_document(store: Store, *, agent: str | None, content: Any, title: Any = "", source: Any = "",
+                   tier: Any = "observed", confidence: Any = 0.5, keyword: Iterable[str] = (),
+                   tag: Iterable[str] = (), subject: Any = None, predicate: Any = None, object: Any = None,
+                   relevance_score: Any = None, created_at: Any = None) -> dict[str, Any]:
+    """Append one record; the document `intake write --json` prints and the `intake_write` tool returns."""
     record = intake.make_record(
-        agent=resolve_agent(store, args.agent), content=args.content, title=args.title, source=args.source,
-        tier=args.tier, confidence=args.confidence, keywords=args.keyword, tags=args.tag,
-        subject=args.subject, predicate=args.predicate, object=args.object,
-        relevance_score=args.relevance_score,
-        created_at=args.created_at if args.created_at is not None else now_ms())
-    relpath = intake.write(store.root, record)
-    emit(args, {"path": relpath, "record": record}, f"wrote {record['id']} to {relpath}")
+        agent=resolve_agent(store, agent), content=content, title=title, source=source, tier=tier,
+        confidence=confidence, keywords=keyword, tags=tag, subject=subject, predicate=predicate, object=object,
+        relevance_score=relevance_score, created_at=now_ms() if created_at is None else created_at)
+    return {"path": intake.write(store.root, record), "record": record}
+
+
+def run_write(args: Any) -> int:
+    document = write_document(
+        open_store(args.store), agent=args.agent, content=args.content, title=args.title, source=args.source,
+        tier=args.tier, confidence=args.confidence, keyword=args.keyword, tag=args.tag, subject=args.subject,
+        predicate=args.predicate, object=args.object, relevance_score=args.relevance_score,
+        created_at=args.created_at)
+    emit(args, document, f"wrote {document['record']['id']} to {document['path']}")
     return 0
 
 

@@ -6,7 +6,7 @@ from memstack import jsonio, soil
 from memstack.commands import read_text_input
 from memstack.errors import MemstackError
 from memstack.output import emit
-from memstack.store import open_store
+from memstack.store import Store, open_store
 from memstack.times import now_ms, parse_ts
 
 
@@ -46,17 +46,26 @@ def _value(args: Any) -> Any:
     return jsonio.parse_value(text, "--file")
 
 
+def write_document(store: Store, verb: str, collection: str, key: str, value: Any) -> dict[str, Any]:
+    """`put` or `update` one record; the document `soil put|update --json` prints and the tools return."""
+    action = soil.put if verb == "put" else soil.update
+    return action(store.root, collection, key, value, now_ms())
+
+
+def get_document(store: Store, collection: str, key: str, include_expired: bool = False) -> dict[str, Any]:
+    """The document `soil get --json` prints and the `soil_get` tool returns."""
+    return soil.get(store.root, collection, key, now_ms(), include_expired)
+
+
 def run_write(args: Any) -> int:
     store = open_store(args.store)
-    action = soil.put if args.verb == "put" else soil.update
-    record = action(store.root, args.collection, args.key, _value(args), now_ms())
+    record = write_document(store, args.verb, args.collection, args.key, _value(args))
     emit(args, record, f"{args.verb}: {soil.relpath(args.collection, args.key)}")
     return 0
 
 
 def run_get(args: Any) -> int:
-    store = open_store(args.store)
-    record = soil.get(store.root, args.collection, args.key, now_ms(), args.include_expired)
+    record = get_document(open_store(args.store), args.collection, args.key, args.include_expired)
     emit(args, record, lambda: jsonio.dumps_pretty(record["value"]).decode())
     return 0
 

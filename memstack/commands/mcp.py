@@ -1,0 +1,30 @@
+"""`memstack mcp`: a Model Context Protocol server on stdio exposing the verbs as tools."""
+
+from typing import Any
+
+from memstack.errors import MemstackError
+from memstack.names import check_name
+from memstack.output import note
+from memstack.store import locate
+
+
+def register(sub: Any, common: Any) -> None:
+    p = sub.add_parser("mcp", parents=[common], help="Model Context Protocol server on stdio (for agents)")
+    p.add_argument("--agent", metavar="A",
+                   help="the tools' default agent (a tool's `agent` argument wins; default: MEMSTACK_AGENT,"
+                        " then memory.default_agent)")
+    p.set_defaults(func=run)
+
+
+def run(args: Any) -> int:
+    if args.agent is not None:
+        check_name(args.agent, "agent")
+    try:  # the store is resolved on every call, as the CLI does; say early if there is none yet
+        if locate(args.store) is None:
+            note("memstack mcp: no memstack store here yet; tools will say so until there is one")
+    except MemstackError as exc:
+        note(f"memstack mcp: {exc.message}; tools will say so until it is fixed")
+    from memstack import mcp_server  # the SDK is imported here only, so `memstack --help` stays fast
+
+    mcp_server.serve(args.store, args.agent)
+    return 0

@@ -1,0 +1,226 @@
+"""The MCP tools: a registry of one entry per tool (name, description, argument schema, handler).
+
+A handler takes the store and the checked arguments and returns the very
+document the equivalent command prints with `--json`: it calls the command
+module's `*_document` function, the one place that builds that document.
+Arguments are the command's options with `_` for `-`. This module knows
+nothing of the MCP SDK (`mcp_server.py` serves the registry), so it is cheap to
+import and to test.
+
+Checking is split as the command line splits it. Here, as argparse does: unknown
+arguments, missing required ones, wrong JSON types. In the library, as for the
+CLI: names, ranges, tiers and timestamps, refused with the CLI's own message
+before anything is written. The schemas advertise those library rules too,
+built from the library's own constants (NAME_RULE, TIERS).
+"""
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from memstack.commands import boot as boot_cmd
+from memstack.commands import handoff as handoff_cmd
+from memstack.commands import intake as intake_cmd
+from memstack.commands import soil as soil_cmd
+from memstack.errors import MemstackError
+from memstack.intake import TIERS
+from memstack.names import NAME_RULE
+from memstack.store import Store, open_store
+
+Handler = Callable[[Store, dict[str, Any]], Any]
+
+
+# --- argument kinds: each is a JSON Schema fragment plus whether it is required and its default ---
+
+@dataclass(frozen=True)
+class Arg:
+    schema: dict[str, Any]
+    required: bool = False
+    default: Any = None
+
+
+def text(description: str, *, required: bool = False, default: str | None = None) -> Arg:
+    extra = {} if default is None else {"default": default}
+    return Arg({"type": "string", "description": description, **extra}, required, default)
+
+
+def name(description: str, *, required: bool = False) -> Arg:
+    return Arg({"type": "string", "pattern": NAME_RULE, "description": f"{description} (no '..')"}, required)
+
+
+def timestamp(description: str, *, required: bool = False) -> Arg:
+    return Arg({"type": ["integer", "string"],
+                "description": f"{description}: integer ms since the epoch or ISO-8601 (e.g. 2026-11-30T12:00:00Z)"},
+               required)
+
+
+def fraction(description: str, *, default: float | None = None) -> Arg:
+    extra = {} if default is None else {"default": default}
+    return Arg({"type": "number", "minimum": 0, "maximum": 1, "description": description, **extra}, False, default)
+
+
+def integer(description: str, *, required: bool = False) -> Arg:
+    return Arg({"type": "integer", "description": description}, required)
+
+
+def texts(description: str) -> Arg:
+    return Arg({"type": "array", "items": {"type": "string"}, "description": description}, False, [])
+
+
+def flag(description: str) -> Arg:
+    return Arg({"type": "boolean", "default": False, "description": description}, False, False)
+
+
+def json_value(description: str, *, required: bool = False) -> Arg:
+    kinds = ["object", "array", "string", "number", "integer", "boolean", "null"]
+    return Arg({"type": kinds, "description": description}, required)
+
+
+AGENT = Arg({"type": "string", "pattern": NAME_RULE,
+             "description": "the agent (default: the server's --agent, else MEMSTACK_AGENT, else"
+                            " memory.default_agent of memstack.yaml)"})
+
+
+_KINDS = {"string": "a string", "integer": "an integer", "number": "a number", "boolean": "true or false",
+          "array": "a list", "object": "a JSON object", "null": "null"}
+
+
+def _kind(schema: dict[str, Any]) -> str:
+    """What a value of this schema is, in words, for a message."""
+    kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
+    if kinds == ["array"] and schema.get("items", {}).get("type") == "string":
+        return "a list of strings"
+    return " or ".join(_KINDS[kind] for kind in kinds)
+
+
+# --- the registry ---
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str  # one line an agent can act on
+    arguments: Mapping[str, Arg]
+    handler: Handler
+    read_only: bool = False
+    schema: dict[str, Any] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "schema", {
+            "type": "object",
+            "properties": {key: arg.schema for key, arg in self.arguments.items()},
+            "required": [key for key, arg in self.arguments.items() if arg.required],
+            "additionalProperties": False,
+        })
+
+    def check(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """Every declared argument, given or defaulted; raises MemstackError on a structural mistake."""
+        from jsonschema import Draft202012Validator
+
+        # An optional argument given as null means "not given" (agents often send null for "unset").
+        given = {k: v for k, v in (arguments or {}).items()
+                 if v is not None or k not in self.arguments or self.arguments[k].required}
+        unknown = sorted(set(given) - set(self.arguments))
+        if unknown:
+            raise MemstackError(f"unknown argument {unknown[0]!r}: {self.name} takes"
+                                f" {', '.join(sorted(self.arguments))}")
+        missing = [key for key, arg in self.arguments.items() if arg.required and key not in given]
+        if missing:
+            raise MemstackError(f"missing argument {missing[0]!r}: {self.name} needs"
+                                f" {', '.join(k for k, a in self.arguments.items() if a.required)}")
+        for error in Draft202012Validator(self.schema).iter_errors(given):
+            if error.validator == "type":
+                key = str(error.path[0])
+                raise MemstackError(f"bad {key} {given[key]!r}: must be {_kind(self.arguments[key].schema)}")
+        return {key: given[key] if key in given else copy.deepcopy(arg.default) for key, arg in self.arguments.items()}
+
+
+TOOLS: dict[str, Tool] = {}
+
+
+def register(tool: Tool) -> Tool:
+    if tool.name in TOOLS:
+        raise ValueError(f"tool {tool.name!r} is registered twice")
+    TOOLS[tool.name] = tool
+    return tool
+
+
+def call(tool_name: str, arguments: Mapping[str, Any] | None, *, store: str | None = None,
+         agent: str | None = None) -> Any:
+    """Run one tool as the CLI would run its verb; `store` and `agent` are the server's options."""
+    tool = TOOLS.get(tool_name)
+    if tool is None:
+        raise MemstackError(f"unknown tool {tool_name!r}: the tools are {', '.join(sorted(TOOLS))}")
+    args = tool.check(arguments)
+    if "agent" in args and not args["agent"]:
+        args["agent"] = agent
+    return tool.handler(open_store(store), args)
+
+
+# --- the tools whose library exists; each is one entry ---
+
+register(Tool(
+    "intake_write",
+    "Record something you observed or learned in your append-only intake log (the next promotion routes it"
+    " into the knowledge base); returns the record and the file it went to.",
+    {"agent": AGENT,
+     "content": text("what you observed or learned", required=True),
+     "title": text("a short title", default=""),
+     "source": text("where it came from (a URL, a file, a person)", default=""),
+     "tier": Arg({"type": "string", "enum": list(TIERS), "default": "observed",
+                  "description": "how sure the source is: " + ", ".join(TIERS)}, False, "observed"),
+     "confidence": fraction("your confidence, in [0, 1]", default=0.5),
+     "keyword": texts("keywords"),
+     "tag": texts("tags (e.g. synthesis)"),
+     "subject": text("a fact's subject (with predicate and object)"),
+     "predicate": text("a fact's predicate (with subject and object)"),
+     "object": text("a fact's object (with subject and predicate)"),
+     "relevance_score": fraction("relevance of an external citation, in [0, 1]"),
+     "created_at": timestamp("when it was observed (default: now)")},
+    lambda store, a: intake_cmd.write_document(store, **a),
+))
+
+_COLLECTION = name("the SOIL collection, e.g. session", required=True)
+_KEY = name("the record's key within the collection", required=True)
+
+register(Tool(
+    "soil_put",
+    "Create or replace a session-scoped structured record (store/<collection>/<key>.json) holding any JSON value;"
+    " returns the record.",
+    {"collection": _COLLECTION, "key": _KEY, "value": json_value("the JSON value to keep", required=True)},
+    lambda store, a: soil_cmd.write_document(store, "put", **a),
+))
+
+register(Tool(
+    "soil_get",
+    "Read one session-scoped structured record (value and timestamps); a missing or expired record is an error.",
+    {"collection": _COLLECTION, "key": _KEY, "include_expired": flag("also return an expired record")},
+    lambda store, a: soil_cmd.get_document(store, **a),
+    read_only=True,
+))
+
+register(Tool(
+    "soil_update",
+    "Change an existing session-scoped record: a JSON object is merged key by key into an object value,"
+    " anything else replaces the value; returns the record.",
+    {"collection": _COLLECTION, "key": _KEY, "value": json_value("the change", required=True)},
+    lambda store, a: soil_cmd.write_document(store, "update", **a),
+))
+
+register(Tool(
+    "handoff_write",
+    "Seal your end-of-session handoff: Markdown with a non-empty '## Open threads' section and a"
+    " '## Capability table' Markdown table (front matter is added if absent); never overwrites an earlier one.",
+    {"agent": AGENT, "text": text("the handoff Markdown (what `handoff write` reads from --file or stdin)",
+                                  required=True)},
+    lambda store, a: handoff_cmd.write_document(store, a["agent"], a["text"]),
+))
+
+register(Tool(
+    "boot_show",
+    "Start a session here: your boot anchor (the latest handoff's open threads and capabilities, and recent"
+    " knowledge), as rebuilt by `memstack boot rebuild`.",
+    {"agent": AGENT},
+    lambda store, a: boot_cmd.show_document(store, a["agent"]),
+    read_only=True,
+))

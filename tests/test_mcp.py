@@ -1,0 +1,335 @@
+"""`memstack mcp`: a real MCP client (the SDK's, over stdio) against a spawned `memstack mcp`."""
+
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from jsonschema import Draft202012Validator
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from helpers import MEMSTACK, memstack, tree_snapshot
+from memstack import main, mcp_server, soil, tools
+from memstack.errors import MemstackError
+from memstack.times import now_ms
+
+IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_write", "boot_show"}
+
+HANDOFF = """## Open threads
+
+- wire the fact tools into the MCP server
+
+## Capability table
+
+| capability | status |
+|---|---|
+| mcp | partial |
+"""
+
+
+@asynccontextmanager
+async def server(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+                 mode: str = "legacy") -> AsyncIterator[Client]:
+    """A client session with a `memstack mcp` subprocess (mode legacy: the initialize handshake)."""
+    params = StdioServerParameters(command=MEMSTACK, args=["mcp", *args], cwd=cwd, env=env)
+    async with Client(params, mode=mode) as client:
+        yield client
+
+
+def run(test: Callable[[], Awaitable[None]]) -> None:
+    anyio.run(test)
+
+
+async def ok(client: Client, tool: str, **arguments: Any) -> Any:
+    """Call a tool that must succeed; return its document (text and structured content must agree)."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    [block] = result.content
+    document = json.loads(block.text)
+    assert result.structured_content == (document if isinstance(document, dict) else {"result": document})
+    return document
+
+
+async def refused(client: Client, tool: str, **arguments: Any) -> str:
+    """Call a tool that must fail; return its one-line message."""
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    [block] = result.content
+    assert "\n" not in block.text and "Traceback" not in block.text
+    return block.text
+
+
+def cli_json(store: Path, *args: str) -> Any:
+    result = memstack(*args, "--json", cwd=store)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def cli_error(store: Path, *args: str, input: str | None = None) -> str:
+    """The message the CLI prints for a refused command, without its `memstack: ` prefix."""
+    result = memstack(*args, cwd=store, input=input)
+    assert result.returncode == 2, result.stdout
+    line = result.stderr.strip()
+    assert line.startswith("memstack: ") and "\n" not in line
+    return line.removeprefix("memstack: ")
+
+
+def test_the_registry_holds_the_implemented_tools_with_valid_schemas() -> None:
+    assert set(tools.TOOLS) == IMPLEMENTED
+    for tool in tools.TOOLS.values():
+        Draft202012Validator.check_schema(tool.schema)
+        assert tool.schema["type"] == "object" and tool.schema["additionalProperties"] is False
+        assert tool.description and "\n" not in tool.description
+
+
+def _cli_options(*verb: str) -> set[str]:
+    """The option names of a CLI verb, as tool arguments (`-` read as `_`), without the global ones."""
+    parser = main.parser()
+    for word in verb:
+        [sub] = [a for a in parser._actions if a.dest in ("command", "verb")]
+        parser = sub.choices[word]
+    return {a.dest for a in parser._actions if a.dest not in ("help", "store", "json")}
+
+
+@pytest.mark.parametrize(("tool", "verb", "cli_only", "tool_only"), [
+    ("intake_write", ("intake", "write"), set(), set()),
+    ("soil_put", ("soil", "put"), {"file"}, set()),
+    ("soil_update", ("soil", "update"), {"file"}, set()),
+    ("soil_get", ("soil", "get"), set(), set()),
+    ("handoff_write", ("handoff", "write"), {"file", "stdin"}, {"text"}),  # a tool has no stdin: the text itself
+    ("boot_show", ("boot", "show"), set(), set()),
+])
+def test_tool_arguments_are_the_cli_options(tool: str, verb: tuple[str, ...], cli_only: set[str],
+                                            tool_only: set[str]) -> None:
+    assert set(tools.TOOLS[tool].schema["properties"]) == (_cli_options(*verb) - cli_only) | tool_only
+
+
+def test_check_fills_defaults_and_refuses_structural_mistakes() -> None:
+    intake_write = tools.TOOLS["intake_write"]
+    args = intake_write.check({"content": "c", "title": None})
+    assert (args["title"], args["tier"], args["confidence"], args["keyword"], args["agent"]) == \
+        ("", "observed", 0.5, [], None)
+    for arguments, message in (
+        ({}, "missing argument 'content'"),
+        ({"content": "c", "colour": "red"}, "unknown argument 'colour'"),
+        ({"content": 3}, "bad content 3: must be a string"),
+        ({"content": "c", "keyword": "k"}, "bad keyword 'k': must be a list of strings"),
+        ({"content": "c", "created_at": True}, "bad created_at True: must be an integer or a string"),
+    ):
+        with pytest.raises(MemstackError, match=message):
+            intake_write.check(arguments)
+    with pytest.raises(MemstackError, match="unknown tool 'recal'"):
+        tools.call("recal", {})
+    with pytest.raises(ValueError, match="registered twice"):
+        tools.register(intake_write)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])  # the initialize handshake, and 2026-07-28 discovery
+def test_each_tool_over_stdio_returns_what_the_cli_prints(store: Path, mode: str) -> None:
+    async def session() -> None:
+        async with server("--store", str(store), mode=mode) as client:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(listed) == IMPLEMENTED
+            assert listed["intake_write"].input_schema == tools.TOOLS["intake_write"].schema
+            assert listed["soil_get"].annotations.read_only_hint is True
+
+            written = await ok(client, "intake_write", content="tests run with pytest -q", title="tests",
+                               source="https://docs.pytest.org", tier="verified", confidence=0.9,
+                               keyword=["pytest"], tag=["tooling", "ci"], subject="project", predicate="uses",
+                               object="pytest", relevance_score=0.6, created_at="2026-03-04T05:06:07Z")
+            assert written["path"] == "intake/alice/2026-03-04.jsonl"  # memory.default_agent
+            assert [json.loads(line) for line in (store / written["path"]).read_text().splitlines()] == \
+                [written["record"]]
+            assert cli_json(store, "intake", "list") == [written["record"]]
+            assert written["record"]["created_at"] == "2026-03-04T05:06:07.000Z"
+            by_bob = await ok(client, "intake_write", agent="bob", content="bob was here", created_at=0)
+            assert by_bob["path"] == "intake/bob/1970-01-01.jsonl" and by_bob["record"]["agent"] == "bob"
+
+            put = await ok(client, "soil_put", collection="session", key="current",
+                           value={"task": "lexer", "step": 1})
+            assert json.loads((store / "store/session/current.json").read_text()) == put
+            updated = await ok(client, "soil_update", collection="session", key="current", value={"step": 2})
+            assert updated["value"] == {"task": "lexer", "step": 2}
+            assert json.loads((store / "store/session/current.json").read_text()) == updated
+            got = await client.call_tool("soil_get", {"collection": "session", "key": "current"})
+            cli = memstack("soil", "get", "session", "current", "--json", cwd=store)
+            assert got.content[0].text + "\n" == cli.stdout  # the very document, byte for byte
+
+            sealed = await ok(client, "handoff_write", text=HANDOFF)
+            assert (store / sealed["path"]).read_text().endswith(HANDOFF)
+            assert cli_json(store, "handoff", "show")["path"] == sealed["path"]
+            assert sealed["open_threads"] == ["wire the fact tools into the MCP server"]
+
+            assert await refused(client, "boot_show") == cli_error(store, "boot", "show")
+            assert memstack("boot", "rebuild", cwd=store).returncode == 0
+            assert await ok(client, "boot_show") == cli_json(store, "boot", "show")
+
+            resources = {r.uri: r for r in (await client.list_resources()).resources}
+            assert set(resources) == {"memstack://willow.md", "memstack://anchor/alice"}
+            [willow] = (await client.read_resource("memstack://willow.md")).contents
+            assert willow.text == (store / "willow.md").read_text() and willow.mime_type == "text/markdown"
+            [anchor] = (await client.read_resource("memstack://anchor/alice")).contents
+            assert json.loads(anchor.text) == json.loads((store / "session_anchor_alice.json").read_text())
+            with pytest.raises(MCPError, match="no boot anchor for agent 'bob'"):
+                await client.read_resource("memstack://anchor/bob")
+            templates = (await client.list_resource_templates()).resource_templates
+            assert [t.uri_template for t in templates] == ["memstack://anchor/{agent}"]
+
+    run(session)
+
+
+HANDOFF_WITHOUT_TABLE = HANDOFF.split("## Capability table")[0]
+
+# (tool, arguments, the same mistake on the command line)
+BAD = [
+    ("intake_write", {"agent": "../x", "content": "c"}, ["intake", "write", "--agent", "../x", "--content", "c"]),
+    ("intake_write", {"agent": "Alice", "content": "c"}, ["intake", "write", "--agent", "Alice", "--content", "c"]),
+    ("intake_write", {"content": "c", "created_at": "yesterday"},
+     ["intake", "write", "--content", "c", "--created-at", "yesterday"]),
+    ("intake_write", {"content": "c", "confidence": 1.5}, ["intake", "write", "--content", "c", "--confidence", "1.5"]),
+    ("intake_write", {"content": "c", "tier": "guess"}, ["intake", "write", "--content", "c", "--tier", "guess"]),
+    ("intake_write", {"content": "c", "subject": "s"}, ["intake", "write", "--content", "c", "--subject", "s"]),
+    ("intake_write", {"content": "  "}, ["intake", "write", "--content", "  "]),
+    ("soil_put", {"collection": "Session", "key": "k", "value": 1}, ["soil", "put", "Session", "k", "--value", "1"]),
+    ("soil_put", {"collection": "s", "key": "../../etc/passwd", "value": 1},
+     ["soil", "put", "s", "../../etc/passwd", "--value", "1"]),
+    ("soil_update", {"collection": "s", "key": "missing", "value": 1},
+     ["soil", "update", "s", "missing", "--value", "1"]),
+    ("soil_get", {"collection": "s", "key": "missing"}, ["soil", "get", "s", "missing"]),
+    ("handoff_write", {"text": HANDOFF_WITHOUT_TABLE}, ["handoff", "write"]),
+    ("handoff_write", {"agent": "bob", "text": "---\nagent: alice\ndate: 2026-01-01\nsession: s\n---\n" + HANDOFF},
+     ["handoff", "write", "--agent", "bob"]),
+    ("boot_show", {"agent": "a b"}, ["boot", "show", "--agent", "a b"]),
+]
+
+# Mistakes argparse catches on the command line: the tool's own wording, naming the argument.
+BAD_SHAPE = [
+    ("intake_write", {}, "missing argument 'content': intake_write needs content"),
+    ("intake_write", {"content": "c", "confidance": 0.4}, "unknown argument 'confidance'"),
+    ("intake_write", {"content": "c", "confidence": "high"}, "bad confidence 'high': must be a number"),
+    ("soil_put", {"collection": "s", "key": "k"}, "missing argument 'value'"),
+    ("soil_get", {"collection": "s", "key": "k", "include_expired": "yes"}, "bad include_expired 'yes'"),
+]
+
+
+def test_bad_arguments_are_tool_errors_with_the_cli_message_and_write_nothing(store: Path) -> None:
+    expected = [cli_error(store, *argv, input=BAD[i][1].get("text")) for i, (_, _, argv) in enumerate(BAD)]
+    before = tree_snapshot(store)
+
+    async def session() -> None:
+        async with server("--store", str(store)) as client:
+            for (tool, arguments, _), message in zip(BAD, expected):
+                assert await refused(client, tool, **arguments) == message, (tool, arguments)
+            for tool, arguments, fragment in BAD_SHAPE:
+                assert fragment in await refused(client, tool, **arguments), (tool, arguments)
+            assert "unknown tool 'forget'" in await refused(client, "forget", subject="s")
+            assert tree_snapshot(store) == before
+            await ok(client, "soil_put", collection="s", key="k", value=[1])  # still serving
+            assert (store / "store/s/k.json").is_file()
+
+    run(session)
+
+
+def test_a_store_that_is_not_one_is_a_tool_error_and_the_server_stays_up(store: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    message = cli_error(store, "--store", str(empty), "soil", "get", "s", "k")
+
+    async def session() -> None:
+        async with server("--store", str(empty)) as client:
+            assert await refused(client, "soil_get", collection="s", key="k") == message
+            assert await refused(client, "intake_write", content="c") == message
+            assert (await client.list_resources()).resources == []
+            assert {t.name for t in (await client.list_tools()).tools} == IMPLEMENTED
+        assert list(empty.iterdir()) == []
+
+    run(session)
+
+
+def test_store_and_agent_are_found_as_the_cli_finds_them(store: Path) -> None:
+    async def session() -> None:
+        # the nearest ancestor holding memstack.yaml, and MEMSTACK_AGENT
+        async with server(cwd=store / "identity", env={"MEMSTACK_AGENT": "bob"}) as client:
+            assert (await ok(client, "intake_write", content="c", created_at=0))["record"]["agent"] == "bob"
+        # MEMSTACK_HOME; the server's --agent beats MEMSTACK_AGENT; a tool's agent beats both
+        async with server("--agent", "bob", env={"MEMSTACK_HOME": str(store), "MEMSTACK_AGENT": "alice"}) as client:
+            assert (await ok(client, "intake_write", content="c"))["record"]["agent"] == "bob"
+            assert (await ok(client, "intake_write", agent="alice", content="c"))["record"]["agent"] == "alice"
+
+    run(session)
+    assert len(cli_json(store, "intake", "list", "--agent", "bob")) == 2
+
+
+def test_a_bad_agent_option_stops_the_server_before_it_serves(store: Path) -> None:
+    result = memstack("mcp", "--agent", "../x", cwd=store)
+    assert result.returncode == 2 and "bad agent '../x'" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_two_servers_writing_at_once_lose_nothing(store: Path) -> None:
+    writes = 20
+    day = "2026-05-06T07:08:09Z"
+
+    async def writer(name: str) -> None:
+        async with server("--store", str(store), mode="auto") as client:
+            async with anyio.create_task_group() as group:
+                for i in range(writes):
+                    group.start_soon(partial(ok, client, "intake_write", content=f"{name} {i}", created_at=day))
+                    group.start_soon(partial(ok, client, "soil_update", collection="s", key="shared",
+                                             value={f"{name}-{i}": i}))
+
+    async def both() -> None:
+        async with server("--store", str(store)) as client:
+            await ok(client, "soil_put", collection="s", key="shared", value={})
+        async with anyio.create_task_group() as group:
+            group.start_soon(writer, "one")
+            group.start_soon(writer, "two")
+
+    run(both)
+    lines = (store / "intake/alice/2026-05-06.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    assert sorted(r["content"] for r in records) == sorted(f"{n} {i}" for n in ("one", "two") for i in range(writes))
+    assert len({r["id"] for r in records}) == 2 * writes
+    value = json.loads((store / "store/s/shared.json").read_text())["value"]
+    assert value == {f"{n}-{i}": i for n in ("one", "two") for i in range(writes)}  # no lost update
+
+
+def test_a_registry_entry_is_all_a_new_tool_needs(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shape the fact tools will take; and an unexpected exception is a tool error, not a crash."""
+    monkeypatch.setitem(tools.TOOLS, "soil_keys", tools.Tool(
+        "soil_keys", "The keys of a SOIL collection's live records, in order.",
+        {"collection": tools.name("the collection", required=True), "limit": tools.integer("at most this many")},
+        lambda store, a: [r["key"] for r in soil.list_records(store.root, a["collection"], now_ms())][:a["limit"]],
+        read_only=True))
+
+    def broken(store: Any, arguments: Any) -> None:
+        raise PermissionError(13, "denied")
+
+    monkeypatch.setitem(tools.TOOLS, "broken", tools.Tool("broken", "Always fails.", {}, broken))
+    memstack("soil", "put", "c", "k1", "--value", "1", cwd=store)
+    memstack("soil", "put", "c", "k2", "--value", "2", cwd=store)
+
+    async def session() -> None:
+        async with Client(mcp_server.build(str(store), None)) as client:  # in process: the same server object
+            listed = {t.name: t for t in (await client.list_tools()).tools}
+            assert listed["soil_keys"].input_schema["required"] == ["collection"]
+            assert await ok(client, "soil_keys", collection="c") == ["k1", "k2"]  # a list: structured as result
+            assert await ok(client, "soil_keys", collection="c", limit=1) == ["k1"]
+            assert await refused(client, "soil_keys", collection="c", limit="1") == "bad limit '1': must be an integer"
+            assert await refused(client, "broken") == "internal error in broken: PermissionError: [Errno 13] denied"
+            assert await ok(client, "soil_keys", collection="c") == ["k1", "k2"]  # still serving
+
+    run(session)
+
+
+def test_help_does_not_import_the_mcp_sdk() -> None:
+    code = ("import sys; from memstack import main; main.parser();"
+            " print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
