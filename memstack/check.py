@@ -367,8 +367,13 @@ def _tree(repo: Path, trees: Mapping[str, str], rev: str | None) -> str:
 
 
 def check_range(repo: Path, spec: str) -> Report:
-    if not spec or spec.startswith("-") or any(ch.isspace() for ch in spec):
+    """`A..B` (or `A...B`, or one revision: its whole history)."""
+    ends = spec.replace("...", "..").split("..")
+    if not spec or spec.startswith("-") or any(ch.isspace() for ch in spec) or len(ends) > 2:
         raise MemstackError(f"bad --range {spec!r}: expected A..B (or one revision: its whole history)")
+    for end in ends:
+        if end and git.rev_parse(repo, f"{end}^{{commit}}") is None:
+            raise MemstackError(f"bad --range {spec!r}: no commit {end!r} in {repo}")
     return commits(repo, [spec], f"the commits of {spec}")
 
 

@@ -137,7 +137,8 @@ def worktree_changes(cwd: Path) -> tuple[str, list[Change]]:
     Every new side that is not a deletion has `new_sha` ZERO: read it from disk.
     """
     base = "HEAD" if has_commits(cwd) else EMPTY_TREE
-    data = run(cwd, "diff-index", *_RAW, base).stdout
+    # `git diff`, not `diff-index`: it compares the content of stat-dirty files rather than listing them.
+    data = run(cwd, "diff", "--no-color", *_RAW, base).stdout
     tracked = [Change(c.path, c.status, c.old_mode, c.new_mode, c.old_sha, ZERO) for c in _parse_raw(data)[0]]
     others = run(cwd, "ls-files", "-z", "--others", "--exclude-standard").stdout
     for raw in others.split(b"\0"):
