@@ -20,6 +20,7 @@ Modes:
 - all: every file at HEAD as if added to an empty store (a full audit, O(store)).
 """
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,9 +117,9 @@ class Checker:
 
     def step(self, step: Step) -> list[Violation]:
         found: list[Violation] = []
-        derived_changes: list[tuple[Change, Place]] = []
+        derived_changes: list[Change] = []
         identity_paths: list[str] = []
-        patterns: list[Any] | None = None
+        patterns: list[re.Pattern[str]] | None = None
         config_changed = False
         for change in step.changes:
             place = layout.classify(change.path)
@@ -128,7 +129,7 @@ class Checker:
             file_found = self._history(step, change, place, validate)
             if validate:
                 if place.kind in layout.DERIVED:
-                    derived_changes.append((change, place))
+                    derived_changes.append(change)
                 elif place.kind == layout.IDENTITY and not change.deleted:
                     identity_paths.append(change.path)
                 elif place.kind == layout.CONFIG_KIND:
@@ -190,14 +191,14 @@ class Checker:
             return rules.handoff(path, place, new) if validate and new is not None else []
         return []
 
-    def _config(self, step: Step, change: Change) -> tuple[list[Violation], list[Any] | None]:
+    def _config(self, step: Step, change: Change) -> tuple[list[Violation], list[re.Pattern[str]] | None]:
         new = self._new(step, change)
         if new is None:
             return [Violation(change.path, 0, "I5", "memstack.yaml deleted: a store needs its config",
                               step.restore.format(path=change.path))], None
         return rules.config(change.path, new)
 
-    def _identity(self, step: Step, paths: list[str], patterns: list[Any] | None,
+    def _identity(self, step: Step, paths: list[str], patterns: list[re.Pattern[str]] | None,
                   config_changed: bool) -> list[Violation]:
         """I6 (and I7) on the identity files, with the forbidden patterns of this same state."""
         from memstack import identity
@@ -219,10 +220,10 @@ class Checker:
             found += problems or identity.violations_in(path, data.decode("utf-8"), patterns)
         return found
 
-    def _derived(self, step: Step, changes: list[tuple[Change, Place]]) -> list[Violation]:
+    def _derived(self, step: Step, changes: list[Change]) -> list[Violation]:
         """I4: each changed derived file equals what its builder makes from this same state."""
         groups: dict[derived.Derived, list[Change]] = {}
-        for change, _ in changes:
+        for change in changes:
             entry = derived.find(change.path)
             if entry is not None:
                 groups.setdefault(entry, []).append(change)

@@ -14,6 +14,7 @@ parents, and against the old tip of a force-pushed branch, the base must only
 (logs), while the other side's records may be interleaved.
 """
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -174,7 +175,7 @@ def view_json(path: str, data: bytes, rebuild: str) -> list[Violation]:
     return found
 
 
-def config(path: str, data: bytes) -> tuple[list[Violation], Any]:
+def config(path: str, data: bytes) -> tuple[list[Violation], list[re.Pattern[str]] | None]:
     """memstack.yaml parses, validates against its schema, and its forbidden patterns compile."""
     from memstack import config as config_module
     from memstack import identity, schemas

@@ -82,7 +82,7 @@ def run(args: Any) -> int:
 
 def _text(report: Any) -> str:
     out = []
-    many = len(report.results) > 1 or report.mode not in ("staged", "worktree")
+    many = len(report.results) > 1 or report.mode not in ("staged", "worktree", "all")
     for result in report.results:
         if not result.violations:
             continue
