@@ -91,6 +91,13 @@ def _json(raw: bytes) -> tuple[Any, str]:
         return None, f"is not valid JSON ({exc})"
 
 
+def _schema_problems(kind: str, record: Any) -> str:
+    """Every way `record` breaks schemas/<kind>.schema.json, in one line ("" when valid)."""
+    from memstack import schemas
+
+    return "; ".join(error.removeprefix("(record): ") for error in schemas.errors(kind, record))
+
+
 def _where_it_belongs(place: Place, record: dict[str, Any]) -> list[str]:
     """The checks a schema cannot make: a record's agent, day or month agree with its path."""
     from memstack.errors import MemstackError
@@ -113,8 +120,6 @@ def _where_it_belongs(place: Place, record: dict[str, Any]) -> list[str]:
 
 def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]]) -> list[Violation]:
     """Each given line of a JSONL file is a JSON object valid against its schema, in the right file."""
-    from memstack import schemas
-
     kind = SCHEMA_OF[place.kind]
     fix = f"make the line a valid {kind} record (schemas/{kind}.schema.json)"
     found = []
@@ -134,9 +139,9 @@ def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]]) -> l
         elif not isinstance(record, dict):
             found.append(Violation(path, number, "I5", "line is not a JSON object", fix))
         else:
-            errors = [error.removeprefix("(record): ") for error in schemas.errors(kind, record)]
-            if errors:
-                found.append(Violation(path, number, "I5", f"invalid {kind} record: {'; '.join(errors)}", fix))
+            problems = _schema_problems(kind, record)
+            if problems:
+                found.append(Violation(path, number, "I5", f"invalid {kind} record: {problems}", fix))
             found += [Violation(path, number, "I5", problem, f"write the record to its own agent's {place.kind} file")
                       for problem in _where_it_belongs(place, record)]
         if len(found) > MAX_PER_FILE:
@@ -145,8 +150,7 @@ def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]]) -> l
 
 
 def soil(path: str, place: Place, data: bytes) -> list[Violation]:
-    from memstack import schemas
-
+    """A SOIL record: one JSON object valid against its schema, its collection and key those of its path."""
     found = text(path, data)
     if found:
         return found
@@ -156,8 +160,8 @@ def soil(path: str, place: Place, data: bytes) -> list[Violation]:
         return [Violation(path, 0, "I5", problem, fix)]
     if not isinstance(record, dict):
         return [Violation(path, 0, "I5", "is not a JSON object", fix)]
-    errors = [error.removeprefix("(record): ") for error in schemas.errors("soil", record)]
-    found = [Violation(path, 0, "I5", f"invalid soil record: {'; '.join(errors)}", fix)] if errors else []
+    problems = _schema_problems("soil", record)
+    found = [Violation(path, 0, "I5", f"invalid soil record: {problems}", fix)] if problems else []
     for field, expected in (("collection", place.collection), ("key", place.key)):
         if record.get(field) != expected:
             found.append(Violation(path, 0, "I5", f"{field} {record.get(field)!r} does not match the path ({expected!r})",
@@ -178,7 +182,7 @@ def view_json(path: str, data: bytes, rebuild: str) -> list[Violation]:
 def config(path: str, data: bytes) -> tuple[list[Violation], list[re.Pattern[str]] | None]:
     """memstack.yaml parses, validates against its schema, and its forbidden patterns compile."""
     from memstack import config as config_module
-    from memstack import identity, schemas
+    from memstack import identity
     from memstack.errors import MemstackError
 
     found = text(path, data)
@@ -189,9 +193,9 @@ def config(path: str, data: bytes) -> tuple[list[Violation], list[re.Pattern[str
         document = config_module.parse(data.decode("utf-8"), path)
     except MemstackError as exc:
         return [Violation(path, 0, "I5", exc.message.removeprefix(f"{path}: "), fix)], None
-    problems = [problem.removeprefix("(record): ") for problem in schemas.errors("config", document)]
+    problems = _schema_problems("config", document)
     if problems:
-        return [Violation(path, 0, "I5", f"invalid config: {'; '.join(problems)}", fix)], None
+        return [Violation(path, 0, "I5", f"invalid config: {problems}", fix)], None
     patterns = config_module.Config(Path(path), document).get("identity", "forbidden_patterns")
     try:
         compiled = identity.compile_patterns(list(patterns))
@@ -247,8 +251,7 @@ def _not_subsequence(old: list[bytes], new: list[bytes]) -> int | None:
 
 def appended_lines(new: bytes, start: int) -> list[tuple[int, bytes]]:
     """The lines of `new` from byte `start` on, with their 1-based line numbers."""
-    first = line_of(new, start) if start else 1
-    return list(enumerate(lines(new[start:]), start=first))
+    return list(enumerate(lines(new[start:]), start=line_of(new, start)))
 
 
 # ---- I2: facts ---------------------------------------------------------------------------------
