@@ -396,11 +396,12 @@ def pre_push(repo: Path, environ: Mapping[str, str]) -> Report:
     """pre-commit's pre-push stage: PRE_COMMIT_FROM_REF/TO_REF, or for a push that brings a root
     commit, the local branch's commits on no ref of the remote."""
     source, target = environ.get("PRE_COMMIT_FROM_REF"), environ.get("PRE_COMMIT_TO_REF")
-    if source and target:
-        return pushed(repo, [(source, target)], [], "pre-push")
     local, remote = environ.get("PRE_COMMIT_LOCAL_BRANCH"), environ.get("PRE_COMMIT_REMOTE_NAME")
+    on_remote = [f"--remotes={remote}"] if remote else []  # commits the remote has were checked when pushed
+    if source and target:
+        return pushed(repo, [(source, target)], on_remote, "pre-push")
     if local and remote:
-        return pushed(repo, [(git.ZERO, local)], [f"--remotes={remote}"], "pre-push")
+        return pushed(repo, [(git.ZERO, local)], on_remote, "pre-push")
     raise MemstackError("--pre-push runs in pre-commit's pre-push stage, which sets PRE_COMMIT_FROM_REF and"
                         " PRE_COMMIT_TO_REF (or PRE_COMMIT_LOCAL_BRANCH and PRE_COMMIT_REMOTE_NAME);"
                         " by hand, use --range A..B")

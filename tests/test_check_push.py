@@ -169,3 +169,22 @@ def test_pre_push_reads_pre_commit_variables(repo: Path) -> None:
     proc = run_check(repo, "--pre-push", env={"PRE_COMMIT_FROM_REF": base, "PRE_COMMIT_TO_REF": bad})
     assert proc.returncode == 1
     assert "kb/binder.jsonl:1: I5 invalid binder record" in proc.stdout
+
+
+def test_pre_push_does_not_blame_commits_the_remote_already_has(repo: Path, tmp_path: Path) -> None:
+    """Merging a branch already on the remote: its commits were the remote's to check, not this push's."""
+    plain = tmp_path / "plain.git"
+    git(tmp_path, "init", "-q", "--bare", str(plain))
+    git(repo, "remote", "add", "origin", str(plain))
+    assert push(repo, "main", verify=True)[0] == 0
+    git(repo, "checkout", "-q", "-b", "other")
+    write(repo, "kb/old-stray.txt", "from before the hooks\n")
+    sneak(repo)
+    assert push(repo, "other")[0] == 0  # --no-verify: the remote has it now
+    git(repo, "checkout", "-q", "main")
+    write(repo, LOG, jsonl(intake(1)))
+    committed(repo)
+    assert git(repo, "merge", "-q", "--no-edit", "--no-verify", "other").returncode == 0
+    code, out = push(repo, "main", verify=True)
+    assert code == 0, out
+    assert "Passed" in out  # the hook ran and let it through
