@@ -60,17 +60,25 @@ def validate(document: Any, path: Path) -> None:
         raise MemstackError(f"{path}: invalid {CONFIG_NAME}: {problems[0]}")
 
 
-def load(store: Path) -> Config:
-    path = store / CONFIG_NAME
+def parse(text: str, where: str) -> Any:
+    """The YAML document in `text` (an empty file is an empty mapping), not yet validated."""
     from ruamel.yaml.error import YAMLError
 
     try:
-        document = _yaml().load(path.read_text(encoding="utf-8"))
+        document = _yaml().load(text)
+    except YAMLError as exc:
+        raise MemstackError(f"{where}: not valid YAML ({exc})".replace("\n", " ")) from None
+    return {} if document is None else document
+
+
+def load(store: Path) -> Config:
+    path = store / CONFIG_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise MemstackError(f"{store} is not a memstack store (no {CONFIG_NAME})") from None
-    except (YAMLError, UnicodeDecodeError) as exc:
-        raise MemstackError(f"{path}: not valid YAML ({exc})".replace("\n", " ")) from None
-    if document is None:
-        document = {}
+    except UnicodeDecodeError as exc:
+        raise MemstackError(f"{path}: not valid YAML ({exc})") from None
+    document = parse(text, str(path))
     validate(document, path)
     return Config(path, document)

@@ -8,6 +8,8 @@ file system, and the checks can hand them a commit's blobs instead.
 from pathlib import Path
 from typing import Protocol
 
+from memstack import git
+
 
 class Source(Protocol):
     def read(self, relpath: str) -> bytes | None:
@@ -30,3 +32,31 @@ class WorktreeSource:
     def listdir(self, relpath: str) -> list[str]:
         folder = self.root / relpath
         return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+class GitSource:
+    """The files of a commit (`rev`), or of the index when `rev` is None, read through one cat-file batch.
+
+    Reading the index honours GIT_INDEX_FILE, so inside a pre-commit hook this is
+    exactly what is being committed (also for `git commit -a` and `git commit PATH`).
+    """
+
+    def __init__(self, repo: Path, blobs: git.CatFile, rev: str | None) -> None:
+        self.repo = repo
+        self.blobs = blobs
+        self.rev = rev
+
+    def _spec(self, relpath: str) -> str:
+        return f":{relpath}" if self.rev is None else f"{self.rev}:{relpath}"
+
+    def read(self, relpath: str) -> bytes | None:
+        found = self.blobs.read_object(self._spec(relpath))
+        return found[1] if found is not None and found[0] == "blob" else None
+
+    def listdir(self, relpath: str) -> list[str]:
+        relpath = relpath.strip("/")
+        if self.rev is None:
+            prefix = f"{relpath}/"
+            return sorted({path[len(prefix):].split("/", 1)[0] for path in git.ls_files(self.repo, relpath)})
+        found = self.blobs.read_object(self._spec(relpath))
+        return sorted(git.tree_names(found[1])) if found is not None and found[0] == "tree" else []

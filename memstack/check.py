@@ -1,0 +1,421 @@
+"""`memstack check`: the invariants I1-I7 on a change, in O(size of the change).
+
+Every mode comes down to *steps*: a new state (the index, a commit, the work
+tree) against one base (HEAD, a parent, the empty tree). A step's changes come
+from one raw diff (`git diff-index` / `git diff-tree`, renames split into a
+deletion and an addition), and only the blobs those changes name are read,
+through one long-running `git cat-file --batch`. Rules are in `rules.py`; which
+file is which is `layout.py`'s; derived files are rebuilt through `derived.py`,
+and only when a step touches one.
+
+Modes:
+- staged: the index against HEAD (the pre-commit hook);
+- worktree: tracked and untracked files against HEAD (`memstack check` with no
+  flag: what `git add -A && git commit` would be checked for);
+- range: every commit of a rev-list range against each of its parents (merges:
+  full rules against the first parent, survival of the other parents' records);
+- push: the commits a push adds, plus, for a branch whose old tip is not an
+  ancestor of its new one (a force push), the old tip's records surviving in the
+  new tip;
+- all: every file at HEAD as if added to an empty store (a full audit, O(store)).
+"""
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memstack import derived, git, layout, rules
+from memstack.errors import MemstackError
+from memstack.git import Change
+from memstack.layout import Place
+from memstack.sources import GitSource, Source, WorktreeSource
+from memstack.violations import Violation
+
+
+@dataclass
+class Step:
+    """One comparison: a new state against one base."""
+
+    changes: list[Change]
+    source: Source  # the new state: what builders and memstack.yaml are read from
+    restore: str  # how to get a file back from the base, for the fixes: "git checkout HEAD -- {path}"
+    prefix: bool = True  # False: the base's records need only survive (a merge's other parent, a force push)
+    inherited: frozenset[str] = frozenset()  # paths a merge took unchanged from another parent, checked there
+    worktree: Path | None = None  # new sides with a ZERO sha are read from this folder
+
+
+@dataclass
+class Result:
+    """The violations of one new state (the index, the work tree or a commit)."""
+
+    commit: str | None
+    subject: str
+    against: str
+    violations: list[Violation]
+    changes: int = 0
+
+
+@dataclass
+class Report:
+    mode: str
+    scope: str  # what was checked, in words
+    results: list[Result] = field(default_factory=list)
+
+    @property
+    def violations(self) -> list[Violation]:
+        return [v for result in self.results for v in result.violations]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": not self.violations, "mode": self.mode, "scope": self.scope,
+            "checked": {"states": len(self.results), "changes": sum(r.changes for r in self.results)},
+            "violations": [{"commit": r.commit, "against": r.against, **v.to_dict()}
+                           for r in self.results for v in r.violations],
+        }
+
+
+class Checker:
+    """Runs steps against one repository, sharing one cat-file process."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self.blobs = git.CatFile(repo)
+
+    def close(self) -> None:
+        self.blobs.close()
+
+    def __enter__(self) -> "Checker":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- reading ------------------------------------------------------------------------------
+
+    def _blob(self, sha: str) -> bytes:
+        data = self.blobs.read(sha)
+        if data is None:
+            raise MemstackError(f"git has no object {sha} (a shallow or partial clone? fetch the full history)")
+        return data
+
+    def _old(self, change: Change) -> bytes | None:
+        return self._blob(change.old_sha) if not change.added and change.old_mode in git.REGULAR else None
+
+    def _new(self, step: Step, change: Change) -> bytes | None:
+        if change.deleted or change.new_mode not in git.REGULAR:
+            return None
+        if git.is_zero(change.new_sha) and step.worktree is not None:
+            try:
+                return (step.worktree / change.path).read_bytes()
+            except (FileNotFoundError, IsADirectoryError):
+                return None
+        return self._blob(change.new_sha)
+
+    # ---- one step -----------------------------------------------------------------------------
+
+    def step(self, step: Step) -> list[Violation]:
+        found: list[Violation] = []
+        derived_changes: list[Change] = []
+        identity_paths: list[str] = []
+        patterns: list[re.Pattern[str]] | None = None
+        config_changed = False
+        for change in step.changes:
+            place = layout.classify(change.path)
+            validate = step.prefix and change.path not in step.inherited
+            if validate and not change.deleted:
+                found += _path_problems(change, place)
+            file_found = self._history(step, change, place, validate)
+            if validate:
+                if place.kind in layout.DERIVED:
+                    derived_changes.append(change)
+                elif place.kind == layout.IDENTITY and not change.deleted:
+                    identity_paths.append(change.path)
+                elif place.kind == layout.CONFIG_KIND:
+                    config_changed = True
+                    more, patterns = self._config(step, change)
+                    file_found += more
+                elif place.kind == layout.SOIL:
+                    new = self._new(step, change)
+                    if new is not None:
+                        file_found += rules.soil(change.path, place, new)
+            found += rules.cap(file_found, change.path)
+        if config_changed and patterns is not None:
+            identity_paths = [f"identity/{name}" for name in step.source.listdir("identity")
+                              if layout.classify(f"identity/{name}").kind == layout.IDENTITY]
+        if identity_paths:
+            found += self._identity(step, identity_paths, patterns, config_changed)
+        found += self._derived(step, derived_changes)
+        return sorted(set(found))
+
+    def _history(self, step: Step, change: Change, place: Place, validate: bool) -> list[Violation]:
+        """I1 logs, I2 facts, I3 handoffs against the base; I5/I7 on what a log or fact file adds."""
+        path = change.path
+        restore = step.restore.format(path=path)
+        if place.kind in layout.LOGS:
+            old = self._old(change)
+            new = self._new(step, change)
+            if old is not None and new is None:
+                return [Violation(path, 0, "I1", "append-only log deleted or renamed", rules.I1_FIX.format(restore=restore))]
+            if new is None:
+                return []
+            found, start = rules.append_only(path, old, new, prefix=step.prefix, restore=restore) \
+                if old is not None else ([], 0)
+            if validate:
+                found += rules.final_newline(path, new)
+                if start >= 0:
+                    found += rules.records(path, place, rules.appended_lines(new, start))
+            return found
+        if place.kind == layout.FACTS:
+            old = self._old(change)
+            new = self._new(step, change)
+            if old is not None and new is None:
+                return [Violation(path, 0, "I2", "fact file deleted or renamed: its facts were removed",
+                                  rules.I2_FIX.format(restore=restore))]
+            if new is None:
+                return []
+            if old is None:
+                found, check = [], rules.appended_lines(new, 0)
+            else:
+                found, check = rules.facts(path, old, new, prefix=step.prefix, restore=restore)
+            if validate:
+                found += rules.final_newline(path, new) + rules.records(path, place, check)
+            return found
+        if place.kind == layout.HANDOFF:
+            if not change.added and change.old_mode in git.REGULAR:
+                if change.deleted or change.new_mode not in git.REGULAR or change.old_sha != change.new_sha:
+                    return [rules.sealed_handoff(path, change.deleted, restore)]
+                return []
+            new = self._new(step, change)
+            return rules.handoff(path, place, new) if validate and new is not None else []
+        return []
+
+    def _config(self, step: Step, change: Change) -> tuple[list[Violation], list[re.Pattern[str]] | None]:
+        new = self._new(step, change)
+        if new is None:
+            return [Violation(change.path, 0, "I5", "memstack.yaml deleted: a store needs its config",
+                              step.restore.format(path=change.path))], None
+        return rules.config(change.path, new)
+
+    def _identity(self, step: Step, paths: list[str], patterns: list[re.Pattern[str]] | None,
+                  config_changed: bool) -> list[Violation]:
+        """I6 (and I7) on the identity files, with the forbidden patterns of this same state."""
+        from memstack import identity
+
+        if patterns is None:
+            if config_changed:
+                return []  # memstack.yaml is broken: reported as I5 already
+            data = step.source.read(layout.CONFIG)
+            found, patterns = rules.config(layout.CONFIG, data) if data is not None else ([], [])
+            if found or patterns is None:
+                return [Violation(layout.CONFIG, 0, "I5", f"cannot read the forbidden patterns: {v.what}", v.fix)
+                        for v in found]
+        found = []
+        for path in paths:
+            data = step.source.read(path)
+            if data is None:
+                continue
+            problems = rules.text(path, data)
+            found += problems or identity.violations_in(path, data.decode("utf-8"), patterns)
+        return found
+
+    def _derived(self, step: Step, changes: list[Change]) -> list[Violation]:
+        """I4: each changed derived file equals what its builder makes from this same state."""
+        groups: dict[derived.Derived, list[Change]] = {}
+        for change in changes:
+            entry = derived.find(change.path)
+            if entry is not None:
+                groups.setdefault(entry, []).append(change)
+        found: list[Violation] = []
+        for entry, members in groups.items():
+            if entry.builder is None:
+                for change in members:
+                    new = self._new(step, change)
+                    if new is not None:
+                        found += rules.view_json(change.path, new, entry.rebuild)
+                continue
+            try:
+                built = entry.build(step.source)
+            except (MemstackError, KeyError, TypeError, ValueError) as exc:
+                why = exc.message if isinstance(exc, MemstackError) else f"{type(exc).__name__}: {exc}"
+                found += [Violation(c.path, 0, "I4", f"cannot be rebuilt from the sources in this state ({why})",
+                                    f"fix the sources, then run `{entry.rebuild}`") for c in members]
+                continue
+            for change in members:
+                found += _compare_derived(change.path, self._new(step, change), built.get(change.path), entry.rebuild)
+        return found
+
+
+def _path_problems(change: Change, place: Place) -> list[Violation]:
+    """I7 and stray files: what is wrong with a new or changed path itself."""
+    path = change.path
+    if change.new_mode == git.SYMLINK:
+        return [Violation(path, 0, "I7", "is a symlink", "replace it with a regular file; memstack refuses symlinks")]
+    if change.new_mode == git.GITLINK:
+        return [Violation(path, 0, "I7", "is a submodule", "remove it; a store holds only regular files")]
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return [Violation(path.encode("utf-8", "surrogateescape").decode("utf-8", "replace"), 0, "I7",
+                          "the path is not UTF-8", "rename it (SPEC section 1)")]
+    if place.kind == layout.BAD_NAME:
+        return [Violation(path, 0, "I7", place.problem, "rename it (SPEC section 1)")]
+    if place.kind == layout.STRAY:
+        return [Violation(path, 0, "I5", f"stray file: {place.problem}",
+                          f"move it out of the layer folder (files there are {layout.expected_shape(path)})")]
+    return []
+
+
+def _compare_derived(path: str, actual: bytes | None, expected: bytes | None, rebuild: str) -> list[Violation]:
+    if actual == expected:
+        return []
+    if expected is None:
+        return [Violation(path, 0, "I4", "derived file that no rebuild makes from these sources",
+                          f"delete it (`{rebuild}` makes every derived file there should be)")]
+    if actual is None:
+        return [Violation(path, 0, "I4", "derived file deleted, but a rebuild makes it",
+                          f"run `{rebuild}` and commit the result")]
+    old_lines, new_lines = rules.lines(actual), rules.lines(expected)
+    line = next((i + 1 for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b),
+                min(len(old_lines), len(new_lines)) + 1)
+    return [Violation(path, line, "I4", "differs from what a rebuild makes from the sources in this state"
+                                        " (edited by hand?)", f"run `{rebuild}` and commit the result; never edit it")]
+
+
+# ---- modes --------------------------------------------------------------------------------------
+
+def staged(repo: Path) -> Report:
+    base, changes = git.staged_changes(repo)
+    against = "HEAD" if base == "HEAD" else "the empty tree"
+    with Checker(repo) as checker:
+        step = Step(changes, GitSource(repo, checker.blobs, None), restore="`git checkout HEAD -- {path}`")
+        violations = checker.step(step)
+    return Report("staged", f"the staged changes (against {against})",
+                  [Result(None, "", against, violations, len(changes))])
+
+
+def worktree(repo: Path) -> Report:
+    base, changes = git.worktree_changes(repo)
+    against = "HEAD" if base == "HEAD" else "the empty tree"
+    with Checker(repo) as checker:
+        step = Step(changes, WorktreeSource(repo), restore="`git checkout HEAD -- {path}`", worktree=repo)
+        violations = checker.step(step)
+    return Report("worktree", f"the work tree (against {against})",
+                  [Result(None, "", against, violations, len(changes))])
+
+
+def audit(repo: Path) -> Report:
+    """Every file at HEAD, as if added to an empty store: what a fresh clone would be checked for."""
+    tree = git.rev_parse(repo, "HEAD^{tree}")
+    if tree is None:
+        return Report("all", "HEAD (no commits yet)")
+    changes = git.tree_diffs(repo, [(git.EMPTY_TREE, tree)])[0]
+    with Checker(repo) as checker:
+        step = Step(changes, GitSource(repo, checker.blobs, "HEAD"), restore="`git checkout HEAD -- {path}`")
+        violations = checker.step(step)
+    return Report("all", "every file at HEAD", [Result("HEAD", "", "the empty tree", violations, len(changes))])
+
+
+def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tuple[str, str]] = (),
+            mode: str = "range") -> Report:
+    """Every commit `git log REVS` lists, against each of its parents; then each (old, new) tip
+    pair of `rewrites` whose old tip the new one does not contain, for survival of the old memory."""
+    listed = git.commits(repo, *revs)
+    trees = {c.sha: c.tree for c in listed}
+    inside = [c for c in listed if not c.boundary]
+    pairs = []
+    for commit in inside:
+        for parent in commit.parents or (None,):
+            pairs.append((_tree(repo, trees, parent), commit.tree))
+    rewritten = [(old, new) for old, new in rewrites if not git.is_ancestor(repo, old, new)]
+    pairs += [(_tree(repo, trees, old), _tree(repo, trees, new)) for old, new in rewritten]
+    diffs = iter(git.tree_diffs(repo, pairs))
+    report = Report(mode, scope)
+    with Checker(repo) as checker:
+        for commit in inside:
+            parents = commit.parents or (git.EMPTY_TREE,)
+            per_parent = [next(diffs) for _ in parents]
+            # A merge: what it took unchanged from another parent was checked in that parent's commits.
+            others = [frozenset(c.path for c in changes) for changes in per_parent[1:]]
+            inherited = frozenset(c.path for c in per_parent[0] if any(c.path not in o for o in others))
+            found: set[Violation] = set()
+            for index, (parent, changes) in enumerate(zip(parents, per_parent)):
+                step = Step(changes, GitSource(repo, checker.blobs, commit.sha), prefix=index == 0,
+                            restore=f"`git checkout {parent[:12]} -- {{path}}` in a rewrite of this commit",
+                            inherited=inherited)
+                found.update(checker.step(step))
+            report.results.append(Result(commit.sha, commit.subject, ", ".join(p[:12] for p in parents),
+                                         sorted(found), sum(map(len, per_parent))))
+        for old, new in rewritten:
+            changes = next(diffs)
+            step = Step(changes, GitSource(repo, checker.blobs, new), prefix=False,
+                        restore=f"`git checkout {old[:12]} -- {{path}}` in a new commit, or push without --force")
+            report.results.append(Result(new, "force push: the old tip's memory must survive in the new tip",
+                                         old[:12], checker.step(step), len(changes)))
+    return report
+
+
+def _tree(repo: Path, trees: Mapping[str, str], rev: str | None) -> str:
+    if rev is None:
+        return git.EMPTY_TREE
+    if rev in trees:
+        return trees[rev]
+    tree = git.rev_parse(repo, f"{rev}^{{tree}}")
+    if tree is None:
+        raise MemstackError(f"git has no commit {rev} (a shallow clone? fetch the full history)")
+    return tree
+
+
+def check_range(repo: Path, spec: str) -> Report:
+    """`A..B` (or `A...B`, or one revision: its whole history)."""
+    ends = spec.replace("...", "..").split("..")
+    if not spec or spec.startswith("-") or any(ch.isspace() for ch in spec) or len(ends) > 2:
+        raise MemstackError(f"bad --range {spec!r}: expected A..B (or one revision: its whole history)")
+    for end in ends:
+        if end and git.rev_parse(repo, f"{end}^{{commit}}") is None:
+            raise MemstackError(f"bad --range {spec!r}: no commit {end!r} in {repo}")
+    return commits(repo, [spec], f"the commits of {spec}")
+
+
+def pushed(repo: Path, updates: Sequence[tuple[str, str]], exclude: Sequence[str], mode: str) -> Report:
+    """What a push adds: the new tips' commits not in `exclude` (rev-list arguments) nor in the
+    old tips, and the survival of each old tip a new tip does not contain (a force push).
+    A deletion (new tip ZERO) is allowed."""
+    tips = [new for _, new in updates if not git.is_zero(new)]
+    if not tips:
+        return Report(mode, "nothing (only deletions)")
+    olds = [old for old, new in updates if not git.is_zero(old) and not git.is_zero(new)]
+    scope = f"the commits pushed ({', '.join(t[:12] for t in tips)})"
+    return commits(repo, [*tips, "--not", *exclude, *olds], scope, [(o, n) for o, n in updates
+                                                                     if not git.is_zero(o) and not git.is_zero(n)],
+                   mode=mode)
+
+
+def pre_push(repo: Path, environ: Mapping[str, str]) -> Report:
+    """pre-commit's pre-push stage: PRE_COMMIT_FROM_REF/TO_REF, or for a push that brings a root
+    commit, the local branch's commits on no ref of the remote."""
+    source, target = environ.get("PRE_COMMIT_FROM_REF"), environ.get("PRE_COMMIT_TO_REF")
+    local, remote = environ.get("PRE_COMMIT_LOCAL_BRANCH"), environ.get("PRE_COMMIT_REMOTE_NAME")
+    on_remote = [f"--remotes={remote}"] if remote else []  # commits the remote has were checked when pushed
+    if source and target:
+        return pushed(repo, [(source, target)], on_remote, "pre-push")
+    if local and remote:
+        return pushed(repo, [(git.ZERO, local)], on_remote, "pre-push")
+    raise MemstackError("--pre-push runs in pre-commit's pre-push stage, which sets PRE_COMMIT_FROM_REF and"
+                        " PRE_COMMIT_TO_REF (or PRE_COMMIT_LOCAL_BRANCH and PRE_COMMIT_REMOTE_NAME);"
+                        " by hand, use --range A..B")
+
+
+def pre_receive(repo: Path, lines: Iterable[str]) -> Report:
+    """A server-side pre-receive hook: `old new ref` lines; new refs' commits are those no
+    existing ref reaches (the server's refs are not updated until the hook accepts)."""
+    updates = []
+    for line in lines:
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 3:
+            raise MemstackError(f"--pre-receive: expected `old new ref` lines on stdin, got {line.strip()!r}")
+        updates.append((parts[0], parts[1]))
+    return pushed(repo, updates, ["--all"], "pre-receive")

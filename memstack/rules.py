@@ -1,0 +1,410 @@
+"""The invariants of SPEC section 2 as pure functions of a file's old and new bytes.
+
+Each function looks at one file of one change and returns the violations it
+finds, every one of them (capped per file, so a broken generator cannot drown
+the report). They never read the store: the engine in `check.py` hands them the
+bytes git has, and reads only the files a change touches.
+
+History rules (I1 logs, I2 facts, I3 handoffs) compare a file with its version
+in a base: the parent commit, or HEAD for the staged index. They come in two
+strengths. Against the first parent (or HEAD) the base must be a *prefix*: logs
+grow only at the end, old facts keep their lines. Against a merge's other
+parents, and against the old tip of a force-pushed branch, the base must only
+*survive*: each of its lines (facts: by id) is still there, in the same order
+(logs), while the other side's records may be interleaved.
+"""
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from memstack import layout
+from memstack.layout import Place
+from memstack.violations import Violation
+
+MAX_PER_FILE = 50  # violations listed per file; the rest are counted in one more line
+
+I1_FIX = ("restore the committed lines ({restore}) and add new records only as new lines at the end;"
+          " append-only logs are never edited, reordered, truncated, deleted or renamed")
+I2_FIX = ("restore the fact ({restore}); facts are never deleted or edited: close an open fact"
+          " (set valid_to, expired_at, superseded_by) and append its successor")
+I3_FIX = "restore the sealed handoff ({restore}) and write a new one instead (`memstack handoff write`)"
+
+
+def cap(found: list[Violation], path: str) -> list[Violation]:
+    if len(found) <= MAX_PER_FILE:
+        return found
+    rest = len(found) - MAX_PER_FILE
+    return found[:MAX_PER_FILE] + [Violation(path, 0, found[MAX_PER_FILE].rule,
+                                             f"and {rest} more violations in this file", "fix the ones above first")]
+
+
+def lines(data: bytes) -> list[bytes]:
+    """The lines of a file, without their newlines (a last line without one counts as a line)."""
+    if not data:
+        return []
+    parts = data.split(b"\n")
+    if parts[-1] == b"":
+        parts.pop()
+    return parts
+
+
+def line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+# ---- I7: text ---------------------------------------------------------------------------------
+
+def final_newline(path: str, data: bytes) -> list[Violation]:
+    """The file ends in a newline (an empty file passes: an empty log)."""
+    if not data or data.endswith(b"\n"):
+        return []
+    return [Violation(path, line_of(data, len(data)), "I7", "the last line has no final newline",
+                      "end the file with a newline")]
+
+
+def text(path: str, data: bytes) -> list[Violation]:
+    """UTF-8, not empty, ending in a newline (JSONL logs are checked line by line instead)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [Violation(path, line_of(data, exc.start), "I7",
+                          f"is not UTF-8 (byte 0x{data[exc.start]:02x})", "save the file as UTF-8")]
+    if not data:
+        return [Violation(path, 0, "I7", "is empty", "write its content, or delete it")]
+    return final_newline(path, data)
+
+
+# ---- I5: records ------------------------------------------------------------------------------
+
+SCHEMA_OF = {layout.INTAKE: "intake", layout.PROMOTIONS: "promotion", layout.BINDER: "binder",
+             layout.FACTS: "fact", layout.SOIL: "soil"}
+
+
+def _json(raw: bytes) -> tuple[Any, str]:
+    import orjson
+
+    try:
+        return orjson.loads(raw), ""
+    except orjson.JSONDecodeError as exc:
+        return None, f"is not valid JSON ({exc})"
+
+
+def _schema_problems(kind: str, record: Any) -> str:
+    """Every way `record` breaks schemas/<kind>.schema.json, in one line ("" when valid)."""
+    from memstack import schemas
+
+    return "; ".join(error.removeprefix("(record): ") for error in schemas.errors(kind, record))
+
+
+def _where_it_belongs(place: Place, record: dict[str, Any]) -> list[str]:
+    """The checks a schema cannot make: a record's agent, day or month agree with its path."""
+    from memstack.errors import MemstackError
+    from memstack.times import day, parse_ts
+
+    problems = []
+    if place.agent and record.get("agent") != place.agent:
+        problems.append(f"agent {record.get('agent')!r} is not the folder's agent {place.agent!r}")
+    field = {layout.INTAKE: "created_at", layout.FACTS: "recorded_at"}.get(place.kind)
+    if field is not None:
+        try:
+            when = day(parse_ts(record[field], field))
+        except (MemstackError, KeyError, OverflowError, ValueError, OSError):
+            return problems  # the schema reports a bad or missing time
+        if not when.startswith(place.date):
+            period = "day" if place.kind == layout.INTAKE else "month"
+            problems.append(f"{field} {when} is not on the file's {period} {place.date}")
+    return problems
+
+
+def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]]) -> list[Violation]:
+    """Each given line of a JSONL file is a JSON object valid against its schema, in the right file."""
+    kind = SCHEMA_OF[place.kind]
+    fix = f"make the line a valid {kind} record (schemas/{kind}.schema.json)"
+    found = []
+    for number, raw in numbered:
+        if not raw.strip():
+            found.append(Violation(path, number, "I5", "empty line", "remove it"))
+            continue
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            found.append(Violation(path, number, "I7", f"is not UTF-8 (byte 0x{raw[exc.start]:02x})",
+                                   "save the file as UTF-8"))
+            continue
+        record, problem = _json(raw)
+        if problem:
+            found.append(Violation(path, number, "I5", f"line {problem}", fix))
+        elif not isinstance(record, dict):
+            found.append(Violation(path, number, "I5", "line is not a JSON object", fix))
+        else:
+            problems = _schema_problems(kind, record)
+            if problems:
+                found.append(Violation(path, number, "I5", f"invalid {kind} record: {problems}", fix))
+            found += [Violation(path, number, "I5", problem, f"write the record to its own agent's {place.kind} file")
+                      for problem in _where_it_belongs(place, record)]
+        if len(found) > MAX_PER_FILE:
+            break
+    return found
+
+
+def soil(path: str, place: Place, data: bytes) -> list[Violation]:
+    """A SOIL record: one JSON object valid against its schema, its collection and key those of its path."""
+    found = text(path, data)
+    if found:
+        return found
+    record, problem = _json(data)
+    fix = "write it with `memstack soil put|update` (schemas/soil.schema.json)"
+    if problem:
+        return [Violation(path, 0, "I5", problem, fix)]
+    if not isinstance(record, dict):
+        return [Violation(path, 0, "I5", "is not a JSON object", fix)]
+    problems = _schema_problems("soil", record)
+    found = [Violation(path, 0, "I5", f"invalid soil record: {problems}", fix)] if problems else []
+    for field, expected in (("collection", place.collection), ("key", place.key)):
+        if record.get(field) != expected:
+            found.append(Violation(path, 0, "I5", f"{field} {record.get(field)!r} does not match the path ({expected!r})",
+                                   "keep the record at store/<collection>/<key>.json of its own collection and key"))
+    return found
+
+
+def view_json(path: str, data: bytes, rebuild: str) -> list[Violation]:
+    """A derived view no builder is registered for yet: valid JSON is all that is checked."""
+    found = text(path, data)
+    if not found:
+        _, problem = _json(data)
+        if problem:
+            found = [Violation(path, 0, "I5", problem, f"regenerate it (`{rebuild}`)")]
+    return found
+
+
+def config(path: str, data: bytes) -> tuple[list[Violation], list[re.Pattern[str]] | None]:
+    """memstack.yaml parses, validates against its schema, and its forbidden patterns compile."""
+    from memstack import config as config_module
+    from memstack import identity
+    from memstack.errors import MemstackError
+
+    found = text(path, data)
+    if found:
+        return found, None
+    fix = "fix memstack.yaml (schemas/config.schema.json)"
+    try:
+        document = config_module.parse(data.decode("utf-8"), path)
+    except MemstackError as exc:
+        return [Violation(path, 0, "I5", exc.message.removeprefix(f"{path}: "), fix)], None
+    problems = _schema_problems("config", document)
+    if problems:
+        return [Violation(path, 0, "I5", f"invalid config: {problems}", fix)], None
+    patterns = config_module.Config(Path(path), document).get("identity", "forbidden_patterns")
+    try:
+        compiled = identity.compile_patterns(list(patterns))
+    except MemstackError as exc:
+        return [Violation(path, 0, "I5", exc.message.removeprefix("memstack.yaml: "), fix)], None
+    return [], compiled
+
+
+# ---- I1: append-only logs ----------------------------------------------------------------------
+
+def _first_difference(old: list[bytes], new: list[bytes]) -> tuple[int, str]:
+    """The 1-based line where `old` stops being a prefix of `new`, and what happened to it."""
+    index = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+    if index >= len(new):
+        return index + 1, f"lines {index + 1}-{len(old)} were removed (the log was truncated)"
+    if old[index] in set(new[index:]):
+        return index + 1, f"line {index + 1} was moved (lines reordered or a line inserted before it)"
+    return index + 1, f"line {index + 1} was edited or deleted"
+
+
+def append_only(path: str, old: bytes, new: bytes, *, prefix: bool, restore: str) -> tuple[list[Violation], int]:
+    """I1 on a log that exists on both sides. Returns the violations and, when `new` only
+    appends whole lines to `old`, the byte offset in `new` where the appended lines start
+    (-1 otherwise, or when not asked to find it: `prefix` False)."""
+    fix = I1_FIX.format(restore=restore)
+    base = old if not old or old.endswith(b"\n") else old + b"\n"  # a torn last line may be completed, never edited
+    if new.startswith(base):
+        return [], len(base) if prefix else -1
+    old_lines, new_lines = lines(old), lines(new)
+    if not prefix:
+        missing = _not_subsequence(old_lines, new_lines)
+        if missing is None:
+            return [], -1
+        return [Violation(path, missing + 1, "I1", f"line {missing + 1} of the other side is lost or reordered", fix)], -1
+    if new.startswith(old):
+        number = len(old_lines)
+        return [Violation(path, number, "I1",
+                          f"line {number}, committed without a final newline, was extended", fix)], -1
+    number, what = _first_difference(old_lines, new_lines)
+    return [Violation(path, number, "I1", what, fix)], -1
+
+
+def _not_subsequence(old: list[bytes], new: list[bytes]) -> int | None:
+    """The index of the first line of `old` that `new` lacks in order, or None when all survive."""
+    position = 0
+    for index, line in enumerate(old):
+        try:
+            position = new.index(line, position) + 1
+        except ValueError:
+            return index
+    return None
+
+
+def appended_lines(new: bytes, start: int) -> list[tuple[int, bytes]]:
+    """The lines of `new` from byte `start` on, with their 1-based line numbers."""
+    return list(enumerate(lines(new[start:]), start=line_of(new, start)))
+
+
+# ---- I2: facts ---------------------------------------------------------------------------------
+
+CLOSING = ("valid_to", "expired_at", "superseded_by")
+
+
+def _fact(raw: bytes) -> dict[str, Any] | None:
+    record, problem = _json(raw)
+    return record if not problem and isinstance(record, dict) and isinstance(record.get("id"), str) else None
+
+
+def closing_problems(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What is wrong with `new` as the next state of the committed fact `old` (nothing if unchanged).
+
+    The one change allowed: an open fact (valid_to null) is closed. valid_to becomes
+    an integer after valid_from, expired_at an integer (when the closing was recorded),
+    and superseded_by the successor's id, or stays null when the fact was invalidated
+    with no successor (`memstack fact invalidate`). A superseded fact never changes,
+    so closing twice is refused too.
+    """
+    if old == new:
+        return []
+    fact = old["id"]
+    if old.get("valid_to") is not None:
+        changed = sorted(k for k in old.keys() | new.keys() if old.get(k, ...) != new.get(k, ...))
+        return [f"superseded fact {fact} changed ({', '.join(changed)}); a superseded fact never changes"]
+    problems = []
+    others = sorted(k for k in old.keys() | new.keys() if k not in CLOSING and old.get(k, ...) != new.get(k, ...))
+    if others:
+        problems.append(f"open fact {fact} changed {', '.join(others)}; only a closing may change it")
+    valid_to, valid_from = new.get("valid_to"), old.get("valid_from")
+    if valid_to is None:
+        problems.append(f"open fact {fact} changed without being closed (valid_to is still null)")
+        return problems
+    if type(valid_to) is not int or (type(valid_from) is int and valid_to <= valid_from):
+        problems.append(f"closing fact {fact}: valid_to {valid_to!r} must be an integer after valid_from {valid_from!r}")
+    if type(new.get("expired_at")) is not int:
+        problems.append(f"closing fact {fact}: expired_at must be set to when it was closed (integer ms)")
+    successor = new.get("superseded_by")
+    if old.get("superseded_by") is not None and successor != old.get("superseded_by"):
+        problems.append(f"closing fact {fact}: superseded_by was {old.get('superseded_by')!r} and changed")
+    elif successor is not None and (not isinstance(successor, str) or successor == fact):
+        problems.append(f"closing fact {fact}: superseded_by must be the successor's id (or null), not {successor!r}")
+    return problems
+
+
+def facts(path: str, old: bytes, new: bytes, *, prefix: bool, restore: str) -> tuple[list[Violation], list[tuple[int, bytes]]]:
+    """I2 on a fact file present on both sides; returns violations and the lines to validate
+    (appended facts and closed ones; none unless `prefix`)."""
+    fix = I2_FIX.format(restore=restore)
+    base = old if not old or old.endswith(b"\n") else old + b"\n"
+    if new.startswith(base):  # the common case: facts appended, nothing closed
+        return _new_ids(path, old, new[len(base):], line_of(new, len(base))) if prefix else ([], [])
+    old_lines, new_lines = lines(old), lines(new)
+    if not prefix:
+        return _facts_survive(path, old_lines, new_lines, fix), []
+    found: list[Violation] = []
+    check: list[tuple[int, bytes]] = []
+    for index, old_line in enumerate(old_lines):
+        new_line = new_lines[index] if index < len(new_lines) else None
+        if new_line == old_line:
+            continue
+        before = _fact(old_line)
+        after = _fact(new_line) if new_line is not None else None
+        if before is None:
+            found.append(Violation(path, index + 1, "I2", f"committed line {index + 1} changed", fix))
+        elif after is None or after["id"] != before["id"]:
+            # Lines moved: say which facts are gone, or that they were reordered.
+            return found + _facts_survive(path, old_lines[index:], new_lines, fix, offset=index, moved=True), check
+        else:
+            found += [Violation(path, index + 1, "I2", problem, fix) for problem in closing_problems(before, after)]
+            check.append((index + 1, new_line))
+    if len(new_lines) > len(old_lines):
+        start = len(b"\n".join(new_lines[:len(old_lines)])) + (1 if old_lines else 0)
+        more, appended = _new_ids(path, b"\n".join(old_lines), new[start:], len(old_lines) + 1)
+        found += more
+        check += appended
+    return found, check
+
+
+def _new_ids(path: str, old: bytes, tail: bytes, first: int) -> tuple[list[Violation], list[tuple[int, bytes]]]:
+    """Appended facts must bring new ids: not one of the file's committed facts, nor twice."""
+    appended = list(enumerate(lines(tail), start=first))
+    found, seen = [], set()
+    for number, raw in appended:
+        fact = _fact(raw)
+        if fact is None:
+            continue  # the schema check reports it
+        ident = fact["id"]
+        # Facts are written as compact JSON with sorted keys, so a committed id appears as `"id":"<id>"`.
+        if ident in seen or f'"id":"{ident}"'.encode() in old:
+            found.append(Violation(path, number, "I2", f"fact id {ident} is already in the file",
+                                   "give the new fact a new id; to change a fact, close it and append its successor"))
+        seen.add(ident)
+    return found, appended
+
+
+def _facts_survive(path: str, old_lines: list[bytes], new_lines: list[bytes], fix: str, *,
+                   offset: int = 0, moved: bool = False) -> list[Violation]:
+    """Every committed fact is still in `new`, by id, unchanged or properly closed."""
+    present = set(new_lines)
+    gone = [(offset + i, line) for i, line in enumerate(old_lines) if line not in present]
+    by_id: dict[str, tuple[int, dict[str, Any]]] = {}
+    if gone:
+        known = set(old_lines)
+        for number, raw in enumerate(new_lines, start=1):
+            fact = _fact(raw) if raw not in known else None
+            if fact is not None:
+                by_id.setdefault(fact["id"], (number, fact))
+    found = []
+    for index, raw in gone:
+        before = _fact(raw)
+        if before is None:
+            found.append(Violation(path, index + 1, "I2", f"committed line {index + 1} changed or was removed", fix))
+        elif before["id"] not in by_id:
+            found.append(Violation(path, index + 1, "I2", f"fact {before['id']} (line {index + 1}) was removed", fix))
+        else:
+            number, after = by_id[before["id"]]
+            found += [Violation(path, number, "I2", problem, fix) for problem in closing_problems(before, after)]
+    if moved and not found:
+        found.append(Violation(path, offset + 1, "I2", f"facts were reordered from line {offset + 1}; a fact keeps its"
+                                                       " line, new facts are appended at the end", fix))
+    return found
+
+
+# ---- I3: handoffs ------------------------------------------------------------------------------
+
+def handoff(path: str, place: Place, data: bytes) -> list[Violation]:
+    """A new handoff: complete (front matter, open threads, capability table) and in its agent's folder."""
+    from memstack import handoff as handoff_module
+    from memstack.errors import MemstackError
+
+    found = text(path, data)
+    if found:
+        return found
+    fix = "complete it (front matter agent/date/session, a non-empty '## Open threads', a '## Capability table')"
+    try:
+        parsed = handoff_module.parse(data.decode("utf-8"), path)
+    except MemstackError as exc:
+        what = exc.message
+        for prefix in (f"{path}: I3 ", f"{path}: ", "handoff: "):
+            what = what.removeprefix(prefix)
+        return [Violation(path, 0, "I3", what, fix)]
+    if parsed.front.get("agent") != place.agent:
+        found.append(Violation(path, 0, "I3", f"front matter agent {parsed.front.get('agent')!r} is not the folder's"
+                                              f" agent {place.agent!r}", "seal it in its own agent's folder"))
+    if str(parsed.front.get("date")) != place.date:
+        found.append(Violation(path, 0, "I3", f"front matter date {parsed.front.get('date')!r} is not the file"
+                                              f" name's date {place.date}", "name the file after its date"))
+    return found
+
+
+def sealed_handoff(path: str, deleted: bool, restore: str) -> Violation:
+    what = "sealed handoff deleted or renamed" if deleted else "sealed handoff edited"
+    return Violation(path, 0, "I3", what, I3_FIX.format(restore=restore))
