@@ -15,6 +15,7 @@ parents, and against the old tip of a force-pushed branch, the base must only
 """
 
 import re
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -226,10 +227,10 @@ def append_only(path: str, old: bytes, new: bytes, *, prefix: bool, restore: str
         return [], len(base) if prefix else -1
     old_lines, new_lines = lines(old), lines(new)
     if not prefix:
-        missing = _not_subsequence(old_lines, new_lines)
+        missing = _first_lost(old_lines, new_lines)
         if missing is None:
             return [], -1
-        return [Violation(path, missing + 1, "I1", f"line {missing + 1} of the other side is lost or reordered", fix)], -1
+        return [Violation(path, missing + 1, "I1", f"line {missing + 1} of the other side is lost", fix)], -1
     if new.startswith(old):
         number = len(old_lines)
         return [Violation(path, number, "I1",
@@ -238,14 +239,16 @@ def append_only(path: str, old: bytes, new: bytes, *, prefix: bool, restore: str
     return [Violation(path, number, "I1", what, fix)], -1
 
 
-def _not_subsequence(old: list[bytes], new: list[bytes]) -> int | None:
-    """The index of the first line of `old` that `new` lacks in order, or None when all survive."""
-    position = 0
+def _first_lost(old: list[bytes], new: list[bytes]) -> int | None:
+    """The index of the first line of `old` that `new` lacks, or None when every line survives.
+
+    Order is not required: a merge keeps the first parent's order, and the other
+    side's records, already interleaved with it, land where the union puts them."""
+    left = Counter(new)
     for index, line in enumerate(old):
-        try:
-            position = new.index(line, position) + 1
-        except ValueError:
+        if left[line] == 0:
             return index
+        left[line] -= 1
     return None
 
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from helpers import git, memstack
-from memstack import merge
+from memstack import intake, merge
 
 FACTS = "kb/facts/alice/2026-01.jsonl"
 
@@ -185,9 +185,10 @@ def test_a_hundred_rounds_of_appends_and_closings_on_two_clones_lose_nothing(clo
         assert pulled.returncode == 0, pulled.stdout + pulled.stderr
         day = clone / "intake/alice/2026-01-01.jsonl"
         for n in range(rnd.randint(1, 3)):
-            rid = f"{who}-{round_:03d}-{n}-record"
-            append(day, line({"id": rid, "round": round_}))
-            written.add(rid)
+            record = intake.make_record(agent="alice", content=f"{who} round {round_} #{n}",
+                                        created_at="2026-01-01T12:00:00Z")
+            append(day, line(record))
+            written.add(record["id"])
         facts_path = clone / FACTS
         current = [json.loads(x) for x in facts_path.read_text().splitlines()] if facts_path.exists() else []
         # Each clone closes only facts it wrote (one writer per fact), so no closing can conflict.
@@ -204,11 +205,14 @@ def test_a_hundred_rounds_of_appends_and_closings_on_two_clones_lose_nothing(clo
         if rnd.random() < 0.7:
             merged = git(clone, "pull", "-q", "--no-rebase", "--no-edit", check=False)
             assert merged.returncode == 0, merged.stdout + merged.stderr
-            assert git(clone, "push", "-q", check=False).returncode == 0
+            assert git(clone, "push", "-q", "--no-verify", check=False).returncode == 0
     for clone in (a, b):
         git(clone, "pull", "-q", "--no-rebase", "--no-edit")
-        git(clone, "push", "-q", check=False)
+        git(clone, "push", "-q", "--no-verify", check=False)
     git(a, "pull", "-q", "--no-rebase", "--no-edit")
+    root = git(a, "rev-list", "--max-parents=0", "HEAD").stdout.strip()
+    audit = memstack("check", "--range", f"{root}..HEAD", cwd=a)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
     for clone in (a, b):
         ids = [json.loads(x)["id"] for x in (clone / "intake/alice/2026-01-01.jsonl").read_text().splitlines()]
         assert len(ids) == len(set(ids)) and set(ids) == written
