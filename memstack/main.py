@@ -14,7 +14,7 @@ from memstack import __version__
 from memstack.errors import MemstackError
 
 # Each module exports `register(subparsers, common)`; its parsers set `func`.
-COMMANDS = ("init", "intake", "soil", "handoff", "boot", "identity", "nest", "check", "merge", "mcp")
+COMMANDS = ("init", "intake", "soil", "handoff", "boot", "identity", "nest", "check", "merge", "review", "mcp")
 
 
 def _common() -> argparse.ArgumentParser:

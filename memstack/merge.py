@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from memstack import paths
+from memstack import layout
 
 
 class Unmergeable(Exception):
@@ -160,11 +160,11 @@ def merge_facts(base: bytes, ours: bytes, theirs: bytes) -> Result:
 
 def merge(relpath: str, base: bytes, ours: bytes, theirs: bytes) -> Result:
     """Merge one memory file; raises Unmergeable where git's own merge must take over."""
-    kind = paths.kind(relpath)
-    if kind in paths.APPEND_ONLY:
+    kind = layout.classify(relpath).kind
+    if kind in layout.LOGS:
         return merge_log(base, ours, theirs)
-    if kind == "facts":
+    if kind == layout.FACTS:
         return merge_facts(base, ours, theirs)
-    if kind in paths.DERIVED:
+    if kind in layout.DERIVED:
         return Result(ours)
     raise Unmergeable(f"{relpath} is not a file memstack merges")

@@ -1,0 +1,24 @@
+"""`memstack review A..B [--format md|json]`."""
+
+from typing import Any
+
+from memstack import git
+from memstack.output import emit
+
+
+def register(sub: Any, common: Any) -> None:
+    p = sub.add_parser("review", parents=[common], help="what a range changes in memory (for a pull request)")
+    p.add_argument("range", metavar="A..B")
+    p.add_argument("--format", choices=("md", "json"), default="md")
+    p.set_defaults(func=run)
+
+
+def run(args: Any) -> int:
+    from memstack import review
+    from memstack.store import open_store
+
+    store = open_store(args.store)
+    report = review.review(git.toplevel(store.root), args.range)
+    args.json = args.json or args.format == "json"
+    emit(args, report, lambda: review.markdown(report))
+    return 0

@@ -1,0 +1,159 @@
+"""`memstack review A..B`: what a range changes in memory, for the person reviewing a pull request.
+
+The net change from A to B (one tree diff, only the changed blobs read) read as
+memory: facts added, facts superseded (old and new side by side with their
+windows), intake per agent and tier, promotions per sub-tier, Binder decisions,
+handoffs sealed, SOIL changes; plus every invariant violation of the range's
+commits (`check --range`). Markdown to paste as a pull-request comment, or JSON
+with a stable shape for tools.
+"""
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memstack import check, git, layout
+from memstack.errors import MemstackError
+from memstack.times import iso
+
+
+def _records(data: bytes | None) -> list[dict[str, Any]]:
+    found = []
+    for line in (data or b"").splitlines():
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue  # the violations section reports it
+        if isinstance(record, dict):
+            found.append(record)
+    return found
+
+
+def _new_lines(old: bytes | None, new: bytes | None) -> list[dict[str, Any]]:
+    before = set((old or b"").splitlines())
+    return _records(b"\n".join(line for line in (new or b"").splitlines() if line not in before))
+
+
+def _window(fact: dict[str, Any]) -> str:
+    def when(ms: Any) -> str:
+        return iso(ms) if isinstance(ms, int) else "open"
+    return f"[{when(fact.get('valid_from'))}, {when(fact.get('valid_to'))})"
+
+
+def review(repo: Path, spec: str) -> dict[str, Any]:
+    ends = spec.split("..")
+    if len(ends) != 2 or not all(ends) or spec.startswith("-"):
+        raise MemstackError(f"bad range {spec!r}: expected A..B")
+    trees = []
+    for end in ends:
+        tree = git.rev_parse(repo, f"{end}^{{tree}}")
+        if tree is None:
+            raise MemstackError(f"bad range {spec!r}: no commit {end!r} in {repo}")
+        trees.append(tree)
+    changes = git.tree_diffs(repo, [(trees[0], trees[1])])[0]
+    report: dict[str, Any] = {"range": spec, "commits": 0, "facts_added": [], "facts_superseded": [],
+                              "intake": {}, "intake_records": [], "promotions": {}, "binder": [],
+                              "handoffs": [], "soil": [], "derived": [], "violations": []}
+    intake_counts: dict[str, Counter[str]] = {}
+    promotions: Counter[str] = Counter()
+    added_facts: dict[str, dict[str, Any]] = {}
+    with git.CatFile(repo) as blobs:
+        def read(sha: str) -> bytes | None:
+            return None if git.is_zero(sha) else blobs.read(sha)
+
+        for change in changes:
+            place = layout.classify(change.path)
+            old, new = read(change.old_sha), read(change.new_sha)
+            if place.kind == layout.INTAKE:
+                for record in _new_lines(old, new):
+                    intake_counts.setdefault(str(record.get("agent")), Counter())[str(record.get("tier"))] += 1
+                    report["intake_records"].append({k: record.get(k) for k in ("id", "agent", "tier", "confidence",
+                                                                                "title", "created_at")})
+            elif place.kind == layout.PROMOTIONS:
+                promotions.update(str(line.get("sub_tier")) for line in _new_lines(old, new))
+            elif place.kind == layout.BINDER:
+                report["binder"] += [{k: d.get(k) for k in ("intake_id", "decision", "by")}
+                                     for d in _new_lines(old, new)]
+            elif place.kind == layout.FACTS:
+                before = {f.get("id"): f for f in _records(old)}
+                for fact in _records(new):
+                    prior = before.get(fact.get("id"))
+                    if prior is None:
+                        added_facts[fact["id"]] = fact
+                    elif prior.get("valid_to") is None and fact.get("valid_to") is not None:
+                        report["facts_superseded"].append({"before": prior, "after": fact})
+            elif place.kind == layout.HANDOFF and change.added:
+                report["handoffs"].append({"path": change.path, "agent": place.agent, "date": place.date})
+            elif place.kind == layout.SOIL:
+                what = "added" if change.added else "deleted" if change.deleted else "changed"
+                report["soil"].append({"path": change.path, "change": what})
+            elif place.kind in layout.DERIVED:
+                report["derived"].append(change.path)
+    for item in report["facts_superseded"]:
+        item["successor"] = added_facts.get(item["after"].get("superseded_by"))
+    report["facts_added"] = sorted(added_facts.values(), key=lambda f: (f.get("subject", ""), f.get("id", "")))
+    report["facts_superseded"].sort(key=lambda i: (i["before"].get("subject", ""), i["before"].get("id", "")))
+    report["intake"] = {agent: dict(sorted(c.items())) for agent, c in sorted(intake_counts.items())}
+    report["intake_records"].sort(key=lambda r: (str(r["created_at"]), str(r["id"])))
+    report["promotions"] = dict(sorted(promotions.items()))
+    checked = check.check_range(repo, spec)
+    report["commits"] = len(checked.results)
+    report["violations"] = checked.to_dict()["violations"]
+    return report
+
+
+def _cell(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(report: dict[str, Any]) -> str:
+    n_intake = len(report["intake_records"])
+    out = [f"## memstack review of `{report['range']}` ({report['commits']} commits)", "",
+           f"{n_intake} intake records, {len(report['facts_added'])} facts added,"
+           f" {len(report['facts_superseded'])} superseded, {sum(report['promotions'].values())} promotions,"
+           f" {len(report['handoffs'])} handoffs sealed, {len(report['soil'])} SOIL changes,"
+           f" {len(report['violations']) or 'no'} invariant violations.", ""]
+    if report["violations"]:
+        out += ["### ❌ Invariant violations", "", "```text"]
+        out += [f"{v['commit'][:12] if v['commit'] else ''} {v['path']}:{v['line']}: {v['rule']} {v['what']}"
+                for v in report["violations"]]
+        out += ["```", ""]
+    if report["facts_added"]:
+        out += [f"### Facts added ({len(report['facts_added'])})", "",
+                "| subject | predicate | object | valid | table | agent |", "|---|---|---|---|---|---|"]
+        out += [f"| {_cell(f.get('subject'))} | {_cell(f.get('predicate'))} | {_cell(f.get('object'))} |"
+                f" {_window(f)} | {f.get('table')} | {f.get('agent')} |" for f in report["facts_added"]]
+        out.append("")
+    if report["facts_superseded"]:
+        out += [f"### Facts superseded ({len(report['facts_superseded'])})", "",
+                "| subject | predicate | before | window now | after | window |", "|---|---|---|---|---|---|"]
+        for item in report["facts_superseded"]:
+            before, after = item["before"], item["after"]
+            successor = item.get("successor") or {}
+            out.append(f"| {_cell(before.get('subject'))} | {_cell(before.get('predicate'))} |"
+                       f" {_cell(before.get('object'))} | {_window(after)} |"
+                       f" {_cell(successor.get('object', '(closed, no successor here)'))} |"
+                       f" {_window(successor) if successor else ''} |")
+        out.append("")
+    if report["intake"]:
+        tiers = sorted({t for counts in report["intake"].values() for t in counts})
+        out += [f"### Intake ({n_intake})", "", "| agent | " + " | ".join(tiers) + " |",
+                "|---|" + "---|" * len(tiers)]
+        out += [f"| {agent} | " + " | ".join(str(c.get(t, 0)) for t in tiers) + " |"
+                for agent, c in report["intake"].items()]
+        out.append("")
+    if report["promotions"]:
+        out += ["### Promotions", "", "| sub-tier | records |", "|---|---|"]
+        out += [f"| {tier} | {n} |" for tier, n in report["promotions"].items()] + [""]
+    if report["binder"]:
+        out += ["### Binder decisions", ""]
+        out += [f"- {d['decision']} `{d['intake_id']}` by {d['by']}" for d in report["binder"]] + [""]
+    if report["handoffs"]:
+        out += ["### Handoffs sealed", ""] + [f"- `{h['path']}`" for h in report["handoffs"]] + [""]
+    if report["soil"]:
+        out += ["### SOIL", ""] + [f"- {s['change']} `{s['path']}`" for s in report["soil"]] + [""]
+    if report["derived"]:
+        out += ["Derived files refreshed: " + ", ".join(f"`{p}`" for p in report["derived"]), ""]
+    return "\n".join(out)

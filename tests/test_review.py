@@ -1,0 +1,114 @@
+"""`memstack review A..B`: a known range gives the expected Markdown and JSON."""
+
+import json
+from pathlib import Path
+
+from helpers import git, memstack
+from test_handoff_boot import HANDOFF
+from test_merge import closed, fact, line
+
+FACTS = "kb/facts/alice/2026-01.jsonl"
+
+
+def intake_line(rid: str, tier: str, agent: str = "alice") -> bytes:
+    return line({"id": rid, "content": f"record {rid}", "title": f"t-{rid}", "source": "", "agent": agent,
+                 "tier": tier, "confidence": 0.9, "keywords": [], "tags": [],
+                 "created_at": "2026-01-01T10:00:00.000Z"})
+
+
+def write(root: Path, rel: str, data: bytes, mode: str = "ab") -> None:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    with (root / rel).open(mode) as handle:
+        handle.write(data)
+
+
+def commit(root: Path, message: str) -> str:
+    git(root, "add", "-A")
+    result = git(root, "commit", "-q", "-m", message, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return git(root, "rev-parse", "HEAD").stdout.strip()
+
+
+def test_review_of_a_known_range(store: Path) -> None:
+    old = fact("fact-old-0001", "deploy", "friday")
+    write(store, FACTS, line(old))
+    base = commit(store, "base")
+    write(store, "intake/alice/2026-01-01.jsonl", intake_line("rec-aaaa-0001", "verified")
+          + intake_line("rec-aaaa-0002", "observed"))
+    write(store, "intake/bob/2026-01-01.jsonl", intake_line("rec-bbbb-0001", "observed", "bob"))
+    new = fact("fact-new-0002", "deploy", "monday", valid_from=5000)
+    write(store, FACTS, line(closed(old, 5000, "fact-new-0002")) + line(new), mode="wb")
+    commit(store, "learned things")
+    write(store, "kb/promotions.jsonl", line({"intake_id": "rec-aaaa-0001", "agent": "alice",
+                                              "sub_tier": "knowledge", "fact_id": "fact-new-0002",
+                                              "promoted_at": 9000}))
+    memstack("soil", "put", "session", "now", "--value", "1", cwd=store)
+    write(store, "handoffs/alice/session_handoff-2026-01-01_alice.md",
+          ("---\nagent: alice\ndate: 2026-01-01\nsession: s1\n---\n" + HANDOFF).encode())
+    commit(store, "session end")
+
+    result = memstack("review", f"{base}..HEAD", cwd=store)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"""## memstack review of `{base}..HEAD` (2 commits)
+
+3 intake records, 1 facts added, 1 superseded, 1 promotions, 1 handoffs sealed, 1 SOIL changes, no invariant violations.
+
+### Facts added (1)
+
+| subject | predicate | object | valid | table | agent |
+|---|---|---|---|---|---|
+| deploy | p | monday | [1970-01-01T00:00:05.000Z, open) | knowledge | alice |
+
+### Facts superseded (1)
+
+| subject | predicate | before | window now | after | window |
+|---|---|---|---|---|---|
+| deploy | p | friday | [1970-01-01T00:00:01.000Z, 1970-01-01T00:00:05.000Z) | monday | [1970-01-01T00:00:05.000Z, open) |
+
+### Intake (3)
+
+| agent | observed | verified |
+|---|---|---|
+| alice | 1 | 1 |
+| bob | 1 | 0 |
+
+### Promotions
+
+| sub-tier | records |
+|---|---|
+| knowledge | 1 |
+
+### Handoffs sealed
+
+- `handoffs/alice/session_handoff-2026-01-01_alice.md`
+
+### SOIL
+
+- added `store/session/now.json`
+"""
+    data = json.loads(memstack("review", f"{base}..HEAD", "--format", "json", cwd=store).stdout)
+    assert data["commits"] == 2 and data["violations"] == []
+    assert data["intake"] == {"alice": {"observed": 1, "verified": 1}, "bob": {"observed": 1}}
+    assert [r["id"] for r in data["intake_records"]] == ["rec-aaaa-0001", "rec-aaaa-0002", "rec-bbbb-0001"]
+    [superseded] = data["facts_superseded"]
+    assert superseded["before"] == old and superseded["after"] == closed(old, 5000, "fact-new-0002")
+    assert superseded["successor"] == new
+    assert data["facts_added"] == [new]
+    assert data["promotions"] == {"knowledge": 1}
+    assert data["soil"] == [{"path": "store/session/now.json", "change": "added"}]
+
+
+def test_review_lists_violations_of_commits_that_skipped_the_hook(store: Path) -> None:
+    write(store, "intake/alice/2026-01-01.jsonl", intake_line("rec-aaaa-0001", "verified"))
+    base = commit(store, "base")
+    write(store, "intake/alice/2026-01-01.jsonl", intake_line("rec-aaaa-0009", "verified"), mode="wb")
+    git(store, "commit", "-q", "--no-verify", "-am", "rewrote the log")
+    result = memstack("review", f"{base}..HEAD", cwd=store)
+    assert result.returncode == 0
+    assert "### ❌ Invariant violations" in result.stdout
+    assert "intake/alice/2026-01-01.jsonl:1: I1 line 1 was edited or deleted" in result.stdout
+
+
+def test_review_of_a_bad_range_is_bad_usage(store: Path) -> None:
+    result = memstack("review", "nope..HEAD", cwd=store)
+    assert result.returncode == 2 and "nope" in result.stderr
