@@ -14,7 +14,7 @@ from memstack import __version__
 from memstack.errors import MemstackError
 
 # Each module exports `register(subparsers, common)`; its parsers set `func`.
-COMMANDS = ("init", "intake", "soil", "handoff", "boot", "identity", "nest", "check")
+COMMANDS = ("init", "intake", "soil", "handoff", "boot", "identity", "nest", "check", "fact", "recall", "capture")
 
 
 def _common() -> argparse.ArgumentParser:
