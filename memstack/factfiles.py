@@ -75,6 +75,27 @@ def scan(store: Path) -> Iterator[Fact]:
         yield from read(store, relpath)
 
 
+def scan_for(store: Path, values: Sequence[str]) -> Iterator[tuple[str, Fact]]:
+    """(file, fact) for every line holding one of `values` as a JSON string: a superset of the
+    facts with that subject or id, found with a byte search instead of parsing every line."""
+    needles = [jsonio.dumps_line(value)[:-1] for value in values]
+    for relpath, _ in list_files(store):
+        data = (store / relpath).read_bytes()
+        starts = set()
+        for needle in needles:
+            at = data.find(needle)
+            while at >= 0:
+                start, end = data.rfind(NEWLINE, 0, at) + 1, data.find(NEWLINE, at)
+                if end < 0:
+                    break  # an unfinished last line
+                starts.add((start, end))
+                at = data.find(needle, end)
+        for start, end in sorted(starts):
+            fact = jsonio.loads(data[start:end], f"{relpath}:{data.count(NEWLINE, 0, start) + 1}")
+            if isinstance(fact, dict):
+                yield relpath, fact
+
+
 def append(store: Path, new: Sequence[Fact]) -> list[str]:
     """Append facts (each validated first; nothing is written if one is bad), one write per file.
 
@@ -114,10 +135,10 @@ def close(store: Path, relpath: str, closings: Sequence[Closing]) -> list[Fact]:
         data = path.read_bytes()
         if data and not data.endswith(b"\n"):
             files.check_tail(path, relpath)
+        found = find_lines(data, [c.fact_id for c in closings], relpath)
         spans = []
-        for closing in closings:
-            start, end = find_line(data, closing.fact_id, relpath)
-            where = f"{relpath}:{data.count(NEWLINE, 0, start) + 1}"
+        for closing, (start, end, number) in zip(closings, found):
+            where = f"{relpath}:{number}"
             old = jsonio.loads(data[start:end], where)
             new = facts.close(old, valid_to=closing.valid_to, expired_at=closing.expired_at,
                               superseded_by=closing.superseded_by)
@@ -155,25 +176,37 @@ def close_many(store: Path, where: Mapping[str, str], closings: Sequence[Closing
     return [closed[c.fact_id] for c in closings]
 
 
-def find_line(data: bytes, fact_id: str, relpath: str) -> tuple[int, int]:
-    """The byte span (start, end before the newline) of the line holding fact `fact_id`."""
-    needle = b'"id":' + jsonio.dumps_line(fact_id)[:-1]
-    at = data.find(needle)
-    while at >= 0:  # memstack writes compact, key-sorted lines: `"id":"<id>"` appears once per line
-        start = data.rfind(b"\n", 0, at) + 1
-        end = data.find(b"\n", at)
-        end = len(data) if end < 0 else end
-        record = jsonio.loads(data[start:end], relpath)
-        if isinstance(record, dict) and record.get("id") == fact_id:
-            return start, end
-        at = data.find(needle, end)
-    start = 0
-    for line in data.splitlines(keepends=True):  # a line written some other way (spaces, key order)
-        record = jsonio.loads(line, relpath)
-        if isinstance(record, dict) and record.get("id") == fact_id:
-            return start, start + len(line.rstrip(b"\n"))
-        start += len(line)
-    raise MemstackError(f"{relpath}: no fact {fact_id}")
+_ID_KEY = re.compile(rb'"id":("(?:[^"\\]|\\.)*")')  # memstack writes compact lines: `"id":"<id>"`
+
+
+def find_lines(data: bytes, fact_ids: Sequence[str], relpath: str) -> list[tuple[int, int, int]]:
+    """(start, end before the newline, line number) of the line holding each fact, in one pass."""
+    wanted = set(fact_ids)
+    spans: dict[str, tuple[int, int]] = {}
+    for match in _ID_KEY.finditer(data):
+        fact_id = jsonio.loads(match.group(1), relpath)
+        if fact_id in wanted and fact_id not in spans:
+            start, end = data.rfind(NEWLINE, 0, match.start()) + 1, data.find(NEWLINE, match.end())
+            end = len(data) if end < 0 else end
+            record = jsonio.loads(data[start:end], relpath)
+            if isinstance(record, dict) and record.get("id") == fact_id:
+                spans[fact_id] = (start, end)
+    if len(spans) < len(wanted):  # a line written some other way (spaces, key order): parse every line
+        start = 0
+        for line in data.splitlines(keepends=True):
+            record = jsonio.loads(line, relpath)
+            if isinstance(record, dict) and record.get("id") in wanted and record["id"] not in spans:
+                spans[record["id"]] = (start, start + len(line.rstrip(b"\n")))
+            start += len(line)
+    missing = [i for i in fact_ids if i not in spans]
+    if missing:
+        raise MemstackError(f"{relpath}: no fact {missing[0]}")
+    numbers, line, at = {}, 1, 0
+    for start, _ in sorted(spans.values()):
+        line += data.count(NEWLINE, at, start)
+        numbers[start] = line
+        at = start
+    return [(*spans[i], numbers[spans[i][0]]) for i in fact_ids]
 
 
 def _stat(path: Path) -> os.stat_result | None:

@@ -17,6 +17,7 @@ Semantics beyond the SPEC's words (see docs/facts.md):
   through contradicting captures never has two versions valid at once.
 """
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,8 +53,8 @@ def append_many(store: Path, new: Sequence[Fact], check_ids: bool = True) -> lis
     """
     ids = [f.get("id") for f in new]
     if len(set(ids)) != len(ids):
-        twice = sorted({i for i in ids if ids.count(i) > 1}, key=str)
-        raise MemstackError(f"bad id {twice[0]!r}: given twice in one batch")
+        twice = next(i for i, n in Counter(ids).items() if n > 1)
+        raise MemstackError(f"bad id {twice!r}: given twice in one batch")
     if check_ids and new:
         taken = existing_ids(store, [i for i in ids if isinstance(i, str)])
         if taken:
