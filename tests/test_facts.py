@@ -340,3 +340,111 @@ def test_a_symlinked_fact_file_is_refused(tmp_path: Path) -> None:
     os.symlink(tmp_path / "kb/facts/alice/2026-01.jsonl", tmp_path / "kb/facts/alice/2026-02.jsonl")
     with pytest.raises(MemstackError, match="symlink"):
         factstore.get_valid_at(tmp_path, 1)
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    (b"\n", "empty line"), (b"{not json\n", "not valid JSON"), (b"[1]\n", "must be a JSON object"),
+    (b'{"id":"x","subject":"s","predicate":"p","valid_from":"2026","valid_to":null,"recorded_at":1,'
+     b'"expired_at":null}\n', "valid_from must be integer"),
+    (b'{"id":"x","subject":"s","predicate":"p","valid_from":1,"valid_to":null,"recorded_at":1,'
+     b'"expired_at":99999999999999999999}\n', "expired_at must be integer"),
+    (b'{"id":"x","subject":"s","predicate":"p","valid_from":1,"recorded_at":1,"expired_at":null}\n',
+     "valid_to must be integer milliseconds or null"),
+])
+def test_a_line_the_index_cannot_take_is_named(tmp_path: Path, line: bytes, message: str) -> None:
+    add(tmp_path, subject="a", valid_from=0, recorded_at=JAN)
+    factstore.get_valid_at(tmp_path, 1)
+    with open(tmp_path / "kb/facts/alice/2026-01.jsonl", "ab") as handle:
+        handle.write(line)
+    with pytest.raises(MemstackError, match=rf"kb/facts/alice/2026-01\.jsonl:2: I5 .*{message}"):
+        factstore.get_valid_at(tmp_path, 1)
+
+
+def index_current(root: Path) -> bool:
+    db = factindex._connect(root)
+    try:
+        return factindex.sync(db, root, budget=0)
+    finally:
+        db.close()
+
+
+def test_a_far_behind_index_answers_from_the_files_and_catches_up_in_the_background(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setattr(factindex, "BUILD_BUDGET", 0)  # anything to index counts as "too much for one query"
+    fact = add(tmp_path, subject="a", valid_from=0, recorded_at=JAN)
+    add(tmp_path, subject="b", valid_from=0, recorded_at=JAN)
+    assert not index_current(tmp_path)
+    assert factstore.get_valid_at(tmp_path, 1, "a") == [fact]  # answered from the files...
+    deadline = time.monotonic() + 120
+    while not index_current(tmp_path) or factindex.building(tmp_path):  # ...while a detached process builds
+        assert time.monotonic() < deadline, "the background build never finished"
+        time.sleep(0.05)
+    assert factstore.get_valid_at(tmp_path, 1) == factstore.scan_valid_at(tmp_path, 1)
+
+
+def test_a_failed_background_build_brings_the_error_to_the_foreground(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(factindex, "BUILD_BUDGET", 0)
+    monkeypatch.setattr(factindex, "start_build", lambda root: None)
+    add(tmp_path, subject="a", valid_from=0, recorded_at=JAN)
+    rel = tmp_path / "kb/facts/alice/2026-01.jsonl"
+    good = rel.read_bytes()
+    rel.write_bytes(good + b"{broken\n")
+    assert len(factstore.get_valid_at(tmp_path, 1, "a")) == 1  # the files answer; the bad line is elsewhere
+    assert factindex.main([str(tmp_path)]) == 2  # what the background build does, and it fails
+    with pytest.raises(MemstackError, match=r"2026-01\.jsonl:2: I5 not valid JSON"):
+        factstore.get_valid_at(tmp_path, 1, "a")
+    rel.write_bytes(good)  # fixed: the files answer again, and the next build succeeds
+    os.utime(rel, ns=(rel.stat().st_mtime_ns + 10**9,) * 2)
+    assert len(factstore.get_valid_at(tmp_path, 1, "a")) == 1
+    assert factindex.main([str(tmp_path)]) == 0 and index_current(tmp_path)
+
+
+def test_a_line_written_another_way_is_still_found_and_closed(tmp_path: Path) -> None:
+    import json
+
+    add(tmp_path, subject="a", valid_from=0, recorded_at=JAN)
+    spaced = facts.make(subject="b", predicate="decided", object="o", valid_from=0, recorded_at=JAN, agent="alice")
+    rel = tmp_path / "kb/facts/alice/2026-01.jsonl"
+    with open(rel, "a", encoding="utf-8") as handle:  # as another tool would write it: spaces, its own key order
+        handle.write(json.dumps(dict(reversed(list(spaced.items())))) + "\n")
+    add(tmp_path, subject="c", valid_from=0, recorded_at=JAN)
+    before = rel.read_bytes().splitlines(keepends=True)
+    [closed] = factstore.invalidate(tmp_path, subject="b", predicate="decided", valid_to=5, recorded_at=JAN)
+    after = rel.read_bytes().splitlines(keepends=True)
+    assert closed == {**spaced, "valid_to": 5, "expired_at": JAN}
+    assert after[0] == before[0] and after[2] == before[2] and factfiles.read(tmp_path, str(rel.relative_to(
+        tmp_path)))[1] == closed
+
+
+def test_threads_and_processes_share_the_index_safely(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import threading
+
+    add(tmp_path, subject="a", valid_from=0, recorded_at=JAN)
+    errors: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            for _ in range(30):
+                assert factstore.get_valid_at(tmp_path, 1, "a")
+        except BaseException as exc:  # noqa: BLE001 - collected and re-raised below
+            errors.append(exc)
+
+    writer = ("import sys; from pathlib import Path; from memstack import factstore\n"
+              "for n in range(20): factstore.add(Path(sys.argv[1]), subject='w', predicate='p', object=str(n),"
+              " valid_from=0, recorded_at=1767225600000 + n, agent='bob')")
+    other = subprocess.Popen([sys.executable, "-c", writer, str(tmp_path)])
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for n in range(20):
+        add(tmp_path, subject="a", object=str(n), valid_from=0, recorded_at=JAN + n)
+    for thread in threads:
+        thread.join()
+    assert other.wait() == 0 and errors == []
+    assert factstore.get_valid_at(tmp_path, 1) == factstore.scan_valid_at(tmp_path, 1)
+    assert len(factstore.get_valid_at(tmp_path, 1)) == 41

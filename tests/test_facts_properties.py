@@ -149,3 +149,37 @@ def test_the_reference_window_logic_is_the_definition(windows: list[tuple[int, i
             expected_then.append(f["id"])
     assert [f["id"] for f in facts.valid_at(made, ts, as_of=as_of)] == sorted(
         expected_then, key=lambda i: facts.listing_key(next(f for f in made if f["id"] == i)))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(operations, max_size=14))
+def test_while_the_index_catches_up_the_files_answer_the_same(ops: list[tuple[Any, ...]]) -> None:
+    """A fresh clone: no index yet and too much to index in one query, so queries read the files."""
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        for step, op in enumerate(ops):
+            try:
+                apply(root, step, op)
+            except MemstackError:
+                pass
+        transaction_times = [BASE + step * 4 * DAY + 1 for step in range(len(ops))]
+        expected = {(ts, subject, as_of): factstore.scan_valid_at(root, ts, subject, as_of)
+                    for ts in PROBES for subject in SUBJECTS for as_of in (None, *transaction_times[::3])}
+        factindex.drop(root)
+        builds: list[Path] = []
+        with mock.patch.object(factindex, "BUILD_BUDGET", 0), \
+                mock.patch.object(factindex, "start_build", builds.append):
+            for (ts, subject, as_of), answer in expected.items():
+                assert factstore.get_valid_at(root, ts, subject, as_of) == answer
+            for subject in SUBJECTS:
+                assert factstore.history(root, subject) == factstore.scan_history(root, subject)
+                assert factstore.recall(root, subject, 6000, 2) == factstore.scan_recall(root, subject, 6000, 2)
+                for predicate in PREDICATES:
+                    assert factstore.open_facts(root, subject, predicate) == [
+                        f for f in factstore.scan_history(root, subject)
+                        if f["predicate"] == predicate and facts.is_open(f)]
+            everything = list(factfiles.scan(root))
+            ids = [f["id"] for f in everything[:3]] + ["missing-00000000"]
+            assert {i: f for i, (_, f) in factindex.locate(root, ids).items()} == {
+                f["id"]: f for f in everything[:3]}
+        assert set(builds) == ({root} if everything else set())  # and each asked for a background build
