@@ -10,6 +10,12 @@ nothing. Deleting `.memstack/` is always safe: the next query rebuilds it.
 
 Each row keeps the fact's line as written, so an answer from the index is
 byte for byte what the file holds.
+
+When the index is far behind (a fresh clone, a large pull: more than
+BUILD_BUDGET bytes to read), a query about one subject is answered from the
+files instead (a byte search, then parsing only the matching lines), and a
+detached `python -m memstack.factindex STORE` catches the index up. The
+journal is WAL, so no query ever waits for that build.
 """
 
 import os
