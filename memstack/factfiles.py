@@ -137,7 +137,7 @@ def close(store: Path, relpath: str, closings: Sequence[Closing]) -> list[Fact]:
             files.check_tail(path, relpath)
         found = find_lines(data, [c.fact_id for c in closings], relpath)
         spans = []
-        for closing, (start, end, number) in zip(closings, found):
+        for closing, (start, end, number) in zip(closings, found, strict=True):
             where = f"{relpath}:{number}"
             old = jsonio.loads(data[start:end], where)
             new = facts.close(old, valid_to=closing.valid_to, expired_at=closing.expired_at,
@@ -201,10 +201,10 @@ def find_lines(data: bytes, fact_ids: Sequence[str], relpath: str) -> list[tuple
     missing = [i for i in fact_ids if i not in spans]
     if missing:
         raise MemstackError(f"{relpath}: no fact {missing[0]}")
-    numbers, line, at = {}, 1, 0
+    numbers, number, at = {}, 1, 0
     for start, _ in sorted(spans.values()):
-        line += data.count(NEWLINE, at, start)
-        numbers[start] = line
+        number += data.count(NEWLINE, at, start)
+        numbers[start] = number
         at = start
     return [(*spans[i], numbers[spans[i][0]]) for i in fact_ids]
 

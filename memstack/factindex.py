@@ -303,8 +303,7 @@ def _refresh(db: sqlite3.Connection, store: Path, relpath: str, known: Known | N
     else:
         start, crc, adler = 0, 0, 1
         if known is None:
-            file_id = db.execute("INSERT INTO files (relpath, indexed, crc, adler) VALUES (?, 0, 0, 1)",
-                                 (relpath,)).lastrowid
+            file_id = _new_file(db, relpath)
         else:
             file_id = known.file_id
             db.execute("DELETE FROM facts WHERE file_id = ?", (file_id,))
@@ -316,8 +315,16 @@ def _refresh(db: sqlite3.Connection, store: Path, relpath: str, known: Known | N
                 raise MemstackError(f"{relpath}:{number}: I5 {_problem(line)}") from None
         raise
     sig = signature(st) if st.st_size == len(data) else (None, None, None)
-    db.execute("UPDATE files SET ino = ?, size = ?, mtime_ns = ?, indexed = ?, crc = ?, adler = ? WHERE file_id = ?",
-               (*sig, end, zlib.crc32(view[start:end], crc), zlib.adler32(view[start:end], adler), file_id))
+    db.execute(_SET_FILE, (*sig, end, zlib.crc32(view[start:end], crc), zlib.adler32(view[start:end], adler), file_id))
+
+
+def _new_file(db: sqlite3.Connection, relpath: str) -> int:
+    file_id = db.execute("INSERT INTO files (relpath, indexed, crc, adler) VALUES (?, 0, 0, 1)", (relpath,)).lastrowid
+    assert file_id is not None
+    return file_id
+
+
+_SET_FILE = "UPDATE files SET ino = ?, size = ?, mtime_ns = ?, indexed = ?, crc = ?, adler = ? WHERE file_id = ?"
 
 
 def _rows(relpath: str, data: bytes, start: int, end: int, file_id: int) -> Iterator[tuple[Any, ...]]:
@@ -402,14 +409,12 @@ def note_append(store: Path, relpath: str, before: os.stat_result | None, after:
             return
         data = b"".join(lines)
         if known is None:
-            file_id = db.execute("INSERT INTO files (relpath, indexed, crc, adler) VALUES (?, 0, 0, 1)",
-                                 (relpath,)).lastrowid
-            known = Known(file_id, (None, None, None), 0, 0, 1)
+            known = Known(_new_file(db, relpath), (None, None, None), 0, 0, 1)
         db.executemany(_INSERT, (_row(known.file_id, f, line[:-1]) for f, line in zip(new, lines, strict=True)))
         indexed = known.indexed + len(data)
         sig = signature(after) if after.st_size == indexed else (None, None, None)
-        db.execute("UPDATE files SET ino = ?, size = ?, mtime_ns = ?, indexed = ?, crc = ?, adler = ? WHERE file_id = ?",
-                   (*sig, indexed, zlib.crc32(data, known.crc), zlib.adler32(data, known.adler), known.file_id))
+        db.execute(_SET_FILE, (*sig, indexed, zlib.crc32(data, known.crc), zlib.adler32(data, known.adler),
+                               known.file_id))
 
 
 def note_rewrite(store: Path, relpath: str, before: os.stat_result, after: os.stat_result, data: bytes,
@@ -422,8 +427,7 @@ def note_rewrite(store: Path, relpath: str, before: os.stat_result, after: os.st
                        ((f["valid_to"], f["expired_at"], line.rstrip(b"\n"), known.file_id, f["id"])
                         for f, line in closed))
         sig = signature(after) if after.st_size == len(data) else (None, None, None)
-        db.execute("UPDATE files SET ino = ?, size = ?, mtime_ns = ?, indexed = ?, crc = ?, adler = ? WHERE file_id = ?",
-                   (*sig, len(data), zlib.crc32(data), zlib.adler32(data), known.file_id))
+        db.execute(_SET_FILE, (*sig, len(data), zlib.crc32(data), zlib.adler32(data), known.file_id))
 
 
 # --- queries -------------------------------------------------------------------------------------

@@ -58,7 +58,8 @@ def append_many(store: Path, new: Sequence[Fact], check_ids: bool = True) -> lis
     if check_ids and new:
         taken = existing_ids(store, [i for i in ids if isinstance(i, str)])
         if taken:
-            raise MemstackError(f"bad id {sorted(taken)[0]!r}: a fact with this id already exists (ids are never reused)")
+            raise MemstackError(f"bad id {sorted(taken)[0]!r}: a fact with this id already exists"
+                                " (ids are never reused)")
     return factfiles.append(store, new)
 
 

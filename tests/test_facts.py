@@ -224,7 +224,8 @@ def test_bulk_append_writes_once_per_file_and_bulk_close_rewrites_once_per_file(
                         agent=("alice", "bob")[i // 2 % 2], id=f"bulk-{i:08d}") for i in range(40)]
     appends: list[str] = []
     real_append = files.append_held
-    monkeypatch.setattr(files, "append_held", lambda path, rel, data: (appends.append(rel), real_append(path, rel, data)))
+    monkeypatch.setattr(files, "append_held",
+                        lambda path, rel, data: (appends.append(rel), real_append(path, rel, data)))
     written = factstore.append_many(tmp_path, batch)
     assert sorted(appends) == written == ["kb/facts/alice/2026-01.jsonl", "kb/facts/alice/2026-02.jsonl",
                                           "kb/facts/bob/2026-01.jsonl", "kb/facts/bob/2026-02.jsonl"]

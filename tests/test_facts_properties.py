@@ -102,7 +102,7 @@ def test_fact_store_invariants(ops: list[tuple[Any, ...]]) -> None:
         for subject in SUBJECTS:  # a value kept through contradicting captures: one version at a time
             windows = sorted((f["valid_from"], f["valid_to"]) for f in everything.values()
                              if (f["subject"], f["predicate"]) == (subject, "status"))
-            for (_, end), (start, _) in zip(windows, windows[1:]):
+            for (_, end), (start, _) in zip(windows, windows[1:], strict=False):
                 assert end is not None and end <= start, windows
 
         # The index answers exactly what the files say, at every instant.
@@ -110,7 +110,8 @@ def test_fact_store_invariants(ops: list[tuple[Any, ...]]) -> None:
             truth = factstore.scan_valid_at(root, ts)
             assert factstore.get_valid_at(root, ts) == truth
             assert sorted(f["id"] for f in truth) == sorted(  # brute force, spelled out
-                i for i, f in everything.items() if f["valid_from"] <= ts and (f["valid_to"] is None or ts < f["valid_to"]))
+                i for i, f in everything.items()
+                if f["valid_from"] <= ts and (f["valid_to"] is None or ts < f["valid_to"]))
             for subject in SUBJECTS:
                 assert factstore.get_valid_at(root, ts, subject) == [f for f in truth if f["subject"] == subject]
                 assert factstore.recall(root, subject, ts, 3) == factstore.scan_recall(root, subject, ts, 3)
