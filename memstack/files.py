@@ -68,15 +68,22 @@ def append_line(store: Path, relpath: str, line: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     refuse_symlinks(store, path)
     with locked(store, relpath):
-        check_tail(path, relpath)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            written = os.write(fd, line)
-            if written != len(line):  # pragma: no cover - a full disk
-                raise MemstackError(f"{relpath}: short write ({written} of {len(line)} bytes)")
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_held(path, relpath, line)
+
+
+def append_held(path: Path, relpath: str, data: bytes) -> None:
+    """Append whole lines in one write, the caller holding the file's lock (see `locked`)."""
+    if data and not data.endswith(b"\n"):
+        raise ValueError("append_held takes whole lines, each ending in a newline")
+    check_tail(path, relpath)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:  # a regular file takes it in one write, short of a huge batch
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _temp_beside(path: Path, data: bytes) -> str:

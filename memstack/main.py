@@ -14,7 +14,8 @@ from memstack import __version__
 from memstack.errors import MemstackError
 
 # Each module exports `register(subparsers, common)`; its parsers set `func`.
-COMMANDS = ("init", "intake", "soil", "handoff", "boot", "identity", "nest", "check", "merge", "review", "mcp")
+COMMANDS = ("init", "intake", "soil", "handoff", "boot", "identity", "nest", "fact", "recall", "capture",
+            "check", "review", "merge", "mcp")
 
 
 def _common() -> argparse.ArgumentParser:

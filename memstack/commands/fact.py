@@ -1,0 +1,111 @@
+"""`memstack fact add|get-valid-at|history|invalidate`: the bi-temporal fact store (L3)."""
+
+from typing import Any
+
+from memstack.facts import TABLES, Fact
+from memstack.output import emit
+from memstack.store import open_store, resolve_agent
+from memstack.times import iso, now_ms
+
+TS = "ms or ISO-8601"
+
+
+def register(sub: Any, common: Any) -> None:
+    top = sub.add_parser("fact", help="L3 bi-temporal facts: add, query, close")
+    verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    p = verbs.add_parser("add", parents=[common], help="append a fact, valid from --valid-from on")
+    triple(p)
+    p.add_argument("--valid-from", required=True, metavar="TS", help=f"when it became true ({TS})")
+    writer(p)
+    p.add_argument("--table", default="knowledge", metavar="T", help=f"{', '.join(TABLES)} (default knowledge)")
+    p.set_defaults(func=run_add)
+
+    p = verbs.add_parser("get-valid-at", parents=[common], help="the facts valid at an instant")
+    p.add_argument("--ts", required=True, metavar="TS", help=f"the instant ({TS}); valid_from <= TS < valid_to")
+    p.add_argument("--subject", metavar="S", help="only this subject")
+    p.add_argument("--as-of", metavar="TS", help="answer as the store believed at this transaction time")
+    p.set_defaults(func=run_get_valid_at)
+
+    p = verbs.add_parser("history", parents=[common], help="every version of a subject's facts, oldest first")
+    p.add_argument("--subject", required=True, metavar="S")
+    p.set_defaults(func=run_history)
+
+    p = verbs.add_parser("invalidate", parents=[common], help="close the open fact of a subject and predicate")
+    p.add_argument("--subject", required=True, metavar="S")
+    p.add_argument("--predicate", required=True, metavar="P")
+    p.add_argument("--object", metavar="O", help="close only the open fact with this object")
+    p.add_argument("--valid-to", required=True, metavar="TS", help=f"when it stopped being true ({TS})")
+    p.add_argument("--recorded-at", metavar="TS", help=f"when the closing is recorded ({TS}; default now)")
+    p.set_defaults(func=run_invalidate)
+
+
+def triple(p: Any) -> None:
+    p.add_argument("--subject", required=True, metavar="S")
+    p.add_argument("--predicate", required=True, metavar="P")
+    p.add_argument("--object", required=True, metavar="O")
+
+
+def writer(p: Any) -> None:
+    p.add_argument("--recorded-at", metavar="TS", help=f"when the store learns it ({TS}; default now)")
+    p.add_argument("--confidence", default="1.0", metavar="F", help="in [0, 1] (default 1.0)")
+    p.add_argument("--agent", metavar="A")
+    p.add_argument("--source", metavar="S", help="where it comes from (provenance)")
+
+
+def recorded(args: Any) -> Any:
+    return now_ms() if args.recorded_at is None else args.recorded_at
+
+
+def render(found: list[Fact], empty: str = "no facts") -> str:
+    """One line per fact, times in ISO-8601."""
+    lines = []
+    for f in found:
+        until = "open" if f["valid_to"] is None else iso(f["valid_to"])
+        line = (f"{f['id']}  [{iso(f['valid_from'])}, {until})  {f['subject']} | {f['predicate']} | {f['object']}"
+                f"  (confidence {f['confidence']:.2f}, {f['table']}, {f['agent']}, recorded {iso(f['recorded_at'])}")
+        if f["expired_at"] is not None:
+            line += f", closed {iso(f['expired_at'])}"
+        if f["superseded_by"] is not None:
+            line += f", superseded by {f['superseded_by']}"
+        lines.append(line + ")")
+    return "\n".join(lines) or empty
+
+
+def run_add(args: Any) -> int:
+    from memstack import factstore
+
+    store = open_store(args.store)
+    fact = factstore.add(store.root, subject=args.subject, predicate=args.predicate, object=args.object,
+                         valid_from=args.valid_from, recorded_at=recorded(args), confidence=args.confidence,
+                         agent=resolve_agent(store, args.agent), table=args.table, source=args.source)
+    emit(args, [fact], lambda: "added " + render([fact]))
+    return 0
+
+
+def run_get_valid_at(args: Any) -> int:
+    from memstack import factstore
+
+    store = open_store(args.store)
+    found = factstore.get_valid_at(store.root, args.ts, args.subject, args.as_of)
+    emit(args, found, lambda: render(found, "no facts valid then"))
+    return 0
+
+
+def run_history(args: Any) -> int:
+    from memstack import factstore
+
+    store = open_store(args.store)
+    found = factstore.history(store.root, args.subject)
+    emit(args, found, lambda: render(found, f"no facts about {args.subject!r}"))
+    return 0
+
+
+def run_invalidate(args: Any) -> int:
+    from memstack import factstore
+
+    store = open_store(args.store)
+    closed = factstore.invalidate(store.root, subject=args.subject, predicate=args.predicate, object=args.object,
+                                  valid_to=args.valid_to, recorded_at=recorded(args))
+    emit(args, closed, lambda: "closed " + render(closed).replace("\n", "\nclosed "))
+    return 0

@@ -1,0 +1,514 @@
+"""The fact store's query index: SQLite in `<store>/.memstack/facts.sqlite3`; derived, never the truth.
+
+Every query first brings the index up to date with the fact files, cheaply: a
+file whose (inode, size, mtime) is unchanged is skipped; a file that grew with
+the bytes already indexed intact (their CRC-32 and Adler-32 still match) is
+read from where the index stopped; any other change re-reads that file whole;
+a file that is gone drops its rows. A write made by memstack tells the index
+what it changed (`note_append`, `note_rewrite`), so the next query re-reads
+nothing. Deleting `.memstack/` is always safe: the next query rebuilds it.
+
+Each row keeps the fact's line as written, so an answer from the index is
+byte for byte what the file holds.
+
+When the index is far behind (a fresh clone, a large pull: more than
+BUILD_BUDGET bytes to read), a query about one subject is answered from the
+files instead (a byte search, then parsing only the matching lines), and a
+detached `python -m memstack.factindex STORE` catches the index up. The
+journal is WAL, so no query ever waits for that build.
+"""
+
+import os
+import sqlite3
+import threading
+import zlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import orjson
+
+from memstack import factfiles, facts
+from memstack.errors import MemstackError
+from memstack.facts import Fact
+
+DB_NAME = ".memstack/facts.sqlite3"
+VERSION = 1  # an index written by another layout version is dropped and rebuilt
+
+_TABLES = (
+    "CREATE TABLE files (file_id INTEGER PRIMARY KEY, relpath TEXT NOT NULL UNIQUE, ino INTEGER, size INTEGER,"
+    " mtime_ns INTEGER, indexed INTEGER NOT NULL, crc INTEGER NOT NULL, adler INTEGER NOT NULL)",
+    "CREATE TABLE facts (file_id INTEGER NOT NULL, id TEXT NOT NULL, subject TEXT NOT NULL, predicate TEXT NOT NULL,"
+    " valid_from INTEGER NOT NULL, valid_to INTEGER, recorded_at INTEGER NOT NULL, expired_at INTEGER,"
+    " line BLOB NOT NULL)",
+)
+_INDEXES = (
+    "CREATE INDEX IF NOT EXISTS facts_by_subject ON facts (subject, predicate)",
+    "CREATE INDEX IF NOT EXISTS facts_by_id ON facts (id)",
+    "CREATE INDEX IF NOT EXISTS facts_by_file ON facts (file_id)",
+)
+_INSERT = "INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INT64 = range(-(2**63), 2**63)
+
+Signature = tuple[int, int, int] | tuple[None, None, None]
+
+
+class Known(NamedTuple):
+    """What the index holds of one file: its stat signature then, and how many bytes it has read."""
+
+    file_id: int
+    signature: Signature
+    indexed: int
+    crc: int
+    adler: int
+
+
+def signature(st: os.stat_result) -> Signature:
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+# --- opening and syncing -------------------------------------------------------------------------
+
+@contextmanager
+def opened(store: Path, budget: int | None = None) -> Iterator[sqlite3.Connection | None]:
+    """The index, up to date with the fact files (built on first use).
+
+    With a `budget`, None instead when catching up would mean reading more than
+    `budget` bytes of fact files (a fresh clone, a large pull): a background
+    process catches the index up, and the caller answers from the files meanwhile.
+    """
+    with _LOCK:
+        try:
+            db = _cached(store)
+            current = sync(db, store, None if _last_build_failed(store) else budget)
+        except sqlite3.DatabaseError as exc:
+            if type(exc) is not sqlite3.DatabaseError:  # locked, I/O, full disk: not ours to repair
+                raise MemstackError(f"{store / DB_NAME}: {exc}") from None
+            drop(store)  # a corrupt index is only a cache: start it again
+            db = _cached(store)
+            current = sync(db, store, budget)
+        if not current:
+            start_build(store)
+        yield db if current else None
+
+
+def drop(store: Path) -> None:
+    """Delete the index (it is rebuilt on the next query)."""
+    with _LOCK:
+        entry = _CACHE.pop(store, None)
+        if entry is not None and entry[0] == os.getpid():
+            entry[2].close()
+        for suffix in ("", "-wal", "-shm"):
+            (store / (DB_NAME + suffix)).unlink(missing_ok=True)
+
+
+# One open connection per store and process, kept: opening a WAL database costs ~2 ms, as its
+# -wal file is made anew whenever no connection holds it. Checked against the file's inode (the
+# index may have been deleted) and the process id (a connection must not cross a fork).
+_LOCK = threading.RLock()
+_CACHE: "OrderedDict[Path, tuple[int, int, sqlite3.Connection]]" = OrderedDict()
+_CACHE_SIZE = 8
+
+
+def _cached(store: Path) -> sqlite3.Connection:
+    entry = _CACHE.get(store)
+    try:
+        inode = os.stat(store / DB_NAME).st_ino
+    except FileNotFoundError:
+        inode = None
+    if entry is not None and entry[:2] == (os.getpid(), inode):
+        _CACHE.move_to_end(store)
+        return entry[2]
+    if entry is not None:
+        del _CACHE[store]
+        if entry[0] == os.getpid():
+            entry[2].close()
+    db = _connect(store)
+    _CACHE[store] = (os.getpid(), os.stat(store / DB_NAME).st_ino, db)
+    while len(_CACHE) > _CACHE_SIZE:
+        pid, _, oldest = _CACHE.popitem(last=False)[1]
+        if pid == os.getpid():
+            oldest.close()
+    return db
+
+
+def _connect(store: Path) -> sqlite3.Connection:
+    path = store / DB_NAME
+    path.parent.mkdir(exist_ok=True)
+    db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("PRAGMA synchronous=NORMAL")  # a cache: a power cut may lose its last commits, no more
+        if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
+            # WAL, kept in the file: a query never waits for a writer, not even for a build that takes
+            # seconds (a rollback journal locks readers out once a big transaction spills to disk).
+            db.execute("PRAGMA journal_mode=WAL")
+            with _writing(db):
+                if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
+                    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+                        db.execute(f'DROP TABLE "{name}"')
+                    for sql in (*_TABLES, *_INDEXES):
+                        db.execute(sql)
+                    db.execute(f"PRAGMA user_version = {VERSION}")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+@contextmanager
+def _writing(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, taken at once (other processes wait for it, then see its result)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _known(db: sqlite3.Connection) -> dict[str, Known]:
+    rows = db.execute("SELECT relpath, file_id, ino, size, mtime_ns, indexed, crc, adler FROM files")
+    return {r[0]: Known(r[1], (r[2], r[3], r[4]), r[5], r[6], r[7]) for r in rows}
+
+
+def sync(db: sqlite3.Connection, store: Path, budget: int | None = None) -> bool:
+    """Bring the index up to date with the fact files, re-reading only what changed.
+
+    Returns False, having done nothing, if that would read more than `budget` bytes.
+    """
+    def stale(known: dict[str, Known]) -> tuple[list[tuple[str, os.stat_result]], list[str]]:
+        on_disk = factfiles.list_files(store)
+        present = {relpath for relpath, _ in on_disk}
+        changed = [(rel, st) for rel, st in on_disk if rel not in known or known[rel].signature != signature(st)]
+        return changed, [rel for rel in known if rel not in present]
+
+    known = _known(db)
+    changed, gone = stale(known)
+    if not changed and not gone:
+        return True
+    if budget is not None and sum(_cost(known.get(rel), st) for rel, st in changed) > budget:
+        return False
+    with _writing(db):
+        known = _known(db)  # again under the write lock: another process may have caught up meanwhile
+        changed, gone = stale(known)
+        bulk = not known and len(changed) > 0
+        if bulk:  # a first build: load, then index (several times faster than indexing row by row)
+            for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'facts'"
+                                      ).fetchall():
+                db.execute(f'DROP INDEX "{name}"')
+        for relpath in gone:
+            _forget(db, known[relpath].file_id)
+        for relpath, _ in changed:
+            _refresh(db, store, relpath, known.get(relpath))
+        if bulk:
+            for sql in _INDEXES:
+                db.execute(sql)
+    return True
+
+
+def _cost(known: Known | None, st: os.stat_result) -> int:
+    """Bytes a refresh of the file would parse (a grown file from where the index stopped)."""
+    if known is not None and known.signature[0] == st.st_ino and st.st_size >= known.indexed:
+        return st.st_size - known.indexed
+    return st.st_size
+
+
+# --- catching up in the background ---------------------------------------------------------------
+
+BUILD_BUDGET = 32 * 2**20  # bytes of fact files a query indexes itself (~1 s) before it answers from the files
+_BUILD_LOCK = ".memstack/locks/facts-index-build.lock"
+_BUILD_FAILED = ".memstack/facts-index-build.failed"
+
+
+def start_build(store: Path) -> None:
+    """Catch the index up in a detached process, unless one is already at it."""
+    if building(store):
+        return
+    import subprocess
+    import sys
+
+    # Through a short-lived middle process, so the build is nobody's child to reap (no zombie in a
+    # long-running server, no warning about a child left running).
+    detach = ("import subprocess, sys; subprocess.Popen(sys.argv[1:], start_new_session=True,"
+              " stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)")
+    subprocess.run([sys.executable, "-c", detach, sys.executable, "-m", "memstack.factindex", str(store)],
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+
+
+def building(store: Path) -> bool:
+    from filelock import FileLock, Timeout
+
+    (store / _BUILD_LOCK).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with FileLock(str(store / _BUILD_LOCK)).acquire(timeout=0):
+            return False
+    except Timeout:
+        return True
+
+
+def _last_build_failed(store: Path) -> bool:
+    """A background build failed on the files as they are now: catch up in the foreground and say why."""
+    try:
+        failed = (store / _BUILD_FAILED).stat().st_mtime_ns
+    except FileNotFoundError:
+        return False
+    return all(st.st_mtime_ns <= failed for _, st in factfiles.list_files(store))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m memstack.factindex STORE`: bring the store's index up to date (what start_build runs)."""
+    import sys
+
+    from filelock import FileLock, Timeout
+
+    store = Path((sys.argv[1:] if argv is None else argv)[0]).resolve()
+    (store / _BUILD_LOCK).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        lock = FileLock(str(store / _BUILD_LOCK)).acquire(timeout=0)
+    except Timeout:
+        return 0  # another build is at it
+    with lock:
+        try:
+            with opened(store):
+                pass
+        except MemstackError as exc:
+            (store / _BUILD_FAILED).write_text(exc.message + "\n", encoding="utf-8")
+            return 2
+        (store / _BUILD_FAILED).unlink(missing_ok=True)
+    return 0
+
+
+def _forget(db: sqlite3.Connection, file_id: int) -> None:
+    db.execute("DELETE FROM facts WHERE file_id = ?", (file_id,))
+    db.execute("DELETE FROM files WHERE file_id = ?", (file_id,))
+
+
+def _refresh(db: sqlite3.Connection, store: Path, relpath: str, known: Known | None) -> None:
+    try:
+        with open(store / relpath, "rb") as handle:
+            data = handle.read()
+            st = os.fstat(handle.fileno())
+    except FileNotFoundError:
+        if known is not None:
+            _forget(db, known.file_id)
+        return
+    end = data.rfind(b"\n") + 1  # an unfinished last line (a write in progress) waits for the next sync
+    view = memoryview(data)
+    if known is not None and known.indexed <= end and zlib.crc32(view[:known.indexed]) == known.crc \
+            and zlib.adler32(view[:known.indexed]) == known.adler:
+        start, crc, adler, file_id = known.indexed, known.crc, known.adler, known.file_id
+    else:
+        start, crc, adler = 0, 0, 1
+        if known is None:
+            file_id = _new_file(db, relpath)
+        else:
+            file_id = known.file_id
+            db.execute("DELETE FROM facts WHERE file_id = ?", (file_id,))
+    try:
+        db.executemany(_INSERT, _rows(relpath, data, start, end, file_id))
+    except OverflowError:  # an integer beyond 64 bits: find the line to name it
+        for number, line in enumerate(data[:end].split(b"\n")[:-1], start=1):
+            if _problem(line):
+                raise MemstackError(f"{relpath}:{number}: I5 {_problem(line)}") from None
+        raise
+    sig = signature(st) if st.st_size == len(data) else (None, None, None)
+    db.execute(_SET_FILE, (*sig, end, zlib.crc32(view[start:end], crc), zlib.adler32(view[start:end], adler), file_id))
+
+
+def _new_file(db: sqlite3.Connection, relpath: str) -> int:
+    file_id = db.execute("INSERT INTO files (relpath, indexed, crc, adler) VALUES (?, 0, 0, 1)", (relpath,)).lastrowid
+    assert file_id is not None
+    return file_id
+
+
+_SET_FILE = "UPDATE files SET ino = ?, size = ?, mtime_ns = ?, indexed = ?, crc = ?, adler = ? WHERE file_id = ?"
+
+
+def _rows(relpath: str, data: bytes, start: int, end: int, file_id: int) -> Iterator[tuple[Any, ...]]:
+    number = data.count(b"\n", 0, start)
+    loads = orjson.loads
+    for line in data[start:end].split(b"\n")[:-1]:
+        number += 1
+        try:
+            fact = loads(line)
+            row = (file_id, fact["id"], fact["subject"], fact["predicate"], fact["valid_from"], fact["valid_to"],
+                   fact["recorded_at"], fact["expired_at"], line)
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            row = None
+        # The fast check, once per line of a million; `_problem` says what exactly is wrong.
+        if row is None or not (type(row[1]) is str and type(row[2]) is str and type(row[3]) is str
+                               and type(row[4]) is int and type(row[6]) is int
+                               and (row[5] is None or type(row[5]) is int)
+                               and (row[7] is None or type(row[7]) is int)):
+            raise MemstackError(f"{relpath}:{number}: I5 {_problem(line)}")
+        yield row
+
+
+def _row(file_id: int, fact: Fact, line: bytes) -> tuple[Any, ...]:
+    return (file_id, fact["id"], fact["subject"], fact["predicate"], fact["valid_from"], fact["valid_to"],
+            fact["recorded_at"], fact["expired_at"], line)
+
+
+def _problem(line: bytes) -> str | None:
+    """What the index cannot take in a line (the full schema check is `memstack check`'s)."""
+    if not line.strip():
+        return "empty line — a fact file holds one JSON fact per line"
+    try:
+        fact = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return "not valid JSON — a fact file holds one JSON fact per line"
+    if not isinstance(fact, dict):
+        return "not a fact: a line must be a JSON object"
+    for key in ("id", "subject", "predicate"):
+        if type(fact.get(key)) is not str:
+            return f"not a fact: {key} must be text (schemas/fact.schema.json)"
+    for key, nullable in (("valid_from", False), ("recorded_at", False), ("valid_to", True), ("expired_at", True)):
+        value = fact.get(key)
+        if not ((nullable and value is None and key in fact) or (type(value) is int and value in _INT64)):
+            return f"not a fact: {key} must be integer milliseconds" + (" or null" if nullable else "") \
+                + " (schemas/fact.schema.json)"
+    return None
+
+
+# --- what writes tell the index ------------------------------------------------------------------
+
+@contextmanager
+def _if_current(store: Path, relpath: str, before: os.stat_result | None) -> Iterator[tuple[Any, Known | None]]:
+    """The index and its row for `relpath`, if the index exists and held the file as it was `before`."""
+    if not (store / DB_NAME).exists():
+        yield None, None
+        return
+    try:
+        db = _connect(store)
+        db.execute("PRAGMA busy_timeout = 500")  # busy (a build under way): leave it to the next sync
+    except sqlite3.Error:
+        yield None, None  # the next query repairs or rebuilds it
+        return
+    try:
+        with _writing(db):
+            row = _known(db).get(relpath)
+            if before is None:
+                current = row is None
+            else:
+                current = row is not None and row.signature == signature(before) and row.indexed == before.st_size
+            yield (db, row) if current else (None, None)
+    except sqlite3.Error:
+        pass  # rolled back: the file's signature no longer matches, so the next query re-reads it
+    finally:
+        db.close()
+
+
+def note_append(store: Path, relpath: str, before: os.stat_result | None, after: os.stat_result,
+                lines: Sequence[bytes], new: Sequence[Fact]) -> None:
+    """Record facts just appended to `relpath` (whose stat was `before`, is now `after`)."""
+    with _if_current(store, relpath, before) as (db, known):
+        if db is None:
+            return
+        data = b"".join(lines)
+        if known is None:
+            known = Known(_new_file(db, relpath), (None, None, None), 0, 0, 1)
+        db.executemany(_INSERT, (_row(known.file_id, f, line[:-1]) for f, line in zip(new, lines, strict=True)))
+        indexed = known.indexed + len(data)
+        sig = signature(after) if after.st_size == indexed else (None, None, None)
+        db.execute(_SET_FILE, (*sig, indexed, zlib.crc32(data, known.crc), zlib.adler32(data, known.adler),
+                               known.file_id))
+
+
+def note_rewrite(store: Path, relpath: str, before: os.stat_result, after: os.stat_result, data: bytes,
+                 closed: Iterable[tuple[Fact, bytes]]) -> None:
+    """Record facts just closed by rewriting `relpath` (now `data`)."""
+    with _if_current(store, relpath, before) as (db, known):
+        if db is None or known is None:
+            return
+        db.executemany("UPDATE facts SET valid_to = ?, expired_at = ?, line = ? WHERE file_id = ? AND id = ?",
+                       ((f["valid_to"], f["expired_at"], line.rstrip(b"\n"), known.file_id, f["id"])
+                        for f, line in closed))
+        sig = signature(after) if after.st_size == len(data) else (None, None, None)
+        db.execute(_SET_FILE, (*sig, len(data), zlib.crc32(data), zlib.adler32(data), known.file_id))
+
+
+# --- queries -------------------------------------------------------------------------------------
+
+_LISTING = " ORDER BY subject, valid_from, recorded_at, id"
+_VALID = "valid_from <= :ts AND (valid_to IS NULL OR valid_to > :ts)"
+# As of transaction time X: recorded by X, and a closing recorded after X not yet known.
+_VALID_AS_OF = ("recorded_at <= :as_of AND valid_from <= :ts"
+                " AND (valid_to IS NULL OR valid_to > :ts OR expired_at > :as_of)")
+# SQLite's lower() folds ASCII only; Python's str.lower() folds no other character to an ASCII
+# letter of these words (only KELVIN SIGN folds to ASCII, to 'k'), so the two agree.
+_RECALL = ("subject = :subject AND lower(predicate) IN ({}) AND " + _VALID
+           + " ORDER BY valid_from DESC, recorded_at DESC, id DESC LIMIT :limit"
+           ).format(", ".join(f"'{p}'" for p in facts.RECALL_PREDICATES))
+
+
+LOCATE_FROM_FILES = 16  # up to this many ids are found in the files while the index catches up
+
+
+def _select(store: Path, where: str, params: dict[str, Any],
+            from_files: Callable[[], list[Fact]] | None = None) -> list[Fact]:
+    """Facts from the index; if it is far behind and `from_files` is given, that answers instead."""
+    with opened(store, None if from_files is None else BUILD_BUDGET) as db:
+        if db is not None:
+            return [orjson.loads(line) for (line,) in db.execute(f"SELECT line FROM facts WHERE {where}", params)]
+    assert from_files is not None
+    return from_files()
+
+
+def _about(store: Path, subject: str) -> list[Fact]:
+    return [f for _, f in factfiles.scan_for(store, [subject]) if f["subject"] == subject]
+
+
+def valid_at(store: Path, ts: int, subject: str | None = None, as_of: int | None = None) -> list[Fact]:
+    where = _VALID if as_of is None else _VALID_AS_OF
+    if subject is not None:
+        where = "subject = :subject AND " + where
+    from_files = None if subject is None else (lambda: facts.valid_at(_about(store, subject), ts, subject, as_of))
+    found = _select(store, where + _LISTING, {"ts": ts, "subject": subject, "as_of": as_of}, from_files)
+    if as_of is None:
+        return found
+    return [f for f in (facts.believed_at(f, as_of) for f in found) if f is not None]  # (a no-op on from_files')
+
+
+def history(store: Path, subject: str) -> list[Fact]:
+    return _select(store, "subject = :subject" + _LISTING, {"subject": subject},
+                   lambda: facts.history(_about(store, subject), subject))
+
+
+def versions(store: Path, subject: str, predicate: str) -> list[Fact]:
+    """Every fact of one subject and predicate, open or closed, oldest first."""
+    return _select(store, "subject = :subject AND predicate = :predicate" + _LISTING,
+                   {"subject": subject, "predicate": predicate},
+                   lambda: [f for f in facts.history(_about(store, subject), subject) if f["predicate"] == predicate])
+
+
+def recall(store: Path, subject: str, now_ts: int, limit: int) -> list[Fact]:
+    return _select(store, _RECALL, {"subject": subject, "ts": now_ts, "limit": limit},
+                   lambda: facts.recall(_about(store, subject), subject, now_ts, limit))
+
+
+def locate(store: Path, ids: Sequence[str]) -> dict[str, tuple[str, Fact]]:
+    """Where each of `ids` is (store-relative file) and what it holds now; missing ids are left out."""
+    found: dict[str, tuple[str, Fact]] = {}
+    with opened(store, BUILD_BUDGET if len(ids) <= LOCATE_FROM_FILES else None) as db:
+        if db is None:
+            wanted = set(ids)
+            for relpath, fact in factfiles.scan_for(store, ids):
+                if fact["id"] in wanted:
+                    found.setdefault(fact["id"], (relpath, fact))
+            return found
+        for at in range(0, len(ids), 500):
+            chunk = list(ids[at:at + 500])
+            marks = ", ".join("?" * len(chunk))
+            for relpath, line in db.execute(
+                    f"SELECT files.relpath, facts.line FROM facts JOIN files USING (file_id)"
+                    f" WHERE facts.id IN ({marks})", chunk):
+                fact = orjson.loads(line)
+                found.setdefault(fact["id"], (relpath, fact))
+    return found
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
