@@ -20,13 +20,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memstack.commands import boot as boot_cmd
+from memstack.commands import capture as capture_cmd
+from memstack.commands import fact as fact_cmd
 from memstack.commands import handoff as handoff_cmd
 from memstack.commands import intake as intake_cmd
+from memstack.commands import recall as recall_cmd
 from memstack.commands import soil as soil_cmd
 from memstack.errors import MemstackError
+from memstack.facts import RECALL_PREDICATES, TABLES
 from memstack.intake import TIERS
 from memstack.names import NAME_RULE
-from memstack.store import Store, open_store
+from memstack.store import Store, locate, open_store
 
 Handler = Callable[[Store, dict[str, Any]], Any]
 
@@ -103,6 +107,7 @@ class Tool:
     arguments: Mapping[str, Arg]
     handler: Handler
     read_only: bool = False
+    optional_store: bool = False  # no store at all is a graceful answer (recall), the handler gets None
     schema: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -154,6 +159,9 @@ def call(tool_name: str, arguments: Mapping[str, Any] | None, *, store: str | No
     args = tool.check(arguments)
     if "agent" in args and not args["agent"]:
         args["agent"] = agent
+    if tool.optional_store:
+        root = locate(store)
+        return tool.handler(Store(root) if root else None, args)  # type: ignore[arg-type]
     return tool.handler(open_store(store), args)
 
 
@@ -223,4 +231,72 @@ register(Tool(
     {"agent": AGENT},
     lambda store, a: boot_cmd.show_document(store, a["agent"]),
     read_only=True,
+))
+
+_SUBJECT = text("the fact's subject", required=True)
+_PREDICATE = text("the fact's predicate", required=True)
+_OBJECT = text("the fact's object (its value)", required=True)
+_RECORDED = timestamp("when the store learns it (default: now)")
+_CONFIDENCE = fraction("confidence in [0, 1]", default=1.0)
+
+register(Tool(
+    "recall",
+    f"What was decided or preferred about a subject: the facts valid at now_ts whose predicate is"
+    f" {', '.join(RECALL_PREDICATES)}, most recent first; an empty store answers [].",
+    {"subject": text("the subject", required=True),
+     "now_ts": timestamp("the instant to recall at (default: now)"),
+     "limit": integer("at most this many (default: memory.recall_limit, 50)")},
+    lambda store, a: recall_cmd.recall_document(store.root if store else None, **a),
+    read_only=True, optional_store=True,
+))
+
+register(Tool(
+    "capture",
+    "Record a decision (subject, predicate, object, valid from valid_from); with contradicts, first close the"
+    " open fact of that subject and predicate at valid_from (it is kept). Returns [new, closed...].",
+    {"subject": _SUBJECT, "predicate": _PREDICATE, "object": _OBJECT,
+     "valid_from": timestamp("when it became true", required=True), "recorded_at": _RECORDED,
+     "confidence": _CONFIDENCE, "agent": AGENT, "source": text("where it comes from (provenance)"),
+     "contradicts": flag("close the fact it replaces")},
+    lambda store, a: capture_cmd.capture_document(store, **a),
+))
+
+register(Tool(
+    "fact_add",
+    "Append a bi-temporal fact, valid from valid_from on (open-ended); returns [fact].",
+    {"subject": _SUBJECT, "predicate": _PREDICATE, "object": _OBJECT,
+     "valid_from": timestamp("when it became true", required=True), "recorded_at": _RECORDED,
+     "confidence": _CONFIDENCE, "agent": AGENT, "source": text("where it comes from (provenance)"),
+     "table": Arg({"type": "string", "enum": list(TABLES), "default": "knowledge",
+                   "description": "the KB sub-tier: " + ", ".join(TABLES)}, False, "knowledge")},
+    lambda store, a: fact_cmd.add_document(store, **a),
+))
+
+register(Tool(
+    "fact_get_valid_at",
+    "The facts valid at ts (valid_from <= ts < valid_to), optionally of one subject, optionally as the store"
+    " believed at transaction time as_of.",
+    {"ts": timestamp("the instant", required=True), "subject": text("only this subject"),
+     "as_of": timestamp("answer as the store believed at this transaction time")},
+    lambda store, a: fact_cmd.get_valid_at_document(store, **a),
+    read_only=True,
+))
+
+register(Tool(
+    "fact_history",
+    "Every version of a subject's facts, superseded and current, oldest first.",
+    {"subject": text("the subject", required=True)},
+    lambda store, a: fact_cmd.history_document(store, **a),
+    read_only=True,
+))
+
+register(Tool(
+    "fact_invalidate",
+    "Close the open fact(s) of a subject and predicate at valid_to (they are kept, never deleted); nothing open"
+    " to close is an error. Returns the closed facts.",
+    {"subject": _SUBJECT, "predicate": _PREDICATE, "valid_to": timestamp("when it stopped being true",
+                                                                         required=True),
+     "recorded_at": timestamp("when the closing is recorded (default: now)"),
+     "object": text("close only the open fact with this object")},
+    lambda store, a: fact_cmd.invalidate_document(store, **a),
 ))

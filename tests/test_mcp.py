@@ -20,7 +20,8 @@ from memstack import main, mcp_server, soil, tools
 from memstack.errors import MemstackError
 from memstack.times import now_ms
 
-IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_write", "boot_show"}
+IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_write", "boot_show", "recall",
+               "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate"}
 
 HANDOFF = """## Open threads
 
@@ -105,6 +106,12 @@ def _cli_options(*verb: str) -> set[str]:
     ("soil_get", ("soil", "get"), set(), set()),
     ("handoff_write", ("handoff", "write"), {"file", "stdin"}, {"text"}),  # a tool has no stdin: the text itself
     ("boot_show", ("boot", "show"), set(), set()),
+    ("recall", ("recall",), set(), set()),
+    ("capture", ("capture",), set(), set()),
+    ("fact_add", ("fact", "add"), set(), set()),
+    ("fact_get_valid_at", ("fact", "get-valid-at"), set(), set()),
+    ("fact_history", ("fact", "history"), set(), set()),
+    ("fact_invalidate", ("fact", "invalidate"), set(), set()),
 ])
 def test_tool_arguments_are_the_cli_options(tool: str, verb: tuple[str, ...], cli_only: set[str],
                                             tool_only: set[str]) -> None:
@@ -171,6 +178,29 @@ def test_each_tool_over_stdio_returns_what_the_cli_prints(store: Path, mode: str
             assert memstack("boot", "rebuild", cwd=store).returncode == 0
             assert await ok(client, "boot_show") == cli_json(store, "boot", "show")
 
+            chose = await ok(client, "capture", subject="build", predicate="chose", object="make",
+                             valid_from="2026-01-01T00:00:00Z", recorded_at="2026-01-01T00:00:00Z")
+            assert chose[0]["object"] == "make" and chose[0]["agent"] == "alice"
+            switched = await ok(client, "capture", subject="build", predicate="chose", object="ninja",
+                                valid_from="2026-02-01T00:00:00Z", recorded_at="2026-02-01T00:00:00Z",
+                                contradicts=True)
+            assert switched[1]["id"] == chose[0]["id"] and switched[1]["superseded_by"] == switched[0]["id"]
+            added = await ok(client, "fact_add", subject="build", predicate="uses", object="ccache",
+                             valid_from=1_767_225_600_000, recorded_at=1_767_225_600_000, table="opus_atoms")
+            assert added[0]["table"] == "opus_atoms"
+            args = ("--subject", "build", "--now-ts", "2026-03-01T00:00:00Z")
+            assert await ok(client, "recall", subject="build", now_ts="2026-03-01T00:00:00Z") == \
+                cli_json(store, "recall", *args) == [switched[0]]
+            assert await ok(client, "fact_get_valid_at", ts="2026-01-15T00:00:00Z", subject="build") == \
+                cli_json(store, "fact", "get-valid-at", "--ts", "2026-01-15T00:00:00Z", "--subject", "build")
+            history = await ok(client, "fact_history", subject="build")
+            assert history == cli_json(store, "fact", "history", "--subject", "build") and len(history) == 3
+            closed = await ok(client, "fact_invalidate", subject="build", predicate="uses",
+                              valid_to="2026-03-01T00:00:00Z", recorded_at="2026-03-01T00:00:00Z")
+            assert closed[0]["id"] == added[0]["id"] and closed[0]["valid_to"] == 1_772_323_200_000
+            [now] = [f for f in cli_json(store, "fact", "history", "--subject", "build") if f["id"] == added[0]["id"]]
+            assert now["valid_to"] == 1_772_323_200_000
+
             resources = {r.uri: r for r in (await client.list_resources()).resources}
             assert set(resources) == {"memstack://willow.md", "memstack://anchor/alice"}
             [willow] = (await client.read_resource("memstack://willow.md")).contents
@@ -207,6 +237,16 @@ BAD = [
     ("handoff_write", {"agent": "bob", "text": "---\nagent: alice\ndate: 2026-01-01\nsession: s\n---\n" + HANDOFF},
      ["handoff", "write", "--agent", "bob"]),
     ("boot_show", {"agent": "a b"}, ["boot", "show", "--agent", "a b"]),
+    ("fact_add", {"subject": "s", "predicate": "p", "object": "o", "valid_from": "soon"},
+     ["fact", "add", "--subject", "s", "--predicate", "p", "--object", "o", "--valid-from", "soon"]),
+    ("fact_add", {"subject": "s", "predicate": "p", "object": "o", "valid_from": 0, "confidence": 1.5},
+     ["fact", "add", "--subject", "s", "--predicate", "p", "--object", "o", "--valid-from", "0",
+      "--confidence", "1.5"]),
+    ("fact_invalidate", {"subject": "nobody", "predicate": "p", "valid_to": 5},
+     ["fact", "invalidate", "--subject", "nobody", "--predicate", "p", "--valid-to", "5"]),
+    ("recall", {"subject": "s", "now_ts": "never"}, ["recall", "--subject", "s", "--now-ts", "never"]),
+    ("capture", {"subject": "s", "predicate": "p", "object": "o", "valid_from": 0, "agent": "A"},
+     ["capture", "--subject", "s", "--predicate", "p", "--object", "o", "--valid-from", "0", "--agent", "A"]),
 ]
 
 # Mistakes argparse catches on the command line: the tool's own wording, naming the argument.

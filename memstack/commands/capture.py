@@ -2,9 +2,11 @@
 
 from typing import Any
 
-from memstack.commands.fact import recorded, render, triple, writer
+from memstack.commands.fact import render, triple, writer
+from memstack.facts import Fact
 from memstack.output import emit
-from memstack.store import open_store, resolve_agent
+from memstack.store import Store, open_store, resolve_agent
+from memstack.times import now_ms
 
 
 def register(sub: Any, common: Any) -> None:
@@ -17,15 +19,24 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: Any) -> int:
+def capture_document(store: Store, *, subject: Any, predicate: Any, object: Any, valid_from: Any,
+                     recorded_at: Any = None, confidence: Any = "1.0", agent: str | None = None,
+                     source: Any = None, contradicts: bool = False) -> list[Fact]:
+    """`capture --json` and the `capture` tool: the new fact first, then the facts it closed."""
     from memstack import factstore
 
-    store = open_store(args.store)
-    new, closed = factstore.capture(store.root, subject=args.subject, predicate=args.predicate, object=args.object,
-                                    valid_from=args.valid_from, recorded_at=recorded(args),
-                                    agent=resolve_agent(store, args.agent), contradicts=args.contradicts,
-                                    confidence=args.confidence, source=args.source)
-    # The JSON answer: the new fact first, then the facts it closed.
-    emit(args, [new, *closed], lambda: "\n".join(
-        ["captured " + render([new])] + ["closed " + render([f]) for f in closed]))
+    new, closed = factstore.capture(store.root, subject=subject, predicate=predicate, object=object,
+                                    valid_from=valid_from, recorded_at=now_ms() if recorded_at is None else recorded_at,
+                                    agent=resolve_agent(store, agent), contradicts=contradicts,
+                                    confidence=confidence, source=source)
+    return [new, *closed]
+
+
+def run(args: Any) -> int:
+    found = capture_document(open_store(args.store), subject=args.subject, predicate=args.predicate,
+                             object=args.object, valid_from=args.valid_from, recorded_at=args.recorded_at,
+                             confidence=args.confidence, agent=args.agent, source=args.source,
+                             contradicts=args.contradicts)
+    emit(args, found, lambda: "\n".join(
+        ["captured " + render(found[:1])] + ["closed " + render([f]) for f in found[1:]]))
     return 0

@@ -4,7 +4,7 @@ from typing import Any
 
 from memstack.facts import TABLES, Fact
 from memstack.output import emit
-from memstack.store import open_store, resolve_agent
+from memstack.store import Store, open_store, resolve_agent
 from memstack.times import iso, now_ms
 
 TS = "ms or ISO-8601"
@@ -53,10 +53,6 @@ def writer(p: Any) -> None:
     p.add_argument("--source", metavar="S", help="where it comes from (provenance)")
 
 
-def recorded(args: Any) -> Any:
-    return now_ms() if args.recorded_at is None else args.recorded_at
-
-
 def render(found: list[Fact], empty: str = "no facts") -> str:
     """One line per fact, times in ISO-8601."""
     lines = []
@@ -72,40 +68,60 @@ def render(found: list[Fact], empty: str = "no facts") -> str:
     return "\n".join(lines) or empty
 
 
-def run_add(args: Any) -> int:
+def add_document(store: Store, *, subject: Any, predicate: Any, object: Any, valid_from: Any,
+                 recorded_at: Any = None, confidence: Any = "1.0", agent: str | None = None, source: Any = None,
+                 table: Any = "knowledge") -> list[Fact]:
+    """`fact add --json` and the `fact_add` tool."""
     from memstack import factstore
 
-    store = open_store(args.store)
-    fact = factstore.add(store.root, subject=args.subject, predicate=args.predicate, object=args.object,
-                         valid_from=args.valid_from, recorded_at=recorded(args), confidence=args.confidence,
-                         agent=resolve_agent(store, args.agent), table=args.table, source=args.source)
-    emit(args, [fact], lambda: "added " + render([fact]))
+    fact = factstore.add(store.root, subject=subject, predicate=predicate, object=object, valid_from=valid_from,
+                         recorded_at=now_ms() if recorded_at is None else recorded_at, confidence=confidence,
+                         agent=resolve_agent(store, agent), table=table, source=source)
+    return [fact]
+
+
+def get_valid_at_document(store: Store, *, ts: Any, subject: Any = None, as_of: Any = None) -> list[Fact]:
+    from memstack import factstore
+
+    return factstore.get_valid_at(store.root, ts, subject, as_of)
+
+
+def history_document(store: Store, *, subject: Any) -> list[Fact]:
+    from memstack import factstore
+
+    return factstore.history(store.root, subject)
+
+
+def invalidate_document(store: Store, *, subject: Any, predicate: Any, valid_to: Any, recorded_at: Any = None,
+                        object: Any = None) -> list[Fact]:
+    from memstack import factstore
+
+    return factstore.invalidate(store.root, subject=subject, predicate=predicate, object=object, valid_to=valid_to,
+                                recorded_at=now_ms() if recorded_at is None else recorded_at)
+
+
+def run_add(args: Any) -> int:
+    found = add_document(open_store(args.store), subject=args.subject, predicate=args.predicate,
+                         object=args.object, valid_from=args.valid_from, recorded_at=args.recorded_at,
+                         confidence=args.confidence, agent=args.agent, source=args.source, table=args.table)
+    emit(args, found, lambda: "added " + render(found))
     return 0
 
 
 def run_get_valid_at(args: Any) -> int:
-    from memstack import factstore
-
-    store = open_store(args.store)
-    found = factstore.get_valid_at(store.root, args.ts, args.subject, args.as_of)
+    found = get_valid_at_document(open_store(args.store), ts=args.ts, subject=args.subject, as_of=args.as_of)
     emit(args, found, lambda: render(found, "no facts valid then"))
     return 0
 
 
 def run_history(args: Any) -> int:
-    from memstack import factstore
-
-    store = open_store(args.store)
-    found = factstore.history(store.root, args.subject)
+    found = history_document(open_store(args.store), subject=args.subject)
     emit(args, found, lambda: render(found, f"no facts about {args.subject!r}"))
     return 0
 
 
 def run_invalidate(args: Any) -> int:
-    from memstack import factstore
-
-    store = open_store(args.store)
-    closed = factstore.invalidate(store.root, subject=args.subject, predicate=args.predicate, object=args.object,
-                                  valid_to=args.valid_to, recorded_at=recorded(args))
+    closed = invalidate_document(open_store(args.store), subject=args.subject, predicate=args.predicate,
+                                 object=args.object, valid_to=args.valid_to, recorded_at=args.recorded_at)
     emit(args, closed, lambda: "closed " + render(closed).replace("\n", "\nclosed "))
     return 0

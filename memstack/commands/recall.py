@@ -1,8 +1,9 @@
 """`memstack recall --subject S --now-ts T [--limit N]`: what an agent decided and prefers, most recent first."""
 
+from pathlib import Path
 from typing import Any
 
-from memstack.facts import RECALL_PREDICATES
+from memstack.facts import RECALL_PREDICATES, Fact
 from memstack.output import emit
 from memstack.store import Store, locate
 from memstack.times import now_ms
@@ -17,17 +18,23 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run)
 
 
-def run(args: Any) -> int:
+def recall_document(root: Path | None, *, subject: Any, now_ts: Any = None, limit: Any = None) -> list[Fact]:
+    """`recall --json` and the `recall` tool; no store at all (root None) answers nothing."""
     from memstack import factstore
+
+    now = now_ms() if now_ts is None else now_ts
+    if root is None:
+        factstore.recall_args(subject, now, 1 if limit is None else limit)  # bad input is still bad
+        return []
+    if limit is None:
+        limit = Store(root).config.get("memory", "recall_limit")
+    return factstore.recall(root, subject, now, limit)
+
+
+def run(args: Any) -> int:
     from memstack.commands.fact import render
 
-    now = now_ms() if args.now_ts is None else args.now_ts
-    root = locate(args.store)  # a named path that is no store is an error; no store at all answers nothing
-    if root is None:
-        factstore.recall_args(args.subject, now, 1 if args.limit is None else args.limit)  # bad input is still bad
-        found = []
-    else:
-        limit = args.limit if args.limit is not None else Store(root).config.get("memory", "recall_limit")
-        found = factstore.recall(root, args.subject, now, limit)
+    # A named path that is no store is an error; no store at all answers nothing.
+    found = recall_document(locate(args.store), subject=args.subject, now_ts=args.now_ts, limit=args.limit)
     emit(args, found, lambda: render(found, f"nothing recalled about {args.subject!r}"))
     return 0
