@@ -15,6 +15,7 @@ from memstack.files import append_line, locked, read_jsonl
 
 LEDGER = "kb/promotions.jsonl"
 DECISIONS = "kb/binder.jsonl"
+PAST = {"ratify": "ratified", "reject": "rejected"}
 
 
 def read_log(store: Path, relpath: str) -> list[dict[str, Any]]:
@@ -49,7 +50,7 @@ def decide(store: Path, intake_id: str, decision: str, by: str, now_ms: int, not
         ledger, decisions = read_log(store, LEDGER), read_log(store, DECISIONS)
         earlier = [d for d in decisions if d["intake_id"] == intake_id]
         if earlier:
-            raise MemstackError(f"bad ID {intake_id!r}: already {earlier[0]['decision']}ed by {earlier[0]['by']}"
+            raise MemstackError(f"bad ID {intake_id!r}: already {PAST[earlier[0]['decision']]} by {earlier[0]['by']}"
                                 " (one decision per record)")
         if intake_id not in waiting_ids(ledger, decisions):
             raise MemstackError(f"bad ID {intake_id!r}: not waiting in the binder queue (`memstack binder list`)")

@@ -38,10 +38,10 @@ class Derived:
 
 DERIVED: tuple[Derived, ...] = (
     Derived(re.compile(r"session_anchor_[^/]+\.json|willow\.md"), "memstack.boot:build", "memstack boot rebuild"),
-    # The kb/*.json views are made by promotion (SPEC section 4), whose issue registers
-    # its builder here. Until it does, a change to a view is checked only for being
-    # valid JSON: their format is promotion's to define, not the check's.
-    Derived(re.compile(r"kb/(?:knowledge|jeles_atoms|opus_atoms|binder_queue)\.json"), None, "memstack rebuild"),
+    # The KB views read every fact file of the state checked: O(store), paid only by a
+    # commit that changes a view (a promotion or a rebuild).
+    Derived(re.compile(r"kb/(?:knowledge|jeles_atoms|opus_atoms|binder_queue)\.json"), "memstack.views:build",
+            "memstack rebuild"),
 )
 
 

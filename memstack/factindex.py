@@ -484,6 +484,17 @@ def versions(store: Path, subject: str, predicate: str) -> list[Fact]:
                    lambda: [f for f in facts.history(_about(store, subject), subject) if f["predicate"] == predicate])
 
 
+def open_by_key(store: Path, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], list[Fact]]:
+    """The open facts of many (subject, predicate) keys, oldest first, in one pass over one connection."""
+    found: dict[tuple[str, str], list[Fact]] = {}
+    with opened(store) as db:
+        assert db is not None
+        query = "SELECT line FROM facts WHERE subject = ? AND predicate = ? AND valid_to IS NULL" + _LISTING
+        for key in keys:
+            found[key] = [orjson.loads(line) for (line,) in db.execute(query, key)]
+    return found
+
+
 def recall(store: Path, subject: str, now_ts: int, limit: int) -> list[Fact]:
     return _select(store, _RECALL, {"subject": subject, "ts": now_ts, "limit": limit},
                    lambda: facts.recall(_about(store, subject), subject, now_ts, limit))

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from memstack.commands import binder as binder_cmd
 from memstack.commands import boot as boot_cmd
 from memstack.commands import capture as capture_cmd
 from memstack.commands import fact as fact_cmd
@@ -299,4 +300,13 @@ register(Tool(
      "recorded_at": timestamp("when the closing is recorded (default: now)"),
      "object": text("close only the open fact with this object")},
     lambda store, a: fact_cmd.invalidate_document(store, **a),
+))
+
+register(Tool(
+    "binder_list",
+    "The intake records waiting for a human decision (routed to the Binder, not yet ratified or rejected),"
+    " oldest first.",
+    {},
+    lambda store, a: binder_cmd.list_document(store),
+    read_only=True,
 ))

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from memstack.routing import FACT_TABLES
+from memstack.sources import Source
 
 QUEUE = "kb/binder_queue.json"
 _LINE = orjson.OPT_SORT_KEYS
@@ -53,3 +54,35 @@ def parse(data: bytes) -> list[dict[str, Any]]:
     """The records of a view file."""
     view = orjson.loads(data)
     return list(view.get("facts", view.get("records", [])))
+
+
+def _jsonl(data: bytes | None) -> list[dict[str, Any]]:
+    return [orjson.loads(line) for line in (data or b"").splitlines() if line.strip()]
+
+
+def waiting(source: Source) -> list[dict[str, Any]]:
+    """The intake records routed to the binder and not yet decided, read through `source`."""
+    from memstack.binder import DECISIONS, LEDGER, waiting_ids
+
+    ledger = _jsonl(source.read(LEDGER))
+    ids = set(waiting_ids(ledger, _jsonl(source.read(DECISIONS))))
+    files = sorted({line["file"] for line in ledger if line["intake_id"] in ids and line.get("file")})
+    found = []
+    for relpath in files:
+        found += [r for r in _jsonl(source.read(relpath)) if r.get("id") in ids]
+    return found
+
+
+def open_facts(source: Source) -> list[dict[str, Any]]:
+    """Every open fact of the store, read through `source` (O(store): used when views change)."""
+    found = []
+    for agent in source.listdir("kb/facts"):
+        for name in source.listdir(f"kb/facts/{agent}"):
+            if name.endswith(".jsonl"):
+                found += [f for f in _jsonl(source.read(f"kb/facts/{agent}/{name}")) if f.get("valid_to") is None]
+    return found
+
+
+def build(source: Source) -> dict[str, bytes]:
+    """Every KB view, by store-relative path: the I4 builder and `memstack rebuild`."""
+    return {**table_views(open_facts(source)), QUEUE: queue_view(waiting(source))}

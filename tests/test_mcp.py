@@ -21,7 +21,7 @@ from memstack.errors import MemstackError
 from memstack.times import now_ms
 
 IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_write", "boot_show", "recall",
-               "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate"}
+               "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate", "binder_list"}
 
 HANDOFF = """## Open threads
 
@@ -112,6 +112,7 @@ def _cli_options(*verb: str) -> set[str]:
     ("fact_get_valid_at", ("fact", "get-valid-at"), set(), set()),
     ("fact_history", ("fact", "history"), set(), set()),
     ("fact_invalidate", ("fact", "invalidate"), set(), set()),
+    ("binder_list", ("binder", "list"), set(), set()),
 ])
 def test_tool_arguments_are_the_cli_options(tool: str, verb: tuple[str, ...], cli_only: set[str],
                                             tool_only: set[str]) -> None:
@@ -200,6 +201,12 @@ def test_each_tool_over_stdio_returns_what_the_cli_prints(store: Path, mode: str
             assert closed[0]["id"] == added[0]["id"] and closed[0]["valid_to"] == 1_772_323_200_000
             [now] = [f for f in cli_json(store, "fact", "history", "--subject", "build") if f["id"] == added[0]["id"]]
             assert now["valid_to"] == 1_772_323_200_000
+
+            assert await ok(client, "binder_list") == cli_json(store, "binder", "list") == []
+            promoted = memstack("promote", cwd=store)
+            assert promoted.returncode == 0, promoted.stderr  # bob's record waits for a human
+            waiting = await ok(client, "binder_list")
+            assert waiting == cli_json(store, "binder", "list") and [r["agent"] for r in waiting] == ["bob"]
 
             resources = {r.uri: r for r in (await client.list_resources()).resources}
             assert set(resources) == {"memstack://willow.md", "memstack://anchor/alice"}

@@ -1,0 +1,51 @@
+"""`memstack binder list|ratify|reject`: the records waiting for a human."""
+
+import getpass
+from typing import Any
+
+from memstack import binder, git
+from memstack.output import emit
+from memstack.store import Store, open_store
+from memstack.times import now_ms
+
+
+def register(sub: Any, common: Any) -> None:
+    top = sub.add_parser("binder", help="records waiting for human review")
+    verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
+    p = verbs.add_parser("list", parents=[common], help="the records waiting for a decision")
+    p.set_defaults(func=run_list)
+    for verb, text in (("ratify", "ratify: the next promotion makes it knowledge (tier ratified)"),
+                       ("reject", "reject: it stays in the audit trail, never routed again")):
+        p = verbs.add_parser(verb, parents=[common], help=text)
+        p.add_argument("id", metavar="ID", help="the intake record's id")
+        p.add_argument("--by", metavar="NAME", help="who decides (default: git user.name, else the login name)")
+        p.add_argument("--note", metavar="TEXT", help="why")
+        p.set_defaults(func=run_decide)
+
+
+def list_document(store: Store) -> list[dict[str, Any]]:
+    """`binder list --json` and the `binder_list` tool: the waiting intake records, oldest first."""
+    from memstack import views
+    from memstack.sources import WorktreeSource
+
+    return sorted(views.waiting(WorktreeSource(store.root)), key=lambda r: (r["created_at"], r["id"]))
+
+
+def run_list(args: Any) -> int:
+    found = list_document(open_store(args.store))
+    emit(args, found, lambda: "\n".join(
+        f"{r['id']}  {r['agent']}  {r['tier']:<8} {r['confidence']:.2f}  {(r['title'] or r['content'])[:60]}"
+        for r in found) or "the binder queue is empty")
+    return 0
+
+
+def _who(store: Store) -> str:
+    name = git.run(store.root, "config", "user.name", env=git.no_git_env(), ok=(0, 1, 128)).stdout.strip()
+    return name.decode() if name else getpass.getuser()
+
+
+def run_decide(args: Any) -> int:
+    store = open_store(args.store)
+    record = binder.decide(store.root, args.id, args.verb, args.by or _who(store), now_ms(), args.note)
+    emit(args, record, f"{binder.PAST[args.verb]} {args.id} (recorded in {binder.DECISIONS}; commit it for review)")
+    return 0

@@ -1,0 +1,55 @@
+"""`memstack promote` and `memstack rebuild [--check]`."""
+
+from typing import Any
+
+from memstack.output import emit
+from memstack.store import open_store
+from memstack.times import now_ms, parse_ts
+
+
+def register(sub: Any, common: Any) -> None:
+    p = sub.add_parser("promote", parents=[common],
+                       help="route pending intake into the KB, rebuild the views, commit (the norn-pass)")
+    p.add_argument("--now-ts", metavar="TS", help="the promotion's time, written in the ledger (default now)")
+    p.add_argument("--dry-run", action="store_true", help="show the routing, write nothing")
+    p.add_argument("--no-commit", action="store_true", help="write the files, leave committing to you")
+    p.set_defaults(func=run_promote)
+    p = sub.add_parser("rebuild", parents=[common], help="rebuild every derived file (KB views, boot files)")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 naming the files that differ")
+    p.set_defaults(func=run_rebuild)
+
+
+def _human(result: dict[str, Any]) -> str:
+    if result["dry_run"]:
+        lines = [f"{r['intake_id']}  {r['agent']}  -> {r['sub_tier']} ({r['via']})" for r in result["records"]]
+        return "\n".join(lines) + f"\n{len(lines)} records would be routed (dry run: nothing written)"
+    if result["commit"]:
+        return f"{result['message'].rstrip()}\n\ncommitted {result['commit'][:12]}"
+    return result["message"].rstrip()
+
+
+def run_promote(args: Any) -> int:
+    from memstack import promote
+
+    store = open_store(args.store)
+    now = now_ms() if args.now_ts is None else parse_ts(args.now_ts, "--now-ts")
+    result = promote.promote(store.root, now, dry_run=args.dry_run, commit=not args.no_commit)
+    emit(args, result, lambda: _human(result))
+    return 0
+
+
+def run_rebuild(args: Any) -> int:
+    from memstack import promote
+
+    store = open_store(args.store)
+    if args.check:
+        differ = promote.stale(store.root)
+        emit(args, {"fresh": not differ, "differ": differ},
+             "\n".join(f"{p}: I4 differs from a rebuild — run `memstack rebuild`" for p in differ)
+             or "derived files are fresh")
+        return 1 if differ else 0
+    changed = promote.rebuild(store.root)
+    emit(args, {"changed": changed}, "\n".join(f"rebuilt {p}" for p in changed) or "derived files already fresh")
+    return 0
+
+

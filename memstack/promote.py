@@ -1,0 +1,235 @@
+"""`memstack promote`, the norn-pass: route pending intake into the KB, derive the views, commit.
+
+One pass, with the store's state loaded once:
+
+1. every intake record not yet in `kb/promotions.jsonl` is routed (routing.py)
+   to knowledge, jeles_atoms, opus_atoms or the binder; records a human has
+   ratified since the last pass go to knowledge at tier `ratified`;
+2. a routed record becomes a fact with its provenance. The triple is the
+   record's `subject`/`predicate`/`object` when it has them; otherwise subject =
+   the title (or `note:<intake id>` without one), predicate `noted`, object =
+   the content. Its id is derived from the intake id (`<id>-f`, `<id>-r` when
+   ratified), valid_from and recorded_at are the record's `created_at` (the
+   decision's `decided_at` when ratified): no clock, so the same logs give the
+   same facts;
+3. a new fact supersedes the open facts of its table, subject and predicate
+   with another object: they are closed at its valid_from. A new fact older
+   than an open one is added already closed, superseded by it. An open fact
+   with the same object makes the record a duplicate: no new fact, the ledger
+   points at the existing one;
+4. facts are appended, closings written, ledger lines appended, views and boot
+   files rebuilt, and everything under `kb/`, `intake/` and `handoffs/` and the
+   boot files is committed, in one commit.
+
+Interrupted anywhere, a second run finishes the same work: fact ids are
+derived, so facts already written are not written twice, and whatever the
+ledger holds is committed with the rebuilt views.
+"""
+
+import hashlib
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from memstack import binder, boot, config, facts, factindex, factstore, files, git, intake, jsonio, views
+from memstack.factfiles import Closing
+from memstack.routing import FACT_TABLES, SUB_TIERS, Rules, route
+from memstack.sources import WorktreeSource
+from memstack.times import parse_ts
+
+NOTED = "noted"
+TRAILERS = {"knowledge": "Knowledge", "jeles_atoms": "Jeles-Atoms", "opus_atoms": "Opus-Atoms", "binder": "Binder"}
+
+
+def fact_id_for(intake_id: str, ratified: bool = False) -> str:
+    fid = f"{intake_id}-{'r' if ratified else 'f'}"
+    return fid if len(fid) <= 128 else hashlib.sha1(fid.encode()).hexdigest()
+
+
+def triple(record: dict[str, Any]) -> tuple[str, str, str]:
+    if record.get("subject"):
+        return record["subject"], record["predicate"], record["object"]
+    return (record["title"].strip() or f"note:{record['id']}"), NOTED, record["content"]
+
+
+def _load_intake(store: Path, done: set[str]) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
+    """(pending records with their files, every record by id) from one read of the intake files."""
+    pending, by_id = [], {}
+    for folder in sorted(p for p in (store / "intake").glob("*") if p.is_dir()):
+        for path in sorted(folder.glob("*.jsonl")):
+            relpath = str(path.relative_to(store))
+            for record in files.read_jsonl(path, relpath):
+                by_id[record["id"]] = record
+                if record["id"] not in done:
+                    pending.append((relpath, record))
+    pending.sort(key=lambda item: (item[1]["created_at"], item[1]["id"]))
+    return pending, by_id
+
+
+def _progress(done: int, total: int) -> None:
+    if sys.stderr.isatty() and total >= 5000 and (done % 5000 == 0 or done == total):
+        print(f"\rmemstack promote: routed {done:,} of {total:,}", end="\n" if done == total else "",
+              file=sys.stderr, flush=True)
+
+
+def plan(store: Path) -> dict[str, Any]:
+    """What a promotion would do, without writing: every routed record and how."""
+    rules = Rules.from_config(config.load(store))
+    ledger, decisions = binder.read_log(store, binder.LEDGER), binder.read_log(store, binder.DECISIONS)
+    pending, by_id = _load_intake(store, {line["intake_id"] for line in ledger})
+    routed = []
+    for n, (relpath, record) in enumerate(pending, start=1):
+        sub_tier, via = route(record, rules, cwd=store)
+        routed.append({"record": record, "file": relpath, "sub_tier": sub_tier, "via": via, "ratified": None})
+        _progress(n, len(pending))
+    files_of = {line["intake_id"]: line.get("file") for line in ledger}
+    for decision in binder.ratified_unpromoted(ledger, decisions):
+        record = by_id.get(decision["intake_id"])
+        if record is not None:
+            routed.append({"record": record, "file": files_of.get(record["id"]), "sub_tier": "knowledge",
+                           "via": "binder", "ratified": decision})
+    return {"routed": routed}
+
+
+def _facts_of(routed: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(routed item, new fact) for every item that becomes a fact."""
+    out = []
+    for item in routed:
+        if item["sub_tier"] not in FACT_TABLES:
+            continue
+        record, decision = item["record"], item["ratified"]
+        subject, predicate, obj = triple(record)
+        when = parse_ts(record["created_at"], "created_at")
+        recorded = max(when, decision["decided_at"]) if decision else when
+        fact = facts.make(subject=subject, predicate=predicate, object=obj, valid_from=when, recorded_at=recorded,
+                          agent=record["agent"], confidence=record["confidence"], table=item["sub_tier"],
+                          source=record["source"] or None, intake_id=record["id"],
+                          id=fact_id_for(record["id"], decision is not None),
+                          tier="ratified" if decision else record["tier"])
+        out.append((item, fact))
+    return out
+
+
+def _supersede(store: Path, made: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[list[dict[str, Any]],
+                                                                                      list[Closing], int]:
+    """Decide each new fact's fate against the open facts; returns (facts to append, closings, superseded)."""
+    batch_ids = {fact["id"] for _, fact in made}
+    existing = factindex.open_by_key(store, sorted({(f["subject"], f["predicate"]) for _, f in made}))
+    open_now: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for (subject, predicate), found in existing.items():
+        for fact in found:
+            if fact["id"] not in batch_ids:  # a fact an interrupted run wrote is decided again, the same way
+                open_now.setdefault((fact["table"], subject, predicate), []).append(fact)
+    to_append, closings, superseded = [], [], 0
+    for item, new in made:
+        current = open_now.setdefault((new["table"], new["subject"], new["predicate"]), [])
+        same = [f for f in current if f["object"] == new["object"]]
+        if same:
+            item["fact_id"] = same[0]["id"]  # a duplicate: the ledger points at the fact that holds it
+            continue
+        item["fact_id"] = new["id"]
+        later = [f for f in current if f["valid_from"] > new["valid_from"]]
+        for old in [f for f in current if f["valid_from"] < new["valid_from"]]:
+            closing = {"valid_to": new["valid_from"], "expired_at": max(new["recorded_at"], old["recorded_at"]),
+                       "superseded_by": new["id"]}
+            if old["id"] in batch_ids:
+                old.update(closing)  # not written yet: appended already closed
+            else:
+                closings.append(Closing(old["id"], **closing))
+            current.remove(old)
+            superseded += 1
+        if later:
+            successor = min(later, key=lambda f: (f["valid_from"], f["id"]))
+            new.update(valid_to=successor["valid_from"], expired_at=max(new["recorded_at"], successor["recorded_at"]),
+                       superseded_by=successor["id"])
+        else:
+            current.append(new)
+        to_append.append(new)
+    return to_append, closings, superseded
+
+
+def _message(counts: Counter[str], ratified: int, superseded: int) -> str:
+    total = sum(counts.values())
+    head = f"memstack promote: {total} records routed" + (f", {superseded} facts superseded" if superseded else "")
+    body = [f"{tier}: {counts[tier]}" for tier in SUB_TIERS if counts[tier]]
+    if ratified:
+        body.append(f"ratified by a human, now knowledge: {ratified}")
+    trailers = [f"Memstack-Routed: {total}"] + [f"Memstack-{TRAILERS[t]}: {counts[t]}" for t in SUB_TIERS]
+    trailers += [f"Memstack-Ratified: {ratified}", f"Memstack-Superseded: {superseded}"]
+    return "\n\n".join([head, "\n".join(body) or "no new records: the views and boot files are refreshed",
+                        "\n".join(trailers)]) + "\n"
+
+
+def rebuild(store: Path) -> list[str]:
+    """Rewrite the KB views, then the boot files that read them; returns the paths that changed."""
+    changed = []
+    for relpath, data in views.build(WorktreeSource(store)).items():
+        path = store / relpath
+        if not path.exists() or path.read_bytes() != data:
+            files.write_atomic(path, data)
+            changed.append(relpath)
+    return changed + boot.rebuild(store)
+
+
+def stale(store: Path) -> list[str]:
+    """The derived files that differ from a rebuild (nothing written)."""
+    source = WorktreeSource(store)
+    built = views.build(source)
+
+    class Overlay(WorktreeSource):
+        def read(self, relpath: str) -> bytes | None:
+            return built[relpath] if relpath in built else super().read(relpath)
+
+    built.update(boot.build(Overlay(store)))
+    return sorted(p for p, data in built.items() if source.read(p) != data)
+
+
+def _commit(store: Path, message: str) -> str | None:
+    """Commit kb/, intake/, handoffs/ and the boot files (nothing else); None when they hold no
+    change. Intake and handoffs go along so the commit holds every source of what it derives
+    (the records its ledger names, the handoffs the anchors read), also when a second run
+    finishes an interrupted one."""
+    from git import Repo  # GitPython: deferred, ~90 ms to import
+
+    repo = Repo(store)
+    paths = ["kb", "willow.md", *sorted(p.name for p in store.glob("session_anchor_*.json")), "intake", "handoffs"]
+    paths = [p for p in paths if (store / p).exists()]
+    repo.git.add("--", *paths)
+    if not repo.git.diff("--cached", "--name-only", "--", *paths):
+        return None
+    env = git.no_git_env()
+    identity = [] if repo.git.config("user.email", with_exceptions=False) or "GIT_AUTHOR_EMAIL" in env else \
+        ["-c", "user.name=memstack", "-c", "user.email=memstack@localhost"]
+    git.run(store, *identity, "commit", "-q", "-m", message, "--", *paths, env=env)
+    return repo.head.commit.hexsha
+
+
+def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = True) -> dict[str, Any]:
+    with files.locked(store, "promote"):
+        planned = plan(store)["routed"]
+        counts = Counter(item["sub_tier"] for item in planned if item["ratified"] is None)
+        ratified = sum(1 for item in planned if item["ratified"] is not None)
+        made = _facts_of(planned)
+        if dry_run:
+            return {"dry_run": True, "routed": dict(counts), "ratified": ratified,
+                    "records": [{"intake_id": i["record"]["id"], "agent": i["record"]["agent"],
+                                 "sub_tier": i["sub_tier"], "via": i["via"]} for i in planned]}
+        to_append, closings, superseded = _supersede(store, made)
+        already = factstore.existing_ids(store, [f["id"] for f in to_append])
+        factstore.append_many(store, [f for f in to_append if f["id"] not in already], check_ids=False)
+        if closings:
+            factstore.close_many(store, closings)
+        lines = b"".join(jsonio.dumps_line({
+            "intake_id": item["record"]["id"], "agent": item["record"]["agent"], "sub_tier": item["sub_tier"],
+            "fact_id": item.get("fact_id"), "promoted_at": now_ms, "via": item["via"],
+            **({"file": item["file"]} if item["file"] else {})}) for item in planned)
+        if lines:
+            with files.locked(store, binder.LEDGER):
+                files.append_held(store / binder.LEDGER, binder.LEDGER, lines)
+        changed = rebuild(store)
+        message = _message(counts, ratified, superseded)
+        sha = _commit(store, message) if commit else None
+    return {"dry_run": False, "routed": dict(counts), "ratified": ratified, "superseded": superseded,
+            "facts_added": len(to_append), "changed": changed, "commit": sha,
+            "message": message if sha or planned or changed else "nothing to promote"}
