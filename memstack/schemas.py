@@ -39,3 +39,25 @@ def validate(kind: str, record: Any, where: str = "") -> None:
     if problems:
         prefix = f"{where}: " if where else ""
         raise MemstackError(f"{prefix}invalid {kind} record: {problems[0]}")
+
+
+def check_files(paths: list[str]) -> list[str]:
+    """Problems with schema files themselves (each must be a valid 2020-12 JSON Schema)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    problems = []
+    for path in paths:
+        try:
+            Draft202012Validator.check_schema(jsonio.loads(open(path, "rb").read(), path))
+        except (MemstackError, SchemaError) as exc:
+            problems.append(f"{path}: {getattr(exc, 'message', exc)}")
+    return problems
+
+
+if __name__ == "__main__":  # the repository's own pre-commit hook: python -m memstack.schemas FILE...
+    import sys
+
+    found = check_files(sys.argv[1:])
+    print("\n".join(found) or f"{len(sys.argv) - 1} schemas are valid JSON Schema (2020-12)")
+    raise SystemExit(1 if found else 0)

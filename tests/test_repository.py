@@ -1,0 +1,37 @@
+"""The repository checks itself with its own pre-commit configuration, and ships what it says."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import git
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_own_pre_commit_hooks_pass_and_catch_a_broken_schema(tmp_path: Path) -> None:
+    copy = tmp_path / "repo"
+    shutil.copytree(ROOT, copy, ignore=shutil.ignore_patterns(".git", ".memstack", "__pycache__", ".hypothesis",
+                                                                ".pytest_cache", "*.egg-info", ".benchmarks"))
+    git(copy, "init", "-q")
+    git(copy, "add", "-A")
+    run = [sys.executable, "-m", "pre_commit", "run", "--all-files"]
+    ok = subprocess.run(run, cwd=copy, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "schemas/ are valid JSON Schema" in ok.stdout and "Passed" in ok.stdout
+    (copy / "schemas/fact.schema.json").write_text('{"type": "objekt"}\n')
+    git(copy, "add", "-A")
+    broken = subprocess.run(run, cwd=copy, capture_output=True, text=True)
+    assert broken.returncode == 1 and "schemas/fact.schema.json" in broken.stdout
+
+
+def test_every_command_has_help_and_is_in_the_readme() -> None:
+    from memstack import main
+
+    parser = main.parser()
+    [sub] = [a for a in parser._actions if a.dest == "command"]
+    readme = (ROOT / "README.md").read_text()
+    for name, command in sub.choices.items():
+        assert f"memstack {name}" in readme, name
+        assert command.format_help().strip(), name
