@@ -25,14 +25,19 @@ def read_log(store: Path, relpath: str) -> list[dict[str, Any]]:
 
 def waiting_ids(ledger: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> list[str]:
     """Intake ids routed to the binder and not yet decided, in ledger order."""
-    decided = {d["intake_id"] for d in decisions}
-    return [line["intake_id"] for line in ledger if line["sub_tier"] == "binder" and line["intake_id"] not in decided]
+    decided = {d.get("intake_id") for d in decisions}
+    return [line["intake_id"] for line in ledger
+            if line.get("sub_tier") == "binder" and isinstance(line.get("intake_id"), str)
+            and line["intake_id"] not in decided]
 
 
 def ratified_unpromoted(ledger: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Ratify decisions whose record has not yet become a knowledge fact."""
-    done = {line["intake_id"] for line in ledger if line["sub_tier"] != "binder"}
-    return [d for d in decisions if d["decision"] == "ratify" and d["intake_id"] not in done]
+    done = {line.get("intake_id") for line in ledger if line.get("sub_tier") != "binder"}
+    first: dict[str, dict[str, Any]] = {}
+    for d in decisions:  # one decision per record counts: the first
+        first.setdefault(str(d.get("intake_id")), d)
+    return [d for d in first.values() if d.get("decision") == "ratify" and d["intake_id"] not in done]
 
 
 def queue(store: Path, intake_by_id: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

@@ -46,6 +46,15 @@ def out(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
     return run(cwd, *args, env=env).stdout.decode()
 
 
+def identity_args(cwd: Path) -> list[str]:
+    """`-c user.name/email` for a commit memstack makes itself, when git has no identity to use."""
+    if os.environ.get("GIT_AUTHOR_EMAIL") or os.environ.get("EMAIL"):
+        return []
+    if run(cwd, "config", "user.email", env=no_git_env(), ok=(0, 1)).stdout.strip():
+        return []
+    return ["-c", "user.name=memstack", "-c", "user.email=memstack@localhost"]
+
+
 def is_worktree(path: Path) -> bool:
     proc = run(path, "rev-parse", "--is-inside-work-tree", env=no_git_env(), ok=(0, 128))
     return proc.returncode == 0 and proc.stdout.strip() == b"true"

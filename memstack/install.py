@@ -1,6 +1,5 @@
 """Making a store (`memstack init`) and readying a clone of one (`memstack install`)."""
 
-import os
 import shutil
 import subprocess
 import sys
@@ -86,14 +85,7 @@ def init(root: Path, agents: list[str], commit_identity: dict[str, str] | None =
         git.run(root, "init", "-q", "-b", "main", env=env)
     hooks = install(root)
     git.run(root, "add", "-A", ".", env=env)
-    who = [] if _has_identity(root) else ["-c", "user.name=memstack", "-c", "user.email=memstack@localhost"]
-    git.run(root, *who, "commit", "-q", "-m", "memstack init", env=env)
+    git.run(root, *git.identity_args(root), "commit", "-q", "-m", "memstack init", env=env)
     return {"store": str(root), "created": True, "agents": listed, "hooks": hooks,
             "message": f"new memstack store at {root}"}
 
-
-def _has_identity(root: Path) -> bool:
-    if os.environ.get("GIT_AUTHOR_EMAIL") or os.environ.get("EMAIL"):
-        return True
-    proc = git.run(root, "config", "user.email", env=git.no_git_env(), ok=(0, 1))
-    return bool(proc.stdout.strip())

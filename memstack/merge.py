@@ -44,9 +44,14 @@ def _load(line: bytes) -> dict:  # type: ignore[type-arg]
 
 
 def _key(line: bytes) -> bytes:
+    """What a log line is about: an intake record's id; a Binder decision's record; a ledger
+    line's record and sub-tier. Two different lines about one thing are a conflict."""
     record = _load(line)
-    ident = record.get("id")
-    return b"id:" + ident.encode() if isinstance(ident, str) else b"line:" + line
+    for fields in (("id",), ("intake_id", "sub_tier"), ("intake_id",)):
+        values = [record.get(f) for f in fields]
+        if all(isinstance(v, str) for v in values):
+            return ":".join(fields).encode() + b"=" + "/".join(values).encode()  # type: ignore[arg-type]
+    return b"line=" + line
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:
@@ -77,17 +82,18 @@ def merge_log(base: bytes, ours: bytes, theirs: bytes) -> Result:
     candidates = theirs[cut:].splitlines()
     if not ours.startswith(base):
         candidates += base.splitlines()
-    seen = {_key(line): line for line in ours[cut:].splitlines()}
+    fresh = [line for line in candidates if line not in ours_all]
+    # Keys of all of ours (parsed only when theirs brings something new): a record may sit in
+    # the shared prefix on one side and after it on the other, after merges back and forth.
+    seen = {_key(line): line for line in ours.splitlines()} if fresh else {}
     extra, conflicts = [], []
-    for line in candidates:
-        if line in ours_all:
-            continue
+    for line in fresh:
         key = _key(line)
         if key not in seen:
             seen[key] = line
             extra.append(line)
         elif seen[key] != line:
-            conflicts.append(f"record {key.decode()[3:]} differs between the sides")
+            conflicts.append(f"{key.decode()} differs between the sides")
     if conflicts:
         raise Unmergeable("; ".join(sorted(set(conflicts))))
     return Result(ours + b"".join(line + b"\n" for line in extra))
@@ -134,8 +140,9 @@ def merge_facts(base: bytes, ours: bytes, theirs: bytes) -> Result:
             fid = fact.get("id")
             if not isinstance(fid, str):
                 raise Unmergeable("a fact has no id")
-            if fid not in parsed:
-                order.append(fid)
+            if fid in parsed:
+                raise Unmergeable(f"fact {fid} appears twice on one side")
+            order.append(fid)
             parsed[fid] = (line, fact)
         sides.append((order, parsed))
     (b_order, b_map), (o_order, o_map), (t_order, t_map) = sides

@@ -26,15 +26,17 @@ derived, so facts already written are not written twice, and whatever the
 ledger holds is committed with the rebuilt views.
 """
 
+import dataclasses
 import hashlib
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from memstack import binder, boot, config, facts, factindex, factstore, files, git, intake, jsonio, views
+from memstack import binder, boot, config, factindex, facts, factstore, files, git, jsonio, schemas, views
+from memstack.errors import MemstackError
 from memstack.factfiles import Closing
-from memstack.routing import FACT_TABLES, SUB_TIERS, Rules, route
+from memstack.routing import BROKEN, FACT_TABLES, SUB_TIERS, Rules, route
 from memstack.sources import WorktreeSource
 from memstack.times import parse_ts
 
@@ -53,16 +55,33 @@ def triple(record: dict[str, Any]) -> tuple[str, str, str]:
     return (record["title"].strip() or f"note:{record['id']}"), NOTED, record["content"]
 
 
+def _pending_problem(record: dict[str, Any]) -> str | None:
+    problems = schemas.errors("intake", record)
+    if problems:
+        return f"I5 invalid intake record: {problems[0]}"
+    if parse_ts(record["created_at"], "created_at") < 0:
+        return "I5 created_at is before 1970: a fact's transaction time cannot be"
+    return None
+
+
 def _load_intake(store: Path, done: set[str]) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
-    """(pending records with their files, every record by id) from one read of the intake files."""
+    """(pending records with their files, every record by id) from one read of the intake files.
+    A pending record that is not a valid intake record stops the promotion, named by path:line."""
     pending, by_id = [], {}
     for folder in sorted(p for p in (store / "intake").glob("*") if p.is_dir()):
         for path in sorted(folder.glob("*.jsonl")):
             relpath = str(path.relative_to(store))
-            for record in files.read_jsonl(path, relpath):
-                by_id[record["id"]] = record
-                if record["id"] not in done:
-                    pending.append((relpath, record))
+            for number, record in enumerate(files.read_jsonl(path, relpath), start=1):
+                ident = record.get("id")
+                if isinstance(ident, str) and ident in done:
+                    by_id[ident] = record
+                    continue
+                problem = _pending_problem(record)
+                if problem:
+                    raise MemstackError(f"{relpath}:{number}: {problem} — fix the record (`git checkout --"
+                                        f" {relpath}` if it was committed fine), then promote again")
+                by_id[ident] = record
+                pending.append((relpath, record))
     pending.sort(key=lambda item: (item[1]["created_at"], item[1]["id"]))
     return pending, by_id
 
@@ -81,6 +100,9 @@ def plan(store: Path) -> dict[str, Any]:
     routed = []
     for n, (relpath, record) in enumerate(pending, start=1):
         sub_tier, via = route(record, rules, cwd=store)
+        if via.endswith(BROKEN + ")"):
+            print(f"memstack promote: {via[len('rules ('):-1]}; the rules route the rest", file=sys.stderr)
+            rules = dataclasses.replace(rules, classifier=None)
         routed.append({"record": record, "file": relpath, "sub_tier": sub_tier, "via": via, "ratified": None})
         _progress(n, len(pending))
     files_of = {line["intake_id"]: line.get("file") for line in ledger}
@@ -108,7 +130,8 @@ def _facts_of(routed: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[s
                           id=fact_id_for(record["id"], decision is not None),
                           tier="ratified" if decision else record["tier"])
         out.append((item, fact))
-    return out
+    # In time order, ratified records among the rest, so no window overlaps another.
+    return sorted(out, key=lambda pair: (pair[1]["valid_from"], pair[1]["id"]))
 
 
 def _supersede(store: Path, made: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[list[dict[str, Any]],
@@ -124,6 +147,10 @@ def _supersede(store: Path, made: list[tuple[dict[str, Any], dict[str, Any]]]) -
     to_append, closings, superseded = [], [], 0
     for item, new in made:
         current = open_now.setdefault((new["table"], new["subject"], new["predicate"]), [])
+        if new["predicate"] == NOTED:  # notes accumulate: two notes under one title are two notes
+            item["fact_id"] = new["id"]
+            to_append.append(new)
+            continue
         same = [f for f in current if f["object"] == new["object"]]
         if same:
             item["fact_id"] = same[0]["id"]  # a duplicate: the ledger points at the fact that holds it
@@ -185,23 +212,40 @@ def stale(store: Path) -> list[str]:
     return sorted(p for p, data in built.items() if source.read(p) != data)
 
 
+def _uncommitted_ledger(store: Path) -> tuple[Counter[str], int]:
+    """Ledger lines not in HEAD, counted by sub-tier (ratified records apart)."""
+    committed = git.run(store, "show", f"HEAD:{binder.LEDGER}", env=git.no_git_env(), ok=(0, 128)).stdout
+    lines = (store / binder.LEDGER).read_bytes()
+    new = lines[len(committed):] if lines.startswith(committed) else lines
+    counts: Counter[str] = Counter()
+    ratified = 0
+    for line in new.splitlines():
+        entry = jsonio.loads(line, binder.LEDGER)
+        if entry.get("via") == "binder":
+            ratified += 1
+        else:
+            counts[str(entry.get("sub_tier"))] += 1
+    return counts, ratified
+
+
 def _commit(store: Path, message: str) -> str | None:
-    """Commit kb/, intake/, handoffs/ and the boot files (nothing else); None when they hold no
-    change. Intake and handoffs go along so the commit holds every source of what it derives
-    (the records its ledger names, the handoffs the anchors read), also when a second run
-    finishes an interrupted one."""
+    """Commit kb/, intake/, the boot files and the handoffs they read (nothing else); None when
+    they hold no change. Intake and those handoffs go along so the commit holds every source of
+    what it derives, also when a second run finishes an interrupted one."""
     from git import Repo  # GitPython: deferred, ~90 ms to import
 
     repo = Repo(store)
-    paths = ["kb", "willow.md", *sorted(p.name for p in store.glob("session_anchor_*.json")), "intake", "handoffs"]
-    paths = [p for p in paths if (store / p).exists()]
-    repo.git.add("--", *paths)
+    anchors = sorted(store.glob("session_anchor_*.json"))
+    read_by_boot = [jsonio.loads(p.read_bytes(), p.name).get("handoff") for p in anchors]
+    wanted = ["kb", "intake", "willow.md", *(p.name for p in anchors), *(h for h in read_by_boot if h)]
+    changed = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *wanted)
+    paths = sorted({entry[3:] for entry in changed.split("\0") if len(entry) > 3})
+    if not paths:
+        return None
+    repo.git.add("-A", "--", *paths)
     if not repo.git.diff("--cached", "--name-only", "--", *paths):
         return None
-    env = git.no_git_env()
-    identity = [] if repo.git.config("user.email", with_exceptions=False) or "GIT_AUTHOR_EMAIL" in env else \
-        ["-c", "user.name=memstack", "-c", "user.email=memstack@localhost"]
-    git.run(store, *identity, "commit", "-q", "-m", message, "--", *paths, env=env)
+    git.run(store, *git.identity_args(store), "commit", "-q", "-m", message, "--", *paths, env=git.no_git_env())
     return repo.head.commit.hexsha
 
 
@@ -216,8 +260,14 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
                     "records": [{"intake_id": i["record"]["id"], "agent": i["record"]["agent"],
                                  "sub_tier": i["sub_tier"], "via": i["via"]} for i in planned]}
         to_append, closings, superseded = _supersede(store, made)
-        already = factstore.existing_ids(store, [f["id"] for f in to_append])
-        factstore.append_many(store, [f for f in to_append if f["id"] not in already], check_ids=False)
+        # Facts an interrupted run already wrote are not written again; where that run left one
+        # open and this run closes it (a record that arrived since), the closing is written.
+        on_disk = factindex.locate(store, [f["id"] for f in to_append])
+        for fact in to_append:
+            written = on_disk.get(fact["id"], (None, None))[1]
+            if written is not None and written["valid_to"] is None and fact["valid_to"] is not None:
+                closings.append(Closing(fact["id"], fact["valid_to"], fact["expired_at"], fact["superseded_by"]))
+        factstore.append_many(store, [f for f in to_append if f["id"] not in on_disk], check_ids=False)
         if closings:
             factstore.close_many(store, closings)
         lines = b"".join(jsonio.dumps_line({
@@ -228,6 +278,8 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
             with files.locked(store, binder.LEDGER):
                 files.append_held(store / binder.LEDGER, binder.LEDGER, lines)
         changed = rebuild(store)
+        if commit:  # what the commit moves: this run's lines and any an interrupted run left
+            counts, ratified = _uncommitted_ledger(store)
         message = _message(counts, ratified, superseded)
         sha = _commit(store, message) if commit else None
     return {"dry_run": False, "routed": dict(counts), "ratified": ratified, "superseded": superseded,

@@ -46,13 +46,13 @@ def review(repo: Path, spec: str) -> dict[str, Any]:
     ends = spec.split("..")
     if len(ends) != 2 or not all(ends) or spec.startswith("-"):
         raise MemstackError(f"bad range {spec!r}: expected A..B")
-    trees = []
     for end in ends:
-        tree = git.rev_parse(repo, f"{end}^{{tree}}")
-        if tree is None:
+        if git.rev_parse(repo, f"{end}^{{commit}}") is None:
             raise MemstackError(f"bad range {spec!r}: no commit {end!r} in {repo}")
-        trees.append(tree)
-    changes = git.tree_diffs(repo, [(trees[0], trees[1])])[0]
+    # What the range brings, as a pull request shows it: from the merge base, not from A's tip.
+    base = git.run(repo, "merge-base", ends[0], ends[1], ok=(0, 1)).stdout.decode().strip() or git.EMPTY_TREE
+    changes = git.tree_diffs(repo, [(git.rev_parse(repo, f"{base}^{{tree}}") or git.EMPTY_TREE,
+                                     git.rev_parse(repo, f"{ends[1]}^{{tree}}") or git.EMPTY_TREE)])[0]
     report: dict[str, Any] = {"range": spec, "commits": 0, "facts_added": [], "facts_superseded": [],
                               "intake": {}, "intake_records": [], "promotions": {}, "binder": [],
                               "handoffs": [], "soil": [], "derived": [], "violations": []}
@@ -77,9 +77,11 @@ def review(repo: Path, spec: str) -> dict[str, Any]:
                 report["binder"] += [{k: d.get(k) for k in ("intake_id", "decision", "by")}
                                      for d in _new_lines(old, new)]
             elif place.kind == layout.FACTS:
-                before = {f.get("id"): f for f in _records(old)}
+                before = {f["id"]: f for f in _records(old) if isinstance(f.get("id"), str)}
                 for fact in _records(new):
-                    prior = before.get(fact.get("id"))
+                    if not isinstance(fact.get("id"), str):
+                        continue  # a malformed fact: the violations section names it
+                    prior = before.get(fact["id"])
                     if prior is None:
                         added_facts[fact["id"]] = fact
                     elif prior.get("valid_to") is None and fact.get("valid_to") is not None:
@@ -93,8 +95,8 @@ def review(repo: Path, spec: str) -> dict[str, Any]:
                 report["derived"].append(change.path)
     for item in report["facts_superseded"]:
         item["successor"] = added_facts.get(item["after"].get("superseded_by"))
-    report["facts_added"] = sorted(added_facts.values(), key=lambda f: (f.get("subject", ""), f.get("id", "")))
-    report["facts_superseded"].sort(key=lambda i: (i["before"].get("subject", ""), i["before"].get("id", "")))
+    report["facts_added"] = sorted(added_facts.values(), key=lambda f: (str(f.get("subject")), f["id"]))
+    report["facts_superseded"].sort(key=lambda i: (str(i["before"].get("subject")), i["before"]["id"]))
     report["intake"] = {agent: dict(sorted(c.items())) for agent, c in sorted(intake_counts.items())}
     report["intake_records"].sort(key=lambda r: (str(r["created_at"]), str(r["id"])))
     report["promotions"] = dict(sorted(promotions.items()))

@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 
 SUB_TIERS = ("knowledge", "jeles_atoms", "opus_atoms", "binder")
+BROKEN = "; not called again in this promotion"  # a classifier that cannot run or hangs is not retried
 FACT_TABLES = ("knowledge", "jeles_atoms", "opus_atoms")
 
 
@@ -29,8 +30,12 @@ class Rules:
 
     @classmethod
     def from_config(cls, config: Any) -> "Rules":
-        return cls(knowledge_min_confidence=float(config.get("promotion", "knowledge_min_confidence")),
-                   jeles_min_relevance=float(config.get("promotion", "jeles_min_relevance")),
+        from memstack.intake import check_confidence
+
+        return cls(knowledge_min_confidence=check_confidence(config.get("promotion", "knowledge_min_confidence"),
+                                                             "promotion.knowledge_min_confidence"),
+                   jeles_min_relevance=check_confidence(config.get("promotion", "jeles_min_relevance"),
+                                                        "promotion.jeles_min_relevance"),
                    opus_agents=frozenset(config.get("promotion", "opus_agents") or ()),
                    classifier=config.get("promotion", "classifier") or None)
 
@@ -57,10 +62,11 @@ def by_classifier(record: dict[str, Any], command: str, cwd: Any) -> tuple[str |
         proc = subprocess.run(command, shell=True, cwd=cwd, input=orjson.dumps(record), capture_output=True,
                               timeout=30)
     except subprocess.TimeoutExpired:
-        return None, "classifier timed out after 30 s"
+        return None, f"classifier timed out after 30 s{BROKEN}"
     answer = proc.stdout.decode(errors="replace").strip()
     if proc.returncode != 0:
-        return None, f"classifier exited {proc.returncode}"
+        broken = BROKEN if proc.returncode in (126, 127) else ""  # the shell found no such command
+        return None, f"classifier exited {proc.returncode}{broken}"
     if answer not in SUB_TIERS:
         return None, f"classifier answered {answer[:40]!r}, not one of {', '.join(SUB_TIERS)}"
     return answer, "classifier"

@@ -51,12 +51,15 @@ def convert(data: bytes) -> str:
         except orjson.JSONDecodeError:
             out.append(f"(not JSON) {line.decode('utf-8', errors='replace')}")
             continue
-        if not isinstance(record, dict):
+        try:
+            if not isinstance(record, dict):
+                raise TypeError
+            if "valid_from" in record and "predicate" in record:
+                out.append(fact_line(record))
+            elif "content" in record and "tier" in record:
+                out += intake_lines(record)
+            else:
+                out.append("  ".join(f"{k}={record[k]}" for k in sorted(record)))
+        except (TypeError, ValueError, OverflowError, OSError):  # a malformed record: shown as it is
             out.append(line.decode("utf-8", errors="replace"))
-        elif "valid_from" in record and "predicate" in record:
-            out.append(fact_line(record))
-        elif "content" in record and "tier" in record:
-            out += intake_lines(record)
-        else:
-            out.append("  ".join(f"{k}={record[k]}" for k in sorted(record)))
     return "\n".join(out) + ("\n" if out else "")

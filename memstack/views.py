@@ -56,20 +56,33 @@ def parse(data: bytes) -> list[dict[str, Any]]:
     return list(view.get("facts", view.get("records", [])))
 
 
-def _jsonl(data: bytes | None) -> list[dict[str, Any]]:
-    return [orjson.loads(line) for line in (data or b"").splitlines() if line.strip()]
+def _jsonl(data: bytes | None, relpath: str) -> list[dict[str, Any]]:
+    """The records of a JSONL file read through a Source; a bad line is a MemstackError naming it."""
+    from memstack.errors import MemstackError
+
+    found = []
+    for number, line in enumerate((data or b"").splitlines(), start=1):
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise MemstackError(f"{relpath}:{number}: I5 line is not valid JSON (a merge conflict left in it?)"
+                                " — repair the line, then rebuild") from None
+        if not isinstance(record, dict):
+            raise MemstackError(f"{relpath}:{number}: I5 line is not a JSON object — repair it, then rebuild")
+        found.append(record)
+    return found
 
 
 def waiting(source: Source) -> list[dict[str, Any]]:
     """The intake records routed to the binder and not yet decided, read through `source`."""
     from memstack.binder import DECISIONS, LEDGER, waiting_ids
 
-    ledger = _jsonl(source.read(LEDGER))
-    ids = set(waiting_ids(ledger, _jsonl(source.read(DECISIONS))))
-    files = sorted({line["file"] for line in ledger if line["intake_id"] in ids and line.get("file")})
+    ledger = _jsonl(source.read(LEDGER), LEDGER)
+    ids = set(waiting_ids(ledger, _jsonl(source.read(DECISIONS), DECISIONS)))
+    files = sorted({line["file"] for line in ledger if line.get("intake_id") in ids and line.get("file")})
     found = []
     for relpath in files:
-        found += [r for r in _jsonl(source.read(relpath)) if r.get("id") in ids]
+        found += [r for r in _jsonl(source.read(relpath), relpath) if r.get("id") in ids]
     return found
 
 
@@ -79,7 +92,8 @@ def open_facts(source: Source) -> list[dict[str, Any]]:
     for agent in source.listdir("kb/facts"):
         for name in source.listdir(f"kb/facts/{agent}"):
             if name.endswith(".jsonl"):
-                found += [f for f in _jsonl(source.read(f"kb/facts/{agent}/{name}")) if f.get("valid_to") is None]
+                relpath = f"kb/facts/{agent}/{name}"
+                found += [f for f in _jsonl(source.read(relpath), relpath) if f.get("valid_to") is None]
     return found
 
 

@@ -229,3 +229,38 @@ def test_textconv_shows_a_closed_fact_as_the_window_that_changed(store: Path) ->
     diff = git(store, "diff").stdout
     assert "-fact fact-one-0000 [knowledge] deploys | p | o  valid [1970-01-01T00:00:01.000Z, open)" in diff
     assert "+fact fact-one-0000 [knowledge] deploys | p | o  valid [1970-01-01T00:00:01.000Z, 2026-01-02T00:00:00.000Z)" in diff
+
+
+def test_two_different_decisions_on_one_record_conflict() -> None:
+    base = b""
+    ratify = line({"intake_id": "rec-00000001", "decision": "ratify", "decided_at": 1, "by": "ada"})
+    reject = line({"intake_id": "rec-00000001", "decision": "reject", "decided_at": 2, "by": "bob"})
+    with pytest.raises(merge.Unmergeable, match="intake_id=rec-00000001 differs"):
+        merge.merge("kb/binder.jsonl", base, ratify, reject)
+    assert merge.merge("kb/binder.jsonl", base, ratify, ratify).data == ratify  # the same decision: once
+    routed = line({"intake_id": "rec-00000001", "agent": "a", "sub_tier": "binder", "fact_id": None,
+                   "promoted_at": 1})
+    promoted = line({"intake_id": "rec-00000001", "agent": "a", "sub_tier": "knowledge", "fact_id": "f",
+                     "promoted_at": 2})
+    assert merge.merge("kb/promotions.jsonl", routed, routed + promoted, routed).data == routed + promoted
+
+
+def test_a_record_in_the_shared_prefix_of_one_side_is_not_added_twice() -> None:
+    one, two, x, y = (line({"id": f"rec-0000000{n}"}) for n in range(4))
+    result = merge.merge("intake/alice/2026-01-01.jsonl", one + two, two + one + x, two + one + y)
+    ids = [json.loads(r)["id"] for r in result.data.splitlines()]
+    assert sorted(ids) == sorted(set(ids)) and len(ids) == 4
+
+
+def test_a_fact_file_holding_one_id_twice_is_left_to_git() -> None:
+    one = fact("fact-one-0000")
+    with pytest.raises(merge.Unmergeable, match="twice"):
+        merge.merge(FACTS, line(one), line(one) + line(one), line(one))
+
+
+def test_textconv_shows_a_malformed_record_as_it_is(tmp_path: Path) -> None:
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text('{"content": "x", "tier": "observed", "tags": 5}\n{"predicate": "p", "valid_from": -1000000000000000000}\n')
+    result = memstack("textconv", str(odd))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == odd.read_text()

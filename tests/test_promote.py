@@ -250,3 +250,100 @@ def test_an_interrupted_promotion_is_finished_by_the_next_run(store: Path, tmp_p
         first = git(twin, "rev-list", "--max-parents=0", "HEAD").stdout.strip()
         assert memstack("check", "--range", f"{first}..HEAD", cwd=twin).returncode == 0
         assert memstack("promote", "--now-ts", NOW, cwd=twin).stdout.strip() == "nothing to promote"
+
+
+def test_a_record_arriving_after_an_interruption_closes_what_the_interrupted_run_left_open(
+        store: Path, tmp_path: Path) -> None:
+    write(store, tier="verified", confidence=0.9, subject="svc", predicate="decided", object="v0",
+          created_at="2025-12-01T00:00:00Z")
+    promote_cli(store)  # an earlier promotion: v0 is an open fact on disk
+    write(store, tier="verified", confidence=0.9, subject="svc", predicate="decided", object="v1")
+    whole = tmp_path / "whole"
+    shutil.copytree(store, whole, symlinks=True)
+    # Killed after appending v1, before closing v0 and writing the ledger.
+    made = promote._facts_of(promote.plan(store)["routed"])
+    to_append, closings, _ = promote._supersede(store, made)
+    assert closings  # v0 was to be closed
+    promote.factstore.append_many(store, to_append, check_ids=False)
+    for root in (store, whole):  # then v2 arrives
+        intake.write(root, intake.make_record(agent="alice", content="c", created_at="2026-01-02T00:00:00Z",
+                                              tier="verified", confidence=0.9, subject="svc", predicate="decided",
+                                              object="v2"))
+    # The same record on both (the id is random): copy the newest intake file over.
+    shutil.copy(store / "intake/alice/2026-01-02.jsonl", whole / "intake/alice/2026-01-02.jsonl")
+    promote_cli(store)
+    promote_cli(whole)
+    assert _state(store) == _state(whole)
+    history = json.loads(memstack("fact", "history", "--subject", "svc", "--json", cwd=store).stdout)
+    assert [(f["object"], f["valid_to"] is None) for f in history] == [("v0", False), ("v1", False), ("v2", True)]
+
+
+def test_an_empty_handoffs_folder_and_a_draft_in_it_do_not_block_a_promotion(store: Path) -> None:
+    (store / "handoffs" / "alice").mkdir(parents=True)
+    write(store, tier="verified", confidence=0.9)
+    assert promote_cli(store)["commit"]
+    (store / "handoffs/alice/draft.md").write_text("not sealed yet\n")
+    write(store, tier="verified", confidence=0.9, content="again", created_at="2026-01-05T00:00:00Z")
+    assert promote_cli(store)["commit"]
+    assert git(store, "status", "--porcelain", "--untracked-files=all").stdout == "?? handoffs/alice/draft.md\n"
+
+
+def test_two_notes_under_one_title_are_both_kept(store: Path, tmp_path: Path) -> None:
+    for n, body in enumerate(("first notes", "second notes")):
+        doc = tmp_path / f"notes{n}.md"
+        doc.write_text(f"# Notes\n\n{body}\n")
+        assert memstack("nest", str(doc), cwd=store).returncode == 0
+    assert promote_cli(store)["superseded"] == 0
+    knowledge = json.loads((store / "kb/knowledge.json").read_text())["facts"]
+    assert sorted(f["object"].split("\n")[2] for f in knowledge) == ["first notes", "second notes"]
+
+
+def test_a_ratified_record_takes_its_place_in_time_and_no_windows_overlap(store: Path) -> None:
+    write(store, tier="verified", confidence=0.9, subject="k", predicate="chose", object="x",
+          created_at="2026-01-10T00:00:00Z")
+    waiting = write(store, tier="observed", confidence=0.5, subject="k", predicate="chose", object="r",
+                    created_at="2026-01-15T00:00:00Z")
+    promote_cli(store)
+    assert memstack("binder", "ratify", waiting["id"], "--by", "ada", cwd=store).returncode == 0
+    write(store, tier="verified", confidence=0.9, subject="k", predicate="chose", object="p",
+          created_at="2026-01-20T00:00:00Z")
+    promote_cli(store)
+    for day in ("2026-01-12", "2026-01-17", "2026-01-25"):
+        valid = json.loads(memstack("fact", "get-valid-at", "--ts", f"{day}T00:00:00Z", "--subject", "k",
+                                    "--json", cwd=store).stdout)
+        assert len(valid) == 1, (day, valid)
+    history = json.loads(memstack("fact", "history", "--subject", "k", "--json", cwd=store).stdout)
+    assert [f["object"] for f in history] == ["x", "r", "p"]
+
+
+def test_a_bad_pending_record_is_named_and_nothing_is_written(store: Path) -> None:
+    path = store / "intake/alice/2026-01-01.jsonl"
+    path.parent.mkdir(parents=True)
+    good = record()
+    bad = {k: v for k, v in record(content="no tier").items() if k != "tier"}
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    for extra in ((), ("--dry-run",)):
+        result = memstack("promote", *extra, cwd=store)
+        assert result.returncode == 2
+        assert result.stderr.startswith("memstack: intake/alice/2026-01-01.jsonl:2: I5 invalid intake record")
+        assert "Traceback" not in result.stderr
+    assert (store / "kb/promotions.jsonl").read_text() == ""
+
+
+def test_a_conflict_left_in_the_ledger_is_a_clear_error(store: Path) -> None:
+    (store / "kb/promotions.jsonl").write_text("<<<<<<< ours\n")
+    for args in (("binder", "list"), ("rebuild",), ("rebuild", "--check")):
+        result = memstack(*args, cwd=store)
+        assert result.returncode == 2, args
+        assert "kb/promotions.jsonl:1: I5" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_classifier_that_cannot_run_is_given_up_once(store: Path) -> None:
+    set_classifier(store, "no-such-classifier-command")
+    for n in range(3):
+        write(store, tier="verified", confidence=0.9, content=f"r{n}", created_at=f"2026-01-0{n + 1}T00:00:00Z")
+    result = memstack("promote", "--now-ts", NOW, cwd=store)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("classifier exited 127") == 1
+    vias = [json.loads(x)["via"] for x in (store / "kb/promotions.jsonl").read_text().splitlines()]
+    assert vias[0].startswith("rules (classifier exited 127") and vias[1:] == ["rules", "rules"]

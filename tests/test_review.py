@@ -112,3 +112,28 @@ def test_review_lists_violations_of_commits_that_skipped_the_hook(store: Path) -
 def test_review_of_a_bad_range_is_bad_usage(store: Path) -> None:
     result = memstack("review", "nope..HEAD", cwd=store)
     assert result.returncode == 2 and "nope" in result.stderr
+
+
+def test_review_of_a_branch_behind_main_shows_only_the_branchs_changes(store: Path) -> None:
+    base = commit(store, "base") if git(store, "status", "--porcelain").stdout else \
+        git(store, "rev-parse", "HEAD").stdout.strip()
+    git(store, "checkout", "-q", "-b", "feature")
+    write(store, "intake/bob/2026-01-01.jsonl", intake_line("rec-bbbb-0001", "observed", "bob"))
+    commit(store, "feature work")
+    git(store, "checkout", "-q", "main")
+    memstack("soil", "put", "session", "main-only", "--value", "1", cwd=store)
+    commit(store, "main moves on")
+    data = json.loads(memstack("review", "main..feature", "--format", "json", cwd=store).stdout)
+    assert data["soil"] == [] and [r["id"] for r in data["intake_records"]] == ["rec-bbbb-0001"]
+    assert data["commits"] == 1 and base
+
+
+def test_review_survives_malformed_facts_and_reports_them(store: Path) -> None:
+    base = git(store, "rev-parse", "HEAD").stdout.strip()
+    write(store, FACTS, b'{"subject": "no id"}\n{"id": ["a"], "subject": 3}\n' + line(fact("fact-ok-00001")))
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "bad facts")
+    result = memstack("review", f"{base}..HEAD", "--format", "json", cwd=store)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert [f["id"] for f in data["facts_added"]] == ["fact-ok-00001"] and data["violations"]
