@@ -57,9 +57,9 @@ def _key(line: bytes) -> bytes:
 def _common_prefix(a: bytes, b: bytes) -> int:
     """Length of the longest common prefix of whole lines (binary search over memcmp)."""
     low, high = 0, min(len(a), len(b))
-    while low < high:
+    while low < high:  # a[:low] == b[:low]: compare only the bytes after it (O(n) copied in all, not O(n log n))
         mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
+        if a[low:mid] == b[low:mid]:
             low = mid
         else:
             high = mid - 1
@@ -131,11 +131,22 @@ def _pick(fid: str, base: dict | None, a: tuple[bytes, dict], b: tuple[bytes, di
 
 
 def merge_facts(base: bytes, ours: bytes, theirs: bytes) -> Result:
+    """Every fact once, by id, in ours' order, then theirs' new facts, then the base's leftovers.
+
+    A line byte-identical on all three sides is a fact no side changed: it is kept where ours
+    has it, unparsed. Only the other lines (appended, closed, or a side's version of those) are
+    parsed and matched by id, so the cost follows the change, not the file.
+    """
+    b_lines, o_lines, t_lines = _lines(base), _lines(ours), _lines(theirs)
+    unchanged = set(b_lines).intersection(o_lines, t_lines)
     sides = []
-    for data in (base, ours, theirs):
+    for lines in (b_lines, o_lines, t_lines):
         parsed: dict[str, tuple[bytes, dict]] = {}  # type: ignore[type-arg]
-        order = []
-        for line in _lines(data):
+        order: list[bytes | str] = []  # ours: unchanged lines as they are, changed facts by id
+        for line in lines:
+            if line in unchanged:
+                order.append(line)
+                continue
             fact = _load(line)
             fid = fact.get("id")
             if not isinstance(fid, str):
@@ -146,22 +157,35 @@ def merge_facts(base: bytes, ours: bytes, theirs: bytes) -> Result:
             parsed[fid] = (line, fact)
         sides.append((order, parsed))
     (b_order, b_map), (o_order, o_map), (t_order, t_map) = sides
-    order = list(dict.fromkeys([*o_order, *t_order, *b_order]))
     out: list[bytes] = []
     conflicts: list[str] = []
-    for fid in order:
+    done: set[str] = set()
+
+    def emit(fid: str) -> None:
+        done.add(fid)
         base_fact = b_map[fid][1] if fid in b_map else None
         mine, yours = o_map.get(fid), t_map.get(fid)
         if mine is None or yours is None:  # one side lacks it (removing a fact is never merged away)
             chosen = mine or yours or b_map[fid]
             out.append(chosen[0])
-            continue
+            return
         picked = _pick(fid, base_fact, mine, yours, conflicts)
         if isinstance(picked, tuple):
-            out += [b"<<<<<<< ours (memstack: fact " + fid.encode() + b" closed differently)", picked[0],
-                    b"=======", picked[1], b">>>>>>> theirs"]
+            out.extend([b"<<<<<<< ours (memstack: fact " + fid.encode() + b" closed differently)", picked[0],
+                        b"=======", picked[1], b">>>>>>> theirs"])
         else:
             out.append(picked)
+
+    kept: set[bytes] = set()
+    for item in o_order:
+        if isinstance(item, str):
+            emit(item)
+        elif item not in kept:  # unchanged on every side (once, as every fact)
+            kept.add(item)
+            out.append(item)
+    for item in [*t_order, *b_order]:
+        if isinstance(item, str) and item not in done:
+            emit(item)
     return Result(b"".join(line + b"\n" for line in out), conflicts)
 
 

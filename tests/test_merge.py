@@ -255,7 +255,7 @@ def test_a_record_in_the_shared_prefix_of_one_side_is_not_added_twice() -> None:
 def test_a_fact_file_holding_one_id_twice_is_left_to_git() -> None:
     one = fact("fact-one-0000")
     with pytest.raises(merge.Unmergeable, match="twice"):
-        merge.merge(FACTS, line(one), line(one) + line(one), line(one))
+        merge.merge(FACTS, line(one), line(closed(one, 5000)) + line(closed(one, 6000)), line(one))
 
 
 def test_textconv_shows_a_malformed_record_as_it_is(tmp_path: Path) -> None:

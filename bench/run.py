@@ -1,0 +1,778 @@
+"""The memstack benchmark: the figures of SPEC section 6, measured on generated stores, as one table.
+
+    python bench/run.py [--sizes 1000,100000,1000000] [--repeat 5] [--quick] [--out PATH] [--keep]
+
+For each size it generates, once, a store of that many facts and as many intake
+records (bench/generate.py: the files written straight in the store's format,
+committed once) in a temporary folder, then measures every figure of FIGURES
+as the median of --repeat runs of a real subprocess: the `memstack` command
+(or, for the library, a fresh `python` that imports it). Peak memory is the
+largest resident set of that process or of any child it waited for (os.wait4
+of that one process). It prints one Markdown table, and writes it as JSON to
+--out (default bench/results.json; with --quick, only when --out is given).
+
+A figure is one small function in FIGURES; one whose command does not exist
+yet (`memstack <verb> --help` exits 2) gets a "not available" row instead.
+Not a test: the numbers depend on the machine. tests/test_bench.py runs
+--quick only to prove that every figure still has its row.
+"""
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+import generate  # noqa: E402  (bench/generate.py, beside this file)
+
+GIB = 2**30
+SIZES = (1_000, 100_000, 1_000_000)
+QUICK_SIZES = (200, 600)
+PROMOTE_SIZE = 100_000  # SPEC: promote of 100,000 pending intake records
+COMMIT = {"intake": 100, "facts": 100, "closed": 10}  # the pre-commit check's change
+RANGE = {"commits": 100, "intake": 10, "facts": 10, "closed": 1}  # each commit of the range check
+MERGE_LINES = 100_000  # each side of the merge driver's files
+WARM_QUERIES = 20  # warm queries per API probe process
+LINE = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+# Variables that point git at one repository (set inside hooks); the bench's git calls must not inherit them.
+GIT_LOCATION = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY",
+                "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR")
+
+
+# ---- running one measured process -----------------------------------------------------------------
+
+@dataclass
+class Ran:
+    seconds: float
+    peak_kib: int  # ru_maxrss of the process (and of the children it waited for), KiB on Linux
+    code: int
+    out: bytes
+    err: bytes
+
+
+# Measured processes are started by this small, long-lived launcher rather than by the bench itself:
+# a child's ru_maxrss starts at the resident size of the process that forked it (Linux records the
+# parent's high-water mark at exec), so a bench that has grown would be counted in every figure.
+LAUNCHER = r"""
+import json, os, subprocess, sys, time
+for request in sys.stdin:
+    job = json.loads(request)
+    with open(job["out"], "wb") as out, open(job["err"], "wb") as err:
+        start = time.perf_counter()
+        try:
+            proc = subprocess.Popen(job["argv"], cwd=job["cwd"], env=job["env"], stdin=subprocess.DEVNULL,
+                                    stdout=out, stderr=err)
+        except OSError as exc:
+            err.write(str(exc).encode())
+            print(json.dumps({"seconds": 0.0, "peak_kib": 0, "code": 127}), flush=True)
+            continue
+        _, status, usage = os.wait4(proc.pid, 0)  # this one child (and what it waited for), nothing else
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+    print(json.dumps({"seconds": seconds, "peak_kib": usage.ru_maxrss, "code": proc.returncode}), flush=True)
+"""
+
+
+class Launcher:
+    """Runs a command to its end and reports its wall time, exit code and peak memory (os.wait4)."""
+
+    def __init__(self, work: Path) -> None:
+        self.io = work / ".io"
+        self.io.mkdir()
+        self.proc = subprocess.Popen([sys.executable, "-c", LAUNCHER], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def run(self, argv: list[str], cwd: Path, env: dict[str, str]) -> Ran:
+        assert self.proc.stdin and self.proc.stdout
+        out, err = self.io / "out", self.io / "err"
+        job = {"argv": argv, "cwd": str(cwd), "env": env, "out": str(out), "err": str(err)}
+        self.proc.stdin.write(json.dumps(job) + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline()
+        if not answer:
+            raise RuntimeError("the bench's launcher process died")
+        done = json.loads(answer)
+        return Ran(done["seconds"], done["peak_kib"], done["code"], out.read_bytes(), err.read_bytes())
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait()
+        if self.proc.stdout:
+            self.proc.stdout.close()
+
+
+class Failed(Exception):
+    """A measured command did not do what the figure needs (the row says so)."""
+
+
+def expect(ran: Ran, argv: list[str], code: int = 0) -> Ran:
+    if ran.code != code:
+        said = (ran.err or ran.out).decode(errors="replace").strip().splitlines()[-3:]
+        raise Failed(f"`{' '.join(argv[:3])}` exited {ran.code}: {' / '.join(said)}")
+    return ran
+
+
+@dataclass
+class Outcome:
+    samples: list[float] = field(default_factory=list)  # seconds, one per run
+    peak_kib: int = 0
+    note: str = ""
+    unavailable: str = ""  # why the figure cannot be measured (its command is missing)
+
+    def add(self, ran: Ran | float, peak_kib: int = 0) -> None:
+        if isinstance(ran, Ran):
+            self.samples.append(ran.seconds)
+            self.peak_kib = max(self.peak_kib, ran.peak_kib)
+        else:
+            self.samples.append(ran)
+            self.peak_kib = max(self.peak_kib, peak_kib)
+
+
+# ---- the stores -----------------------------------------------------------------------------------
+
+@dataclass
+class Store:
+    root: Path
+    size: int
+    base: str  # the generated commit: every figure leaves the store there
+    end_ts: int  # just after the last generated record: each subject's last version is valid then
+
+    def subjects(self, count: int) -> list[str]:
+        """`count` subjects spread over the store, each with a valid `decided` fact at end_ts (what
+        recall returns): generate.py gives slot n the predicate PREDICATES[n % 6], 4 versions."""
+        slots = max(1, self.size // 4 - 1)  # the last slot may lack versions
+        return [f"subject-{(slots * i // count) // 6 * 6}" for i in range(count)]
+
+
+def session_change(root: Path, agent: str, seq: int, n_intake: int, n_facts: int, n_closed: int) -> list[str]:
+    """What an agent's session commits, written into the work tree: `n_intake` records appended to
+    its latest intake day, `n_facts` facts appended to its latest fact month, closing the last
+    `n_closed` open facts there (each superseded by a new fact of the same subject and predicate)."""
+    from memstack.times import iso, parse_ts
+
+    touched = []
+    if n_facts:
+        path = max((root / "kb" / "facts" / agent).glob("*.jsonl"))
+        lines = path.read_bytes().splitlines()
+        last = orjson.loads(lines[-1])["recorded_at"]
+        closing = [i for i in range(len(lines) - 1, -1, -1) if b'"valid_to":null' in lines[i]][:n_closed]
+        new = []
+        for k in range(n_facts):
+            ts = last + k + 1  # same month as the file's last fact (generated times are whole minutes)
+            fact = {"id": f"{ts:012x}b{seq:07x}{k:08x}", "subject": f"bench-{seq}-{k}", "predicate": "decided",
+                    "object": f"session {seq} decision {k}", "valid_from": ts, "valid_to": None, "confidence": 0.9,
+                    "recorded_at": ts, "table": "knowledge", "expired_at": None, "superseded_by": None,
+                    "source": "bench", "agent": agent, "intake_id": None}
+            if k < len(closing):
+                old = orjson.loads(lines[closing[k]])
+                fact.update(subject=old["subject"], predicate=old["predicate"])
+                old.update(valid_to=ts, expired_at=ts, superseded_by=fact["id"])
+                lines[closing[k]] = orjson.dumps(old, option=orjson.OPT_SORT_KEYS)
+            new.append(orjson.dumps(fact, option=LINE))
+        path.write_bytes(b"\n".join(lines) + b"\n" + b"".join(new))
+        touched.append(str(path.relative_to(root)))
+    if n_intake:
+        path = max((root / "intake" / agent).glob("*.jsonl"))
+        last = parse_ts(orjson.loads(path.read_bytes().splitlines()[-1])["created_at"], "created_at")
+        records = []
+        for k in range(n_intake):
+            ts = last + k + 1
+            records.append(orjson.dumps({
+                "id": f"{ts:012x}b{seq:07x}{k:08x}", "content": f"session {seq}: observation {k}",
+                "title": f"observation {k}", "source": "bench", "agent": agent, "tier": "observed",
+                "confidence": 0.5, "keywords": ["bench"], "tags": ["bench"], "created_at": iso(ts)}, option=LINE))
+        with path.open("ab") as handle:
+            handle.write(b"".join(records))
+        touched.append(str(path.relative_to(root)))
+    return touched
+
+
+# ---- the bench: options, environment, generated stores ------------------------------------------
+
+GENERATE = f"""
+import sys
+sys.path.insert(0, {str(HERE)!r})
+from pathlib import Path
+import generate
+generate.make_store(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[2]))
+"""
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.quick: bool = args.quick
+        self.sizes: list[int] = args.sizes
+        self.repeat: int = args.repeat
+        self.work = Path(tempfile.mkdtemp(prefix="memstack-bench-"))
+        self.launcher = Launcher(self.work)
+        bindir = str(Path(sys.executable).parent)
+        self.env = {k: v for k, v in os.environ.items()
+                    if k not in GIT_LOCATION and k not in ("MEMSTACK_HOME", "WILLOW_HOME", "MEMSTACK_AGENT")}
+        self.env["PATH"] = bindir + os.pathsep + self.env.get("PATH", "")  # the hook finds this memstack too
+        found = shutil.which("memstack", path=bindir)
+        self.memstack = [found] if found else [sys.executable, "-m", "memstack"]
+        if not found:
+            self.env["PYTHONPATH"] = str(ROOT) + os.pathsep + self.env.get("PYTHONPATH", "")
+        self.stores: dict[int, Store] = {}
+        self.cache: dict[Any, Any] = {}
+        self.range_commits = 5 if self.quick else RANGE["commits"]
+        self.merge_lines = 2_000 if self.quick else MERGE_LINES
+
+    def log(self, message: str) -> None:
+        print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+    def run(self, argv: list[str], cwd: Path | None = None, code: int = 0) -> Ran:
+        return expect(self.launcher.run(argv, cwd or self.work, self.env), argv, code)
+
+    def ms(self, *args: str, cwd: Path | None = None, code: int = 0) -> Ran:
+        return self.run([*self.memstack, *args], cwd, code)
+
+    def git(self, cwd: Path, *args: str) -> str:
+        return self.run(["git", *args], cwd).out.decode().strip()
+
+    def has(self, verb: str) -> bool:
+        """Whether `memstack VERB` exists (argparse exits 2 on an unknown verb)."""
+        if verb not in self.cache:
+            self.cache[verb] = self.launcher.run([*self.memstack, verb, "--help"], self.work, self.env).code == 0
+        return bool(self.cache[verb])
+
+    def store(self, size: int) -> Store:
+        """The store of `size` facts and `size` intake records, generated once per run."""
+        if size not in self.stores:
+            root = self.work / f"store-{size}"
+            self.log(f"generating a store of {size:,} facts and {size:,} intake records")
+            # In a process of its own: the generator holds every line in memory (~1 GiB for 1,000,000).
+            made = self.run([sys.executable, "-c", GENERATE, str(root), str(size)])
+            self.log(f"  generated and committed in {made.seconds:.1f} s, {made.peak_kib / 1024:.0f} MiB")
+            self.stores[size] = Store(root, size, self.git(root, "rev-parse", "HEAD"),
+                                      generate.START + size * generate.STEP)
+        return self.stores[size]
+
+    def reset(self, store: Store) -> None:
+        """Back to the generated commit, work tree and index (the git-ignored index in .memstack/ stays)."""
+        self.git(store.root, "reset", "-q", "--hard", store.base)
+        self.git(store.root, "clean", "-fdq")
+
+    def ensure_index(self, root: Path) -> None:
+        """The fact index current (untimed), so a figure measures queries, not a catch-up."""
+        from memstack import factindex
+
+        while True:
+            while factindex.building(root):
+                time.sleep(0.1)
+            self.run([sys.executable, "-m", "memstack.factindex", str(root)])
+            if not factindex.building(root):
+                return
+
+    def clone(self, store: Store, name: str) -> Path:
+        target = self.work / name
+        shutil.rmtree(target, ignore_errors=True)
+        self.git(self.work, "clone", "-q", "--local", str(store.root), str(target))
+        return target
+
+    def remove(self, path: Path) -> None:
+        from memstack import factindex
+
+        if (path / ".memstack").exists():
+            while factindex.building(path):  # a detached build still at work must not litter a deleted folder
+                time.sleep(0.1)
+        shutil.rmtree(path, ignore_errors=True)
+
+    def close(self) -> None:
+        self.launcher.close()
+        if self.args.keep:
+            self.log(f"kept the stores in {self.work}")
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+
+# ---- the figures: one small function each ---------------------------------------------------------
+
+def fig_help(b: Bench, size: int | None) -> Outcome:
+    out = Outcome()
+    for _ in range(b.repeat):
+        out.add(b.ms("--help"))
+    return out
+
+
+def fig_check_noop(b: Bench, size: int) -> Outcome:
+    store, out = b.store(size), Outcome()
+    b.reset(store)
+    for _ in range(b.repeat):
+        out.add(b.ms("check", "--staged", cwd=store.root))
+    return out
+
+
+def fig_index_build(b: Bench, size: int) -> Outcome:
+    store, out = b.store(size), Outcome()
+    for path in (store.root / ".memstack").glob("facts.sqlite3*"):
+        path.unlink()
+    out.add(b.run([sys.executable, "-m", "memstack.factindex", str(store.root)]))
+    db = store.root / ".memstack" / "facts.sqlite3"
+    out.note = f"the index takes {db.stat().st_size / 2**20:.1f} MiB on disk"
+    return out
+
+
+def fig_fresh_clone_query(b: Bench, size: int) -> Outcome:
+    from memstack import factindex
+
+    store, out = b.store(size), Outcome()
+    clone = b.clone(store, f"fresh-clone-{size}")
+    try:
+        ran = b.ms("recall", "--store", str(clone), "--subject", store.subjects(1)[0], "--now-ts", str(store.end_ts),
+                   "--json", cwd=clone)
+        if not orjson.loads(ran.out):
+            raise Failed("the first recall on a fresh clone found nothing")
+        out.add(ran)
+        start = time.perf_counter()
+        time.sleep(0.2)  # let a detached build take its lock
+        background = factindex.building(clone)
+        while factindex.building(clone):
+            time.sleep(0.1)
+        b.run([sys.executable, "-m", "memstack.factindex", str(clone)])  # whatever is left (nothing, normally)
+        caught_up = time.perf_counter() - start
+        out.note = (f"a background index build, started by that query, caught up {caught_up:.1f} s later"
+                    if background else "the query indexed the files itself (less than the 32 MiB budget)")
+    finally:
+        b.remove(clone)
+    return out
+
+
+API_PROBE = r"""
+import json, sys, time
+start = time.perf_counter()
+from pathlib import Path
+from memstack import factstore
+root, verb, ts, subjects = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+if verb == "recall":
+    ask = lambda subject: factstore.recall(root, subject, ts, 50)
+else:
+    ask = lambda subject: factstore.get_valid_at(root, ts, subject)
+found = [len(ask(subjects[0]))]
+cold = time.perf_counter() - start
+warm = []
+for subject in subjects[1:]:
+    t = time.perf_counter()
+    found.append(len(ask(subject)))
+    warm.append(time.perf_counter() - t)
+print(json.dumps({"cold": cold, "warm": warm, "found": found}))
+"""
+
+
+def api_probes(b: Bench, size: int, verb: str) -> list[tuple[dict[str, Any], Ran]]:
+    """--repeat new processes, each timing its first query (import included) then WARM_QUERIES more."""
+    key = ("api", size, verb)
+    if key not in b.cache:
+        store = b.store(size)
+        b.ensure_index(store.root)
+        subjects = store.subjects(b.repeat * (WARM_QUERIES + 1))
+        probes = []
+        for n in range(b.repeat):
+            mine = subjects[n::b.repeat]
+            ran = b.run([sys.executable, "-c", API_PROBE, str(store.root), verb, str(store.end_ts), *mine])
+            answer = json.loads(ran.out)
+            if not all(answer["found"]):
+                raise Failed(f"{verb} found nothing for a subject the store holds")
+            probes.append((answer, ran))
+        b.cache[key] = probes
+    result: list[tuple[dict[str, Any], Ran]] = b.cache[key]
+    return result
+
+
+def fig_api_cold(verb: str) -> Callable[[Bench, int], Outcome]:
+    def measure(b: Bench, size: int) -> Outcome:
+        out = Outcome()
+        for answer, ran in api_probes(b, size, verb):
+            out.add(answer["cold"], ran.peak_kib)
+        return out
+    return measure
+
+
+def fig_api_warm(verb: str) -> Callable[[Bench, int], Outcome]:
+    def measure(b: Bench, size: int) -> Outcome:
+        out = Outcome()
+        for answer, ran in api_probes(b, size, verb):
+            for seconds in answer["warm"]:
+                out.add(seconds, ran.peak_kib)
+        return out
+    return measure
+
+
+def fig_cli_query(verb: str) -> Callable[[Bench, int], Outcome]:
+    def measure(b: Bench, size: int) -> Outcome:
+        store, out = b.store(size), Outcome()
+        b.ensure_index(store.root)
+        for subject in store.subjects(b.repeat):
+            args = (["recall", "--now-ts"] if verb == "recall" else ["fact", "get-valid-at", "--ts"])
+            ran = b.ms(*args, str(store.end_ts), "--subject", subject, "--store", str(store.root), "--json",
+                       cwd=store.root)
+            if not orjson.loads(ran.out):
+                raise Failed(f"{verb} found nothing for {subject}")
+            out.add(ran)
+        return out
+    return measure
+
+
+def fig_check_staged(b: Bench, size: int) -> Outcome:
+    store, out = b.store(size), Outcome()
+    try:
+        paths = session_change(store.root, generate.AGENTS[0], 0, COMMIT["intake"], COMMIT["facts"], COMMIT["closed"])
+        b.git(store.root, "add", "--", *paths)
+        for _ in range(b.repeat):
+            out.add(b.ms("check", "--staged", cwd=store.root))
+    finally:
+        b.reset(store)
+    return out
+
+
+def fig_commit_hook(b: Bench, size: int) -> Outcome:
+    store, out = b.store(size), Outcome()
+    try:
+        paths = session_change(store.root, generate.AGENTS[1], 1, COMMIT["intake"], COMMIT["facts"], COMMIT["closed"])
+        b.git(store.root, "add", "--", *paths)
+        out.add(b.run(["git", "commit", "-q", "-m", "bench: one session"], store.root))
+    finally:
+        b.reset(store)
+    return out
+
+
+def fig_check_range(b: Bench, size: int) -> Outcome:
+    store, out = b.store(size), Outcome()
+    try:
+        for k in range(b.range_commits):
+            paths = session_change(store.root, generate.AGENTS[k % len(generate.AGENTS)], 100 + k,
+                                   RANGE["intake"], RANGE["facts"], RANGE["closed"])
+            b.git(store.root, "add", "--", *paths)
+            b.git(store.root, "commit", "-q", "--no-verify", "-m", f"bench: session {k}")
+        for _ in range(b.repeat):
+            out.add(b.ms("check", "--range", f"{store.base}..HEAD", cwd=store.root))
+    finally:
+        b.reset(store)
+    return out
+
+
+def fig_promote(b: Bench, size: int) -> Outcome:
+    if not b.has("promote"):
+        return Outcome(unavailable="`memstack promote` does not exist yet (`memstack promote --help` exits 2)")
+    store, out = b.store(size), Outcome()
+    for n in range(b.repeat):
+        clone = b.clone(store, f"promote-{size}")
+        try:
+            b.ensure_index(clone)
+            out.add(b.ms("promote", "--no-commit", "--now-ts", str(store.end_ts + 86_400_000), cwd=clone))
+            ledger = clone / "kb" / "promotions.jsonl"
+            promoted = ledger.read_bytes().count(b"\n") if ledger.exists() else 0
+            out.note = f"{promoted:,} records routed (kb/promotions.jsonl lines)"
+        finally:
+            b.remove(clone)
+    return out
+
+
+def fig_rebuild(b: Bench, size: int) -> Outcome:
+    if not b.has("rebuild"):
+        return Outcome(unavailable="`memstack rebuild` does not exist yet (`memstack rebuild --help` exits 2)")
+    store, out = b.store(size), Outcome()
+    b.ensure_index(store.root)
+    try:
+        for _ in range(b.repeat):
+            out.add(b.ms("rebuild", cwd=store.root))
+            b.reset(store)
+    finally:
+        b.reset(store)
+    return out
+
+
+def merge_files(b: Bench, kind: str) -> tuple[Path, Path, Path, str, int]:
+    """Base, ours and theirs of `kind` (log or facts): each side MERGE_LINES lines, the last 1%
+    its own; fact files also close 100 open facts on each side (different ones). Returns the
+    three paths, the path in the repository and the line count a correct merge has."""
+    lines, extra = b.merge_lines, b.merge_lines // 100
+    folder = b.work / f"merge-{kind}"
+    if folder.exists():
+        return b.cache[("merge", kind)]  # type: ignore[no-any-return]
+    folder.mkdir()
+    if kind == "log":
+        records = [r for chunk in generate.intake(lines + extra).values() for r in chunk]
+        records.sort()  # by id: any order will do, a stable one
+        base, ours, theirs = records[:lines - extra], records[lines - extra:lines], records[lines:]
+        relpath = "intake/agent0/2024-01-01.jsonl"
+        sides = (base, base + ours, base + theirs)
+    else:
+        records = [r for chunk in generate.facts(lines + extra).values() for r in chunk]
+        base, ours, theirs = records[:lines - extra], records[lines - extra:lines], records[lines:]
+        open_at = [i for i, line in enumerate(base) if b'"valid_to":null' in line]
+        step = max(1, len(open_at) // 200)
+        chosen = open_at[::step][:200]
+
+        def closed(line: bytes, ts: int) -> bytes:
+            fact = orjson.loads(line)
+            fact.update(valid_to=fact["valid_from"] + ts, expired_at=fact["recorded_at"] + ts, superseded_by=None)
+            return orjson.dumps(fact, option=LINE)
+
+        mine, yours = list(base), list(base)
+        for i in chosen[0::2]:
+            mine[i] = closed(base[i], 1000)
+        for i in chosen[1::2]:
+            yours[i] = closed(base[i], 2000)
+        relpath = "kb/facts/agent0/2024-01.jsonl"
+        sides = (base, mine + ours, yours + theirs)
+    paths = tuple(folder / name for name in ("base", "ours", "theirs"))
+    for path, content in zip(paths, sides):
+        path.write_bytes(b"".join(content))
+    found = (*paths, relpath, len(base) + len(ours) + len(theirs))
+    b.cache[("merge", kind)] = found
+    return found  # type: ignore[return-value]
+
+
+def fig_merge(kind: str) -> Callable[[Bench, int | None], Outcome]:
+    def measure(b: Bench, size: int | None) -> Outcome:
+        base, ours, theirs, relpath, expected = merge_files(b, kind)
+        out = Outcome()
+        for _ in range(b.repeat):
+            result = ours.with_name("result")
+            shutil.copyfile(ours, result)
+            out.add(b.ms("merge-driver", str(base), str(result), str(theirs), relpath))
+            got = result.read_bytes().count(b"\n")
+            if got != expected:
+                raise Failed(f"the merged file has {got} lines, {expected} expected")
+        return out
+    return measure
+
+
+# ---- the table of figures -------------------------------------------------------------------------
+
+def each_store(sizes: list[int]) -> list[int | None]:
+    return list(sizes)
+
+
+def no_store(sizes: list[int]) -> list[int | None]:
+    return [None]
+
+
+def promote_stores(sizes: list[int]) -> list[int | None]:
+    """The stores of at most 100,000 pending records (the SPEC's figure), else the smallest."""
+    return list([s for s in sizes if s <= PROMOTE_SIZE] or [min(sizes)])
+
+
+@dataclass(frozen=True)
+class Figure:
+    key: str
+    label: str
+    target: str  # as shown; "info" for figures the SPEC sets no target for
+    limit: float | None  # seconds
+    measure: Callable[[Bench, Any], Outcome]
+    sizes: Callable[[list[int]], list[int | None]] = each_store
+    unit: str = "store"  # what the size column counts: store (facts + intake), pending, lines
+
+
+FIGURES: tuple[Figure, ...] = (
+    Figure("help", "`memstack --help` (start-up)", "< 300 ms", 0.3, fig_help, no_store),
+    Figure("check-noop", "`memstack check --staged`, nothing staged (start-up)", "< 300 ms", 0.3, fig_check_noop),
+    Figure("check-staged", "pre-commit check `memstack check --staged`: +100 intake, +100 facts, 10 closed",
+           "< 1 s, ≤ 2x smallest store", 1.0, fig_check_staged),
+    Figure("commit-hook", "the same change through `git commit` and the pre-commit hook", "info", None,
+           fig_commit_hook),
+    Figure("check-range", "`memstack check --range` over {commits} commits (each +10 intake, +10 facts, 1 closed)", "info",
+           None, fig_check_range),
+    Figure("index-build", "fact index built from nothing (`python -m memstack.factindex`)", "info", None,
+           fig_index_build),
+    Figure("fresh-clone-query", "first `memstack recall` on a fresh clone (no index yet)", "info", None,
+           fig_fresh_clone_query),
+    Figure("recall-cli", "`memstack recall --json` (new process, index on disk)", "< 2 s", 2.0,
+           fig_cli_query("recall")),
+    Figure("recall-api-cold", "`factstore.recall`, cold (new process: import + first query)", "< 2 s", 2.0,
+           fig_api_cold("recall")),
+    Figure("recall-api-warm", "`factstore.recall`, warm (same process)", "< 50 ms", 0.05, fig_api_warm("recall")),
+    Figure("get-valid-at-cli", "`memstack fact get-valid-at --subject --json` (new process, index on disk)", "< 2 s",
+           2.0, fig_cli_query("get-valid-at")),
+    Figure("get-valid-at-api-cold", "`factstore.get_valid_at`, cold (new process: import + first query)", "< 2 s",
+           2.0, fig_api_cold("get-valid-at")),
+    Figure("get-valid-at-api-warm", "`factstore.get_valid_at`, warm (same process)", "< 50 ms", 0.05,
+           fig_api_warm("get-valid-at")),
+    Figure("promote", "`memstack promote --no-commit` of every pending intake record", "< 20 s", 20.0, fig_promote,
+           promote_stores, unit="pending"),
+    Figure("rebuild", "`memstack rebuild` of all views", "< 15 s", 15.0, fig_rebuild),
+    Figure("merge-log", "merge driver: two intake logs, +1% on each side", "< 2 s", 2.0, fig_merge("log"), no_store,
+           unit="lines"),
+    Figure("merge-facts", "merge driver: two fact files, +1% and 100 closed on each side", "< 2 s", 2.0,
+           fig_merge("facts"), no_store, unit="lines"),
+)
+
+
+# ---- rows, table, JSON ----------------------------------------------------------------------------
+
+def size_label(figure: Figure, size: int | None, b: Bench) -> str:
+    if figure.unit == "lines":
+        return f"{b.merge_lines:,} lines"
+    if size is None:
+        return "—"
+    return f"{size:,} pending" if figure.unit == "pending" else f"{size:,}"
+
+
+def judge(figure: Figure, outcome: Outcome, smallest: float | None) -> str:
+    if outcome.unavailable:
+        return "not available"
+    if figure.limit is None:
+        return "info"
+    median = statistics.median(outcome.samples)
+    ok = median < figure.limit and outcome.peak_kib * 1024 < GIB
+    if figure.key == "check-staged" and smallest is not None:
+        ok = ok and median <= 2 * smallest
+    return "yes" if ok else "no"
+
+
+def fmt_seconds(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.1f} s"
+    if seconds >= 0.01:
+        return f"{seconds * 1000:.0f} ms"
+    return f"{seconds * 1000:.2f} ms"
+
+
+def measure_all(b: Bench, only: Iterable[str] | None = None) -> list[dict[str, Any]]:
+    rows = []
+    wanted = set(only) if only else None
+    for figure in FIGURES:
+        if wanted is not None and figure.key not in wanted:
+            continue
+        outcomes: list[tuple[int | None, Outcome]] = []
+        for size in figure.sizes(b.sizes):
+            b.log(f"{figure.key} {'' if size is None else f'{size:,}'}")
+            try:
+                outcome = figure.measure(b, size)
+            except Exception as exc:  # the row says what failed; the other figures still run
+                outcome = Outcome(note=f"failed: {exc}")
+            outcomes.append((size, outcome))
+        measured = [o for _, o in outcomes if o.samples]
+        smallest = statistics.median(measured[0].samples) if figure.key == "check-staged" and measured else None
+        for size, outcome in outcomes:
+            median = statistics.median(outcome.samples) if outcome.samples else None
+            within = judge(figure, outcome, smallest) if median is not None or outcome.unavailable else "failed"
+            rows.append({
+                "figure": figure.key, "label": figure.label.format(commits=b.range_commits), "size": size, "size_label": size_label(figure, size, b),
+                "median_s": median, "samples_s": outcome.samples, "runs": len(outcome.samples),
+                "target": figure.target, "within": within,
+                "peak_mib": round(outcome.peak_kib / 1024, 1) if outcome.samples else None,
+                "note": f"not available: {outcome.unavailable}" if outcome.unavailable else outcome.note,
+            })
+    return rows
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = ["figure", "size", "median", "runs", "target", "within target", "peak memory"]
+    body = []
+    for row in rows:
+        if row["within"] in ("not available", "failed"):
+            median = row["note"]
+        else:
+            median = fmt_seconds(row["median_s"])
+        peak = "—" if row["peak_mib"] is None else f"{row['peak_mib']:.0f} MiB"
+        body.append([row["label"], row["size_label"], median, str(row["runs"]), row["target"], row["within"], peak])
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    lines += ["| " + " | ".join(cells) + " |" for cells in body]
+    notes = [f"- {row['label']} ({row['size_label']}): {row['note']}" for row in rows
+             if row["note"] and row["within"] not in ("not available", "failed")]
+    return "\n".join(lines) + ("\n\n" + "\n".join(notes) if notes else "") + "\n"
+
+
+def machine(b: Bench) -> dict[str, Any]:
+    import memstack
+
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        cpu = platform.processor()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "memstack"], cwd=ROOT, capture_output=True, text=True)
+    return {
+        "nproc": os.cpu_count(), "cpu": cpu or "unknown", "os": platform.platform(),
+        "python": platform.python_version(), "git": b.git(b.work, "--version").removeprefix("git version "),
+        "memstack": f"{memstack.__version__} ({commit.stdout.strip() or 'no commit'}"
+                    f"{', memstack/ modified' if dirty.stdout.strip() else ''})",
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+        "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / GIB, 1),
+    }
+
+
+def describe(info: dict[str, Any]) -> str:
+    return (f"{info['nproc']} CPUs ({info['cpu']}), {info['memory_gib']} GiB, {info['os']}; Python {info['python']},"
+            f" git {info['git']}, memstack {info['memstack']}; load average at start"
+            f" {', '.join(map(str, info['load_average']))}")
+
+
+def parse_sizes(text: str) -> list[int]:
+    try:
+        sizes = sorted({int(part.replace("_", "")) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad sizes {text!r}: expected numbers like 1000,100000") from None
+    if not sizes or sizes[0] < 1:
+        raise argparse.ArgumentTypeError(f"bad sizes {text!r}: expected positive numbers")
+    return sizes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=parse_sizes, help="store sizes, facts (= intake records) each"
+                                                          " (default 1000,100000,1000000)")
+    parser.add_argument("--repeat", type=int, help="runs per figure, the median is shown (default 5)")
+    parser.add_argument("--quick", action="store_true", help=f"sizes {','.join(map(str, QUICK_SIZES))}, 1 run,"
+                                                             " 5 commits, 2,000-line merges: the smoke test")
+    parser.add_argument("--out", type=Path, help="write the JSON here (default bench/results.json; --quick: none)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary stores (their folder is printed)")
+    parser.add_argument("--only", action="append", metavar="FIGURE",
+                        help=f"measure only this figure (repeatable): {', '.join(f.key for f in FIGURES)}")
+    args = parser.parse_args(argv)
+    args.sizes = args.sizes or list(QUICK_SIZES if args.quick else SIZES)
+    args.repeat = args.repeat or (1 if args.quick else 5)
+    if args.repeat < 1:
+        parser.error("--repeat must be 1 or more")
+    unknown = set(args.only or ()) - {f.key for f in FIGURES}
+    if unknown:
+        parser.error(f"unknown figure {', '.join(sorted(unknown))}")
+    out = args.out if args.out is not None else (None if args.quick else HERE / "results.json")
+
+    bench = Bench(args)
+    started = time.time()
+    try:
+        info = machine(bench)
+        rows = measure_all(bench, args.only)
+    finally:
+        bench.close()
+    text = table(rows)
+    header = (f"memstack benchmark, {time.strftime('%Y-%m-%d', time.gmtime(started))}: medians of {args.repeat}"
+              f" run{'s' * (args.repeat != 1)} unless the runs column says otherwise\nmachine: {describe(info)}\n")
+    print(header)
+    print(text)
+    if out is not None:
+        document = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+                    "seconds": round(time.time() - started, 1), "machine": info,
+                    "options": {"sizes": args.sizes, "repeat": args.repeat, "quick": args.quick},
+                    "figures": rows, "table": text}
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE))
+        print(f"wrote {out}", file=sys.stderr)
+    return 1 if any(row["within"] == "failed" for row in rows) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,54 @@
+"""The benchmark cannot rot: `bench/run.py --quick` prints and writes a row for every figure.
+
+Not a timing test: the figures depend on the machine, so nothing here compares a time.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from helpers import memstack
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "bench" / "run.py"
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_run", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_quick_run_has_a_row_for_every_figure(tmp_path: Path) -> None:
+    out = tmp_path / "results.json"
+    work = tmp_path / "tmp"
+    work.mkdir()
+    proc = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--out", str(out)], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "TMPDIR": str(work)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    bench = _bench()
+    document = json.loads(out.read_text())
+    rows = document["figures"]
+    expected = [(figure.key, size) for figure in bench.FIGURES for size in figure.sizes(list(bench.QUICK_SIZES))]
+    assert [(row["figure"], row["size"]) for row in rows] == expected
+    assert document["table"] in proc.stdout
+    for key in ("nproc", "cpu", "python", "git", "memstack"):
+        assert document["machine"][key]
+    for row in rows:
+        assert f"| {row['label']} | {row['size_label']} |" in proc.stdout
+        assert row["within"] in ("yes", "no", "info", "not available"), row
+        if row["within"] == "not available":
+            # Only the two verbs still being written may be missing, and only while they are.
+            assert row["figure"] in ("promote", "rebuild"), row
+            assert memstack(row["figure"], "--help").returncode == 2, row
+            assert row["note"].startswith("not available: ")
+        else:
+            assert row["runs"] >= 1 and len(row["samples_s"]) == row["runs"], row
+            assert row["median_s"] > 0 and row["peak_mib"] > 0, row
+    assert not list(work.iterdir())  # the stores are deleted without --keep
