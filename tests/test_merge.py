@@ -80,6 +80,9 @@ def test_two_clones_appending_to_one_day_and_one_fact_file_merge_without_conflic
     ids = [json.loads(x)["id"] for x in (b / FACTS).read_text().splitlines()]
     assert sorted(ids) == ["fact-a-0000", "fact-b-0000"]
     assert git(b, "status", "--porcelain").stdout == ""
+    root = git(b, "rev-list", "--max-parents=0", "HEAD").stdout.strip()
+    audit = memstack("check", "--range", f"{root}..HEAD", cwd=b)
+    assert audit.returncode == 0, audit.stdout
 
 
 def test_closing_different_facts_of_one_file_merges_cleanly(clones: tuple[Path, Path]) -> None:
