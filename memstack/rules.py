@@ -336,17 +336,22 @@ def facts(path: str, old: bytes, new: bytes, *, prefix: bool, restore: str) -> t
     return found, check
 
 
+_COMMITTED_ID = re.compile(rb'"id":"([^"\\]*)"')
+
+
 def _new_ids(path: str, old: bytes, tail: bytes, first: int) -> tuple[list[Violation], list[tuple[int, bytes]]]:
     """Appended facts must bring new ids: not one of the file's committed facts, nor twice."""
     appended = list(enumerate(lines(tail), start=first))
     found, seen = [], set()
+    # Facts are written as compact JSON with sorted keys, so a committed id appears as `"id":"<id>"`:
+    # one pass over the committed bytes, not one search of them per appended fact.
+    committed = set(_COMMITTED_ID.findall(old)) if appended else set()
     for number, raw in appended:
         fact = _fact(raw)
         if fact is None:
             continue  # the schema check reports it
         ident = fact["id"]
-        # Facts are written as compact JSON with sorted keys, so a committed id appears as `"id":"<id>"`.
-        if ident in seen or f'"id":"{ident}"'.encode() in old:
+        if ident in seen or ident.encode() in committed:
             found.append(Violation(path, number, "I2", f"fact id {ident} is already in the file",
                                    "give the new fact a new id; to change a fact, close it and append its successor"))
         seen.add(ident)
