@@ -245,7 +245,18 @@ def _commit(store: Path, message: str) -> str | None:
     repo.git.add("-A", "--", *paths)
     if not repo.git.diff("--cached", "--name-only", "--", *paths):
         return None
-    git.run(store, *git.identity_args(store), "commit", "-q", "-m", message, "--", *paths, env=git.no_git_env())
+    from git.exc import GitCommandError
+
+    env = git.no_git_env()
+    if git.identity_args(store):  # no identity configured: memstack signs its own commit
+        env.update(GIT_AUTHOR_NAME="memstack", GIT_AUTHOR_EMAIL="memstack@localhost",
+                   GIT_COMMITTER_NAME="memstack", GIT_COMMITTER_EMAIL="memstack@localhost")
+    try:
+        repo.git.commit("-q", "-m", message, "--", *paths, env=env)  # through the hooks
+    except GitCommandError as exc:
+        detail = (exc.stderr or exc.stdout or "").strip().replace("stderr: ", "").strip("'")
+        raise MemstackError(f"the promotion commit was refused (the files are written; fix what the hook"
+                            f" says, then run `memstack promote` again): {detail}") from None
     return repo.head.commit.hexsha
 
 
