@@ -50,7 +50,10 @@ def decide(store: Path, intake_id: str, decision: str, by: str, now_ms: int, not
     record: dict[str, Any] = {"intake_id": intake_id, "decision": decision, "decided_at": now_ms, "by": by}
     if note:
         record["note"] = note
-    schemas.validate("binder", record)
+    problems = schemas.errors("binder", record)
+    if problems:
+        field = problems[0].split(":", 1)[0]
+        raise MemstackError(f"bad {'ID' if field == 'intake_id' else field}: {problems[0].split(': ', 1)[-1]}")
     with locked(store, DECISIONS + ".decide"):
         ledger, decisions = read_log(store, LEDGER), read_log(store, DECISIONS)
         earlier = [d for d in decisions if d["intake_id"] == intake_id]

@@ -19,11 +19,11 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run_textconv)
 
 
-def _read(name: str) -> bytes:
+def _read(name: str, verb: str = "merge-driver") -> bytes:
     try:
         return Path(name).read_bytes()
     except OSError as exc:
-        raise MemstackError(f"merge-driver: cannot read {name}: {exc.strerror}") from None
+        raise MemstackError(f"{verb}: cannot read {name}: {exc.strerror}") from None
 
 
 def run_merge(args: Any) -> int:
@@ -47,6 +47,6 @@ def run_merge(args: Any) -> int:
 def run_textconv(args: Any) -> int:
     from memstack.textconv import convert
 
-    data = _read(args.file)
+    data = _read(args.file, "textconv")
     sys.stdout.write(convert(data))
     return 0
