@@ -165,7 +165,7 @@ class Checker:
             if validate:
                 found += rules.final_newline(path, new)
                 if start >= 0:
-                    found += rules.records(path, place, rules.appended_lines(new, start))
+                    found += rules.records(path, place, rules.appended_lines(new, start), old or b"")
             return found
         if place.kind == layout.FACTS:
             old = self._old(change)

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from memstack import factfiles, factindex, facts, schemas
+from memstack import factfiles, factindex, facts, files, schemas
 from memstack.errors import MemstackError
 from memstack.factfiles import Closing
 from memstack.facts import DEFAULT_CONFIDENCE, Fact
@@ -30,6 +30,14 @@ from memstack.times import iso
 
 __all__ = ["Closing", "add", "append_many", "capture", "close_many", "existing_ids", "get_valid_at", "history",
            "invalidate", "open_facts", "recall", "recall_args", "scan_history", "scan_recall", "scan_valid_at"]
+
+
+def _key_locked(store: Path, subject: str, predicate: str) -> Any:
+    """One lock per subject and predicate: two contradicting captures (or invalidations) of one
+    value cannot both read it open and leave two versions valid at once."""
+    import hashlib
+
+    return files.locked(store, "facts-key-" + hashlib.sha1(f"{subject}\0{predicate}".encode()).hexdigest())
 
 
 # --- writes --------------------------------------------------------------------------------------
@@ -89,23 +97,24 @@ def invalidate(store: Path, *, subject: str, predicate: str, valid_to: Any, reco
     subject, predicate = facts.text(subject, "subject"), facts.text(predicate, "predicate")
     end = facts.timestamp(valid_to, "valid-to")
     recorded = facts.timestamp(recorded_at, "recorded-at", transaction=True)
-    known = factindex.versions(store, subject, predicate)
-    candidates = [f for f in known if facts.is_open(f) and (object is None or f["object"] == object)]
-    what = f"subject {subject!r}, predicate {predicate!r}" + ("" if object is None else f", object {object!r}")
-    if not candidates:
-        raise MemstackError(f"nothing to invalidate: no open fact with {what}"
-                            " (`memstack fact history --subject S` lists every version)")
-    closable = [f for f in candidates if f["valid_from"] < end]
-    if not closable:
-        starts = ", ".join(iso(f["valid_from"]) for f in candidates)
-        raise MemstackError(f"bad valid-to {iso(end)}: must be after the valid_from of the open fact with {what}"
-                            f" (it begins {starts})")
-    if superseded_by is None:
-        closing_ids = {f["id"] for f in closable}
-        successors = sorted((f for f in known if f["valid_from"] == end and f["id"] not in closing_ids),
-                            key=lambda f: (f["recorded_at"], f["id"]))
-        superseded_by = successors[0]["id"] if successors else None
-    return close_many(store, [Closing(f["id"], end, recorded, superseded_by) for f in closable])
+    with _key_locked(store, subject, predicate):  # decide and close with no writer in between
+        known = factindex.versions(store, subject, predicate)
+        candidates = [f for f in known if facts.is_open(f) and (object is None or f["object"] == object)]
+        what = f"subject {subject!r}, predicate {predicate!r}" + ("" if object is None else f", object {object!r}")
+        if not candidates:
+            raise MemstackError(f"nothing to invalidate: no open fact with {what}"
+                                " (`memstack fact history --subject S` lists every version)")
+        closable = [f for f in candidates if f["valid_from"] < end]
+        if not closable:
+            starts = ", ".join(iso(f["valid_from"]) for f in candidates)
+            raise MemstackError(f"bad valid-to {iso(end)}: must be after the valid_from of the open fact with {what}"
+                                f" (it begins {starts})")
+        if superseded_by is None:
+            closing_ids = {f["id"] for f in closable}
+            successors = sorted((f for f in known if f["valid_from"] == end and f["id"] not in closing_ids),
+                                key=lambda f: (f["recorded_at"], f["id"]))
+            superseded_by = successors[0]["id"] if successors else None
+        return close_many(store, [Closing(f["id"], end, recorded, superseded_by) for f in closable])
 
 
 def capture(store: Path, *, subject: str, predicate: str, object: str, valid_from: Any, recorded_at: Any,
@@ -119,22 +128,23 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
     new = facts.make(subject=subject, predicate=predicate, object=object, valid_from=valid_from,
                      recorded_at=recorded_at, agent=agent, confidence=confidence, source=source, id=id)
     schemas.validate("fact", new)
-    closings = []
-    if contradicts:
-        for prior in factindex.versions(store, new["subject"], new["predicate"]):
-            if facts.is_open(prior):
-                if prior["valid_from"] >= new["valid_from"]:
+    with _key_locked(store, new["subject"], new["predicate"]):  # read, close, append as one step
+        closings = []
+        if contradicts:
+            for prior in factindex.versions(store, new["subject"], new["predicate"]):
+                if facts.is_open(prior):
+                    if prior["valid_from"] >= new["valid_from"]:
+                        raise MemstackError(
+                            f"bad valid-from {iso(new['valid_from'])}: the open fact {prior['id']} it contradicts begins"
+                            f" {iso(prior['valid_from'])}; a contradicting fact must begin after it")
+                    closings.append(Closing(prior["id"], new["valid_from"], new["recorded_at"], new["id"]))
+                elif prior["valid_to"] is not None and prior["valid_to"] > new["valid_from"]:
                     raise MemstackError(
-                        f"bad valid-from {iso(new['valid_from'])}: the open fact {prior['id']} it contradicts begins"
-                        f" {iso(prior['valid_from'])}; a contradicting fact must begin after it")
-                closings.append(Closing(prior["id"], new["valid_from"], new["recorded_at"], new["id"]))
-            elif prior["valid_to"] is not None and prior["valid_to"] > new["valid_from"]:
-                raise MemstackError(
-                    f"bad valid-from {iso(new['valid_from'])}: fact {prior['id']} ({prior['object']!r}) holds until"
-                    f" {iso(prior['valid_to'])} and is closed (closed facts never change); a contradicting fact"
-                    " must begin at or after that")
-    closed = close_many(store, closings) if closings else []
-    append_many(store, [new], check_ids=id is not None)
+                        f"bad valid-from {iso(new['valid_from'])}: fact {prior['id']} ({prior['object']!r}) holds until"
+                        f" {iso(prior['valid_to'])} and is closed (closed facts never change); a contradicting fact"
+                        " must begin at or after that")
+        closed = close_many(store, closings) if closings else []
+        append_many(store, [new], check_ids=id is not None)
     return new, closed
 
 

@@ -40,7 +40,21 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def _not_utf8(argv: Sequence[str]) -> str | None:
+    """The first argument that is not valid UTF-8 (the shell passed raw bytes), if any."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    bad = _not_utf8(sys.argv[1:] if argv is None else argv)
+    if bad is not None:
+        print(f"memstack: bad argument {bad!r}: not valid UTF-8", file=sys.stderr)
+        return 2
     args = parser().parse_args(argv)
     args.store = getattr(args, "store", None)
     args.json = getattr(args, "json", False)

@@ -76,6 +76,10 @@ def _load_intake(store: Path, done: set[str]) -> tuple[list[tuple[str, dict[str,
                 if isinstance(ident, str) and ident in done:
                     by_id[ident] = record
                     continue
+                if ident in by_id:  # the same id twice (the hook refuses it; an uncommitted copy): once
+                    print(f"memstack promote: {relpath}:{number}: intake id {ident} appears twice; the first"
+                          " is promoted, this one is left out", file=sys.stderr)
+                    continue
                 problem = _pending_problem(record)
                 if problem:
                     raise MemstackError(f"{relpath}:{number}: {problem} — fix the record (`git checkout --"

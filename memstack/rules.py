@@ -119,11 +119,13 @@ def _where_it_belongs(place: Place, record: dict[str, Any]) -> list[str]:
     return problems
 
 
-def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]]) -> list[Violation]:
-    """Each given line of a JSONL file is a JSON object valid against its schema, in the right file."""
+def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]], old: bytes = b"") -> list[Violation]:
+    """Each given line of a JSONL file is a JSON object valid against its schema, in the right file;
+    an appended intake record brings an id that is new to the file (`old`: its committed content)."""
     kind = SCHEMA_OF[place.kind]
     fix = f"make the line a valid {kind} record (schemas/{kind}.schema.json)"
     found = []
+    seen: set[Any] = {i.decode() for i in _COMMITTED_ID.findall(old)} if kind == "intake" else set()
     for number, raw in numbered:
         if not raw.strip():
             found.append(Violation(path, number, "I5", "empty line", "remove it"))
@@ -141,8 +143,16 @@ def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]]) -> l
             found.append(Violation(path, number, "I5", "line is not a JSON object", fix))
         else:
             problems = _schema_problems(kind, record)
+            if not problems and kind == "fact":
+                problems = "; ".join(fact_problems(record))
             if problems:
                 found.append(Violation(path, number, "I5", f"invalid {kind} record: {problems}", fix))
+            if kind == "intake" and "id" in record:
+                ident = str(record["id"])
+                if ident in seen:
+                    found.append(Violation(path, number, "I5", f"intake id {ident} is already in the file",
+                                           "give the record a new id (`memstack intake write` does)"))
+                seen.add(ident)
             found += [Violation(path, number, "I5", problem, f"write the record to its own agent's {place.kind} file")
                       for problem in _where_it_belongs(place, record)]
         if len(found) > MAX_PER_FILE:
@@ -267,6 +277,40 @@ def _fact(raw: bytes) -> dict[str, Any] | None:
     return record if not problem and isinstance(record, dict) and isinstance(record.get("id"), str) else None
 
 
+def _same(a: Any, b: Any) -> bool:
+    """Equal and of the same JSON types all the way down (2000 is not 2000.0, 1 is not true)."""
+    import orjson
+
+    if a is ... or b is ...:
+        return a is b
+    return bool(orjson.dumps(a, option=orjson.OPT_SORT_KEYS) == orjson.dumps(b, option=orjson.OPT_SORT_KEYS))
+
+
+def fact_problems(fact: dict[str, Any]) -> list[str]:
+    """What a schema cannot say about a fact: times are integers in range, and open and closed agree."""
+    from memstack.facts import MAX_MS, MIN_RECORDED_MS, MIN_VALID_MS
+
+    problems = []
+    for field, low, nullable in (("valid_from", MIN_VALID_MS, False), ("valid_to", MIN_VALID_MS, True),
+                                 ("recorded_at", MIN_RECORDED_MS, False), ("expired_at", MIN_RECORDED_MS, True)):
+        value = fact.get(field)
+        if value is None and nullable:
+            continue
+        if type(value) is not int or not low <= value <= MAX_MS:
+            problems.append(f"{field} {value!r} must be integer milliseconds between {low} and {MAX_MS}")
+    if problems:
+        return problems
+    if (fact["valid_to"] is None) != (fact["expired_at"] is None):
+        problems.append("valid_to and expired_at are set together (a closing) or both null (open)")
+    if fact["valid_to"] is None and fact.get("superseded_by") is not None:
+        problems.append("an open fact has no superseded_by")
+    if fact["valid_to"] is not None and fact["valid_to"] <= fact["valid_from"]:
+        problems.append(f"valid_to {fact['valid_to']} must be after valid_from {fact['valid_from']}")
+    if fact.get("superseded_by") is not None and fact.get("superseded_by") == fact.get("id"):
+        problems.append("a fact is not its own successor")
+    return problems
+
+
 def closing_problems(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """What is wrong with `new` as the next state of the committed fact `old` (nothing if unchanged).
 
@@ -276,14 +320,14 @@ def closing_problems(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     with no successor (`memstack fact invalidate`). A superseded fact never changes,
     so closing twice is refused too.
     """
-    if old == new:
+    if _same(old, new):
         return []
     fact = old["id"]
     if old.get("valid_to") is not None:
-        changed = sorted(k for k in old.keys() | new.keys() if old.get(k, ...) != new.get(k, ...))
+        changed = sorted(k for k in old.keys() | new.keys() if not _same(old.get(k, ...), new.get(k, ...)))
         return [f"superseded fact {fact} changed ({', '.join(changed)}); a superseded fact never changes"]
     problems = []
-    others = sorted(k for k in old.keys() | new.keys() if k not in CLOSING and old.get(k, ...) != new.get(k, ...))
+    others = sorted(k for k in old.keys() | new.keys() if k not in CLOSING and not _same(old.get(k, ...), new.get(k, ...)))
     if others:
         problems.append(f"open fact {fact} changed {', '.join(others)}; only a closing may change it")
     valid_to, valid_from = new.get("valid_to"), old.get("valid_from")
@@ -345,7 +389,12 @@ def _new_ids(path: str, old: bytes, tail: bytes, first: int) -> tuple[list[Viola
     found, seen = [], set()
     # Facts are written as compact JSON with sorted keys, so a committed id appears as `"id":"<id>"`:
     # one pass over the committed bytes, not one search of them per appended fact.
-    committed = set(_COMMITTED_ID.findall(old)) if appended else set()
+    committed: set[bytes] = set()
+    if appended:
+        committed = set(_COMMITTED_ID.findall(old))
+        if len(committed) < old.count(b"\n") + (0 if old.endswith(b"\n") or not old else 1):
+            # Not every committed line is compact JSON: read their ids properly.
+            committed = {str(f["id"]).encode() for f in map(_fact, lines(old)) if f is not None}
     for number, raw in appended:
         fact = _fact(raw)
         if fact is None:

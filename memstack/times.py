@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 from memstack.errors import MemstackError
 
-_INT_RE = re.compile(r"-?\d+")
+_INT_RE = re.compile(r"-?[0-9]+")
 
 
 def parse_ts(value: object, field: str) -> int:
@@ -24,6 +24,8 @@ def parse_ts(value: object, field: str) -> int:
         if _INT_RE.fullmatch(text):
             return int(text)
         try:
+            if not text.isascii():
+                raise ValueError  # datetime and int() accept other scripts' digits; a timestamp is ASCII
             parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
         except ValueError:
             pass

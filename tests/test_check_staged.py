@@ -445,3 +445,34 @@ def test_the_first_commit_of_a_repository_is_checked_against_the_empty_tree(tmp_
     assert proc.returncode == 1
     assert f"{LOG}:1: I5 agent 'bob' is not the folder's agent 'alice'" in proc.stdout
     assert "against the empty tree" in proc.stdout
+
+
+# ---- found in review: what the schema cannot say ------------------------------------------------
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"valid_from": 1000.0}, "valid_from 1000.0 must be integer milliseconds"),
+    ({"recorded_at": -5}, "recorded_at -5 must be integer milliseconds"),
+    ({"expired_at": JAN + 1}, "valid_to and expired_at are set together"),
+    ({"superseded_by": "fact-zzzz-0001"}, "an open fact has no superseded_by"),
+])
+def test_an_appended_fact_that_no_tool_could_close_is_refused(repo: Path, change: dict, expected: str) -> None:
+    record = {**fact("fact-cccc-0001"), **change}
+    write(repo, "kb/facts/alice/2026-01.jsonl", jsonl(record))
+    refused(repo, expected)
+
+
+def test_a_superseded_fact_rewritten_as_a_float_is_refused(repo: Path) -> None:
+    original = closed(fact("fact-dddd-0001"), valid_to=JAN + 5, expired_at=JAN + 5, superseded_by=None)
+    write(repo, "kb/facts/alice/2026-01.jsonl", jsonl(original))
+    committed(repo)
+    text = (repo / "kb/facts/alice/2026-01.jsonl").read_text()
+    write(repo, "kb/facts/alice/2026-01.jsonl", text.replace(f'"valid_to":{JAN + 5}', f'"valid_to":{JAN + 5}.0'))
+    refused(repo, "I2 superseded fact fact-dddd-0001 changed (valid_to)")
+
+
+def test_an_intake_id_appended_twice_is_refused(repo: Path) -> None:
+    one = intake(1)
+    write(repo, "intake/alice/2026-01-01.jsonl", jsonl(one))
+    committed(repo)
+    append(repo, "intake/alice/2026-01-01.jsonl", jsonl({**one, "content": "again"}))
+    refused(repo, f"I5 intake id {one['id']} is already in the file")

@@ -215,3 +215,18 @@ def test_the_verbs_are_listed_and_the_command_line_stays_light(store: Path) -> N
              "print(sorted({'sqlite3', 'jsonschema', 'memstack.factindex'} & set(sys.modules)))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"  # deferred until a verb needs them
+
+
+def test_contradicting_captures_racing_on_one_value_leave_one_version_open(store: Path) -> None:
+    import subprocess
+
+    from helpers import MEMSTACK
+
+    for round_ in range(3):
+        procs = [subprocess.Popen([MEMSTACK, "capture", "--subject", "race", "--predicate", "decided",
+                                   "--object", f"r{round_}-{n}", "--valid-from", str(1000 * (round_ + 1) + n),
+                                   "--recorded-at", str(10_000 + round_), "--contradicts"],
+                                  cwd=store, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for n in range(3)]
+        [p.wait() for p in procs]
+        history = json.loads(memstack("fact", "history", "--subject", "race", "--json", cwd=store).stdout)
+        assert len([f for f in history if f["valid_to"] is None]) == 1, history
