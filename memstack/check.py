@@ -121,9 +121,14 @@ class Checker:
         identity_paths: list[str] = []
         patterns: list[re.Pattern[str]] | None = None
         config_changed = False
+        all_identities = False
         for change in step.changes:
             place = layout.classify(change.path)
             validate = step.prefix and change.path not in step.inherited
+            if step.prefix and change.path in step.inherited and place.kind in (layout.CONFIG_KIND, layout.IDENTITY):
+                # A merge meets one side's patterns with the other side's identities: each side
+                # passed alone, so the merged state is checked as a whole (identity files are small).
+                all_identities = True
             if validate and not change.deleted:
                 found += _path_problems(change, place)
             file_found = self._history(step, change, place, validate)
@@ -141,7 +146,7 @@ class Checker:
                     if new is not None:
                         file_found += rules.soil(change.path, place, new)
             found += rules.cap(file_found, change.path)
-        if config_changed and patterns is not None:
+        if (config_changed and patterns is not None) or all_identities:
             identity_paths = [f"identity/{name}" for name in step.source.listdir("identity")
                               if layout.classify(f"identity/{name}").kind == layout.IDENTITY]
         if identity_paths:

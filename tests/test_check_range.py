@@ -235,3 +235,18 @@ def test_store_option_and_memstack_home_name_the_store_to_check(repo: Path, tmp_
     assert proc.returncode == 1 and "kb/stray.txt: I5 stray file" in proc.stdout
     proc = memstack("check", cwd=tmp_path, env={"MEMSTACK_HOME": str(repo)})
     assert proc.returncode == 1 and "kb/stray.txt" in proc.stdout
+
+
+def test_a_merge_meeting_a_new_pattern_with_a_matching_identity_is_caught(repo: Path) -> None:
+    start = head(repo)
+    git(repo, "checkout", "-q", "-b", "cfg")
+    config = (repo / "memstack.yaml").read_text()
+    write(repo, "memstack.yaml", config.replace("  forbidden_patterns:\n", "  forbidden_patterns:\n    - '(?i)secret'\n"))
+    committed(repo, "forbid secrets")
+    git(repo, "checkout", "-q", "main")
+    write(repo, "identity/alice.md", "# alice\n\nmy secret sauce\n")
+    committed(repo, "identity")
+    assert git(repo, "merge", "-q", "--no-edit", "cfg", check=False).returncode == 0
+    proc = run_check(repo, "--range", f"{start}..HEAD")
+    assert proc.returncode == 1
+    assert "identity/alice.md:3: I6 matches forbidden pattern '(?i)secret'" in proc.stdout
