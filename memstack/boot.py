@@ -11,7 +11,7 @@ from typing import Any
 
 from memstack import handoff, jsonio, schemas
 from memstack.errors import MemstackError
-from memstack.files import write_atomic
+from memstack.files import write_changed
 from memstack.names import NAME_RE, check_name
 from memstack.sources import Source, WorktreeSource
 from memstack.times import iso
@@ -114,13 +114,7 @@ def rebuild(store: Path, agent: str | None = None) -> list[str]:
             raise MemstackError(f"bad agent {agent!r}: no handoff yet under handoffs/{agent}/ — write one first"
                                 " (`memstack handoff write`)")
         outputs = {k: v for k, v in outputs.items() if k in (anchor_name(agent), WILLOW)}
-    changed = []
-    for relpath, data in outputs.items():
-        path = store / relpath
-        if not path.exists() or path.read_bytes() != data:
-            write_atomic(path, data)
-            changed.append(relpath)
-    return changed
+    return write_changed(store, outputs)
 
 
 def show(store: Path, agent: str) -> dict[str, Any]:

@@ -116,6 +116,17 @@ def write_atomic(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
+def write_changed(store: Path, outputs: dict[str, bytes]) -> list[str]:
+    """Write each derived file whose bytes differ (atomically); returns the paths rewritten."""
+    changed = []
+    for relpath, data in outputs.items():
+        path = store / relpath
+        if not path.exists() or path.read_bytes() != data:
+            write_atomic(path, data)
+            changed.append(relpath)
+    return changed
+
+
 def create_exclusive(path: Path, data: bytes) -> bool:
     """Create `path` with `data` atomically; return False (and write nothing) if it exists."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -137,12 +148,4 @@ def read_jsonl(path: Path, relpath: str) -> list[dict]:  # type: ignore[type-arg
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
         check_tail(path, relpath)
-    records = []
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            raise MemstackError(f"{relpath}:{number}: I5 empty line — remove it")
-        record = jsonio.loads(line, f"{relpath}:{number}")
-        if not isinstance(record, dict):
-            raise MemstackError(f"{relpath}:{number}: I5 a line must be a JSON object")
-        records.append(record)
-    return records
+    return jsonio.parse_jsonl(data, relpath)

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from memstack import jsonio, schemas
+from memstack.binder import LEDGER, read_log
 from memstack.errors import MemstackError
 from memstack.files import append_line, read_jsonl
 from memstack.names import check_name
 from memstack.times import day, iso, parse_ts
 
 TIERS = ("observed", "fetched", "verified", "ratified")
-LEDGER = "kb/promotions.jsonl"
 
 
 def new_id(ms: int) -> str:
@@ -77,10 +77,7 @@ def write(store: Path, record: dict[str, Any]) -> str:
 
 
 def promoted_ids(store: Path) -> set[str]:
-    path = store / LEDGER
-    if not path.exists():
-        return set()
-    return {line["intake_id"] for line in read_jsonl(path, LEDGER)}
+    return {line["intake_id"] for line in read_log(store, LEDGER)}
 
 
 def records(store: Path, agent: str | None = None, pending: bool = False) -> list[dict[str, Any]]:

@@ -30,3 +30,21 @@ def parse_value(text: str, field: str) -> Any:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
         raise MemstackError(f"bad {field}: not valid JSON ({exc})") from None
+
+
+def parse_jsonl(data: bytes, relpath: str) -> list[dict[str, Any]]:
+    """Every record of JSONL bytes; an empty or bad line is an error naming `relpath:line`."""
+    records = []
+    for number, line in enumerate(data.splitlines(), start=1):
+        where = f"{relpath}:{number}: I5"
+        if not line.strip():
+            raise MemstackError(f"{where} empty line — remove it")
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise MemstackError(f"{where} line is not valid JSON ({exc}) — repair the line"
+                                " (a merge conflict left in it?)") from None
+        if not isinstance(record, dict):
+            raise MemstackError(f"{where} a line must be a JSON object — repair the line")
+        records.append(record)
+    return records

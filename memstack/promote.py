@@ -194,13 +194,7 @@ def _message(counts: Counter[str], ratified: int, superseded: int) -> str:
 
 def rebuild(store: Path) -> list[str]:
     """Rewrite the KB views, then the boot files that read them; returns the paths that changed."""
-    changed = []
-    for relpath, data in views.build(WorktreeSource(store)).items():
-        path = store / relpath
-        if not path.exists() or path.read_bytes() != data:
-            files.write_atomic(path, data)
-            changed.append(relpath)
-    return changed + boot.rebuild(store)
+    return files.write_changed(store, views.build(WorktreeSource(store))) + boot.rebuild(store)
 
 
 def stale(store: Path) -> list[str]:

@@ -16,7 +16,7 @@ import orjson
 
 from memstack import check, git, layout
 from memstack.errors import MemstackError
-from memstack.times import iso
+from memstack.textconv import window
 
 
 def _records(data: bytes | None) -> list[dict[str, Any]]:
@@ -34,12 +34,6 @@ def _records(data: bytes | None) -> list[dict[str, Any]]:
 def _new_lines(old: bytes | None, new: bytes | None) -> list[dict[str, Any]]:
     before = set((old or b"").splitlines())
     return _records(b"\n".join(line for line in (new or b"").splitlines() if line not in before))
-
-
-def _window(fact: dict[str, Any]) -> str:
-    def when(ms: Any) -> str:
-        return iso(ms) if isinstance(ms, int) else "open"
-    return f"[{when(fact.get('valid_from'))}, {when(fact.get('valid_to'))})"
 
 
 def review(repo: Path, spec: str) -> dict[str, Any]:
@@ -126,7 +120,7 @@ def markdown(report: dict[str, Any]) -> str:
         out += [f"### Facts added ({len(report['facts_added'])})", "",
                 "| subject | predicate | object | valid | table | agent |", "|---|---|---|---|---|---|"]
         out += [f"| {_cell(f.get('subject'))} | {_cell(f.get('predicate'))} | {_cell(f.get('object'))} |"
-                f" {_window(f)} | {f.get('table')} | {f.get('agent')} |" for f in report["facts_added"]]
+                f" {window(f)} | {f.get('table')} | {f.get('agent')} |" for f in report["facts_added"]]
         out.append("")
     if report["facts_superseded"]:
         out += [f"### Facts superseded ({len(report['facts_superseded'])})", "",
@@ -135,9 +129,9 @@ def markdown(report: dict[str, Any]) -> str:
             before, after = item["before"], item["after"]
             successor = item.get("successor") or {}
             out.append(f"| {_cell(before.get('subject'))} | {_cell(before.get('predicate'))} |"
-                       f" {_cell(before.get('object'))} | {_window(after)} |"
+                       f" {_cell(before.get('object'))} | {window(after)} |"
                        f" {_cell(successor.get('object', '(closed, no successor here)'))} |"
-                       f" {_window(successor) if successor else ''} |")
+                       f" {window(successor) if successor else ''} |")
         out.append("")
     if report["intake"]:
         tiers = sorted({t for counts in report["intake"].values() for t in counts})

@@ -14,9 +14,14 @@ def _when(ms: object) -> str:
     return iso(ms) if isinstance(ms, int) and not isinstance(ms, bool) else "open"
 
 
+def window(fact: dict) -> str:  # type: ignore[type-arg]
+    """A fact's validity as a half-open window, `[from, to)`, `open` for no end."""
+    return f"[{_when(fact.get('valid_from'))}, {_when(fact.get('valid_to'))})"
+
+
 def fact_line(fact: dict) -> str:  # type: ignore[type-arg]
     text = (f"fact {fact.get('id')} [{fact.get('table')}] {fact.get('subject')} | {fact.get('predicate')} | "
-            f"{fact.get('object')}  valid [{_when(fact.get('valid_from'))}, {_when(fact.get('valid_to'))})"
+            f"{fact.get('object')}  valid {window(fact)}"
             f"  recorded {_when(fact.get('recorded_at'))}  by {fact.get('agent')} conf {fact.get('confidence')}")
     if fact.get("valid_to") is not None:
         text += f"  closed {_when(fact.get('expired_at'))} superseded_by {fact.get('superseded_by')}"

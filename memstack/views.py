@@ -57,20 +57,10 @@ def parse(data: bytes) -> list[dict[str, Any]]:
 
 
 def _jsonl(data: bytes | None, relpath: str) -> list[dict[str, Any]]:
-    """The records of a JSONL file read through a Source; a bad line is a MemstackError naming it."""
-    from memstack.errors import MemstackError
+    """The records of a JSONL file read through a Source (none when it does not exist)."""
+    from memstack.jsonio import parse_jsonl
 
-    found = []
-    for number, line in enumerate((data or b"").splitlines(), start=1):
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            raise MemstackError(f"{relpath}:{number}: I5 line is not valid JSON (a merge conflict left in it?)"
-                                " — repair the line, then rebuild") from None
-        if not isinstance(record, dict):
-            raise MemstackError(f"{relpath}:{number}: I5 line is not a JSON object — repair it, then rebuild")
-        found.append(record)
-    return found
+    return parse_jsonl(data or b"", relpath)
 
 
 def waiting(source: Source) -> list[dict[str, Any]]:

@@ -5,15 +5,10 @@ from pathlib import Path
 import pytest
 
 from check_support import (append, bare, commit, committed, head, intake, jsonl, repo, run_check,  # noqa: F401
-                           store_template, write)
+                           sneak, store_template, write)
 from helpers import git
 
 LOG = "intake/alice/2026-01-01.jsonl"
-
-
-def sneak(root: Path, message: str = "sneaked past the hook") -> str:
-    assert commit(root, message, verify=False).returncode == 0
-    return head(root)
 
 
 def push(root: Path, *args: str, verify: bool = False) -> tuple[int, str]:

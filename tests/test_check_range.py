@@ -6,18 +6,11 @@ from pathlib import Path
 import pytest
 
 from check_support import (DAY, JAN, append, closed, commit, committed, copy_store, fact, handoff_text, head, intake,
-                           jsonl, repo, run_check, states, store_template, write)  # noqa: F401
+                           jsonl, repo, run_check, sneak, states, store_template, write)  # noqa: F401
 from helpers import git, memstack
 
 LOG = "intake/alice/2026-01-01.jsonl"
 FACTS = "kb/facts/alice/2026-01.jsonl"
-
-
-def sneak(root: Path, message: str = "sneaked past the hook") -> str:
-    """`git commit --no-verify`: what a clone without hooks (or a hurried human) does."""
-    proc = commit(root, message, verify=False)
-    assert proc.returncode == 0, proc.stderr
-    return head(root)
 
 
 def test_a_no_verify_commit_is_caught_by_the_range_check(repo: Path) -> None:
