@@ -30,6 +30,7 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from memstack.times import month as month_of  # noqa: E402
+from memstack.ids import agent_tag  # noqa: E402
 
 T = TypeVar("T")
 JAN_2025 = 1_735_689_600_000
@@ -58,7 +59,7 @@ def write_store(out: Path, count: int, subjects: int) -> None:
                 valid_from = recorded - rng.randrange(400 * DAY)
                 closed = rng.random() < 0.2
                 fact = {
-                    "id": f"{recorded:012x}{number:016x}", "subject": f"subject-{rng.randrange(subjects)}",
+                    "id": f"{recorded:012x}{number:012x}{agent_tag(agent)}", "subject": f"subject-{rng.randrange(subjects)}",
                     "predicate": rng.choice(PREDICATES), "object": f"object text number {number} of the probe",
                     "valid_from": valid_from, "valid_to": valid_from + rng.randrange(1, 90 * DAY) if closed else None,
                     "confidence": round(rng.random(), 3), "recorded_at": recorded, "table": "knowledge",

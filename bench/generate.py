@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 
 from memstack import install
+from memstack.ids import agent_tag
 from memstack.times import day, iso, month
 
 AGENTS = [f"agent{n}" for n in range(10)]
@@ -23,11 +24,12 @@ OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
 def fact_id(n: int) -> str:
-    return f"{START + n * STEP:012x}{n:016x}"
+    """Bound to its record as memstack/ids.py makes them: time, a number for randomness, agent tag."""
+    return f"{START + n * STEP:012x}{n:012x}{agent_tag(AGENTS[(n // 4) % len(AGENTS)])}"
 
 
 def intake_id(n: int) -> str:
-    return f"{START + n * STEP:012x}{n:016x}"
+    return f"{START + n * STEP:012x}{n:012x}{agent_tag(AGENTS[n % len(AGENTS)])}"
 
 
 def facts(count: int) -> dict[str, list[bytes]]:

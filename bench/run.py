@@ -38,6 +38,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import generate  # noqa: E402  (bench/generate.py, beside this file)
+from memstack.ids import agent_tag  # noqa: E402
 
 GIB = 2**30
 SIZES = (1_000, 100_000, 1_000_000)
@@ -174,7 +175,7 @@ def session_change(root: Path, agent: str, seq: int, n_intake: int, n_facts: int
         new = []
         for k in range(n_facts):
             ts = last + k + 1  # same month as the file's last fact (generated times are whole minutes)
-            fact = {"id": f"{ts:012x}b{seq:07x}{k:08x}", "subject": f"bench-{seq}-{k}", "predicate": "decided",
+            fact = {"id": f"{ts:012x}b{seq:03x}{k:08x}{agent_tag(agent)}", "subject": f"bench-{seq}-{k}", "predicate": "decided",
                     "object": f"session {seq} decision {k}", "valid_from": ts, "valid_to": None, "confidence": 0.9,
                     "recorded_at": ts, "table": "knowledge", "expired_at": None, "superseded_by": None,
                     "source": "bench", "agent": agent, "intake_id": None}
@@ -193,7 +194,7 @@ def session_change(root: Path, agent: str, seq: int, n_intake: int, n_facts: int
         for k in range(n_intake):
             ts = last + k + 1
             records.append(orjson.dumps({
-                "id": f"{ts:012x}b{seq:07x}{k:08x}", "content": f"session {seq}: observation {k}",
+                "id": f"{ts:012x}b{seq:03x}{k:08x}{agent_tag(agent)}", "content": f"session {seq}: observation {k}",
                 "title": f"observation {k}", "source": "bench", "agent": agent, "tier": "observed",
                 "confidence": 0.5, "keywords": ["bench"], "tags": ["bench"], "created_at": iso(ts)}, option=LINE))
         with path.open("ab") as handle:

@@ -13,8 +13,9 @@ reference answers: the SQLite index (`factindex`) must give the same ones.
 from collections.abc import Iterable
 from typing import Any
 
+from memstack import ids
 from memstack.errors import MemstackError
-from memstack.intake import check_confidence, new_id
+from memstack.intake import check_confidence
 from memstack.names import check_name
 from memstack.times import parse_ts
 
@@ -53,8 +54,8 @@ def make(*, subject: str, predicate: str, object: str, valid_from: Any, recorded
          intake_id: str | None = None, id: str | None = None, tier: str | None = None) -> Fact:
     """A new open fact; raises naming the first bad field.
 
-    `id` defaults to a fresh one (12 hex of recorded_at + 64 random bits, unique across
-    clones without coordination); promotion passes ids derived from intake ids. Writing
+    `id` defaults to a fresh one bound to the agent and recorded_at (memstack/ids.py);
+    promotion passes ids derived from intake ids. Writing
     (`factfiles.append`) validates the whole record against schemas/fact.schema.json.
     """
     if table not in TABLES:
@@ -63,7 +64,7 @@ def make(*, subject: str, predicate: str, object: str, valid_from: Any, recorded
         raise MemstackError(f"bad source {source!r}: must be text")
     recorded = timestamp(recorded_at, "recorded-at", transaction=True)
     fact: Fact = {
-        "id": new_id(recorded) if id is None else id,
+        "id": ids.new_id(recorded, check_name(agent, "agent")) if id is None else id,
         "subject": text(subject, "subject"),
         "predicate": text(predicate, "predicate"),
         "object": text(object, "object", required=False),

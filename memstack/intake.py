@@ -1,12 +1,11 @@
 """L2 intake: the append-only staging log, `intake/<agent>/YYYY-MM-DD.jsonl`."""
 
 import math
-import secrets
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from memstack import jsonio, schemas
+from memstack import ids, jsonio, schemas
 from memstack.binder import LEDGER, read_log
 from memstack.errors import MemstackError
 from memstack.files import append_line, read_jsonl
@@ -14,11 +13,6 @@ from memstack.names import check_name
 from memstack.times import day, iso, parse_ts
 
 TIERS = ("observed", "fetched", "verified", "ratified")
-
-
-def new_id(ms: int) -> str:
-    """Time-ordered and unique across clones without coordination: 12 hex of ms + 64 random bits."""
-    return f"{ms:012x}{secrets.token_hex(8)}"
 
 
 def check_confidence(value: Any, field: str = "confidence") -> float:
@@ -45,7 +39,7 @@ def make_record(*, agent: str, content: str, created_at: Any, title: str = "", s
         raise MemstackError(f"bad tier {tier!r}: must be one of {', '.join(TIERS)}")
     ms = parse_ts(created_at, "created-at")
     record: dict[str, Any] = {
-        "id": new_id(ms), "content": content, "title": title, "source": source, "agent": agent,
+        "id": ids.new_id(ms, agent), "content": content, "title": title, "source": source, "agent": agent,
         "tier": tier, "confidence": check_confidence(confidence), "keywords": list(keywords),
         "tags": list(tags), "created_at": iso(ms),
     }

@@ -27,13 +27,12 @@ ledger holds is committed with the rebuilt views.
 """
 
 import dataclasses
-import hashlib
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from memstack import binder, boot, config, factindex, facts, factstore, files, git, jsonio, schemas, views
+from memstack import binder, boot, config, factindex, facts, factstore, files, git, ids, jsonio, schemas, views
 from memstack.errors import MemstackError
 from memstack.factfiles import Closing
 from memstack.routing import BROKEN, FACT_TABLES, SUB_TIERS, Rules, route
@@ -44,9 +43,9 @@ NOTED = "noted"
 TRAILERS = {"knowledge": "Knowledge", "jeles_atoms": "Jeles-Atoms", "opus_atoms": "Opus-Atoms", "binder": "Binder"}
 
 
-def fact_id_for(intake_id: str, ratified: bool = False) -> str:
-    fid = f"{intake_id}-{'r' if ratified else 'f'}"
-    return fid if len(fid) <= 128 else hashlib.sha1(fid.encode()).hexdigest()
+def fact_id_for(intake_id: str, recorded: int, ratified: bool = False) -> str:
+    """The fact an intake record becomes: deterministic, bound to its agent and recorded_at (memstack/ids.py)."""
+    return ids.derived(intake_id, "r" if ratified else "f", recorded)
 
 
 def triple(record: dict[str, Any]) -> tuple[str, str, str]:
@@ -131,7 +130,7 @@ def _facts_of(routed: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[s
         fact = facts.make(subject=subject, predicate=predicate, object=obj, valid_from=when, recorded_at=recorded,
                           agent=record["agent"], confidence=record["confidence"], table=item["sub_tier"],
                           source=record["source"] or None, intake_id=record["id"],
-                          id=fact_id_for(record["id"], decision is not None),
+                          id=fact_id_for(record["id"], recorded, decision is not None),
                           tier="ratified" if decision else record["tier"])
         out.append((item, fact))
     # In time order, ratified records among the rest, so no window overlaps another.

@@ -112,7 +112,7 @@ def test_a_contradicting_record_supersedes_the_valid_fact(store: Path) -> None:
     assert result["superseded"] == 1
     history = json.loads(memstack("fact", "history", "--subject", "deploy", "--json", cwd=store).stdout)
     assert [(f["object"], f["valid_to"], f["superseded_by"]) for f in history] == [
-        ("friday", 1_769_904_000_000, promote.fact_id_for(new["id"])), ("monday", None, None)]
+        ("friday", 1_769_904_000_000, promote.fact_id_for(new["id"], 1_769_904_000_000)), ("monday", None, None)]
     assert history[0]["intake_id"] == old["id"]
     recalled = json.loads(memstack("recall", "--subject", "deploy", "--now-ts", NOW, "--json", cwd=store).stdout)
     assert [f["object"] for f in recalled] == ["monday"]

@@ -1,0 +1,23 @@
+"""Ids are bound to their record's agent and transaction time (memstack/ids.py)."""
+
+from memstack import ids
+
+
+def test_a_new_id_is_bound_to_its_agent_and_time() -> None:
+    made = ids.new_id(1_767_225_600_000, "alice")
+    assert ids.problem(made, 1_767_225_600_000, "alice") is None
+    assert "transaction time" in (ids.problem(made, 1_767_225_600_001, "alice") or "")
+    assert "tag" in (ids.problem(made, 1_767_225_600_000, "bob") or "")
+    assert made != ids.new_id(1_767_225_600_000, "alice")
+
+
+def test_a_derived_id_keeps_the_base_random_part_and_agent_and_takes_the_new_time() -> None:
+    base = ids.new_id(1_000, "alice")
+    fact = ids.derived(base, "r", 5_000)
+    assert fact == ids.derived(base, "r", 5_000) != ids.derived(base, "f", 5_000)
+    assert ids.problem(fact, 5_000, "alice") is None and ids.problem(fact, 1_000, "alice") is not None
+
+
+def test_ids_of_another_shape_are_refused_with_the_form_named() -> None:
+    for bad in ("0123456789abcdef0123456789ab", "x" * 32, 42, ids.new_id(1, "alice").upper()):
+        assert ids.problem(bad, 1, "alice") is not None
