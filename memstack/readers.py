@@ -22,12 +22,17 @@ class FactReader(Protocol):
 
     def recall(self, subject: Any, now_ts: Any, limit: Any = None) -> list[Fact]: ...
 
+    def close(self) -> None: ...
+
 
 class FileReader:
     """The store's fact files (through the fact index); no store at all (root None) recalls nothing."""
 
     def __init__(self, root: Path | None) -> None:
         self.root = root
+
+    def close(self) -> None:
+        pass  # the fact index keeps its own connection cache
 
     def _store(self) -> Path:
         return open_store(self.root).root if self.root is None else self.root

@@ -164,7 +164,11 @@ def call(tool_name: str, arguments: Mapping[str, Any] | None, *, store: str | No
     if tool.reads_facts:
         from memstack.readers import fact_reader
 
-        return tool.handler(fact_reader(store, pg, tool.optional_store), args)  # type: ignore[arg-type]
+        reader = fact_reader(store, pg, tool.optional_store)
+        try:
+            return tool.handler(reader, args)  # type: ignore[arg-type]
+        finally:
+            reader.close()
     if tool.optional_store:
         root = locate(store)
         return tool.handler(Store(root) if root else None, args)  # type: ignore[arg-type]

@@ -32,30 +32,36 @@ def _exact(subject: str) -> bool:
 
 
 class ReplicaReader:
-    """Reads facts from the replica at a DSN; one connection per question."""
+    """Reads facts from the replica at a DSN: one connection, opened at the first question (reopened if lost),
+    one read-only transaction per question."""
 
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
+        self._conn: Any = None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def _select(self, where: str, params: dict[str, Any]) -> tuple[list[Fact], int]:
         """The facts of the rows matching `where`, and the recall limit of the synced memstack.yaml."""
-        conn = db.connect(self.dsn, "connect")
-        try:
-            with db.translated(self.dsn, "read the replica"), conn.transaction(), conn.cursor() as cur:
-                try:
-                    cur.execute(f"SELECT recall_limit FROM {SCHEMA}.sync_state")
-                    state = cur.fetchone()
-                except db.psycopg().errors.UndefinedTable:
-                    state = None
-                if state is None:
-                    raise MemstackError(f"PostgreSQL at {db.describe(self.dsn)} holds no memstack replica yet —"
-                                        " run `memstack pg sync` in a clone of the store")
-                if params.get("subject") is not None:
-                    params = {**params, "subject": params["subject"].replace("\0", "\ufffd")}
-                cur.execute(f"SELECT line FROM {SCHEMA}.facts WHERE {where}", params)
-                return [orjson.loads(line) for (line,) in cur], state[0]
-        finally:
-            conn.close()
+        if self._conn is None or self._conn.broken or self._conn.closed:
+            self._conn = db.connect(self.dsn, "connect")
+        conn = self._conn
+        with db.translated(self.dsn, "read the replica"), conn.transaction(), conn.cursor() as cur:
+            try:
+                cur.execute(f"SELECT recall_limit FROM {SCHEMA}.sync_state")
+                state = cur.fetchone()
+            except db.psycopg().errors.UndefinedTable:
+                state = None
+            if state is None:
+                raise MemstackError(f"PostgreSQL at {db.describe(self.dsn)} holds no memstack replica yet —"
+                                    " run `memstack pg sync` in a clone of the store")
+            if params.get("subject") is not None:
+                params = {**params, "subject": params["subject"].replace("\0", "\ufffd")}
+            cur.execute(f"SELECT line FROM {SCHEMA}.facts WHERE {where}", params)
+            return [orjson.loads(line) for (line,) in cur], state[0]
 
     def valid_at(self, ts: Any, subject: Any = None, as_of: Any = None) -> list[Fact]:
         ts, subject, as_of = factstore.query_args(ts, subject, as_of)
