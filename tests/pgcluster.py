@@ -1,92 +1,34 @@
-"""A throwaway PostgreSQL cluster for the replica tests: initdb + pg_ctl in a temporary folder.
+"""The replica tests' PostgreSQL: a throwaway cluster (bench/pgserver.py) per test process.
 
-One cluster per test process (each pytest-xdist worker starts its own, on its
-own free port); each test gets a database of its own in it. As root, the
-server runs as the `postgres` system user (initdb refuses root). Without the
-PostgreSQL binaries the tests that need one are skipped, saying why.
+Each pytest-xdist worker starts its own cluster, on its own free port; each
+test gets a new database in it. Without the PostgreSQL binaries (or psycopg)
+the tests that need one are skipped, saying why.
 """
 
-import glob
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
-import uuid
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+from pgserver import Cluster, Missing  # noqa: E402  (bench/pgserver.py: one way to start a cluster)
 
-def binary(name: str) -> str | None:
-    found = shutil.which(name)
-    if found:
-        return found
-    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
-    return candidates[-1] if candidates else None
+__all__ = ["Cluster", "new_cluster", "pg_cluster", "pg_dsn"]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class Cluster:
-    def __init__(self) -> None:
-        initdb, self.pg_ctl = binary("initdb"), binary("pg_ctl")
-        if not initdb or not self.pg_ctl:
-            pytest.skip("PostgreSQL binaries (initdb, pg_ctl) not found: install postgresql-15 to run the"
-                        " replica tests")
-        self.as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-        self.dir = Path(tempfile.mkdtemp(prefix="mspg-"))  # short: the socket path must fit 107 bytes
-        if self.as_postgres:
-            shutil.chown(self.dir, "postgres")
-        subprocess.run([*self.as_postgres, initdb, "-D", str(self.dir / "data"), "-A", "trust", "-U", "postgres",
-                        "-E", "UTF8", "--no-locale"], check=True, capture_output=True)
-        self.port = 0
-        self.start()
-
-    def start(self) -> None:
-        for _ in range(5):  # a free port may be taken between the probe and the start
-            self.port = _free_port()
-            started = subprocess.run(
-                [*self.as_postgres, self.pg_ctl, "-D", str(self.dir / "data"), "-l", str(self.dir / "log"), "-w",
-                 "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off", "start"],
-                capture_output=True, text=True)
-            if started.returncode == 0:
-                return
-        raise RuntimeError(f"pg_ctl start failed: {started.stderr}{(self.dir / 'log').read_text()[-2000:]}")
-
-    def stop(self, mode: str = "fast") -> None:
-        subprocess.run([*self.as_postgres, self.pg_ctl, "-D", str(self.dir / "data"), "-m", mode, "-w", "stop"],
-                       capture_output=True)
-
-    def dsn(self, dbname: str = "postgres", user: str = "postgres") -> str:
-        return f"host=127.0.0.1 port={self.port} user={user} dbname={dbname}"
-
-    def sql(self, statement: str, dbname: str = "postgres") -> list[tuple]:  # type: ignore[type-arg]
-        import psycopg
-
-        with psycopg.connect(self.dsn(dbname), autocommit=True) as conn:
-            cur = conn.execute(statement)
-            return cur.fetchall() if cur.description else []
-
-    def new_database(self) -> str:
-        name = "t_" + uuid.uuid4().hex[:12]
-        self.sql(f"CREATE DATABASE {name}")
-        return self.dsn(name)
-
-    def remove(self) -> None:
-        self.stop("immediate")
-        shutil.rmtree(self.dir, ignore_errors=True)
+def new_cluster() -> Cluster:
+    pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[test]'")
+    try:
+        return Cluster()
+    except Missing as exc:
+        pytest.skip(f"{exc}: the replica tests need a PostgreSQL server")
 
 
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[Cluster]:
     pytest.importorskip("psycopg", reason="psycopg is not installed: pip install -e '.[test]'")
-    cluster = Cluster()
+    cluster = new_cluster()
     yield cluster
     cluster.remove()
 

@@ -19,7 +19,7 @@ from helpers import git, memstack
 from memstack import git as gitlib
 from memstack import layout
 from memstack.replica.tables import BY_KIND, TABLES
-from pgcluster import Cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
+from pgcluster import Cluster, new_cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
 
 JAN = "2026-01-01T00:00:00Z"
 
@@ -207,10 +207,17 @@ def test_a_replica_fed_by_another_clone_is_copied_whole(store: Path, tmp_path: P
        "--recorded-at", JAN, cwd=store)
     commit(store, "not pushed anywhere")
     ok("pg", "sync", pg_dsn, cwd=store)
+    import psycopg
+
+    with psycopg.connect(pg_dsn) as conn:  # something people build on the replica
+        conn.execute("CREATE VIEW public.subjects AS SELECT DISTINCT subject FROM memstack.facts")
     assert ok("pg", "status", pg_dsn, cwd=other)["relation"] == "unknown to this clone"
     report = ok("pg", "sync", pg_dsn, cwd=other)  # the other clone does not know the synced tree
     assert report["mode"] == "full"
     assert replica(pg_dsn) == committed(other)
+    with psycopg.connect(pg_dsn) as conn:  # emptied and copied again, not dropped: the view still works
+        assert ("only-here",) not in conn.execute("SELECT subject FROM public.subjects").fetchall()
+        assert ("acme",) in conn.execute("SELECT subject FROM public.subjects").fetchall()
 
 
 def test_behind_head_is_counted(store: Path, pg_dsn: str) -> None:
@@ -292,7 +299,7 @@ def test_a_server_killed_in_the_middle_of_a_sync(store: Path) -> None:
     keeps the previous sync whole, and the next sync completes and equals the files."""
     import psycopg
 
-    cluster = Cluster()  # its own server: this test kills it
+    cluster = new_cluster()  # its own server: this test kills it
     try:
         dsn = cluster.new_database()
         populate(store)

@@ -23,7 +23,7 @@ from typing import Any
 from memstack import __version__, git, layout
 from memstack.errors import MemstackError
 from memstack.replica import db
-from memstack.replica.tables import BY_KIND, SCHEMA, SYNC_STATE, TABLES, VERSION, Table, row
+from memstack.replica.tables import BY_KIND, SCHEMA, SYNC_STATE, TABLES, VERSION, Table, copy_lines
 
 LOCK_KEY = 0x6D656D737461636B  # "memstack": one sync at a time per database
 
@@ -98,6 +98,15 @@ def _recreate(cur: Any) -> None:
     cur.execute(SYNC_STATE)
 
 
+def _empty(cur: Any) -> None:
+    """The replica's tables emptied for a whole copy, their indexes dropped (built again after the load).
+    Emptied rather than recreated: grants and the views people built on them stay."""
+    cur.execute(f"TRUNCATE {', '.join(f'{SCHEMA}.{t.name}' for t in TABLES)}")
+    for table in TABLES:
+        for number in range(len(table.indexes)):
+            cur.execute(f"DROP INDEX IF EXISTS {SCHEMA}.{table.name}_{number}")
+
+
 def complete_lines(data: bytes) -> list[bytes]:
     """The lines of a blob that end with a newline (an unfinished last line is not yet a record, as in the index)."""
     return data[:data.rfind(b"\n") + 1].split(b"\n")[:-1]
@@ -169,8 +178,7 @@ def _copy(cur: Any, cat: git.CatFile, table: Table, plans: list[_Plan], report: 
             lines = complete_lines(data)
             del data
             wanted = range(1, len(lines) + 1) if plan.lines is None else plan.lines
-            for number in wanted:
-                copy.write_row(row(table, plan.path, number, lines[number - 1]))
+            copy.write(copy_lines(table, plan.path, ((n, lines[n - 1]) for n in wanted)))
             count += len(wanted)
     report.inserted[table.name] = report.inserted.get(table.name, 0) + count
 
@@ -189,8 +197,10 @@ def sync(root: Path, dsn: str) -> Report:
             with git.CatFile(root) as cat:
                 known = held is not None and cat.read_object(held[1]) is not None
                 report = Report(target.commit, previous, "incremental" if known else "full")
-                if held is None or not known:
+                if held is None:
                     _recreate(cur)
+                elif not known:
+                    _empty(cur)
                 old_tree = held[1] if held is not None and known else git.EMPTY_TREE
                 changes = git.tree_diffs(root, [(old_tree, target.tree)])[0]
                 by_table: dict[str, list[git.Change]] = {}
