@@ -581,7 +581,9 @@ def fig_pg_sync_commit(b: Bench, size: int) -> Outcome:
             b.git(store.root, "commit", "-q", "--no-verify", "-m", "bench: one session")
             ran = b.ms("pg", "sync", dsn, "--json", cwd=store.root)
             report = orjson.loads(ran.out)
-            if report["mode"] != "incremental" or report["inserted"].get("facts") != COMMIT["facts"] + COMMIT["closed"]:
+            # The new facts and those closed (a small store may have fewer than 10 open in that file).
+            if report["mode"] != "incremental" or not COMMIT["facts"] <= report["inserted"].get("facts", 0) \
+                    <= COMMIT["facts"] + COMMIT["closed"] or report["inserted"].get("intake") != COMMIT["intake"]:
                 raise Failed(f"the incremental sync copied {report['inserted']}")
             out.add(ran)
     finally:
