@@ -19,6 +19,7 @@ DEFAULTS: dict[str, Any] = {
         "opus_agents": [],
         "classifier": None,
     },
+    "replica": {"postgres": None},
 }
 
 

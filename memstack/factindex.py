@@ -311,8 +311,8 @@ def _refresh(db: sqlite3.Connection, store: Path, relpath: str, known: Known | N
         db.executemany(_INSERT, _rows(relpath, data, start, end, file_id))
     except OverflowError:  # an integer beyond 64 bits: find the line to name it
         for number, line in enumerate(data[:end].split(b"\n")[:-1], start=1):
-            if _problem(line):
-                raise MemstackError(f"{relpath}:{number}: I5 {_problem(line)}") from None
+            if line_problem(line):
+                raise MemstackError(f"{relpath}:{number}: I5 {line_problem(line)}") from None
         raise
     sig = signature(st) if st.st_size == len(data) else (None, None, None)
     db.execute(_SET_FILE, (*sig, end, zlib.crc32(view[start:end], crc), zlib.adler32(view[start:end], adler), file_id))
@@ -343,7 +343,7 @@ def _rows(relpath: str, data: bytes, start: int, end: int, file_id: int) -> Iter
                                and type(row[4]) is int and type(row[6]) is int
                                and (row[5] is None or type(row[5]) is int)
                                and (row[7] is None or type(row[7]) is int)):
-            raise MemstackError(f"{relpath}:{number}: I5 {_problem(line)}")
+            raise MemstackError(f"{relpath}:{number}: I5 {line_problem(line)}")
         yield row
 
 
@@ -352,7 +352,7 @@ def _row(file_id: int, fact: Fact, line: bytes) -> tuple[Any, ...]:
             fact["recorded_at"], fact["expired_at"], line)
 
 
-def _problem(line: bytes) -> str | None:
+def line_problem(line: bytes) -> str | None:
     """What the index cannot take in a line (the full schema check is `memstack check`'s)."""
     if not line.strip():
         return "empty line — a fact file holds one JSON fact per line"

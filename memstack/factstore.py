@@ -29,7 +29,8 @@ from memstack.facts import DEFAULT_CONFIDENCE, Fact
 from memstack.times import iso
 
 __all__ = ["Closing", "add", "append_many", "capture", "close_many", "existing_ids", "get_valid_at", "history",
-           "invalidate", "open_facts", "recall", "recall_args", "scan_history", "scan_recall", "scan_valid_at"]
+           "invalidate", "open_facts", "query_args", "recall", "recall_args", "scan_history", "scan_recall",
+           "scan_valid_at"]
 
 
 def _key_locked(store: Path, subject: str, predicate: str) -> Any:
@@ -161,7 +162,7 @@ def existing_ids(store: Path, ids: Iterable[str]) -> set[str]:
 
 def get_valid_at(store: Path, ts: Any, subject: str | None = None, as_of: Any = None) -> list[Fact]:
     """Facts valid at `ts`; with `as_of`, as the store held them at that transaction time."""
-    ts, subject, as_of = _query_args(ts, subject, as_of)
+    ts, subject, as_of = query_args(ts, subject, as_of)
     return factindex.valid_at(store, ts, subject, as_of)
 
 
@@ -179,7 +180,7 @@ def recall(store: Path, subject: str, now_ts: Any, limit: int) -> list[Fact]:
 # --- the same answers straight from the files (the reference) -----------------------------------
 
 def scan_valid_at(store: Path, ts: Any, subject: str | None = None, as_of: Any = None) -> list[Fact]:
-    ts, subject, as_of = _query_args(ts, subject, as_of)
+    ts, subject, as_of = query_args(ts, subject, as_of)
     return facts.valid_at(factfiles.scan(store), ts, subject, as_of)
 
 
@@ -192,7 +193,7 @@ def scan_recall(store: Path, subject: str, now_ts: Any, limit: int) -> list[Fact
     return facts.recall(factfiles.scan(store), subject, now, limit)
 
 
-def _query_args(ts: Any, subject: str | None, as_of: Any) -> tuple[int, str | None, int | None]:
+def query_args(ts: Any, subject: str | None, as_of: Any) -> tuple[int, str | None, int | None]:
     return (facts.timestamp(ts, "ts"), None if subject is None else facts.text(subject, "subject"),
             None if as_of is None else facts.timestamp(as_of, "as-of", transaction=True))
 

@@ -74,8 +74,9 @@ def _tool_error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
 
-def build(store: str | None, agent: str | None) -> Server[Any]:
-    """The server: `store` and `agent` are `memstack mcp`'s --store and --agent (None: as the CLI finds them)."""
+def build(store: str | None, agent: str | None, pg: str | None = None) -> Server[Any]:
+    """The server: `store`, `agent` and `pg` are `memstack mcp`'s --store, --agent and --pg DSN (None: as the CLI
+    finds them; no replica)."""
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
@@ -84,7 +85,7 @@ def build(store: str | None, agent: str | None) -> Server[Any]:
             for tool in tools.TOOLS.values()])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        run = functools.partial(tools.call, params.name, params.arguments, store=store, agent=agent)
+        run = functools.partial(tools.call, params.name, params.arguments, store=store, agent=agent, pg=pg)
         try:
             document = await anyio.to_thread.run_sync(run)
         except MemstackError as exc:
@@ -124,9 +125,9 @@ def build(store: str | None, agent: str | None) -> Server[Any]:
         on_list_resource_templates=list_resource_templates, on_read_resource=read_resource)
 
 
-def serve(store: str | None, agent: str | None) -> None:
+def serve(store: str | None, agent: str | None, pg: str | None = None) -> None:
     """Serve on stdin and stdout until the client closes stdin."""
-    server = build(store, agent)
+    server = build(store, agent, pg)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):

@@ -109,6 +109,7 @@ class Tool:
     handler: Handler
     read_only: bool = False
     optional_store: bool = False  # no store at all is a graceful answer (recall), the handler gets None
+    reads_facts: bool = False  # the handler gets a readers.FactReader: the files, or the replica with `pg`
     schema: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -152,14 +153,22 @@ def register(tool: Tool) -> Tool:
 
 
 def call(tool_name: str, arguments: Mapping[str, Any] | None, *, store: str | None = None,
-         agent: str | None = None) -> Any:
-    """Run one tool as the CLI would run its verb; `store` and `agent` are the server's options."""
+         agent: str | None = None, pg: str | None = None) -> Any:
+    """Run one tool as the CLI would run its verb; `store`, `agent` and `pg` (a DSN) are the server's options."""
     tool = TOOLS.get(tool_name)
     if tool is None:
         raise MemstackError(f"unknown tool {tool_name!r}: the tools are {', '.join(sorted(TOOLS))}")
     args = tool.check(arguments)
     if "agent" in args and not args["agent"]:
         args["agent"] = agent
+    if tool.reads_facts:
+        from memstack.readers import fact_reader
+
+        reader = fact_reader(store, pg, tool.optional_store)
+        try:
+            return tool.handler(reader, args)  # type: ignore[arg-type]
+        finally:
+            reader.close()
     if tool.optional_store:
         root = locate(store)
         return tool.handler(Store(root) if root else None, args)  # type: ignore[arg-type]
@@ -247,8 +256,8 @@ register(Tool(
     {"subject": text("the subject", required=True),
      "now_ts": timestamp("the instant to recall at (default: now)"),
      "limit": integer("at most this many (default: memory.recall_limit, 50)")},
-    lambda store, a: recall_cmd.recall_document(store.root if store else None, **a),
-    read_only=True, optional_store=True,
+    lambda reader, a: recall_cmd.recall_document(reader, **a),
+    read_only=True, optional_store=True, reads_facts=True,
 ))
 
 register(Tool(
@@ -279,16 +288,16 @@ register(Tool(
     " believed at transaction time as_of.",
     {"ts": timestamp("the instant", required=True), "subject": text("only this subject"),
      "as_of": timestamp("answer as the store believed at this transaction time")},
-    lambda store, a: fact_cmd.get_valid_at_document(store, **a),
-    read_only=True,
+    lambda reader, a: fact_cmd.get_valid_at_document(reader, **a),
+    read_only=True, reads_facts=True,
 ))
 
 register(Tool(
     "fact_history",
     "Every version of a subject's facts, superseded and current, oldest first.",
     {"subject": text("the subject", required=True)},
-    lambda store, a: fact_cmd.history_document(store, **a),
-    read_only=True,
+    lambda reader, a: fact_cmd.history_document(reader, **a),
+    read_only=True, reads_facts=True,
 ))
 
 register(Tool(

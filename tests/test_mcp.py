@@ -106,11 +106,11 @@ def _cli_options(*verb: str) -> set[str]:
     ("soil_get", ("soil", "get"), set(), set()),
     ("handoff_write", ("handoff", "write"), {"file", "stdin"}, {"text"}),  # a tool has no stdin: the text itself
     ("boot_show", ("boot", "show"), set(), set()),
-    ("recall", ("recall",), set(), set()),
+    ("recall", ("recall",), {"pg"}, set()),  # the replica is the server's choice: `memstack mcp --pg`
     ("capture", ("capture",), set(), set()),
     ("fact_add", ("fact", "add"), set(), set()),
-    ("fact_get_valid_at", ("fact", "get-valid-at"), set(), set()),
-    ("fact_history", ("fact", "history"), set(), set()),
+    ("fact_get_valid_at", ("fact", "get-valid-at"), {"pg"}, set()),
+    ("fact_history", ("fact", "history"), {"pg"}, set()),
     ("fact_invalidate", ("fact", "invalidate"), set(), set()),
     ("binder_list", ("binder", "list"), set(), set()),
 ])

@@ -4,6 +4,7 @@ from typing import Any
 
 from memstack.facts import TABLES, Fact
 from memstack.output import emit
+from memstack.readers import FactReader, add_pg_option, fact_reader, pg_dsn
 from memstack.store import Store, open_store, resolve_agent
 from memstack.times import iso, now_ms
 
@@ -25,10 +26,12 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--ts", required=True, metavar="TS", help=f"the instant ({TS}); valid_from <= TS < valid_to")
     p.add_argument("--subject", metavar="S", help="only this subject")
     p.add_argument("--as-of", metavar="TS", help="answer as the store believed at this transaction time")
+    add_pg_option(p)
     p.set_defaults(func=run_get_valid_at)
 
     p = verbs.add_parser("history", parents=[common], help="every version of a subject's facts, oldest first")
     p.add_argument("--subject", required=True, metavar="S")
+    add_pg_option(p)
     p.set_defaults(func=run_history)
 
     p = verbs.add_parser("invalidate", parents=[common], help="close the open fact of a subject and predicate")
@@ -80,16 +83,13 @@ def add_document(store: Store, *, subject: Any, predicate: Any, object: Any, val
     return [fact]
 
 
-def get_valid_at_document(store: Store, *, ts: Any, subject: Any = None, as_of: Any = None) -> list[Fact]:
-    from memstack import factstore
+def get_valid_at_document(reader: FactReader, *, ts: Any, subject: Any = None, as_of: Any = None) -> list[Fact]:
+    """`fact get-valid-at --json` and the `fact_get_valid_at` tool, from the files or the replica."""
+    return reader.valid_at(ts, subject, as_of)
 
-    return factstore.get_valid_at(store.root, ts, subject, as_of)
 
-
-def history_document(store: Store, *, subject: Any) -> list[Fact]:
-    from memstack import factstore
-
-    return factstore.history(store.root, subject)
+def history_document(reader: FactReader, *, subject: Any) -> list[Fact]:
+    return reader.history(subject)
 
 
 def invalidate_document(store: Store, *, subject: Any, predicate: Any, valid_to: Any, recorded_at: Any = None,
@@ -109,13 +109,14 @@ def run_add(args: Any) -> int:
 
 
 def run_get_valid_at(args: Any) -> int:
-    found = get_valid_at_document(open_store(args.store), ts=args.ts, subject=args.subject, as_of=args.as_of)
+    found = get_valid_at_document(fact_reader(args.store, pg_dsn(args.store, args.pg)), ts=args.ts,
+                                  subject=args.subject, as_of=args.as_of)
     emit(args, found, lambda: render(found, "no facts valid then"))
     return 0
 
 
 def run_history(args: Any) -> int:
-    found = history_document(open_store(args.store), subject=args.subject)
+    found = history_document(fact_reader(args.store, pg_dsn(args.store, args.pg)), subject=args.subject)
     emit(args, found, lambda: render(found, f"no facts about {args.subject!r}"))
     return 0
 

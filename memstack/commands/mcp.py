@@ -13,12 +13,18 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--agent", metavar="A",
                    help="the tools' default agent (a tool's `agent` argument wins; default: MEMSTACK_AGENT,"
                         " then memory.default_agent)")
+    p.add_argument("--pg", nargs="?", const="", default=None, metavar="DSN",
+                   help="answer recall, fact_get_valid_at and fact_history from the PostgreSQL replica at DSN"
+                        " (default: MEMSTACK_PG, then replica.postgres); the other tools use the store")
     p.set_defaults(func=run)
 
 
 def run(args: Any) -> int:
     if args.agent is not None:
         check_name(args.agent, "agent")
+    from memstack.readers import pg_dsn
+
+    pg = pg_dsn(args.store, args.pg)
     try:  # the store is resolved on every call, as the CLI does; say early if there is none yet
         if locate(args.store) is None:
             note("memstack mcp: no memstack store here yet; tools will say so until there is one")
@@ -26,5 +32,5 @@ def run(args: Any) -> int:
         note(f"memstack mcp: {exc.message}; tools will say so until it is fixed")
     from memstack import mcp_server  # the SDK is imported here only, so `memstack --help` stays fast
 
-    mcp_server.serve(args.store, args.agent)
+    mcp_server.serve(args.store, args.agent, pg)
     return 0

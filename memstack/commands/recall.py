@@ -1,11 +1,10 @@
 """`memstack recall --subject S --now-ts T [--limit N]`: what an agent decided and prefers, most recent first."""
 
-from pathlib import Path
 from typing import Any
 
 from memstack.facts import RECALL_PREDICATES, Fact
 from memstack.output import emit
-from memstack.store import Store, locate
+from memstack.readers import FactReader, add_pg_option, fact_reader, pg_dsn
 from memstack.times import now_ms
 
 
@@ -15,26 +14,20 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--subject", required=True, metavar="S")
     p.add_argument("--now-ts", metavar="TS", help="the instant to recall at (ms or ISO-8601; default now)")
     p.add_argument("--limit", type=int, metavar="N", help="at most N facts (default memory.recall_limit, 50)")
+    add_pg_option(p)
     p.set_defaults(func=run)
 
 
-def recall_document(root: Path | None, *, subject: Any, now_ts: Any = None, limit: Any = None) -> list[Fact]:
-    """`recall --json` and the `recall` tool; no store at all (root None) answers nothing."""
-    from memstack import factstore
-
-    now = now_ms() if now_ts is None else now_ts
-    if root is None:
-        factstore.recall_args(subject, now, 1 if limit is None else limit)  # bad input is still bad
-        return []
-    if limit is None:
-        limit = Store(root).config.get("memory", "recall_limit")
-    return factstore.recall(root, subject, now, limit)
+def recall_document(reader: FactReader, *, subject: Any, now_ts: Any = None, limit: Any = None) -> list[Fact]:
+    """`recall --json` and the `recall` tool, from the files (no store at all answers nothing) or the replica."""
+    return reader.recall(subject, now_ms() if now_ts is None else now_ts, limit)
 
 
 def run(args: Any) -> int:
     from memstack.commands.fact import render
 
     # A named path that is no store is an error; no store at all answers nothing.
-    found = recall_document(locate(args.store), subject=args.subject, now_ts=args.now_ts, limit=args.limit)
+    reader = fact_reader(args.store, pg_dsn(args.store, args.pg), optional_store=True)
+    found = recall_document(reader, subject=args.subject, now_ts=args.now_ts, limit=args.limit)
     emit(args, found, lambda: render(found, f"nothing recalled about {args.subject!r}"))
     return 0

@@ -1,0 +1,48 @@
+"""`memstack pg sync [DSN]` / `memstack pg status [DSN]`: the PostgreSQL replica of the committed memory."""
+
+from typing import Any
+
+from memstack.output import emit
+from memstack.store import locate, open_store
+
+
+def register(sub: Any, common: Any) -> None:
+    top = sub.add_parser("pg", help="the PostgreSQL replica of the committed memory (needs memstack[pg])")
+    verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
+    dsn = ("the database (a libpq DSN or URI; default: MEMSTACK_PG, then replica.postgres in memstack.yaml)")
+
+    p = verbs.add_parser("sync", parents=[common], help="copy the memory committed at HEAD into schema memstack")
+    p.add_argument("dsn", nargs="?", metavar="DSN", help=dsn)
+    p.set_defaults(func=run_sync)
+
+    p = verbs.add_parser("status", parents=[common], help="the commit the replica holds, how far behind HEAD, rows")
+    p.add_argument("dsn", nargs="?", metavar="DSN", help=dsn)
+    p.set_defaults(func=run_status)
+
+
+def run_sync(args: Any) -> int:
+    from memstack.replica import db, sync
+
+    root = open_store(args.store).root
+    report = sync.sync(root, db.resolve_dsn(args.dsn, root))
+    document = report.document()
+
+    def human() -> str:
+        if report.mode == "unchanged":
+            return f"replica already at {report.commit[:12]}"
+        moved = ", ".join(f"{n} {t}" for t, n in report.inserted.items() if n) or "no rows"
+        gone = ", ".join(f"{n} {t}" for t, n in report.deleted.items() if n)
+        return (f"replica at {report.commit[:12]} ({report.mode} sync of {report.files} files): copied {moved}"
+                + (f"; removed {gone}" if gone else ""))
+
+    emit(args, document, human)
+    return 0
+
+
+def run_status(args: Any) -> int:
+    from memstack.replica import db, status
+
+    root = locate(args.store)
+    document = status.status(root, db.resolve_dsn(args.dsn, root))
+    emit(args, document, lambda: status.render(document))
+    return 0

@@ -1,0 +1,77 @@
+"""Connecting to PostgreSQL (psycopg 3) and the DSN a command uses; driver errors become MemstackError."""
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from memstack.errors import MemstackError
+
+ENV = "MEMSTACK_PG"
+EXTRA = "pip install 'memstack[pg]'"
+
+
+def psycopg() -> Any:
+    """The driver, or a clear exit-2 message when the optional extra is not installed."""
+    try:
+        import psycopg as driver
+    except ImportError:
+        raise MemstackError(f"the PostgreSQL replica needs psycopg 3, which is not installed: {EXTRA}") from None
+    return driver
+
+
+def resolve_dsn(given: str | None, store: Path | None) -> str:
+    """The DSN: the argument, else MEMSTACK_PG, else `replica.postgres` in the store's memstack.yaml."""
+    if given:
+        return given
+    if os.environ.get(ENV):
+        return os.environ[ENV]
+    if store is not None:
+        from memstack.config import load
+
+        configured = load(store).get("replica", "postgres")
+        if configured:
+            return str(configured)
+    raise MemstackError(f"no PostgreSQL DSN: pass one (e.g. 'postgresql://host/db'), set {ENV},"
+                        " or set replica.postgres in memstack.yaml")
+
+
+def describe(dsn: str) -> str:
+    """Where a DSN points, without its password (for messages)."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        info = conninfo_to_dict(dsn)
+    except Exception:  # a malformed DSN is reported by connect(); here only a label is wanted
+        return "the given DSN"
+    host = info.get("host") or info.get("hostaddr") or "local socket"
+    port = f":{info['port']}" if info.get("port") else ""
+    return f"{host}{port}/{info.get('dbname') or info.get('user') or 'default'}"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    # libpq puts the useful part last on a connection failure ("connection failed: ... \n reason")
+    return "; ".join(lines[:2]) if len(lines) > 1 else lines[0]
+
+
+@contextmanager
+def translated(dsn: str, doing: str) -> Iterator[None]:
+    """Turn any driver error inside into a one-line MemstackError (exit 2) naming the target."""
+    driver = psycopg()
+    try:
+        yield
+    except driver.Error as exc:
+        raise MemstackError(f"PostgreSQL at {describe(dsn)}: cannot {doing}: {_first_line(exc)}") from None
+
+
+def connect(dsn: str, doing: str) -> Any:
+    """An open connection (autocommit off: every sync is one transaction)."""
+    driver = psycopg()
+    with translated(dsn, doing):
+        try:
+            return driver.connect(dsn, connect_timeout=10)
+        except driver.ProgrammingError as exc:  # a malformed DSN
+            raise MemstackError(f"bad DSN: {_first_line(exc)}") from None
