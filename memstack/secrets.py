@@ -29,7 +29,7 @@ its kind, where it is (a field's JSON path, a line) and nothing more.
 """
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -175,25 +175,29 @@ def _walk(value: Any, field: str) -> Iterator[Finding]:
             yield from _walk(item, f"{field}[{index}]")
 
 
-def message(findings: list[Finding], what: str) -> str:
+def message(findings: list[Finding]) -> str:
     first = findings[0]
+    where = f", line {first.line}" if first.line else ""
     more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
-    return f"bad {first.field}: I8 {what} holds a credential ({first}){more} — {FIX}"
+    return f"bad {first.field}: holds a credential ({first.kind}{where}){more} — {FIX} (I8)"
 
 
-def refuse(value: Any, what: str, field: str = "") -> None:
-    """Raise a MemstackError (exit 2) naming the kind and the field of the first credential in `value`."""
+def refuse_secrets(value: Any, field: str = "") -> None:
+    """Raise a MemstackError (exit 2) naming the kind and the field of the first credential in
+    `value` (a record, any JSON value, or text: then `field` names it). Every write path calls this
+    before it writes anything."""
     findings = scan(value, field)
     if findings:
-        raise MemstackError(message(findings, what))
+        raise MemstackError(message(findings))
 
 
 # ---- the checks: what a change adds to a file ----------------------------------------------------
 
-def added(new: bytes, old: bytes | None, json_lines: bool) -> list[tuple[int, Finding]]:
+def added(new: bytes, old: bytes | None | Callable[[], bytes | None], json_lines: bool) -> list[tuple[int, Finding]]:
     """(line number, finding) for each credential on a line of `new` that `old` does not hold.
 
-    One pass of the prefilter over `new`; only the lines it hits are looked up in `old` and read.
+    One pass of the prefilter over `new`; only the lines it hits are looked up in `old` (read only
+    then, when given as a function) and read.
     `json_lines`: a line is read as JSON (a JSONL record, or one `"key": value` line of an indented
     JSON document) so a finding names its field; other lines (Markdown) are read as text."""
     lines: dict[int, tuple[bytes, set[int]]] = {}  # line number -> (its bytes, the detectors hit)
@@ -216,8 +220,10 @@ def added(new: bytes, old: bytes | None, json_lines: bool) -> list[tuple[int, Fi
             continue  # I7 reports it
         if not any(_STAGES[d][2].search(line) for d in detectors):
             continue
-        if old:
-            before = before or b"\n" + old + (b"" if old.endswith(b"\n") else b"\n")
+        if before is None:
+            base = old() if callable(old) else old
+            before = b"\n" + base + (b"" if base.endswith(b"\n") else b"\n") if base else b""
+        if before:
             if b"\n" + raw + b"\n" in before:
                 continue  # not added by this change
         found += [(number, finding) for finding in _line(line, json_lines)]
