@@ -16,7 +16,8 @@ reads source code): a secret-sounding name (password, passwd, pwd, secret,
 api_key, auth_key, private_key, db_pass, ...) followed by `=`, `:`, `:=` or `=>`
 and a quoted value, e.g. `password = "..."` or `"api_key": "..."`. memstack adds
 one shape agents paste from `.env` files and YAML: a whole line `NAME=value` or
-`NAME: value` whose value is a single unquoted word (`DB_PASSWORD=...`). Prose
+`NAME: value` whose value is a single unquoted token with a digit or a symbol
+(`DB_PASSWORD=...`; `password_policy: strict` is a setting, not a secret). Prose
 ("the password is in the vault"), empty or templated values (`"${DB_PASSWORD}"`,
 `"<password>"`) and indirect references (`password = os.environ["DB_PASSWORD"]`)
 are not secrets.
@@ -52,7 +53,7 @@ _KEYWORD = (r"(?:api|auth|service|account|db|database|priv|private|client)_?key|
 _GROUPS = (
     # AWS access key ids, and secret keys named as such
     (("a(?:kia|sia|bia|cca|3t|ws)",), r"A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA|(?i:aws.{0,20}?(?:key|pwd|pw|pass|token))"),
-    (("gh(?:[pousr]_|ithub_pat_)",), r"gh[pousr]_|github_pat_"),  # GitHub
+    (("gh[pousr]_", "github_pat_"), r"gh[pousr]_|github_pat_"),  # GitHub
     (("gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-", "gr1348941"),  # GitLab
      r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941"),
     (("private key", "putty-user-key-file"), r"PRIVATE KEY|PuTTY-User-Key-File"),  # private keys
@@ -134,7 +135,7 @@ def kinds(line: str) -> list[str]:
         return []
     found = _library(line)
     bare = _BARE.fullmatch(line)
-    if bare and not found:
+    if bare and not found and not bare.group(3).isalpha():  # `password: required` is a word, not a secret
         name, sign, value = bare.groups()
         found |= _library(f'{name}: "{value}"' if sign == ":" else f'{name} = "{value}"')
     found |= {kind for kind, pattern in _EXTRA if pattern.search(line)}
