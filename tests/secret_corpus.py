@@ -12,7 +12,7 @@ import uuid
 
 A = "A"
 AWS_ID = A + "KIA" + "IOSFODNN7" + "EXAMPLQ"  # 20 characters, the shape of an access key id
-AWS_SECRET = "wJalrXUtnFEMI" + "/K7MDENG/bPxRfiCY" + "EXAMPLEKEQ"  # 40 characters
+AWS_SK = "wJalrXUtnFEMI" + "/K7MDENG/bPxRfiCY" + "EXAMPLEKEQ"  # 40 characters
 GH = "gh" + "p_" + "R2d2C3po" * 4 + "Xy12"  # ghp_ + 36
 PEM = "-----BEGIN " + "RSA PRIVATE" + " KEY-----"
 
@@ -32,7 +32,7 @@ SECRETS: dict[str, tuple[str, str]] = {
     "aws key id ABIA": ("id " + "AB" + "IA" + "Y34FZKBOKMUTVV7A", "AWS Access Key"),
     "aws key id ACCA": ("id " + "AC" + "CA" + "Y34FZKBOKMUTVV7A", "AWS Access Key"),
     "aws key id A3T": ("id " + "A3" + "TX" + "Y34FZKBOKMUTVV7A", "AWS Access Key"),
-    "aws secret key": (f'aws_secret_access_key = "{AWS_SECRET}"', "AWS Access Key"),
+    "aws secret key": (f'aws_secret_access_key = "{AWS_SK}"', "AWS Access Key"),
     "github classic token": (f"GITHUB_TOKEN is {GH}", "GitHub Token"),
     "github oauth token": (_B[1] + "R2d2C3po" * 4 + "Xy12", "GitHub Token"),
     "github user token": (_B[0] + "R2d2C3po" * 4 + "Xy12", "GitHub Token"),
@@ -93,8 +93,8 @@ LOOK_ALIKES: dict[str, str] = {
     "empty password": 'password = ""',
     "templated password": 'api_key = "${API_KEY}"',
     "placeholder": "password: <ask the on-call engineer>",
-    "prose password": "the password is in the team vault under db/prod",
-    "prose secret": "Rotate the secret every 90 days; never paste it here.",
+    "vault prose": "the password is in the team vault under db/prod",
+    "rotation prose": "Rotate the secret every 90 days; never paste it here.",
     "yaml word value": "password_policy: strict",
     "aws prose": "AWS region is eu-west-1 and the bucket is memstack-bench",
     "aws prefix prose": "access key ids start with AKIA, temporary ones with ASIA",

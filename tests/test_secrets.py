@@ -19,6 +19,7 @@ from secret_corpus import AWS_ID, GH, LOOK_ALIKES, PEM, SECRETS
 
 ALLOW = "  # pragma: allowlist secret"
 T0, T1 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z"
+PW = "Tr0ub4" + "dor&3"
 
 
 def pieces(line: str) -> list[str]:
@@ -64,7 +65,7 @@ def test_each_look_alike_passes(name: str) -> None:
 
 
 def test_a_json_path_names_the_field_and_the_pragma_allows_a_line() -> None:
-    value = {"db": {"host": "db.internal", "password": "Tr0ub4dor&3"}, "hosts": ["a", f"key {AWS_ID}"]}
+    value = {"db": {"host": "db.internal", "password": PW}, "hosts": ["a", f"key {AWS_ID}"]}
     found = secrets.scan(value, "value")
     assert [(f.field, f.kind) for f in found] == [("value.db.password", "Secret Keyword"),
                                                   ("value.hosts[1]", "AWS Access Key")]
@@ -225,7 +226,7 @@ def test_the_hook_refuses_a_credential_in_every_memory_file(repo: Path) -> None:
     write(repo, "kb/facts/alice/2026-01.jsonl", jsonl(fact("0193ab0000000000aaaaaaaaaaaaaaaa",
                                                           obj=f"{PEM}\nMIIEabc\n-----END")))
     write(repo, "store/session/db.json", json.dumps({"collection": "session", "key": "db", "value":
-                                                     {"password": "Tr0ub4dor&3"}, "created_at": "2026-01-01T00:00:00Z",
+                                                     {"password": PW}, "created_at": "2026-01-01T00:00:00Z",
                                                      "updated_at": "2026-01-01T00:00:00Z", "expires_at": None},
                                                     indent=2) + "\n")
     write(repo, "handoffs/alice/session_handoff-2026-01-02_alice.md", handoff_text(thread=f"use {GH}"))
