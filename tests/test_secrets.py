@@ -338,3 +338,33 @@ def test_review_lists_credentials_first_and_never_prints_them(repo: Path) -> Non
         ("intake/alice/2026-01-01.jsonl", 1, "GitHub Token in title"),
         ("kb/facts/alice/2026-01.jsonl", 1, "Private Key in object")]
     assert_silent(markdown.stdout + markdown.stderr + as_json.stdout + as_json.stderr, AWS_ID, GH, PEM, "MIIEbody")
+
+
+def test_a_history_rewrite_is_refused_until_an_administrator_sets_the_hook_aside(repo: Path,  # noqa: F811
+                                                                                 bare: Path) -> None:  # noqa: F811
+    """docs/secrets.md, "A credential already committed": the rewrite keeps every record, passes
+    the range check on its own, and is refused as a force push that loses lines; the documented way
+    through is an administrator setting the server hook aside for that one push."""
+    git(repo, "remote", "add", "origin", str(bare))
+    log = "intake/alice/2026-01-01.jsonl"
+    write(repo, log, jsonl(intake(1), intake(2, content=f"creds {AWS_ID}")))
+    sneak(repo)
+    hook, aside = bare / "hooks" / "pre-receive", bare / "hooks" / "pre-receive.off"
+    proc = git(repo, "push", "--no-verify", "origin", "main", check=False)
+    assert proc.returncode != 0 and f"{log}:2: I8 AWS Access Key in content" in proc.stderr
+    hook.rename(aside)  # the leak reached the remote anyway (a server without the hook, say)
+    assert git(repo, "push", "-q", "--no-verify", "origin", "main", check=False).returncode == 0
+    aside.rename(hook)
+    # the rewrite (what `git filter-repo --replace-text` does to this commit): the line kept, redacted
+    text = (repo / log).read_text().replace(AWS_ID, "***REMOVED***")
+    write(repo, log, text)
+    git(repo, "commit", "-q", "-a", "--amend", "--no-edit", "--no-verify")
+    assert run_check(repo, "--range", "HEAD").returncode == 0  # every rewritten commit passes on its own
+    proc = git(repo, "push", "--force", "--no-verify", "origin", "main", check=False)
+    assert proc.returncode != 0
+    assert f"{log}:2: I1 line 2 of the other side is lost" in proc.stderr
+    hook.rename(aside)  # the administrator, once, with writers paused
+    assert git(repo, "push", "-q", "--force", "--no-verify", "origin", "main", check=False).returncode == 0
+    aside.rename(hook)
+    assert AWS_ID not in git(bare, "show", f"main:{log}").stdout
+    assert git(bare, "rev-parse", "main").stdout == git(repo, "rev-parse", "HEAD").stdout
