@@ -211,7 +211,14 @@ class Checker:
         if new is None:
             return [Violation(change.path, 0, "I5", "memstack.yaml deleted: a store needs its config",
                               step.restore.format(path=change.path))], None
-        return rules.config(change.path, new)
+        found, patterns = rules.config(change.path, new)
+        old = self._old(change)
+        if patterns is not None and old is not None:
+            # One commit cannot drop a forbidden pattern and add what it forbade: the patterns of the
+            # base hold in the commit that changes them too (a later commit sees only the new ones).
+            before = rules.config(change.path, old)[1] or []
+            patterns += [p for p in before if p.pattern not in {q.pattern for q in patterns}]
+        return found, patterns
 
     def _identity(self, step: Step, paths: list[str], patterns: list[re.Pattern[str]] | None,
                   config_changed: bool) -> list[Violation]:

@@ -368,3 +368,16 @@ def test_a_history_rewrite_is_refused_until_an_administrator_sets_the_hook_aside
     aside.rename(hook)
     assert AWS_ID not in git(bare, "show", f"main:{log}").stdout
     assert git(bare, "rev-parse", "main").stdout == git(repo, "rev-parse", "HEAD").stdout
+
+
+def test_one_commit_cannot_drop_a_forbidden_pattern_and_add_what_it_forbade(repo: Path) -> None:  # noqa: F811
+    config = (repo / "memstack.yaml").read_text()
+    relaxed = config.replace("    - '(?i)password\\s*[:=]'\n", "")
+    assert relaxed != config
+    write(repo, "memstack.yaml", relaxed)
+    append(repo, "identity/alice.md", b"\npassword: ask the on-call engineer\n")
+    refused(repo, "identity/alice.md:5: I6 matches forbidden pattern '(?i)password\\\\s*[:=]'")
+    git(repo, "reset", "-q")
+    git(repo, "add", "memstack.yaml")
+    committed(repo, "relax the identity patterns", add=False)  # first the rule, on its own
+    committed(repo, "the identity it now allows")  # then what it allows
