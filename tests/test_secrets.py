@@ -381,3 +381,22 @@ def test_one_commit_cannot_drop_a_forbidden_pattern_and_add_what_it_forbade(repo
     git(repo, "add", "memstack.yaml")
     committed(repo, "relax the identity patterns", add=False)  # first the rule, on its own
     committed(repo, "the identity it now allows")  # then what it allows
+
+
+def test_promote_stops_before_copying_a_sneaked_credential_into_facts_and_views(store: Path) -> None:
+    clean = memstack("intake", "write", "--content", "we deploy with git", "--tier", "verified",
+                     "--confidence", "0.9", "--created-at", T0, cwd=store)
+    assert clean.returncode == 0, clean.stderr
+    day = store / "intake" / "alice" / "2026-01-01.jsonl"
+    record = json.loads(day.read_text().splitlines()[0])
+    sneaked = {**record, "id": record["id"][:-4] + "beef", "content": f"deploy key {AWS_ID}"}
+    with day.open("a") as handle:  # a hand-written line, committed past the hook
+        handle.write(json.dumps(sneaked, sort_keys=True, separators=(",", ":")) + "\n")
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "sneaked")
+    before = tree_snapshot(store)
+    result = memstack("promote", "--now-ts", T1, cwd=store)
+    assert result.returncode == 2
+    assert result.stderr.startswith("memstack: bad object: holds a credential (AWS Access Key)"), result.stderr
+    assert_silent(result.stdout + result.stderr, AWS_ID)
+    assert tree_snapshot(store) == before  # no fact, no ledger line, no view
