@@ -6,10 +6,12 @@ private-key blocks, basic-auth URLs, password assignments). Its high-entropy
 plugins are left out: they flag git hashes, UUIDs and memstack's hex ids, which
 are everywhere in an agent's memory.
 
-A cheap prefilter runs first: the substrings one of which every one of those
-detectors needs (`akia`, `ghp_`, `private key`, `passw`, `://`, ...), searched
-in the lower-cased bytes. A line without one never reaches the library, so
-checking a 100,000-line promotion commit costs a few substring searches.
+A cheap prefilter runs first, in two stages for each detector: the substrings
+one of which it needs (`akia`, `ghp_`, `private key`, `pass`, `://`, ...),
+searched in the lower-cased bytes; then, on the lines they hit, its shape (a
+URL with `user:password@`, a password word followed by a quoted value, ...). A
+line that fails either never reaches the library, so checking a 100,000-line
+promotion commit costs a few substring searches.
 
 What counts as a *password assignment* (detect-secrets' KeywordDetector, as it
 reads source code): a secret-sounding name (password, passwd, pwd, secret,
@@ -51,9 +53,10 @@ _EXTRA = (("GitHub Token", re.compile(r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{5
 _KEYWORD = (r"(?:api|auth|service|account|db|database|priv|private|client)_?key|(?:db|database|key)_?pass"
             r"|passw|pwd|secret|contrase")
 _WORDS = ("_key", "ikey", "hkey", "ekey", "tkey", "bkey", "vkey", "pass", "pwd", "secret", "contrase")
-_GROUPS = (  # (first stage: lower-case substrings; the same, or tighter, as expressions for bytes), its shape
+# Each: (first stage: lower-case substrings; the same, or tighter, as expressions for bytes), its shape
+# (`(?#lower)`: the alternatives after it are searched in the lower-cased text).
+_GROUPS = (
     # AWS access key ids, and secret keys named as such
-    # (`(?#lower)`: the alternatives after it are searched in the lower-cased text)
     (("akia", "asia", "abia", "acca", "a3t", "aws"), ("a(?:kia|sia|bia|cca|3t)", "aws.{0,20}?(?:key|pw|pass|token)"),
      r"A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA|(?#lower)aws.{0,20}?(?:key|pwd|pw|pass|token).{0,20}?['\"][0-9a-z/+]{40}['\"]"),
     (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), ("gh[pousr]_", "github_pat_"),  # GitHub
@@ -99,6 +102,7 @@ def _shape(pattern: str) -> Callable[[str, str], bool]:
 
 _STAGES = tuple((words, tuple(re.compile(p.encode()) for p in in_bytes), _assignment if shape is None else _shape(shape))
                 for words, in_bytes, shape in _GROUPS)
+_ASSIGNMENTS = len(_STAGES) - 1  # the password-assignment stage
 _NAMED = re.compile(_KEYWORD, re.IGNORECASE)
 
 
@@ -250,15 +254,17 @@ def added(new: bytes, old: bytes | None | Callable[[], bytes | None], json_lines
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
             continue  # I7 reports it
-        low = line.lower()
-        if not any(_STAGES[d][2](line, low) for d in detectors):
+        # JSON escapes its quotes, and a `.env` line inside a JSON string is no whole line:
+        # there, a password word is enough to read the record.
+        shown = line.replace('\\"', '"') if json_lines else line
+        low = shown.lower()
+        if not any((json_lines and d == _ASSIGNMENTS) or _STAGES[d][2](shown, low) for d in detectors):
             continue
         if before is None:
             base = old() if callable(old) else old
             before = b"\n" + base + (b"" if base.endswith(b"\n") else b"\n") if base else b""
-        if before:
-            if b"\n" + raw + b"\n" in before:
-                continue  # not added by this change
+        if before and b"\n" + raw + b"\n" in before:
+            continue  # not added by this change
         found += [(number, finding) for finding in _line(line, json_lines)]
     return found
 

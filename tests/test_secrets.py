@@ -400,3 +400,26 @@ def test_promote_stops_before_copying_a_sneaked_credential_into_facts_and_views(
     assert result.stderr.startswith("memstack: bad object: holds a credential (AWS Access Key)"), result.stderr
     assert_silent(result.stdout + result.stderr, AWS_ID)
     assert tree_snapshot(store) == before  # no fact, no ledger line, no view
+
+
+def test_the_checks_find_every_credential_of_the_corpus_as_the_write_paths_do(repo: Path) -> None:  # noqa: F811
+    names = sorted(SECRETS)
+    log = "intake/alice/2026-01-01.jsonl"
+    write(repo, log, jsonl(*(intake(n + 1, content=f"pasted:\n{SECRETS[name][0]}\nend")
+                             for n, name in enumerate(names))))
+    handoff = "handoffs/alice/session_handoff-2026-01-02_alice.md"
+    text = handoff_text(thread="see below")
+    write(repo, handoff, text + "".join(f"\n{SECRETS[name][0]}\n" for name in names))
+    git(repo, "add", "-A")
+    result = run_check(repo, "--staged", "--json")
+    assert result.returncode == 1
+    found: dict[tuple[str, int], set[str]] = {}
+    for v in json.loads(result.stdout)["violations"]:
+        if v["rule"] == "I8":
+            found.setdefault((v["path"], v["line"]), set()).add(v["what"])
+    first = text.count("\n") + 2  # the handoff's line of the first credential
+    for n, name in enumerate(names):
+        kind = SECRETS[name][1]
+        assert f"{kind} in content" in found.get((log, n + 1), set()), name
+        assert f"{kind} in text" in found.get((handoff, first + 2 * n), set()), name
+    assert_silent(result.stdout + result.stderr, *(line for line, _ in SECRETS.values()))
