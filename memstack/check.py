@@ -1,4 +1,4 @@
-"""`memstack check`: the invariants I1-I7 on a change, in O(size of the change).
+"""`memstack check`: the invariants I1-I8 on a change, in O(size of the change).
 
 Every mode comes down to *steps*: a new state (the index, a commit, the work
 tree) against one base (HEAD, a parent, the empty tree). A step's changes come
@@ -132,6 +132,8 @@ class Checker:
             if validate and not change.deleted:
                 found += _path_problems(change, place)
             file_found = self._history(step, change, place, validate)
+            if validate and not change.deleted:
+                file_found += self._secrets(step, change, place)
             if validate:
                 if place.kind in layout.DERIVED:
                     derived_changes.append(change)
@@ -152,7 +154,7 @@ class Checker:
         if identity_paths:
             found += self._identity(step, identity_paths, patterns, config_changed)
         found += self._derived(step, derived_changes)
-        return sorted(set(found))
+        return sorted(set(rules.redacted(found)))
 
     def _history(self, step: Step, change: Change, place: Place, validate: bool) -> list[Violation]:
         """I1 logs, I2 facts, I3 handoffs against the base; I5/I7 on what a log or fact file adds."""
@@ -196,12 +198,27 @@ class Checker:
             return rules.handoff(path, place, new) if validate and new is not None else []
         return []
 
+    def _secrets(self, step: Step, change: Change, place: Place) -> list[Violation]:
+        """I8 on the lines a change adds to any memory file (memstack.yaml and files outside the store's
+        folders are not memory)."""
+        if place.kind in (layout.OTHER, layout.CONFIG_KIND):
+            return []
+        new = self._new(step, change)
+        return [] if new is None else rules.secrets(change.path, place, new, lambda: self._old(change))
+
     def _config(self, step: Step, change: Change) -> tuple[list[Violation], list[re.Pattern[str]] | None]:
         new = self._new(step, change)
         if new is None:
             return [Violation(change.path, 0, "I5", "memstack.yaml deleted: a store needs its config",
                               step.restore.format(path=change.path))], None
-        return rules.config(change.path, new)
+        found, patterns = rules.config(change.path, new)
+        old = self._old(change)
+        if patterns is not None and old is not None:
+            # One commit cannot drop a forbidden pattern and add what it forbade: the patterns of the
+            # base hold in the commit that changes them too (a later commit sees only the new ones).
+            before = rules.config(change.path, old)[1] or []
+            patterns += [p for p in before if p.pattern not in {q.pattern for q in patterns}]
+        return found, patterns
 
     def _identity(self, step: Step, paths: list[str], patterns: list[re.Pattern[str]] | None,
                   config_changed: bool) -> list[Violation]:

@@ -19,6 +19,7 @@ from memstack import facts, files, jsonio, schemas
 from memstack.errors import MemstackError
 from memstack.facts import Fact
 from memstack.names import NAME_RE
+from memstack.secrets import refuse_secrets
 from memstack.times import month
 
 FACTS_DIR = "kb/facts"
@@ -104,6 +105,7 @@ def append(store: Path, new: Sequence[Fact]) -> list[str]:
     groups: dict[str, list[Fact]] = defaultdict(list)
     for number, fact in enumerate(new):
         schemas.validate("fact", fact, f"fact {number + 1} of {len(new)}" if len(new) > 1 else "")
+        refuse_secrets(fact)
         groups[relpath_for(fact)].append(fact)
     for relpath, group in sorted(groups.items()):
         path = store / relpath

@@ -26,6 +26,7 @@ from memstack import factfiles, factindex, facts, files, schemas
 from memstack.errors import MemstackError
 from memstack.factfiles import Closing
 from memstack.facts import DEFAULT_CONFIDENCE, Fact
+from memstack.secrets import refuse_secrets
 from memstack.times import iso
 
 __all__ = ["Closing", "add", "append_many", "capture", "close_many", "existing_ids", "get_valid_at", "history",
@@ -129,6 +130,7 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
     new = facts.make(subject=subject, predicate=predicate, object=object, valid_from=valid_from,
                      recorded_at=recorded_at, agent=agent, confidence=confidence, source=source, id=id)
     schemas.validate("fact", new)
+    refuse_secrets(new)  # before the closings: nothing is written
     with _key_locked(store, new["subject"], new["predicate"]):  # read, close, append as one step
         closings = []
         if contradicts:

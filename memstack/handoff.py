@@ -15,6 +15,7 @@ from memstack import schemas
 from memstack.errors import MemstackError
 from memstack.files import create_exclusive, refuse_symlinks
 from memstack.names import check_name
+from memstack.secrets import refuse_secrets
 from memstack.times import day, iso
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.DOTALL)
@@ -113,6 +114,7 @@ def write(store: Path, agent: str, text: str, now_ms: int) -> dict[str, Any]:
     check_name(agent, "agent")
     if not text.strip():
         raise MemstackError("bad handoff: the document is empty")
+    refuse_secrets(text, "handoff")
     if _FRONT.match(text) is None:
         session = f"{agent}-{iso(now_ms).replace(':', '').replace('-', '')[:15]}Z"
         text = f"---\nagent: {agent}\ndate: {day(now_ms)}\nsession: {session}\n---\n\n{text}"

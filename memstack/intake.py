@@ -10,6 +10,7 @@ from memstack.binder import LEDGER, read_log
 from memstack.errors import MemstackError
 from memstack.files import append_line, read_jsonl
 from memstack.names import check_name
+from memstack.secrets import refuse_secrets
 from memstack.times import day, iso, parse_ts
 
 TIERS = ("observed", "fetched", "verified", "ratified")
@@ -65,6 +66,7 @@ def relpath_for(record: dict[str, Any]) -> str:
 def write(store: Path, record: dict[str, Any]) -> str:
     """Append one record to its agent's day file; returns the store-relative path."""
     schemas.validate("intake", record)
+    refuse_secrets(record)
     relpath = relpath_for(record)
     append_line(store, relpath, jsonio.dumps_line(record))
     return relpath

@@ -4,7 +4,9 @@ The net change from A to B (one tree diff, only the changed blobs read) read as
 memory: facts added, facts superseded (old and new side by side with their
 windows), intake per agent and tier, promotions per sub-tier, Binder decisions,
 handoffs sealed, SOIL changes; plus every invariant violation of the range's
-commits (`check --range`). Markdown to paste as a pull-request comment, or JSON
+commits (`check --range`). Credentials found (I8) come first, by file, line and
+kind; no credential is ever printed: every string of the report that holds one is
+redacted. Markdown to paste as a pull-request comment, or JSON
 with a stable shape for tools.
 """
 
@@ -14,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from memstack import check, git, layout
+from memstack import check, git, layout, secrets
 from memstack.errors import MemstackError
 from memstack.textconv import window
 
@@ -47,7 +49,7 @@ def review(repo: Path, spec: str) -> dict[str, Any]:
     base = git.run(repo, "merge-base", ends[0], ends[1], ok=(0, 1)).stdout.decode().strip() or git.EMPTY_TREE
     changes = git.tree_diffs(repo, [(git.rev_parse(repo, f"{base}^{{tree}}") or git.EMPTY_TREE,
                                      git.rev_parse(repo, f"{ends[1]}^{{tree}}") or git.EMPTY_TREE)])[0]
-    report: dict[str, Any] = {"range": spec, "commits": 0, "facts_added": [], "facts_superseded": [],
+    report: dict[str, Any] = {"range": spec, "secrets": [], "commits": 0, "facts_added": [], "facts_superseded": [],
                               "intake": {}, "intake_records": [], "promotions": {}, "binder": [],
                               "handoffs": [], "soil": [], "derived": [], "violations": []}
     intake_counts: dict[str, Counter[str]] = {}
@@ -97,7 +99,9 @@ def review(repo: Path, spec: str) -> dict[str, Any]:
     checked = check.check_range(repo, spec)
     report["commits"] = len(checked.results)
     report["violations"] = checked.to_dict()["violations"]
-    return report
+    report["secrets"] = [{k: v[k] for k in ("commit", "path", "line", "what")}
+                         for v in report["violations"] if v["rule"] == "I8"]
+    return secrets.redact(report)  # type: ignore[no-any-return]
 
 
 def _cell(value: Any) -> str:
@@ -106,11 +110,17 @@ def _cell(value: Any) -> str:
 
 def markdown(report: dict[str, Any]) -> str:
     n_intake = len(report["intake_records"])
-    out = [f"## memstack review of `{report['range']}` ({report['commits']} commits)", "",
-           f"{n_intake} intake records, {len(report['facts_added'])} facts added,"
-           f" {len(report['facts_superseded'])} superseded, {sum(report['promotions'].values())} promotions,"
-           f" {len(report['handoffs'])} handoffs sealed, {len(report['soil'])} SOIL changes,"
-           f" {len(report['violations']) or 'no'} invariant violations.", ""]
+    out = [f"## memstack review of `{report['range']}` ({report['commits']} commits)", ""]
+    if report["secrets"]:
+        out += [f"### 🔑 Credentials in this range ({len(report['secrets'])}): rotate them, then rewrite the"
+                " history (README, Secrets); they are not shown here", "", "```text"]
+        out += [f"{s['commit'][:12] if s['commit'] else ''} {s['path']}:{s['line']}: {s['what']}"
+                for s in report["secrets"]]
+        out += ["```", ""]
+    out += [f"{n_intake} intake records, {len(report['facts_added'])} facts added,"
+            f" {len(report['facts_superseded'])} superseded, {sum(report['promotions'].values())} promotions,"
+            f" {len(report['handoffs'])} handoffs sealed, {len(report['soil'])} SOIL changes,"
+            f" {len(report['violations']) or 'no'} invariant violations.", ""]
     if report["violations"]:
         out += ["### ❌ Invariant violations", "", "```text"]
         out += [f"{v['commit'][:12] if v['commit'] else ''} {v['path']}:{v['line']}: {v['rule']} {v['what']}"

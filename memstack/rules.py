@@ -16,7 +16,7 @@ parents, and against the old tip of a force-pushed branch, the base must only
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,9 @@ I1_FIX = ("restore the committed lines ({restore}) and add new records only as n
 I2_FIX = ("restore the fact ({restore}); facts are never deleted or edited: close an open fact"
           " (set valid_to, expired_at, superseded_by) and append its successor")
 I3_FIX = "restore the sealed handoff ({restore}) and write a new one instead (`memstack handoff write`)"
+I8_FIX = ("remove it (keep a reference: the variable's or the vault entry's name) and rotate the credential;"
+          " once committed it stays in the history: see README, Secrets; or mark a deliberate exception with"
+          " `pragma: allowlist secret` on its line")
 
 
 def cap(found: list[Violation], path: str) -> list[Violation]:
@@ -213,6 +216,31 @@ def config(path: str, data: bytes) -> tuple[list[Violation], list[re.Pattern[str
     except MemstackError as exc:
         return [Violation(path, 0, "I5", exc.message.removeprefix("memstack.yaml: "), fix)], None
     return [], compiled
+
+
+# ---- I8: no credentials ------------------------------------------------------------------------
+
+TEXT_KINDS = (layout.HANDOFF, layout.IDENTITY, layout.WILLOW_KIND)
+
+
+def secrets(path: str, place: Place, new: bytes, old: Callable[[], bytes | None]) -> list[Violation]:
+    """I8 on the lines `new` adds to a memory file (`old` reads the base's version, when needed):
+    each credential's kind and field, never its value."""
+    from memstack.secrets import added
+
+    json_lines = place.kind not in TEXT_KINDS and not path.endswith(".md")
+    return [Violation(path, number, "I8", f"{finding.kind} in {finding.field}", I8_FIX)
+            for number, finding in added(new, old, json_lines)]
+
+
+def redacted(found: list[Violation]) -> list[Violation]:
+    """The violations, with any message that quotes a credential (a schema error quoting a bad value)
+    redacted: a check never prints one."""
+    from dataclasses import replace
+
+    from memstack.secrets import redact, triggered
+
+    return [replace(v, what=redact(v.what)) if triggered(v.what) else v for v in found]
 
 
 # ---- I1: append-only logs ----------------------------------------------------------------------

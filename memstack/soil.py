@@ -13,6 +13,7 @@ from memstack import jsonio, schemas
 from memstack.errors import MemstackError
 from memstack.files import locked, refuse_symlinks, write_atomic
 from memstack.names import check_name
+from memstack.secrets import refuse_secrets
 from memstack.times import iso
 
 
@@ -38,6 +39,7 @@ def is_expired(record: dict[str, Any], now_ms: int) -> bool:
 
 def _save(store: Path, rel: str, record: dict[str, Any]) -> dict[str, Any]:
     schemas.validate("soil", record, rel)
+    refuse_secrets(record)
     write_atomic(store / rel, jsonio.dumps_pretty(record))
     return record
 

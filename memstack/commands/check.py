@@ -1,4 +1,4 @@
-"""`memstack check`: the invariants I1-I7 (SPEC section 2); exit 1 when one is broken."""
+"""`memstack check`: the invariants I1-I8 (SPEC section 2); exit 1 when one is broken."""
 
 import argparse
 import os
@@ -9,7 +9,7 @@ from typing import Any
 from memstack.errors import MemstackError
 
 HELP = """\
-Checks memory changes against the invariants I1-I7 and lists every violation as
+Checks memory changes against the invariants I1-I8 and lists every violation as
 `path:line: I<n> what is wrong — how to fix it`. Exit 0: clean; 1: violations; 2: bad usage.
 
 With no mode flag, the work tree (tracked and untracked files) is checked against
@@ -18,7 +18,7 @@ HEAD: what `git add -A && git commit` would be checked for.
 
 
 def register(sub: Any, common: Any) -> None:
-    p = sub.add_parser("check", parents=[common], help="check the invariants I1-I7 (exit 1 on a violation)",
+    p = sub.add_parser("check", parents=[common], help="check the invariants I1-I8 (exit 1 on a violation)",
                        description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--staged", action="store_true", help="the staged index against HEAD (the pre-commit hook)")

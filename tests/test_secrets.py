@@ -1,0 +1,425 @@
+"""I8, no credentials in memory: the detector, every write verb and MCP tool, the hooks, review.
+
+The credentials are built from pieces at run time (tests/secret_corpus.py), so
+no file of this repository holds one.
+"""
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from check_support import (append, bare, committed, fact, handoff_text, head, intake, jsonl, refused,  # noqa: F401
+                           repo, run_check, sneak, store_template, write)
+from helpers import git, memstack, tree_snapshot
+from memstack import secrets
+from secret_corpus import AWS_ID, GH, LOOK_ALIKES, PEM, SECRETS
+
+ALLOW = "  # pragma: allowlist secret"
+T0, T1 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z"
+PW = "Tr0ub4" + "dor&3"
+
+
+def pieces(line: str) -> list[str]:
+    """What must never be printed of a credential line: the line and each of its words long enough to
+    be the credential (8 characters or more, with a digit or a symbol)."""
+    words = re.split(r"[\s=:\"'{}]+", line)
+    return [line, *(w for w in words if len(w) >= 8 and not w.isalpha())]
+
+
+def assert_silent(output: str, *lines: str) -> None:
+    for line in lines:
+        for piece in pieces(line):
+            assert piece not in output, f"the secret {piece!r} was printed"
+
+
+# ---- the detector --------------------------------------------------------------------------------
+
+def test_the_corpus_is_large_and_this_repository_holds_no_credential() -> None:
+    assert len(SECRETS) >= 30 and len(LOOK_ALIKES) >= 30
+    root = Path(__file__).resolve().parents[1]
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
+    found = []
+    for name in filter(None, tracked.decode().split("\0")):
+        data = (root / name).read_bytes() if (root / name).is_file() else b""
+        found += [f"{name}:{number}: {finding}" for number, finding in secrets.added(data, None, False)]
+    assert found == []
+
+
+@pytest.mark.parametrize("name", sorted(SECRETS))
+def test_each_credential_is_found_by_kind_and_field_never_by_value(name: str) -> None:
+    line, kind = SECRETS[name]
+    findings = secrets.scan({"content": f"from the logs:\n{line}\nend", "tags": ["ok"]})
+    assert kind in {f.kind for f in findings}
+    assert {(f.field, f.line) for f in findings} == {("content", 2)}
+    message = secrets.message(findings)
+    assert message.startswith(f"bad content: holds a credential ({findings[0].kind}, line 2)")
+    assert_silent(message + repr(findings), line)
+
+
+@pytest.mark.parametrize("name", sorted(LOOK_ALIKES))
+def test_each_look_alike_passes(name: str) -> None:
+    assert secrets.scan({"content": LOOK_ALIKES[name], "title": LOOK_ALIKES[name]}) == []
+
+
+def test_a_json_path_names_the_field_and_the_pragma_allows_a_line() -> None:
+    value = {"db": {"host": "db.internal", "password": PW}, "hosts": ["a", f"key {AWS_ID}"]}
+    found = secrets.scan(value, "value")
+    assert [(f.field, f.kind) for f in found] == [("value.db.password", "Secret Keyword"),
+                                                  ("value.hosts[1]", "AWS Access Key")]
+    assert secrets.scan(f"the example key {AWS_ID}{ALLOW}") == []
+    assert secrets.scan(f"the example key {AWS_ID}\n{ALLOW}")  # the pragma covers its own line only
+
+
+def test_a_change_is_read_only_where_it_adds_lines() -> None:
+    old = b'{"content":"clean"}\n{"content":"' + AWS_ID.encode() + b'"}\n'
+    assert secrets.added(old + b'{"content":"also clean"}\n', old, True) == []
+    new = old + b'{"content":"' + GH.encode() + b'"}\n'
+    [(number, finding)] = secrets.added(new, lambda: old, True)
+    assert (number, finding.field, finding.kind) == (3, "content", "GitHub Token")
+    markdown = b"# notes\n\nthe deploy key:\n" + PEM.encode() + b"\n"
+    [(number, finding)] = secrets.added(markdown, None, False)
+    assert (number, finding.field, finding.kind) == (4, "text", "Private Key")
+
+
+# ---- every write verb refuses, names kind and field, writes nothing, echoes nothing ---------------------
+
+SOIL_PASSWORD = '{"db": {"host": "db.internal", "password": "' + "Tr0ub4dor&3" + '"}}'
+BASIC_URL = "https://" + "deploy:" + "s3cr3tPassw0rd" + "@git.example.com/x.git"
+HANDOFF = "## Open threads\n\n- rotate {token}\n\n## Capability table\n\n| capability | status |\n|---|---|\n| x | ok |\n"
+
+WRITES = [  # (argv, stdin, the field and kind the message must name, the secret)
+    (["intake", "write", "--content", f"env dump: AWS_ACCESS_KEY_ID={AWS_ID}"], None,
+     "bad content: holds a credential (AWS Access Key)", AWS_ID),
+    (["intake", "write", "--content", "ok", "--title", f"token {GH}"], None,
+     "bad title: holds a credential (GitHub Token)", GH),
+    (["intake", "write", "--content", "ok", "--keyword", SECRETS["slack bot token"][0]], None,
+     "bad keywords[0]: holds a credential (Slack Token)", SECRETS["slack bot token"][0]),
+    (["intake", "write", "--content", "ok", "--subject", "ci", "--predicate", "uses",
+      "--object", SECRETS["json web token"][0]], None,
+     "bad object: holds a credential (JSON Web Token)", SECRETS["json web token"][0]),
+    (["fact", "add", "--subject", "llm", "--predicate", "key", "--object", SECRETS["openai key"][0],
+      "--valid-from", T0, "--recorded-at", T1], None,
+     "bad object: holds a credential (OpenAI Token)", SECRETS["openai key"][0]),
+    (["fact", "add", "--subject", "repo", "--predicate", "remote", "--object", "origin",
+      "--source", BASIC_URL, "--valid-from", T0, "--recorded-at", T1], None,
+     "bad source: holds a credential (Basic Auth Credentials)", BASIC_URL),
+    (["capture", "--subject", "db", "--predicate", "decided", "--object", SECRETS["dotenv password"][0],
+      "--valid-from", T1, "--recorded-at", T1, "--contradicts"], None,
+     "bad object: holds a credential (Secret Keyword)", SECRETS["dotenv password"][0]),
+    (["soil", "put", "session", "db", "--value", SOIL_PASSWORD], None,
+     "bad value.db.password: holds a credential (Secret Keyword)", "Tr0ub4dor&3"),
+    (["soil", "update", "session", "current", "--value", json.dumps({"remote": BASIC_URL})], None,
+     "bad value.remote: holds a credential (Basic Auth Credentials)", BASIC_URL),
+    (["handoff", "write", "--agent", "alice", "-"], HANDOFF.format(token=SECRETS["stripe secret key"][0]),
+     "bad handoff: holds a credential (Stripe Access Key, line 3)", SECRETS["stripe secret key"][0]),
+]
+
+
+@pytest.fixture
+def seeded(store: Path) -> Path:
+    """A store with an open fact to contradict and a SOIL record to update (committed)."""
+    for argv in (["fact", "add", "--subject", "db", "--predicate", "decided", "--object", "use the vault",
+                  "--valid-from", T0, "--recorded-at", T0],
+                 ["soil", "put", "session", "current", "--value", '{"task": "I8"}']):
+        assert memstack(*argv, cwd=store).returncode == 0
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "-m", "seed")
+    return store
+
+
+@pytest.mark.parametrize("json_flag", [False, True], ids=["text", "json"])
+def test_every_write_verb_refuses_a_credential_and_writes_nothing(seeded: Path, json_flag: bool,
+                                                                  tmp_path: Path) -> None:
+    document = tmp_path / "notes.md"
+    document.write_text(f"# Deploy notes\n\nthe key:\n{PEM}\nMIIEabc\n")
+    writes = WRITES + [(["nest", str(document), "--agent", "alice"], None,
+                        "bad content: holds a credential (Private Key, line 4)", PEM)]
+    before = tree_snapshot(seeded)
+    for argv, stdin, expected, secret in writes:
+        result = memstack(*argv, *(["--json"] if json_flag else []), cwd=seeded, input=stdin)
+        assert result.returncode == 2, (argv, result.stdout, result.stderr)
+        assert result.stdout == ""
+        assert result.stderr.startswith(f"memstack: {expected}") and result.stderr.count("\n") == 1, result.stderr
+        assert "(I8)" in result.stderr
+        assert_silent(result.stdout + result.stderr, secret)
+        assert tree_snapshot(seeded) == before, argv
+    history = json.loads(memstack("fact", "history", "--subject", "db", "--json", cwd=seeded).stdout)
+    [prior] = history if isinstance(history, list) else history["facts"]
+    assert prior["valid_to"] is None  # the refused capture closed nothing
+
+
+def test_the_pragma_lets_a_deliberate_example_through_every_layer(store: Path) -> None:
+    example = f"docs example key {AWS_ID}{ALLOW}"
+    assert memstack("intake", "write", "--content", example, cwd=store).returncode == 0
+    assert memstack("soil", "put", "session", "doc", "--value", json.dumps({"example": example}),
+                    cwd=store).returncode == 0
+    git(store, "add", "-A")
+    assert git(store, "commit", "-q", "-m", "documented example", check=False).returncode == 0
+
+
+# ---- MCP tools ---------------------------------------------------------------------------------
+
+def test_every_mcp_write_tool_refuses_with_the_cli_message(seeded: Path) -> None:
+    from test_mcp import ok, run, server
+    from test_mcp import refused as tool_refused
+
+    calls = [
+        ("intake_write", {"content": f"env: {AWS_ID}"}, "bad content: holds a credential (AWS Access Key)", AWS_ID),
+        ("fact_add", {"subject": "s", "predicate": "p", "object": GH, "valid_from": T0, "recorded_at": T1},
+         "bad object: holds a credential (GitHub Token)", GH),
+        ("capture", {"subject": "db", "predicate": "decided", "object": PEM, "valid_from": T1, "recorded_at": T1,
+                     "contradicts": True}, "bad object: holds a credential (Private Key)", PEM),
+        ("soil_put", {"collection": "session", "key": "db", "value": json.loads(SOIL_PASSWORD)},
+         "bad value.db.password: holds a credential (Secret Keyword)", "Tr0ub4dor&3"),
+        ("soil_update", {"collection": "session", "key": "current", "value": {"remote": BASIC_URL}},
+         "bad value.remote: holds a credential (Basic Auth Credentials)", BASIC_URL),
+        ("handoff_write", {"text": HANDOFF.format(token=GH)}, "bad handoff: holds a credential (GitHub Token, line 3)",
+         GH),
+    ]
+    cli = memstack("intake", "write", "--content", f"env: {AWS_ID}", cwd=seeded).stderr.strip()
+    before = tree_snapshot(seeded)
+
+    async def session() -> None:
+        async with server("--store", str(seeded), "--agent", "alice") as client:
+            for tool, arguments, expected, secret in calls:
+                message = await tool_refused(client, tool, **arguments)
+                assert message.startswith(expected), (tool, message)
+                assert_silent(message, secret)
+            assert f"memstack: {await tool_refused(client, calls[0][0], **calls[0][1])}" == cli  # the CLI's words
+            for name, (line, _) in SECRETS.items():  # the whole corpus, refused through the tool
+                message = await tool_refused(client, "intake_write", content=f"pasted:\n{line}")
+                assert "holds a credential" in message, name
+                assert_silent(message, line)
+            assert tree_snapshot(seeded) == before
+            for name, line in LOOK_ALIKES.items():  # and every look-alike written
+                await ok(client, "intake_write", content=line, title=name)
+
+    run(session)
+    written = memstack("intake", "list", "--json", cwd=seeded).stdout
+    assert all(json.dumps(line)[1:-1] in written for line in LOOK_ALIKES.values())
+
+
+# ---- the checks: hook, range, all, pre-receive, pre-push --------------------------------------------
+
+def i8_lines(output: str) -> list[str]:
+    return [line for line in output.splitlines() if ": I8 " in line]
+
+
+def test_the_hook_refuses_a_credential_in_every_memory_file(repo: Path) -> None:  # noqa: F811
+    planted = {
+        "intake/alice/2026-01-01.jsonl": ("AWS Access Key in content", AWS_ID),
+        "kb/facts/alice/2026-01.jsonl": ("Private Key in object", PEM),
+        "store/session/db.json": ("Secret Keyword in password", "Tr0ub4dor&3"),
+        "handoffs/alice/session_handoff-2026-01-02_alice.md": ("GitHub Token in text", GH),
+        "identity/alice.md": ("Slack Token in text", SECRETS["slack bot token"][0]),
+        "kb/promotions.jsonl": ("JSON Web Token in via", SECRETS["json web token"][0]),
+        "kb/binder.jsonl": ("Stripe Access Key in by", SECRETS["stripe secret key"][0]),
+        "willow.md": ("Basic Auth Credentials in text", BASIC_URL),
+        "kb/knowledge.json": ("OpenAI Token in object", SECRETS["openai key"][0]),
+        "session_anchor_alice.json": ("GitLab Token in value", SECRETS["gitlab personal token"][0]),
+    }
+    secret = {path: value for path, (_, value) in planted.items()}
+    write(repo, "intake/alice/2026-01-01.jsonl", jsonl(intake(1, content=f"key {secret['intake/alice/2026-01-01.jsonl']}")))
+    write(repo, "kb/facts/alice/2026-01.jsonl", jsonl(fact("0193ab0000000000aaaaaaaaaaaaaaaa",
+                                                          obj=f"{PEM}\nMIIEabc\n-----END")))
+    write(repo, "store/session/db.json", json.dumps({"collection": "session", "key": "db", "value":
+                                                     {"password": PW}, "created_at": "2026-01-01T00:00:00Z",
+                                                     "updated_at": "2026-01-01T00:00:00Z", "expires_at": None},
+                                                    indent=2) + "\n")
+    write(repo, "handoffs/alice/session_handoff-2026-01-02_alice.md", handoff_text(thread=f"use {GH}"))
+    append(repo, "identity/alice.md", f"\nslack: {secret['identity/alice.md']}\n".encode())
+    append(repo, "kb/promotions.jsonl", jsonl({"intake_id": "x", "via": secret["kb/promotions.jsonl"]}))
+    append(repo, "kb/binder.jsonl", jsonl({"intake_id": "x", "decision": "ratify", "by": secret["kb/binder.jsonl"]}))
+    append(repo, "willow.md", f"\nclone {BASIC_URL}\n".encode())
+    write(repo, "kb/knowledge.json", json.dumps({"facts": [{"object": secret["kb/knowledge.json"]}]}, indent=2) + "\n")
+    write(repo, "session_anchor_alice.json",
+          json.dumps({"open_threads": [secret["session_anchor_alice.json"]]}, indent=2) + "\n")
+    output = refused(repo, *(f": I8 {what}" for what, _ in planted.values()))
+    for path in planted:
+        assert any(line.startswith(f"{path}:") for line in i8_lines(output)), path
+    assert_silent(output, *secret.values())
+    staged = run_check(repo, "--staged", "--json")
+    assert staged.returncode == 1
+    assert {v["path"] for v in json.loads(staged.stdout)["violations"] if v["rule"] == "I8"} == set(planted)
+    assert_silent(staged.stdout + staged.stderr, *secret.values())
+
+
+def test_the_hook_lets_look_alikes_and_allowlisted_lines_through(repo: Path) -> None:  # noqa: F811
+    records = [intake(n + 1, content=line, title=name) for n, (name, line) in enumerate(sorted(LOOK_ALIKES.items()))]
+    records.append(intake(len(records) + 1, content=f"the documented example {AWS_ID}{ALLOW}"))
+    write(repo, "intake/alice/2026-01-01.jsonl", jsonl(*records))
+    write(repo, "handoffs/alice/session_handoff-2026-01-02_alice.md",
+          handoff_text(thread="; ".join(LOOK_ALIKES.values())))
+    committed(repo)
+
+
+def test_range_and_all_find_a_sneaked_credential_once_and_the_next_commit_passes(repo: Path) -> None:  # noqa: F811
+    base = head(repo)
+    log = "intake/alice/2026-01-01.jsonl"
+    write(repo, log, jsonl(intake(1), intake(2, content=f"creds {AWS_ID}")))
+    bad = sneak(repo)
+    append(repo, log, jsonl(intake(3)))
+    committed(repo)  # the hook reads what this commit adds, not the line already committed
+    for args in (["--range", f"{base}..HEAD"], ["--all"], ["--range", f"{base}..HEAD", "--json"]):
+        result = run_check(repo, *args)
+        assert result.returncode == 1, result.stdout
+        assert_silent(result.stdout + result.stderr, f"creds {AWS_ID}")
+        if "--json" in args:
+            [found] = [v for v in json.loads(result.stdout)["violations"] if v["rule"] == "I8"]
+            assert (found["commit"], found["path"], found["line"], found["what"]) == (
+                bad, log, 2, "AWS Access Key in content")
+        else:
+            assert i8_lines(result.stdout) == [f"{log}:2: I8 AWS Access Key in content — {secrets_fix()}"]
+
+
+def secrets_fix() -> str:
+    from memstack.rules import I8_FIX
+
+    return I8_FIX
+
+
+def test_pre_receive_refuses_a_push_carrying_a_credential(repo: Path, bare: Path) -> None:  # noqa: F811
+    git(repo, "remote", "add", "origin", str(bare))
+    assert git(repo, "push", "--no-verify", "origin", "main", check=False).returncode == 0
+    before = git(bare, "rev-parse", "main").stdout
+    write(repo, "kb/facts/alice/2026-01.jsonl", jsonl(fact("0193ab0000000000bbbbbbbbbbbbbbbb", obj=GH)))
+    bad = sneak(repo)
+    proc = git(repo, "push", "--no-verify", "origin", "main", check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert f"commit {bad[:12]}" in output
+    assert "kb/facts/alice/2026-01.jsonl:1: I8 GitHub Token in object" in output
+    assert_silent(output, GH)
+    assert git(bare, "rev-parse", "main").stdout == before
+
+
+def test_pre_push_refuses_a_credential_in_the_commits_pushed(repo: Path, tmp_path: Path) -> None:  # noqa: F811
+    plain = tmp_path / "plain.git"
+    git(tmp_path, "init", "-q", "--bare", str(plain))
+    git(repo, "remote", "add", "origin", str(plain))
+    assert git(repo, "push", "origin", "main", check=False).returncode == 0
+    write(repo, "store/session/ci.json", json.dumps({"collection": "session", "key": "ci", "value": BASIC_URL,
+                                                     "created_at": "2026-01-01T00:00:00Z", "updated_at":
+                                                     "2026-01-01T00:00:00Z", "expires_at": None}) + "\n")
+    sneak(repo)
+    proc = git(repo, "push", "origin", "main", check=False)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "store/session/ci.json:1: I8 Basic Auth Credentials in value" in output
+    assert_silent(output, BASIC_URL)
+
+
+# ---- review ------------------------------------------------------------------------------------
+
+def test_review_lists_credentials_first_and_never_prints_them(repo: Path) -> None:  # noqa: F811
+    base = head(repo)
+    write(repo, "intake/alice/2026-01-01.jsonl", jsonl(intake(1, content=f"env {AWS_ID}", title=f"token {GH}")))
+    write(repo, "kb/facts/alice/2026-01.jsonl", jsonl(
+        fact("0193ab0000000000cccccccccccccccc", subject="deploy", obj=f"{PEM}\nMIIEbody\n-----END"),
+        fact("0193ab0000000000dddddddddddddddd", subject="editor", obj="vim")))
+    tip = sneak(repo)
+    markdown = memstack("review", f"{base}..HEAD", cwd=repo)
+    assert markdown.returncode == 0, markdown.stderr
+    lines = markdown.stdout.splitlines()
+    assert lines[2].startswith("### 🔑 Credentials in this range (3)")  # right after the title
+    listed = lines[lines.index("```text") + 1: lines.index("```")]
+    assert listed == [f"{tip[:12]} intake/alice/2026-01-01.jsonl:1: AWS Access Key in content",
+                      f"{tip[:12]} intake/alice/2026-01-01.jsonl:1: GitHub Token in title",
+                      f"{tip[:12]} kb/facts/alice/2026-01.jsonl:1: Private Key in object"]
+    assert "| deploy | decided | [redacted: Private Key] |" in markdown.stdout
+    assert "| editor | decided | vim |" in markdown.stdout
+    as_json = memstack("review", f"{base}..HEAD", "--format", "json", cwd=repo)
+    report = json.loads(as_json.stdout)
+    assert [(s["path"], s["line"], s["what"]) for s in report["secrets"]] == [
+        ("intake/alice/2026-01-01.jsonl", 1, "AWS Access Key in content"),
+        ("intake/alice/2026-01-01.jsonl", 1, "GitHub Token in title"),
+        ("kb/facts/alice/2026-01.jsonl", 1, "Private Key in object")]
+    assert_silent(markdown.stdout + markdown.stderr + as_json.stdout + as_json.stderr, AWS_ID, GH, PEM, "MIIEbody")
+
+
+def test_a_history_rewrite_is_refused_until_an_administrator_sets_the_hook_aside(repo: Path,  # noqa: F811
+                                                                                 bare: Path) -> None:  # noqa: F811
+    """docs/secrets.md, "A credential already committed": the rewrite keeps every record, passes
+    the range check on its own, and is refused as a force push that loses lines; the documented way
+    through is an administrator setting the server hook aside for that one push."""
+    git(repo, "remote", "add", "origin", str(bare))
+    log = "intake/alice/2026-01-01.jsonl"
+    write(repo, log, jsonl(intake(1), intake(2, content=f"creds {AWS_ID}")))
+    sneak(repo)
+    hook, aside = bare / "hooks" / "pre-receive", bare / "hooks" / "pre-receive.off"
+    proc = git(repo, "push", "--no-verify", "origin", "main", check=False)
+    assert proc.returncode != 0 and f"{log}:2: I8 AWS Access Key in content" in proc.stderr
+    hook.rename(aside)  # the leak reached the remote anyway (a server without the hook, say)
+    assert git(repo, "push", "-q", "--no-verify", "origin", "main", check=False).returncode == 0
+    aside.rename(hook)
+    # the rewrite (what `git filter-repo --replace-text` does to this commit): the line kept, redacted
+    text = (repo / log).read_text().replace(AWS_ID, "***REMOVED***")
+    write(repo, log, text)
+    git(repo, "commit", "-q", "-a", "--amend", "--no-edit", "--no-verify")
+    assert run_check(repo, "--range", "HEAD").returncode == 0  # every rewritten commit passes on its own
+    proc = git(repo, "push", "--force", "--no-verify", "origin", "main", check=False)
+    assert proc.returncode != 0
+    assert f"{log}:2: I1 line 2 of the other side is lost" in proc.stderr
+    hook.rename(aside)  # the administrator, once, with writers paused
+    assert git(repo, "push", "-q", "--force", "--no-verify", "origin", "main", check=False).returncode == 0
+    aside.rename(hook)
+    assert AWS_ID not in git(bare, "show", f"main:{log}").stdout
+    assert git(bare, "rev-parse", "main").stdout == git(repo, "rev-parse", "HEAD").stdout
+
+
+def test_one_commit_cannot_drop_a_forbidden_pattern_and_add_what_it_forbade(repo: Path) -> None:  # noqa: F811
+    config = (repo / "memstack.yaml").read_text()
+    relaxed = config.replace("    - '(?i)password\\s*[:=]'\n", "")
+    assert relaxed != config
+    write(repo, "memstack.yaml", relaxed)
+    append(repo, "identity/alice.md", b"\npassword: ask the on-call engineer\n")
+    refused(repo, "identity/alice.md:5: I6 matches forbidden pattern '(?i)password\\\\s*[:=]'")
+    git(repo, "reset", "-q")
+    git(repo, "add", "memstack.yaml")
+    committed(repo, "relax the identity patterns", add=False)  # first the rule, on its own
+    committed(repo, "the identity it now allows")  # then what it allows
+
+
+def test_promote_stops_before_copying_a_sneaked_credential_into_facts_and_views(store: Path) -> None:
+    clean = memstack("intake", "write", "--content", "we deploy with git", "--tier", "verified",
+                     "--confidence", "0.9", "--created-at", T0, cwd=store)
+    assert clean.returncode == 0, clean.stderr
+    day = store / "intake" / "alice" / "2026-01-01.jsonl"
+    record = json.loads(day.read_text().splitlines()[0])
+    sneaked = {**record, "id": record["id"][:-4] + "beef", "content": f"deploy key {AWS_ID}"}
+    with day.open("a") as handle:  # a hand-written line, committed past the hook
+        handle.write(json.dumps(sneaked, sort_keys=True, separators=(",", ":")) + "\n")
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "sneaked")
+    before = tree_snapshot(store)
+    result = memstack("promote", "--now-ts", T1, cwd=store)
+    assert result.returncode == 2
+    assert result.stderr.startswith("memstack: bad object: holds a credential (AWS Access Key)"), result.stderr
+    assert_silent(result.stdout + result.stderr, AWS_ID)
+    assert tree_snapshot(store) == before  # no fact, no ledger line, no view
+
+
+def test_the_checks_find_every_credential_of_the_corpus_as_the_write_paths_do(repo: Path) -> None:  # noqa: F811
+    names = sorted(SECRETS)
+    log = "intake/alice/2026-01-01.jsonl"
+    write(repo, log, jsonl(*(intake(n + 1, content=f"pasted:\n{SECRETS[name][0]}\nend")
+                             for n, name in enumerate(names))))
+    handoff = "handoffs/alice/session_handoff-2026-01-02_alice.md"
+    text = handoff_text(thread="see below")
+    write(repo, handoff, text + "".join(f"\n{SECRETS[name][0]}\n" for name in names))
+    git(repo, "add", "-A")
+    result = run_check(repo, "--staged", "--json")
+    assert result.returncode == 1
+    found: dict[tuple[str, int], set[str]] = {}
+    for v in json.loads(result.stdout)["violations"]:
+        if v["rule"] == "I8":
+            found.setdefault((v["path"], v["line"]), set()).add(v["what"])
+    first = text.count("\n") + 2  # the handoff's line of the first credential
+    for n, name in enumerate(names):
+        kind = SECRETS[name][1]
+        assert f"{kind} in content" in found.get((log, n + 1), set()), name
+        assert f"{kind} in text" in found.get((handoff, first + 2 * n), set()), name
+    assert_silent(result.stdout + result.stderr, *(line for line, _ in SECRETS.values()))
