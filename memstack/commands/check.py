@@ -34,16 +34,17 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _repository(explicit: str | None, here_only: bool) -> Path:
-    """The repository to check. Hooks (--staged, --pre-push, --pre-receive) check the one git runs
-    them in, the working directory; otherwise --store, MEMSTACK_HOME, WILLOW_HOME, then the
-    working directory's repository."""
-    from memstack import git
-    from memstack.store import locate
+def _scope(explicit: str | None, hook: bool, tips: list[str]) -> tuple[Path, str | None]:
+    """The repository to check and the store's folder in it ("" at the top, "path/", None: no store).
 
-    start = Path(explicit) if explicit else None
-    if start is None and not here_only:
-        start = locate(None)
+    A work tree: --store, MEMSTACK_HOME, WILLOW_HOME, the nearest memstack.yaml upward, else the
+    one store the repository tracks (store.locate). A hook checks the repository git runs it in,
+    so MEMSTACK_HOME naming a store outside it is passed over. A bare repository (pre-receive):
+    the one store the pushed tips hold.
+    """
+    from memstack import git, store
+
+    start = Path(explicit) if explicit else None if hook else store.locate(None)
     start = start or Path.cwd()
     if not start.is_dir():
         raise MemstackError(f"bad --store {str(start)!r}: no such folder")
@@ -51,26 +52,65 @@ def _repository(explicit: str | None, here_only: bool) -> Path:
     if proc.returncode != 0:
         raise MemstackError(f"{start} is not in a git repository — `memstack init` makes a store")
     bare, git_dir = proc.stdout.decode().split("\n")[:2]
-    return Path(git_dir) if bare == "true" else git.toplevel(start)
+    if bare == "true":
+        found = sorted({f for tip in tips for f in store.folders(Path(git_dir), tip)})
+        return Path(git_dir), store.one_folder(found, f"the pushed commits of {git_dir}")
+    top = git.toplevel(start)
+    root = store.locate(explicit, start)
+    if root is not None and hook and not root.resolve().is_relative_to(top.resolve()):
+        root = store.nearest(start.resolve())  # MEMSTACK_HOME names a store elsewhere: not this repository's
+    if root is None:
+        # No store now; the last commit may have held one (a commit deleting the store is checked).
+        tip = git.rev_parse(top, "HEAD")
+        return top, store.one_folder(store.folders(top, tip), top) if tip else None
+    top, folder = store.folder_of(root)
+    return top, folder
+
+
+def _no_store(repo: Path) -> int:
+    """No store to check against: fine for a code-only change, an error when memory files are staged."""
+    from memstack import git, layout
+
+    _, changes = git.staged_changes(repo)
+    looks = [c.path for c in changes if _memory_like(c.path, layout)]
+    if looks:
+        raise MemstackError(f"memory files staged ({', '.join(looks[:3])}{', ...' if len(looks) > 3 else ''})"
+                            f" but no memstack store (memstack.yaml) in {repo}: nothing can check them"
+                            " — commit the store's memstack.yaml, or pass --store PATH")
+    return _nothing(repo)
+
+
+def _memory_like(path: str, layout: Any) -> bool:
+    parts = path.split("/")
+    return any(layout.classify("/".join(parts[i:])).kind in (*layout.LOGS, layout.FACTS, layout.HANDOFF,
+                                                               layout.CONFIG_KIND) for i in range(len(parts)))
 
 
 def run(args: Any) -> int:
     from memstack import check
 
     hook = args.staged or args.pre_push or args.pre_receive
-    repo = _repository(args.store, here_only=hook)
+    lines = list(sys.stdin) if args.pre_receive else []
+    tips = [parts[1] for parts in (line.split() for line in lines) if len(parts) == 3 and parts[1].strip("0")]
+    repo, folder = _scope(args.store, hook, tips)
+    if folder is None:
+        if args.staged:
+            return _no_store(repo)
+        if hook:
+            return _nothing(repo)
+        raise MemstackError(f"no memstack store in {repo}: pass --store PATH, or run inside a store")
     if args.staged:
-        report = check.staged(repo)
+        report = check.staged(repo, folder)
     elif args.range_ is not None:
-        report = check.check_range(repo, args.range_)
+        report = check.check_range(repo, args.range_, folder)
     elif args.all:
-        report = check.audit(repo)
+        report = check.audit(repo, folder)
     elif args.pre_push:
-        report = check.pre_push(repo, os.environ)
+        report = check.pre_push(repo, os.environ, folder)
     elif args.pre_receive:
-        report = check.pre_receive(repo, sys.stdin)
+        report = check.pre_receive(repo, lines, folder)
     else:
-        report = check.worktree(repo)
+        report = check.worktree(repo, folder)
     if args.json or args.format == "json":
         from memstack.output import emit
 
@@ -78,6 +118,11 @@ def run(args: Any) -> int:
     else:
         sys.stdout.write(_text(report))
     return 1 if report.violations else 0
+
+
+def _nothing(repo: Path) -> int:
+    print(f"memstack check: no memstack store in {repo}; nothing to check")
+    return 0
 
 
 def _text(report: Any) -> str:
