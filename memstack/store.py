@@ -82,6 +82,16 @@ def repository_store(here: Path) -> Path | None:
     return None if folder is None else top / folder
 
 
+def store_relative(path: str, top: Path) -> str:
+    """A path of the repository at `top` (`.memory/kb/...`) as a path of its store (`kb/...`):
+    below the nearest folder above it that holds memstack.yaml (a few stat calls, no git)."""
+    parts = path.split("/")
+    for cut in range(len(parts) - 1, 0, -1):
+        if is_store(top.joinpath(*parts[:cut])):
+            return "/".join(parts[cut:])
+    return path
+
+
 def folder_of(root: Path) -> tuple[Path, str]:
     """The work tree holding the store at `root`, and the store's folder in it ("" or "path/")."""
     top = git.worktree_top(root)

@@ -51,7 +51,7 @@ def test_review_of_a_known_range(store: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"""## memstack review of `{base}..HEAD` (2 commits)
 
-3 intake records, 1 facts added, 1 superseded, 1 promotions, 1 handoffs sealed, 1 SOIL changes, no invariant violations.
+3 intake records, 1 fact added, 1 superseded, 1 promotion, 1 handoff sealed, 1 SOIL change, no invariant violations.
 
 ### Facts added (1)
 
@@ -65,12 +65,16 @@ def test_review_of_a_known_range(store: Path) -> None:
 |---|---|---|---|---|---|
 | deploy | p | friday | [1970-01-01T00:00:01.000Z, 1970-01-01T00:00:05.000Z) | monday | [1970-01-01T00:00:05.000Z, open) |
 
-### Intake (3)
+### Intake (3 records)
 
-| agent | observed | verified |
-|---|---|---|
-| alice | 1 | 1 |
-| bob | 1 | 0 |
+#### alice: 2 records (1 observed, 1 verified)
+
+- `rec-aaaa-0001` verified 0.9, 2026-01-01T10:00:00.000Z: **t-rec-aaaa-0001**: record rec-aaaa-0001
+- `rec-aaaa-0002` observed 0.9, 2026-01-01T10:00:00.000Z: **t-rec-aaaa-0002**: record rec-aaaa-0002
+
+#### bob: 1 record (1 observed)
+
+- `rec-bbbb-0001` observed 0.9, 2026-01-01T10:00:00.000Z: **t-rec-bbbb-0001**: record rec-bbbb-0001
 
 ### Promotions
 
