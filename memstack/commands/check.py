@@ -34,18 +34,18 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _scope(explicit: str | None, hook: bool, tips: list[str]) -> tuple[Path, str | None]:
-    """The repository to check and the store's folder in it ("" at the top, "path/", None: no store).
+def _scope(explicit: str | None, hook: bool, tips: list[str]) -> tuple[Path, list[str]]:
+    """The repository to check and the folders of the stores to check in it ("" at the top, "path/").
 
-    A work tree: --store, MEMSTACK_HOME, WILLOW_HOME, the nearest memstack.yaml upward, else the
-    one store the repository tracks (store.locate). A hook checks the repository git runs it in,
-    so MEMSTACK_HOME naming a store outside it is passed over. A bare repository (pre-receive):
-    the one store the pushed tips hold.
+    A work tree: --store, MEMSTACK_HOME, WILLOW_HOME, the nearest memstack.yaml upward; else every
+    store the repository tracks (its index; none there: HEAD's, so a commit deleting a store is
+    checked). A hook checks the repository git runs it in, so MEMSTACK_HOME naming a store outside
+    it is passed over. A bare repository (pre-receive): every store the pushed tips hold.
     """
     from memstack import git, store
 
-    start = Path(explicit) if explicit else None if hook else store.locate(None)
-    start = start or Path.cwd()
+    named = explicit or os.environ.get("MEMSTACK_HOME") or os.environ.get("WILLOW_HOME")
+    start = Path(explicit) if explicit else (store.locate(None) if named and not hook else None) or Path.cwd()
     if not start.is_dir():
         raise MemstackError(f"bad --store {str(start)!r}: no such folder")
     proc = git.run(start, "rev-parse", "--is-bare-repository", "--absolute-git-dir", ok=(0, 128))
@@ -53,18 +53,17 @@ def _scope(explicit: str | None, hook: bool, tips: list[str]) -> tuple[Path, str
         raise MemstackError(f"{start} is not in a git repository — `memstack init` makes a store")
     bare, git_dir = proc.stdout.decode().split("\n")[:2]
     if bare == "true":
-        found = sorted({f for tip in tips for f in store.folders(Path(git_dir), tip)})
-        return Path(git_dir), store.one_folder(found, f"the pushed commits of {git_dir}")
-    top = git.toplevel(start)
-    root = store.locate(explicit, start)
-    if root is not None and hook and not root.resolve().is_relative_to(top.resolve()):
-        root = store.nearest(start.resolve())  # MEMSTACK_HOME names a store elsewhere: not this repository's
-    if root is None:
-        # No store now; the last commit may have held one (a commit deleting the store is checked).
-        tip = git.rev_parse(top, "HEAD")
-        return top, store.one_folder(store.folders(top, tip), top) if tip else None
-    top, folder = store.folder_of(root)
-    return top, folder
+        return Path(git_dir), sorted({f for tip in tips for f in store.folders(Path(git_dir), tip)})
+    top = git.toplevel(start).resolve()
+    root = store.locate(explicit, start) if named else None
+    if root is None or not root.resolve().is_relative_to(top):  # a hook: MEMSTACK_HOME names another repository's
+        here = start.resolve()
+        root = next((c for c in (here, *here.parents) if store.is_store(c) and c.is_relative_to(top)), None)
+    if root is not None:
+        top, folder = store.folder_of(root)
+        return top, [folder]
+    found = store.folders(top)
+    return top, found or (store.folders(top, "HEAD") if git.rev_parse(top, "HEAD") else [])
 
 
 def _no_store(repo: Path) -> int:
@@ -87,30 +86,21 @@ def _memory_like(path: str, layout: Any) -> bool:
 
 
 def run(args: Any) -> int:
-    from memstack import check
-
     hook = args.staged or args.pre_push or args.pre_receive
     lines = list(sys.stdin) if args.pre_receive else []
     tips = [parts[1] for parts in (line.split() for line in lines) if len(parts) == 3 and parts[1].strip("0")]
-    repo, folder = _scope(args.store, hook, tips)
-    if folder is None:
+    repo, folders = _scope(args.store, hook, tips)
+    if not folders:
         if args.staged:
             return _no_store(repo)
         if hook:
             return _nothing(repo)
         raise MemstackError(f"no memstack store in {repo}: pass --store PATH, or run inside a store")
-    if args.staged:
-        report = check.staged(repo, folder)
-    elif args.range_ is not None:
-        report = check.check_range(repo, args.range_, folder)
-    elif args.all:
-        report = check.audit(repo, folder)
-    elif args.pre_push:
-        report = check.pre_push(repo, os.environ, folder)
-    elif args.pre_receive:
-        report = check.pre_receive(repo, lines, folder)
-    else:
-        report = check.worktree(repo, folder)
+    reports = [_check(args, repo, folder, lines) for folder in folders]
+    report = reports[0]
+    for more in reports[1:]:  # several stores in one repository: each checked, one report
+        report.results += more.results
+        report.scope += f"; {more.scope}"
     if args.json or args.format == "json":
         from memstack.output import emit
 
@@ -118,6 +108,22 @@ def run(args: Any) -> int:
     else:
         sys.stdout.write(_text(report))
     return 1 if report.violations else 0
+
+
+def _check(args: Any, repo: Path, folder: str, lines: list[str]) -> Any:
+    from memstack import check
+
+    if args.staged:
+        return check.staged(repo, folder)
+    if args.range_ is not None:
+        return check.check_range(repo, args.range_, folder)
+    if args.all:
+        return check.audit(repo, folder)
+    if args.pre_push:
+        return check.pre_push(repo, os.environ, folder)
+    if args.pre_receive:
+        return check.pre_receive(repo, lines, folder)
+    return check.worktree(repo, folder)
 
 
 def _nothing(repo: Path) -> int:
@@ -131,7 +137,7 @@ def _text(report: Any) -> str:
     for result in report.results:
         if not result.violations:
             continue
-        if many:
+        if many and result.commit:
             out.append(f"commit {result.commit[:12]} {result.subject!r} (against {result.against}):")
         out += [str(v) for v in result.violations]
     count = len(report.violations)
