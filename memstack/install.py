@@ -214,9 +214,12 @@ def _finish(root: Path, repo: Path, folder: str, resumed: bool, undo: _Undo | No
         undo.rollback()
         raise
     state = "finished" if resumed else "new"
-    message = (f"{state} memstack store at {root}" if own else
-               f"{state} memstack store at {root}, a folder of the repository {repo}; committed only"
-               f" {', '.join(paths)} (anything else you had staged is still staged, not committed)")
+    message = f"{state} memstack store at {root}"
+    if not own:
+        still = git.out(repo, "diff", "--cached", "--name-only", env=env).split()
+        message += (f", a folder of the repository {repo}; committed only {', '.join(paths)}"
+                    + (f" ({len(still)} other staged file{'s' * (len(still) != 1)} left staged, not committed)"
+                       if still else ""))
     return {"store": str(root), "created": True, "resumed": resumed,
             "agents": agents if agents is not None else config.load(root).agents,
             "repository": str(repo), "folder": folder.rstrip("/") or ".", "committed": paths, "hooks": hooks,

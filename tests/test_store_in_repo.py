@@ -75,6 +75,7 @@ def test_init_in_a_work_tree_makes_a_folder_and_commits_only_the_store(tmp_path:
     result = memstack("init", ".memory", "--agent", "alice", "--json", cwd=repo)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
+    assert "1 other staged file left staged, not committed" in report["message"]
     assert report["folder"] == ".memory" and report["repository"] == str(repo.resolve())
     assert not (repo / ".memory" / ".git").exists()  # no nested repository
     committed = git(repo, "show", "--name-only", "--format=", "HEAD").stdout.split()
@@ -135,9 +136,16 @@ def test_range_pre_receive_and_review_see_store_relative_paths(code: Path, tmp_p
     hook = bare / "hooks" / "pre-receive"
     shutil.copy(ROOT / "hooks" / "pre-receive", hook)
     hook.chmod(0o755)
-    push = subprocess.run(["git", "push", "-q", "--no-verify", str(bare), "HEAD:refs/heads/main"], cwd=code,
+    git(code, "remote", "add", "origin", str(bare))
+    hooked = subprocess.run(["git", "push", "-q", "origin", "HEAD:refs/heads/main"], cwd=code,
+                            capture_output=True, text=True, env={**os.environ, "PATH": BARE_PATH})
+    assert hooked.returncode != 0, hooked.stdout + hooked.stderr  # the pre-push hook, no venv on PATH
+    assert "memstack check (the commits being pushed)" in hooked.stdout + hooked.stderr
+    assert "I3 sealed handoff edited" in hooked.stdout + hooked.stderr
+    push = subprocess.run(["git", "push", "-q", "--no-verify", "origin", "HEAD:refs/heads/main"], cwd=code,
                           capture_output=True, text=True, env={**os.environ, "MEMSTACK": MEMSTACK})
-    assert push.returncode != 0 and "I3 sealed handoff edited" in push.stderr
+    assert push.returncode != 0 and "I3 sealed handoff edited" in push.stderr  # the server's pre-receive
+    assert git(bare, "branch", "--list").stdout == ""
 
 
 def test_the_merge_driver_merges_logs_of_a_store_in_a_folder(code: Path) -> None:
