@@ -268,3 +268,20 @@ def test_init_refuses_a_busy_folder_of_a_work_tree(tmp_path: Path) -> None:
     refused = memstack("init", "docs", cwd=repo)
     assert refused.returncode == 2 and "not empty" in refused.stderr
     assert not (repo / "docs" / "memstack.yaml").exists()
+
+
+def test_deleting_the_store_is_refused_by_the_hook_and_by_pre_receive(code: Path, tmp_path: Path) -> None:
+    bare = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    _sealed(code)
+    assert git(code, "push", "-q", "--no-verify", str(bare), "HEAD:refs/heads/main").returncode == 0
+    hook = bare / "hooks" / "pre-receive"
+    shutil.copy(ROOT / "hooks" / "pre-receive", hook)
+    hook.chmod(0o755)
+    git(code, "rm", "-q", "-r", ".memory")
+    refused = _commit(code, "drop the memory")  # the pre-commit hook finds the deleted store in HEAD
+    assert refused.returncode == 1 and "I3 sealed handoff deleted" in refused.stderr
+    assert _commit(code, "drop the memory", BARE_PATH, "--no-verify").returncode == 0
+    push = subprocess.run(["git", "push", "-q", "--no-verify", str(bare), "HEAD:refs/heads/main"], cwd=code,
+                          capture_output=True, text=True, env={**os.environ, "MEMSTACK": MEMSTACK})
+    assert push.returncode != 0 and "I3" in push.stderr and ".memory/handoffs/alice/" in push.stderr

@@ -40,7 +40,7 @@ def _scope(explicit: str | None, hook: bool, tips: list[str]) -> tuple[Path, lis
     A work tree: --store, MEMSTACK_HOME, WILLOW_HOME, the nearest memstack.yaml upward; else every
     store the repository tracks (its index; none there: HEAD's, so a commit deleting a store is
     checked). A hook checks the repository git runs it in, so MEMSTACK_HOME naming a store outside
-    it is passed over. A bare repository (pre-receive): every store the pushed tips hold.
+    it is passed over. A bare repository (pre-receive): every store the old or new tips hold.
     """
     from memstack import git, store
 
@@ -88,7 +88,8 @@ def _memory_like(path: str, layout: Any) -> bool:
 def run(args: Any) -> int:
     hook = args.staged or args.pre_push or args.pre_receive
     lines = list(sys.stdin) if args.pre_receive else []
-    tips = [parts[1] for parts in (line.split() for line in lines) if len(parts) == 3 and parts[1].strip("0")]
+    # Old tips too: a push that deletes a store is checked against the store it deletes.
+    tips = [sha for parts in (line.split() for line in lines) if len(parts) == 3 for sha in parts[:2] if sha.strip("0")]
     repo, folders = _scope(args.store, hook, tips)
     if not folders:
         if args.staged:
