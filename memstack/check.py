@@ -18,8 +18,13 @@ Modes:
   ancestor of its new one (a force push), the old tip's records surviving in the
   new tip;
 - all: every file at HEAD as if added to an empty store (a full audit, O(store)).
+
+A store may be a folder of a larger repository (`folder`, e.g. `.memory/`): git is
+asked for that folder only and hands back store-relative paths (`git.py`), so the
+rules never see the prefix; violations are reported with it, as git shows the paths.
 """
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,8 +84,9 @@ class Report:
 class Checker:
     """Runs steps against one repository, sharing one cat-file process."""
 
-    def __init__(self, repo: Path) -> None:
+    def __init__(self, repo: Path, folder: str = "") -> None:
         self.repo = repo
+        self.folder = folder  # the store's folder in the repository: "" or ".memory/"
         self.blobs = git.CatFile(repo)
 
     def close(self) -> None:
@@ -154,12 +160,15 @@ class Checker:
         if identity_paths:
             found += self._identity(step, identity_paths, patterns, config_changed)
         found += self._derived(step, derived_changes)
-        return sorted(set(rules.redacted(found)))
+        found = rules.redacted(found)
+        if self.folder:
+            found = [dataclasses.replace(v, path=self.folder + v.path) for v in found]
+        return sorted(set(found))
 
     def _history(self, step: Step, change: Change, place: Place, validate: bool) -> list[Violation]:
         """I1 logs, I2 facts, I3 handoffs against the base; I5/I7 on what a log or fact file adds."""
         path = change.path
-        restore = step.restore.format(path=path)
+        restore = step.restore.format(path=self.folder + path)
         if place.kind in layout.LOGS:
             old = self._old(change)
             new = self._new(step, change)
@@ -210,7 +219,7 @@ class Checker:
         new = self._new(step, change)
         if new is None:
             return [Violation(change.path, 0, "I5", "memstack.yaml deleted: a store needs its config",
-                              step.restore.format(path=change.path))], None
+                              step.restore.format(path=self.folder + change.path))], None
         found, patterns = rules.config(change.path, new)
         old = self._old(change)
         if patterns is not None and old is not None:
@@ -307,40 +316,43 @@ def _compare_derived(path: str, actual: bytes | None, expected: bytes | None, re
 
 # ---- modes --------------------------------------------------------------------------------------
 
-def staged(repo: Path) -> Report:
-    base, changes = git.staged_changes(repo)
+def staged(repo: Path, folder: str = "") -> Report:
+    base, changes = git.staged_changes(repo, folder)
     against = "HEAD" if base == "HEAD" else "the empty tree"
-    with Checker(repo) as checker:
-        step = Step(changes, GitSource(repo, checker.blobs, None), restore="`git checkout HEAD -- {path}`")
+    if not changes:  # a code-only commit: nothing of the store staged, nothing to read
+        return Report("staged", f"the staged changes (against {against})", [Result(None, "", against, [], 0)])
+    with Checker(repo, folder) as checker:
+        step = Step(changes, GitSource(repo, checker.blobs, None, folder), restore="`git checkout HEAD -- {path}`")
         violations = checker.step(step)
     return Report("staged", f"the staged changes (against {against})",
                   [Result(None, "", against, violations, len(changes))])
 
 
-def worktree(repo: Path) -> Report:
-    base, changes = git.worktree_changes(repo)
+def worktree(repo: Path, folder: str = "") -> Report:
+    base, changes = git.worktree_changes(repo, folder)
     against = "HEAD" if base == "HEAD" else "the empty tree"
-    with Checker(repo) as checker:
-        step = Step(changes, WorktreeSource(repo), restore="`git checkout HEAD -- {path}`", worktree=repo)
+    with Checker(repo, folder) as checker:
+        step = Step(changes, WorktreeSource(repo / folder), restore="`git checkout HEAD -- {path}`",
+                    worktree=repo / folder)
         violations = checker.step(step)
     return Report("worktree", f"the work tree (against {against})",
                   [Result(None, "", against, violations, len(changes))])
 
 
-def audit(repo: Path) -> Report:
+def audit(repo: Path, folder: str = "") -> Report:
     """Every file at HEAD, as if added to an empty store: what a fresh clone would be checked for."""
     tree = git.rev_parse(repo, "HEAD^{tree}")
     if tree is None:
         return Report("all", "HEAD (no commits yet)")
-    changes = git.tree_diffs(repo, [(git.EMPTY_TREE, tree)])[0]
-    with Checker(repo) as checker:
-        step = Step(changes, GitSource(repo, checker.blobs, "HEAD"), restore="`git checkout HEAD -- {path}`")
+    changes = git.tree_diffs(repo, [(git.EMPTY_TREE, tree)], folder)[0]
+    with Checker(repo, folder) as checker:
+        step = Step(changes, GitSource(repo, checker.blobs, "HEAD", folder), restore="`git checkout HEAD -- {path}`")
         violations = checker.step(step)
     return Report("all", "every file at HEAD", [Result("HEAD", "", "the empty tree", violations, len(changes))])
 
 
 def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tuple[str, str]] = (),
-            mode: str = "range") -> Report:
+            mode: str = "range", folder: str = "") -> Report:
     """Every commit `git log REVS` lists, against each of its parents; then each (old, new) tip
     pair of `rewrites` whose old tip the new one does not contain, for survival of the old memory."""
     listed = git.commits(repo, *revs)
@@ -352,9 +364,9 @@ def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tupl
             pairs.append((_tree(repo, trees, parent), commit.tree))
     rewritten = [(old, new) for old, new in rewrites if not git.is_ancestor(repo, old, new)]
     pairs += [(_tree(repo, trees, old), _tree(repo, trees, new)) for old, new in rewritten]
-    diffs = iter(git.tree_diffs(repo, pairs))
+    diffs = iter(git.tree_diffs(repo, pairs, folder))
     report = Report(mode, scope)
-    with Checker(repo) as checker:
+    with Checker(repo, folder) as checker:
         for commit in inside:
             parents = commit.parents or (git.EMPTY_TREE,)
             per_parent = [next(diffs) for _ in parents]
@@ -363,7 +375,7 @@ def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tupl
             inherited = frozenset(c.path for c in per_parent[0] if any(c.path not in o for o in others))
             found: set[Violation] = set()
             for index, (parent, changes) in enumerate(zip(parents, per_parent)):
-                step = Step(changes, GitSource(repo, checker.blobs, commit.sha), prefix=index == 0,
+                step = Step(changes, GitSource(repo, checker.blobs, commit.sha, folder), prefix=index == 0,
                             restore=f"`git checkout {parent[:12]} -- {{path}}` in a rewrite of this commit",
                             inherited=inherited)
                 found.update(checker.step(step))
@@ -371,7 +383,7 @@ def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tupl
                                          sorted(found), sum(map(len, per_parent))))
         for old, new in rewritten:
             changes = next(diffs)
-            step = Step(changes, GitSource(repo, checker.blobs, new), prefix=False,
+            step = Step(changes, GitSource(repo, checker.blobs, new, folder), prefix=False,
                         restore=f"`git checkout {old[:12]} -- {{path}}` in a new commit, or push without --force")
             report.results.append(Result(new, "force push: the old tip's memory must survive in the new tip",
                                          old[:12], checker.step(step), len(changes)))
@@ -389,7 +401,7 @@ def _tree(repo: Path, trees: Mapping[str, str], rev: str | None) -> str:
     return tree
 
 
-def check_range(repo: Path, spec: str) -> Report:
+def check_range(repo: Path, spec: str, folder: str = "") -> Report:
     """`A..B` (or `A...B`, or one revision: its whole history)."""
     ends = spec.replace("...", "..").split("..")
     if not spec or spec.startswith("-") or any(ch.isspace() for ch in spec) or len(ends) > 2:
@@ -397,10 +409,11 @@ def check_range(repo: Path, spec: str) -> Report:
     for end in ends:
         if end and git.rev_parse(repo, f"{end}^{{commit}}") is None:
             raise MemstackError(f"bad --range {spec!r}: no commit {end!r} in {repo}")
-    return commits(repo, [spec], f"the commits of {spec}")
+    return commits(repo, [spec], f"the commits of {spec}", folder=folder)
 
 
-def pushed(repo: Path, updates: Sequence[tuple[str, str]], exclude: Sequence[str], mode: str) -> Report:
+def pushed(repo: Path, updates: Sequence[tuple[str, str]], exclude: Sequence[str], mode: str,
+           folder: str = "") -> Report:
     """What a push adds: the new tips' commits not in `exclude` (rev-list arguments) nor in the
     old tips, and the survival of each old tip a new tip does not contain (a force push).
     A deletion (new tip ZERO) is allowed."""
@@ -411,25 +424,25 @@ def pushed(repo: Path, updates: Sequence[tuple[str, str]], exclude: Sequence[str
     scope = f"the commits pushed ({', '.join(t[:12] for t in tips)})"
     return commits(repo, [*tips, "--not", *exclude, *olds], scope, [(o, n) for o, n in updates
                                                                      if not git.is_zero(o) and not git.is_zero(n)],
-                   mode=mode)
+                   mode=mode, folder=folder)
 
 
-def pre_push(repo: Path, environ: Mapping[str, str]) -> Report:
+def pre_push(repo: Path, environ: Mapping[str, str], folder: str = "") -> Report:
     """pre-commit's pre-push stage: PRE_COMMIT_FROM_REF/TO_REF, or for a push that brings a root
     commit, the local branch's commits on no ref of the remote."""
     source, target = environ.get("PRE_COMMIT_FROM_REF"), environ.get("PRE_COMMIT_TO_REF")
     local, remote = environ.get("PRE_COMMIT_LOCAL_BRANCH"), environ.get("PRE_COMMIT_REMOTE_NAME")
     on_remote = [f"--remotes={remote}"] if remote else []  # commits the remote has were checked when pushed
     if source and target:
-        return pushed(repo, [(source, target)], on_remote, "pre-push")
+        return pushed(repo, [(source, target)], on_remote, "pre-push", folder)
     if local and remote:
-        return pushed(repo, [(git.ZERO, local)], on_remote, "pre-push")
+        return pushed(repo, [(git.ZERO, local)], on_remote, "pre-push", folder)
     raise MemstackError("--pre-push runs in pre-commit's pre-push stage, which sets PRE_COMMIT_FROM_REF and"
                         " PRE_COMMIT_TO_REF (or PRE_COMMIT_LOCAL_BRANCH and PRE_COMMIT_REMOTE_NAME);"
                         " by hand, use --range A..B")
 
 
-def pre_receive(repo: Path, lines: Iterable[str]) -> Report:
+def pre_receive(repo: Path, lines: Iterable[str], folder: str = "") -> Report:
     """A server-side pre-receive hook: `old new ref` lines; new refs' commits are those no
     existing ref reaches (the server's refs are not updated until the hook accepts)."""
     updates = []
@@ -440,4 +453,4 @@ def pre_receive(repo: Path, lines: Iterable[str]) -> Report:
         if len(parts) != 3:
             raise MemstackError(f"--pre-receive: expected `old new ref` lines on stdin, got {line.strip()!r}")
         updates.append((parts[0], parts[1]))
-    return pushed(repo, updates, ["--all"], "pre-receive")
+    return pushed(repo, updates, ["--all"], "pre-receive", folder)

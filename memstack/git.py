@@ -60,6 +60,13 @@ def is_worktree(path: Path) -> bool:
     return proc.returncode == 0 and proc.stdout.strip() == b"true"
 
 
+def worktree_top(path: Path) -> Path | None:
+    """The top of the git work tree holding `path`, or None outside one (or in a bare repository)."""
+    proc = run(path, "rev-parse", "--show-toplevel", env=no_git_env(), ok=(0, 128))
+    top = proc.stdout.decode().strip()
+    return Path(top) if proc.returncode == 0 and top else None
+
+
 def toplevel(path: Path) -> Path:
     return Path(out(path, "rev-parse", "--show-toplevel", env=no_git_env()).strip())
 
@@ -114,16 +121,23 @@ def _decode_path(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
-def _parse_raw(data: bytes, start: int = 0, stop_at_header: bool = False) -> tuple[list[Change], int]:
-    """Raw records from `start`: `:old_mode new_mode old_sha new_sha status` NUL `path` NUL, ..."""
+def _parse_raw(data: bytes, start: int = 0, stop_at_header: bool = False,
+               prefix: str = "") -> tuple[list[Change], int]:
+    """Raw records from `start`: `:old_mode new_mode old_sha new_sha status` NUL `path` NUL, ...
+
+    With a store `prefix` (`.memory/`), git was asked for that folder only and the paths come
+    back store-relative (the prefix cut off), as the rules expect them.
+    """
     changes = []
+    cut = len(prefix)
     pos = start
     while pos < len(data) and data[pos:pos + 1] == b":":
         meta_end = data.index(b"\0", pos)
         path_end = data.index(b"\0", meta_end + 1)
         old_mode, new_mode, old_sha, new_sha, status = data[pos + 1:meta_end].decode().split(" ")
-        changes.append(Change(_decode_path(data[meta_end + 1:path_end]), status[:1], old_mode, new_mode,
-                              old_sha, new_sha))
+        path = _decode_path(data[meta_end + 1:path_end])
+        if path.startswith(prefix):
+            changes.append(Change(path[cut:], status[:1], old_mode, new_mode, old_sha, new_sha))
         pos = path_end + 1
     if pos < len(data) and not stop_at_header:
         raise MemstackError(f"git: unexpected raw diff output at byte {pos}")
@@ -133,32 +147,43 @@ def _parse_raw(data: bytes, start: int = 0, stop_at_header: bool = False) -> tup
 _RAW = ("--raw", "-z", "--no-renames", "--no-abbrev", "--no-textconv", "--no-ext-diff")
 
 
-def staged_changes(cwd: Path) -> tuple[str, list[Change]]:
-    """The index against HEAD (the empty tree before the first commit): what `git commit` would record."""
+def _only(prefix: str) -> tuple[str, ...]:
+    """The pathspec that limits git to a store folder (nothing for a store at the repository's root)."""
+    return ("--", prefix) if prefix else ()
+
+
+def staged_changes(cwd: Path, prefix: str = "") -> tuple[str, list[Change]]:
+    """The index against HEAD (the empty tree before the first commit): what `git commit` would record.
+
+    `cwd` is the repository's top; with a store `prefix` only its folder is diffed (a code-only
+    commit costs one diff-index that finds nothing) and paths are store-relative.
+    """
     base = "HEAD" if has_commits(cwd) else EMPTY_TREE
-    data = run(cwd, "diff-index", "--cached", *_RAW, base).stdout
-    return base, _parse_raw(data)[0]
+    data = run(cwd, "--literal-pathspecs", "diff-index", "--cached", *_RAW, base, *_only(prefix)).stdout
+    return base, _parse_raw(data, prefix=prefix)[0]
 
 
-def worktree_changes(cwd: Path) -> tuple[str, list[Change]]:
+def worktree_changes(cwd: Path, prefix: str = "") -> tuple[str, list[Change]]:
     """The work tree (tracked and untracked, git-ignored left out) against HEAD or the empty tree.
 
-    Every new side that is not a deletion has `new_sha` ZERO: read it from disk.
+    Every new side that is not a deletion has `new_sha` ZERO: read it from disk (`cwd / prefix / path`).
     """
     base = "HEAD" if has_commits(cwd) else EMPTY_TREE
     # `git diff`, not `diff-index`: it compares the content of stat-dirty files rather than listing them.
-    data = run(cwd, "diff", "--no-color", *_RAW, base).stdout
-    tracked = [Change(c.path, c.status, c.old_mode, c.new_mode, c.old_sha, ZERO) for c in _parse_raw(data)[0]]
-    others = run(cwd, "ls-files", "-z", "--others", "--exclude-standard").stdout
+    data = run(cwd, "--literal-pathspecs", "diff", "--no-color", *_RAW, base, *_only(prefix)).stdout
+    tracked = [Change(c.path, c.status, c.old_mode, c.new_mode, c.old_sha, ZERO)
+               for c in _parse_raw(data, prefix=prefix)[0]]
+    others = run(cwd, "--literal-pathspecs", "ls-files", "-z", "--others", "--exclude-standard",
+                 *_only(prefix)).stdout
     for raw in others.split(b"\0"):
         if raw and not raw.endswith(b"/"):
             path = _decode_path(raw)
             mode = SYMLINK if os.path.islink(cwd / path) else "100644"
-            tracked.append(Change(path, "A", "000000", mode, ZERO, ZERO))
+            tracked.append(Change(path[len(prefix):], "A", "000000", mode, ZERO, ZERO))
     return base, tracked
 
 
-def tree_diffs(cwd: Path, pairs: Sequence[tuple[str, str]]) -> list[list[Change]]:
+def tree_diffs(cwd: Path, pairs: Sequence[tuple[str, str]], prefix: str = "") -> list[list[Change]]:
     """The raw diff of each (old tree, new tree) pair, from one `git diff-tree --stdin`.
 
     Given two trees a line, diff-tree echoes the line `old new` before each diff, empty or not,
@@ -167,14 +192,15 @@ def tree_diffs(cwd: Path, pairs: Sequence[tuple[str, str]]) -> list[list[Change]
     if not pairs:
         return []
     request = "".join(f"{old} {new}\n" for old, new in pairs).encode()
-    data = run(cwd, "diff-tree", "--stdin", "-r", *_RAW, input=request).stdout
+    data = run(cwd, "--literal-pathspecs", "diff-tree", "--stdin", "-r", *_RAW, *_only(prefix),
+               input=request).stdout
     diffs: list[list[Change]] = []
     pos = 0
     for old, new in pairs:
         header = f"{old} {new}\n".encode()
         if not data.startswith(header, pos):
             raise MemstackError(f"git diff-tree: expected the diff of {old} {new} at byte {pos}")
-        changes, pos = _parse_raw(data, pos + len(header), stop_at_header=True)
+        changes, pos = _parse_raw(data, pos + len(header), stop_at_header=True, prefix=prefix)
         diffs.append(changes)
     return diffs
 
@@ -209,6 +235,17 @@ def ls_files(cwd: Path, folder: str) -> list[str]:
     """The index's paths under `folder` (recursive)."""
     data = run(cwd, "--literal-pathspecs", "ls-files", "-z", "--", f"{folder}/").stdout
     return [_decode_path(raw) for raw in data.split(b"\0") if raw]
+
+
+def store_configs(cwd: Path, rev: str | None = None) -> list[str]:
+    """The paths of the `memstack.yaml` files git tracks (in the index, or in commit `rev`):
+    where the repository's stores are. One `ls-files`/`ls-tree`, no work-tree walk."""
+    if rev is None:
+        data = run(cwd, "ls-files", "-z", "--", "memstack.yaml", ":(glob)**/memstack.yaml").stdout
+    else:
+        data = run(cwd, "ls-tree", "-r", "-z", "--name-only", rev).stdout
+    names = (_decode_path(raw) for raw in data.split(b"\0") if raw)
+    return sorted(name for name in names if name == "memstack.yaml" or name.endswith("/memstack.yaml"))
 
 
 def tree_names(data: bytes) -> list[str]:

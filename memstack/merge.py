@@ -108,8 +108,20 @@ def _is_closing_of(closed: dict, open_: dict) -> bool:  # type: ignore[type-arg]
 
 
 def _window(fact: dict) -> str:  # type: ignore[type-arg]
-    return (f"valid_to={fact.get('valid_to')} expired_at={fact.get('expired_at')}"
+    return (f"valid_to={_when(fact.get('valid_to'))} expired_at={_when(fact.get('expired_at'))}"
             f" superseded_by={fact.get('superseded_by')}")
+
+
+def _when(ms: object) -> object:
+    """A time as ISO-8601 in a message (the file keeps milliseconds)."""
+    from memstack.times import iso
+
+    if isinstance(ms, int) and not isinstance(ms, bool):
+        try:
+            return iso(ms)
+        except (OverflowError, ValueError, OSError):
+            pass
+    return ms
 
 
 def _pick(fid: str, base: dict | None, a: tuple[bytes, dict], b: tuple[bytes, dict],  # type: ignore[type-arg]

@@ -19,6 +19,7 @@ import orjson
 from memstack import check, git, layout, secrets
 from memstack.errors import MemstackError
 from memstack.textconv import window
+from memstack.times import iso
 
 
 def _records(data: bytes | None) -> list[dict[str, Any]]:
@@ -38,7 +39,11 @@ def _new_lines(old: bytes | None, new: bytes | None) -> list[dict[str, Any]]:
     return _records(b"\n".join(line for line in (new or b"").splitlines() if line not in before))
 
 
-def review(repo: Path, spec: str) -> dict[str, Any]:
+SHOWN = 20  # records shown per agent (and Binder items) in the Markdown; the rest are counted
+CONTENT = 280  # characters of a record's content shown in the Markdown
+
+
+def review(repo: Path, spec: str, folder: str = "") -> dict[str, Any]:
     ends = spec.split("..")
     if len(ends) != 2 or not all(ends) or spec.startswith("-"):
         raise MemstackError(f"bad range {spec!r}: expected A..B")
@@ -48,9 +53,10 @@ def review(repo: Path, spec: str) -> dict[str, Any]:
     # What the range brings, as a pull request shows it: from the merge base, not from A's tip.
     base = git.run(repo, "merge-base", ends[0], ends[1], ok=(0, 1)).stdout.decode().strip() or git.EMPTY_TREE
     changes = git.tree_diffs(repo, [(git.rev_parse(repo, f"{base}^{{tree}}") or git.EMPTY_TREE,
-                                     git.rev_parse(repo, f"{ends[1]}^{{tree}}") or git.EMPTY_TREE)])[0]
+                                     git.rev_parse(repo, f"{ends[1]}^{{tree}}") or git.EMPTY_TREE)],
+                             folder)[0]
     report: dict[str, Any] = {"range": spec, "secrets": [], "commits": 0, "facts_added": [], "facts_superseded": [],
-                              "intake": {}, "intake_records": [], "promotions": {}, "binder": [],
+                              "intake": {}, "intake_records": [], "promotions": {}, "binder": [], "binder_waiting": [],
                               "handoffs": [], "soil": [], "derived": [], "violations": []}
     intake_counts: dict[str, Counter[str]] = {}
     promotions: Counter[str] = Counter()
@@ -66,11 +72,14 @@ def review(repo: Path, spec: str) -> dict[str, Any]:
                 for record in _new_lines(old, new):
                     intake_counts.setdefault(str(record.get("agent")), Counter())[str(record.get("tier"))] += 1
                     report["intake_records"].append({k: record.get(k) for k in ("id", "agent", "tier", "confidence",
-                                                                                "title", "created_at")})
+                                                                                "title", "created_at", "content")})
             elif place.kind == layout.PROMOTIONS:
-                promotions.update(str(line.get("sub_tier")) for line in _new_lines(old, new))
+                routed = _new_lines(old, new)
+                promotions.update(str(line.get("sub_tier")) for line in routed)
+                report["binder_waiting"] += [str(line.get("intake_id")) for line in routed
+                                             if line.get("sub_tier") == "binder"]
             elif place.kind == layout.BINDER:
-                report["binder"] += [{k: d.get(k) for k in ("intake_id", "decision", "by")}
+                report["binder"] += [{k: d.get(k) for k in ("intake_id", "decision", "by", "decided_at", "note")}
                                      for d in _new_lines(old, new)]
             elif place.kind == layout.FACTS:
                 before = {f["id"]: f for f in _records(old) if isinstance(f.get("id"), str)}
@@ -96,7 +105,7 @@ def review(repo: Path, spec: str) -> dict[str, Any]:
     report["intake"] = {agent: dict(sorted(c.items())) for agent, c in sorted(intake_counts.items())}
     report["intake_records"].sort(key=lambda r: (str(r["created_at"]), str(r["id"])))
     report["promotions"] = dict(sorted(promotions.items()))
-    checked = check.check_range(repo, spec)
+    checked = check.check_range(repo, spec, folder)
     report["commits"] = len(checked.results)
     report["violations"] = checked.to_dict()["violations"]
     report["secrets"] = [{k: v[k] for k in ("commit", "path", "line", "what")}
@@ -108,19 +117,85 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
+def _n(count: int, word: str, plural: str | None = None) -> str:
+    """`1 fact`, `2 facts`."""
+    return f"{count} {word if count == 1 else plural or word + 's'}"
+
+
+def _text(record: dict[str, Any]) -> str:
+    content = " ".join(str(record.get("content") or "").split())
+    return content if len(content) <= CONTENT else content[:CONTENT - 1] + "…"
+
+
+def _record_line(record: dict[str, Any]) -> str:
+    title = f"**{_cell(record['title'])}**: " if record.get("title") else ""
+    return (f"- `{record.get('id')}` {record.get('tier')} {record.get('confidence')}, {record.get('created_at')}:"
+            f" {title}{_cell(_text(record))}")
+
+
+def _intake_md(report: dict[str, Any]) -> list[str]:
+    """Each agent's new records with their content, at most SHOWN each, the rest counted."""
+    by_agent: dict[str, list[dict[str, Any]]] = {}
+    for record in report["intake_records"]:
+        by_agent.setdefault(str(record.get("agent")), []).append(record)
+    out = [f"### Intake ({_n(len(report['intake_records']), 'record')})", ""]
+    for agent, records in sorted(by_agent.items()):
+        tiers = ", ".join(f"{n} {tier}" for tier, n in report["intake"].get(agent, {}).items())
+        out += [f"#### {agent}: {_n(len(records), 'record')} ({tiers})", ""]
+        out += [_record_line(r) for r in records[:SHOWN]]
+        if len(records) > SHOWN:
+            out.append(f"- … and {_n(len(records) - SHOWN, 'more record')} from {agent}"
+                       f" (`memstack intake list --agent {agent}`)")
+        out.append("")
+    return out
+
+
+def _binder_md(report: dict[str, Any]) -> list[str]:
+    """What waits for a human decision and what was decided, with the records' content."""
+    known = {str(r.get("id")): r for r in report["intake_records"]}
+    out: list[str] = []
+
+    def item(intake_id: str, head: str) -> str:
+        record = known.get(intake_id)
+        what = f"{record.get('agent')}: {_cell(_text(record))}" if record else "(recorded before this range)"
+        return f"- {head}`{intake_id}` {what}"
+
+    waiting = report["binder_waiting"]
+    if waiting:
+        out += [f"### Waiting in the Binder for a human ({_n(len(waiting), 'record')})", ""]
+        out += [item(i, "") for i in waiting[:SHOWN]]
+        if len(waiting) > SHOWN:
+            out.append(f"- … and {_n(len(waiting) - SHOWN, 'more record')} (`memstack binder list`)")
+        out.append("")
+    decided = report["binder"]
+    if decided:
+        out += [f"### Binder decisions ({_n(len(decided), 'decision')})", ""]
+        for d in decided[:SHOWN]:
+            when = d.get("decided_at")
+            when = iso(when) if isinstance(when, int) and not isinstance(when, bool) else when
+            note = f" — {_cell(d['note'])}" if d.get("note") else ""
+            out.append(item(str(d.get("intake_id")), f"{d.get('decision')} by {d.get('by')} at {when}: ")
+                       + note)
+        if len(decided) > SHOWN:
+            out.append(f"- … and {_n(len(decided) - SHOWN, 'more decision')}")
+        out.append("")
+    return out
+
+
 def markdown(report: dict[str, Any]) -> str:
     n_intake = len(report["intake_records"])
-    out = [f"## memstack review of `{report['range']}` ({report['commits']} commits)", ""]
+    out = [f"## memstack review of `{report['range']}` ({_n(report['commits'], 'commit')})", ""]
     if report["secrets"]:
         out += [f"### 🔑 Credentials in this range ({len(report['secrets'])}): rotate them, then rewrite the"
                 " history (README, Secrets); they are not shown here", "", "```text"]
         out += [f"{s['commit'][:12] if s['commit'] else ''} {s['path']}:{s['line']}: {s['what']}"
                 for s in report["secrets"]]
         out += ["```", ""]
-    out += [f"{n_intake} intake records, {len(report['facts_added'])} facts added,"
-            f" {len(report['facts_superseded'])} superseded, {sum(report['promotions'].values())} promotions,"
-            f" {len(report['handoffs'])} handoffs sealed, {len(report['soil'])} SOIL changes,"
-            f" {len(report['violations']) or 'no'} invariant violations.", ""]
+    out += [f"{_n(n_intake, 'intake record')}, {_n(len(report['facts_added']), 'fact')} added,"
+           f" {len(report['facts_superseded'])} superseded, {_n(sum(report['promotions'].values()), 'promotion')},"
+           f" {_n(len(report['handoffs']), 'handoff')} sealed, {_n(len(report['soil']), 'SOIL change')},"
+           f" {_n(len(report['violations']), 'invariant violation') if report['violations'] else 'no invariant violations'}.",
+           ""]
     if report["violations"]:
         out += ["### ❌ Invariant violations", "", "```text"]
         out += [f"{v['commit'][:12] if v['commit'] else ''} {v['path']}:{v['line']}: {v['rule']} {v['what']}"
@@ -143,19 +218,12 @@ def markdown(report: dict[str, Any]) -> str:
                        f" {_cell(successor.get('object', '(closed, no successor here)'))} |"
                        f" {window(successor) if successor else ''} |")
         out.append("")
-    if report["intake"]:
-        tiers = sorted({t for counts in report["intake"].values() for t in counts})
-        out += [f"### Intake ({n_intake})", "", "| agent | " + " | ".join(tiers) + " |",
-                "|---|" + "---|" * len(tiers)]
-        out += [f"| {agent} | " + " | ".join(str(c.get(t, 0)) for t in tiers) + " |"
-                for agent, c in report["intake"].items()]
-        out.append("")
+    if report["intake_records"]:
+        out += _intake_md(report)
     if report["promotions"]:
         out += ["### Promotions", "", "| sub-tier | records |", "|---|---|"]
         out += [f"| {tier} | {n} |" for tier, n in report["promotions"].items()] + [""]
-    if report["binder"]:
-        out += ["### Binder decisions", ""]
-        out += [f"- {d['decision']} `{d['intake_id']}` by {d['by']}" for d in report["binder"]] + [""]
+    out += _binder_md(report)
     if report["handoffs"]:
         out += ["### Handoffs sealed", ""] + [f"- `{h['path']}`" for h in report["handoffs"]] + [""]
     if report["soil"]:

@@ -39,14 +39,17 @@ class GitSource:
 
     Reading the index honours GIT_INDEX_FILE, so inside a pre-commit hook this is
     exactly what is being committed (also for `git commit -a` and `git commit PATH`).
+    Paths are store-relative; `prefix` is the store's folder in the repository (`.memory/`).
     """
 
-    def __init__(self, repo: Path, blobs: git.CatFile, rev: str | None) -> None:
+    def __init__(self, repo: Path, blobs: git.CatFile, rev: str | None, prefix: str = "") -> None:
         self.repo = repo
         self.blobs = blobs
         self.rev = rev
+        self.prefix = prefix
 
     def _spec(self, relpath: str) -> str:
+        relpath = self.prefix + relpath
         return f":{relpath}" if self.rev is None else f"{self.rev}:{relpath}"
 
     def read(self, relpath: str) -> bytes | None:
@@ -56,7 +59,8 @@ class GitSource:
     def listdir(self, relpath: str) -> list[str]:
         relpath = relpath.strip("/")
         if self.rev is None:
-            prefix = f"{relpath}/"
-            return sorted({path[len(prefix):].split("/", 1)[0] for path in git.ls_files(self.repo, relpath)})
+            prefix = f"{self.prefix}{relpath}/"
+            return sorted({path[len(prefix):].split("/", 1)[0]
+                           for path in git.ls_files(self.repo, self.prefix + relpath)})
         found = self.blobs.read_object(self._spec(relpath))
         return sorted(git.tree_names(found[1])) if found is not None and found[0] == "tree" else []

@@ -52,8 +52,19 @@ def test_the_store_template_wires_the_same_checks_offline() -> None:
     published = {hook["id"]: hook for hook in _yaml(ROOT / ".pre-commit-hooks.yaml")}
     for hook in local["hooks"]:
         assert hook["language"] == "unsupported"
-        assert hook["entry"] == published[hook["id"]]["entry"]
+        # The launcher (the clone's memstack.python, else memstack on PATH) with the published hook's arguments.
+        assert hook["entry"].startswith("sh -c ") and "git config --get memstack.python" in hook["entry"]
+        assert "memstack " + " ".join(hook["args"]) == published[hook["id"]]["entry"]
         assert hook["stages"] == published[hook["id"]]["stages"]
+
+
+def test_the_published_hooks_name_the_release_tag_to_pin() -> None:
+    from memstack import __version__
+
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert version == __version__
+    assert f"rev: v{version}" in (ROOT / ".pre-commit-hooks.yaml").read_text()
+    assert f"rev: v{version}" in (ROOT / "README.md").read_text()
 
 
 def test_init_installs_both_hook_types(repo: Path) -> None:

@@ -439,6 +439,7 @@ def test_the_first_commit_of_a_repository_is_checked_against_the_empty_tree(tmp_
     root = tmp_path / "fresh"
     root.mkdir()
     git(root, "init", "-q")
+    write(root, "memstack.yaml", "version: 1\n")  # a store's first commit (no store at all: test_store_in_repo)
     write(root, LOG, jsonl(intake(1, agent="bob")))
     git(root, "add", "-A")
     proc = run_check(root, "--staged")

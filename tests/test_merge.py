@@ -56,8 +56,11 @@ def append(path: Path, data: bytes) -> None:
 
 def test_install_registers_the_drivers(clones: tuple[Path, Path]) -> None:
     a, _ = clones
-    assert git(a, "config", "merge.memstack.driver").stdout.strip() == "memstack merge-driver %O %A %B %P"
-    assert git(a, "config", "diff.memstack.textconv").stdout.strip() == "memstack textconv"
+    # The Python that installed them (no venv on PATH needed): docs/repository.md.
+    python = git(a, "config", "memstack.python").stdout.strip()
+    assert Path(python).is_file()
+    assert git(a, "config", "merge.memstack.driver").stdout.strip() == f"{python} -m memstack merge-driver %O %A %B %P"
+    assert git(a, "config", "diff.memstack.textconv").stdout.strip() == f"{python} -m memstack textconv"
     assert git(a, "check-attr", "merge", "--", "intake/alice/2026-01-01.jsonl").stdout.strip().endswith("memstack")
 
 

@@ -51,7 +51,7 @@ def test_review_of_a_known_range(store: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout == f"""## memstack review of `{base}..HEAD` (2 commits)
 
-3 intake records, 1 facts added, 1 superseded, 1 promotions, 1 handoffs sealed, 1 SOIL changes, no invariant violations.
+3 intake records, 1 fact added, 1 superseded, 1 promotion, 1 handoff sealed, 1 SOIL change, no invariant violations.
 
 ### Facts added (1)
 
@@ -65,12 +65,16 @@ def test_review_of_a_known_range(store: Path) -> None:
 |---|---|---|---|---|---|
 | deploy | p | friday | [1970-01-01T00:00:01.000Z, 1970-01-01T00:00:05.000Z) | monday | [1970-01-01T00:00:05.000Z, open) |
 
-### Intake (3)
+### Intake (3 records)
 
-| agent | observed | verified |
-|---|---|---|
-| alice | 1 | 1 |
-| bob | 1 | 0 |
+#### alice: 2 records (1 observed, 1 verified)
+
+- `rec-aaaa-0001` verified 0.9, 2026-01-01T10:00:00.000Z: **t-rec-aaaa-0001**: record rec-aaaa-0001
+- `rec-aaaa-0002` observed 0.9, 2026-01-01T10:00:00.000Z: **t-rec-aaaa-0002**: record rec-aaaa-0002
+
+#### bob: 1 record (1 observed)
+
+- `rec-bbbb-0001` observed 0.9, 2026-01-01T10:00:00.000Z: **t-rec-bbbb-0001**: record rec-bbbb-0001
 
 ### Promotions
 
@@ -137,3 +141,34 @@ def test_review_survives_malformed_facts_and_reports_them(store: Path) -> None:
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert [f["id"] for f in data["facts_added"]] == ["fact-ok-00001"] and data["violations"]
+
+
+def test_review_shows_what_was_learned_and_what_waits_bounded_by_agent(store: Path) -> None:
+    """Content, not counts: each agent's records, the Binder's waiting items and decisions (ISO times),
+    at most 20 of each with a count of the rest; plurals that read right."""
+    base = git(store, "rev-parse", "HEAD").stdout.strip()
+    for n in range(25):
+        assert memstack("intake", "write", "--content", f"maybe idea {n}", "--created-at",
+                        f"2026-01-01T10:00:{n:02d}Z", cwd=store).returncode == 0
+    assert memstack("intake", "write", "--agent", "bob", "--content", "bob's only note", "--created-at",
+                    "2026-01-01T11:00:00Z", cwd=store).returncode == 0
+    commit(store, "ideas")
+    assert memstack("promote", "--now-ts", "2026-01-02T00:00:00Z", cwd=store).returncode == 0
+    first = json.loads(memstack("binder", "list", "--json", cwd=store).stdout)
+    waiting = first["items"] if isinstance(first, dict) else first
+    assert memstack("binder", "reject", waiting[0]["id"], "--by", "carol", cwd=store).returncode == 0
+    commit(store, "a decision")
+    result = memstack("review", f"{base}..HEAD", cwd=store)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert "26 intake records, 0 facts added" in text and "26 promotions" in text and "(3 commits)" in text
+    assert "#### alice: 25 records (25 observed)" in text and "#### bob: 1 record (1 observed)" in text
+    assert "maybe idea 0" in text and "maybe idea 19" in text and "maybe idea 20" not in text.split("### Waiting")[0]
+    assert "- … and 5 more records from alice (`memstack intake list --agent alice`)" in text
+    assert "bob's only note" in text
+    assert "### Waiting in the Binder for a human (26 records)" in text
+    assert "- … and 6 more records (`memstack binder list`)" in text
+    assert "### Binder decisions (1 decision)" in text
+    [decision] = [line for line in text.splitlines() if " by carol at " in line]
+    assert f"`{waiting[0]['id']}`" in decision and "2026" not in decision.split(" at ")[0]
+    assert decision.split(" at ")[1][:4].isdigit() and "T" in decision.split(" at ")[1][:11]  # ISO, not ms

@@ -34,43 +34,74 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _repository(explicit: str | None, here_only: bool) -> Path:
-    """The repository to check. Hooks (--staged, --pre-push, --pre-receive) check the one git runs
-    them in, the working directory; otherwise --store, MEMSTACK_HOME, WILLOW_HOME, then the
-    working directory's repository."""
-    from memstack import git
-    from memstack.store import locate
+def _scope(explicit: str | None, hook: bool, tips: list[str]) -> tuple[Path, list[str]]:
+    """The repository to check and the folders of the stores to check in it ("" at the top, "path/").
 
-    start = Path(explicit) if explicit else None
-    if start is None and not here_only:
-        start = locate(None)
-    start = start or Path.cwd()
+    A work tree: --store, MEMSTACK_HOME, WILLOW_HOME, the nearest memstack.yaml upward; else every
+    store the repository tracks (its index; none there: HEAD's, so a commit deleting a store is
+    checked). A hook checks the repository git runs it in, so MEMSTACK_HOME naming a store outside
+    it is passed over. A bare repository (pre-receive): every store the old or new tips hold.
+    """
+    from memstack import git, store
+
+    named = explicit or os.environ.get("MEMSTACK_HOME") or os.environ.get("WILLOW_HOME")
+    start = Path(explicit) if explicit else (store.locate(None) if named and not hook else None) or Path.cwd()
     if not start.is_dir():
         raise MemstackError(f"bad --store {str(start)!r}: no such folder")
     proc = git.run(start, "rev-parse", "--is-bare-repository", "--absolute-git-dir", ok=(0, 128))
     if proc.returncode != 0:
         raise MemstackError(f"{start} is not in a git repository — `memstack init` makes a store")
     bare, git_dir = proc.stdout.decode().split("\n")[:2]
-    return Path(git_dir) if bare == "true" else git.toplevel(start)
+    if bare == "true":
+        return Path(git_dir), sorted({f for tip in tips for f in store.folders(Path(git_dir), tip)})
+    top = git.toplevel(start).resolve()
+    root = store.locate(explicit, start) if named else None
+    if root is None or not root.resolve().is_relative_to(top):  # a hook: MEMSTACK_HOME names another repository's
+        here = start.resolve()
+        root = next((c for c in (here, *here.parents) if store.is_store(c) and c.is_relative_to(top)), None)
+    if root is not None:
+        top, folder = store.folder_of(root)
+        return top, [folder]
+    found = store.folders(top)
+    return top, found or (store.folders(top, "HEAD") if git.rev_parse(top, "HEAD") else [])
+
+
+def _no_store(repo: Path) -> int:
+    """No store to check against: fine for a code-only change, an error when memory files are staged."""
+    from memstack import git, layout
+
+    _, changes = git.staged_changes(repo)
+    looks = [c.path for c in changes if _memory_like(c.path, layout)]
+    if looks:
+        raise MemstackError(f"memory files staged ({', '.join(looks[:3])}{', ...' if len(looks) > 3 else ''})"
+                            f" but no memstack store (memstack.yaml) in {repo}: nothing can check them"
+                            " — commit the store's memstack.yaml, or pass --store PATH")
+    return _nothing(repo)
+
+
+def _memory_like(path: str, layout: Any) -> bool:
+    parts = path.split("/")
+    return any(layout.classify("/".join(parts[i:])).kind in (*layout.LOGS, layout.FACTS, layout.HANDOFF,
+                                                               layout.CONFIG_KIND) for i in range(len(parts)))
 
 
 def run(args: Any) -> int:
-    from memstack import check
-
     hook = args.staged or args.pre_push or args.pre_receive
-    repo = _repository(args.store, here_only=hook)
-    if args.staged:
-        report = check.staged(repo)
-    elif args.range_ is not None:
-        report = check.check_range(repo, args.range_)
-    elif args.all:
-        report = check.audit(repo)
-    elif args.pre_push:
-        report = check.pre_push(repo, os.environ)
-    elif args.pre_receive:
-        report = check.pre_receive(repo, sys.stdin)
-    else:
-        report = check.worktree(repo)
+    lines = list(sys.stdin) if args.pre_receive else []
+    # Old tips too: a push that deletes a store is checked against the store it deletes.
+    tips = [sha for parts in (line.split() for line in lines) if len(parts) == 3 for sha in parts[:2] if sha.strip("0")]
+    repo, folders = _scope(args.store, hook, tips)
+    if not folders:
+        if args.staged:
+            return _no_store(repo)
+        if hook:
+            return _nothing(repo)
+        raise MemstackError(f"no memstack store in {repo}: pass --store PATH, or run inside a store")
+    reports = [_check(args, repo, folder, lines) for folder in folders]
+    report = reports[0]
+    for more in reports[1:]:  # several stores in one repository: each checked, one report
+        report.results += more.results
+        report.scope += f"; {more.scope}"
     if args.json or args.format == "json":
         from memstack.output import emit
 
@@ -80,13 +111,34 @@ def run(args: Any) -> int:
     return 1 if report.violations else 0
 
 
+def _check(args: Any, repo: Path, folder: str, lines: list[str]) -> Any:
+    from memstack import check
+
+    if args.staged:
+        return check.staged(repo, folder)
+    if args.range_ is not None:
+        return check.check_range(repo, args.range_, folder)
+    if args.all:
+        return check.audit(repo, folder)
+    if args.pre_push:
+        return check.pre_push(repo, os.environ, folder)
+    if args.pre_receive:
+        return check.pre_receive(repo, lines, folder)
+    return check.worktree(repo, folder)
+
+
+def _nothing(repo: Path) -> int:
+    print(f"memstack check: no memstack store in {repo}; nothing to check")
+    return 0
+
+
 def _text(report: Any) -> str:
     out = []
     many = len(report.results) > 1 or report.mode not in ("staged", "worktree", "all")
     for result in report.results:
         if not result.violations:
             continue
-        if many:
+        if many and result.commit:
             out.append(f"commit {result.commit[:12]} {result.subject!r} (against {result.against}):")
         out += [str(v) for v in result.violations]
     count = len(report.violations)

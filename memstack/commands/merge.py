@@ -30,9 +30,12 @@ def run_merge(args: Any) -> int:
     from memstack import merge
     from memstack.files import write_atomic
 
+    from memstack.store import store_relative
+
     base, ours, theirs = _read(args.base), _read(args.ours), _read(args.theirs)
     try:
-        result = merge.merge(args.path, base, ours, theirs)
+        # git runs the driver at the repository's top and names the file from there (%P).
+        result = merge.merge(store_relative(args.path, Path.cwd()), base, ours, theirs)
     except merge.Unmergeable as why:
         print(f"memstack merge-driver: {args.path}: {why}; left to git's line merge", file=sys.stderr)
         git.run(Path.cwd(), "merge-file", "-L", "ours", "-L", "base", "-L", "theirs",

@@ -2,7 +2,6 @@
 
 from typing import Any
 
-from memstack import git
 from memstack.output import emit
 
 
@@ -15,10 +14,11 @@ def register(sub: Any, common: Any) -> None:
 
 def run(args: Any) -> int:
     from memstack import review
-    from memstack.store import open_store
+    from memstack.store import folder_of, open_store
 
     store = open_store(args.store)
-    report = review.review(git.toplevel(store.root), args.range)
+    top, folder = folder_of(store.root)  # a store in a folder of a code repository: its paths only
+    report = review.review(top, args.range, folder)
     args.json = args.json or args.format == "json"
     emit(args, report, lambda: review.markdown(report))
     return 0

