@@ -197,8 +197,11 @@ def _query_args(ts: Any, subject: str | None, as_of: Any) -> tuple[int, str | No
             None if as_of is None else facts.timestamp(as_of, "as-of", transaction=True))
 
 
+MAX_LIMIT = 2**31 - 1  # SQLite takes 64 bits; nobody means more
+
+
 def recall_args(subject: str, now_ts: Any, limit: Any) -> tuple[str, int, int]:
     """recall's arguments checked (bad input is refused even where there is no store to ask)."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise MemstackError(f"bad limit {limit!r}: must be a whole number, 1 or more")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise MemstackError(f"bad limit {limit!r}: must be a whole number from 1 to {MAX_LIMIT}")
     return facts.text(subject, "subject"), facts.timestamp(now_ts, "now-ts"), limit

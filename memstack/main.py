@@ -50,6 +50,16 @@ def _not_utf8(argv: Sequence[str]) -> str | None:
     return None
 
 
+def os_problem(exc: OSError) -> str:
+    """One line for an error the file system gave: the path, what it said, what to do."""
+    where = " -> ".join(str(p) for p in (exc.filename, exc.filename2) if p is not None)
+    what = exc.strerror or str(exc)
+    hint = ""
+    if isinstance(exc, PermissionError):
+        hint = " — memstack needs to read and write the store's files as this user; fix the owner or mode"
+    return f"{where}: {what}{hint}" if where else f"{what}{hint}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     bad = _not_utf8(sys.argv[1:] if argv is None else argv)
     if bad is not None:
@@ -63,11 +73,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemstackError as exc:
         print(f"memstack: {exc.message}", file=sys.stderr)
         return exc.code
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:  # the file system refused (permissions, a file where a folder belongs): bad input
+        print(f"memstack: {os_problem(exc)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("memstack: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 def entry() -> None:
