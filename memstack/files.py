@@ -193,7 +193,11 @@ def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data`: a reader or a crash sees the old file or the new, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_beside(path, data)
-    os.replace(tmp, path)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
     _fsync_dir(path.parent)
     crash_point()
 

@@ -267,6 +267,8 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
     if commit and not dry_run:
         _can_commit(store)
     with files.locked(store, "promote"):
+        if not dry_run:
+            factstore.finish_pending(store)  # a capture a killed process left half done
         planned = plan(store)["routed"]
         counts = Counter(item["sub_tier"] for item in planned if item["ratified"] is None)
         ratified = sum(1 for item in planned if item["ratified"] is not None)

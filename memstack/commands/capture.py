@@ -26,7 +26,7 @@ def capture_document(store: Store, *, subject: Any, predicate: Any, object: Any,
     from memstack import factstore
 
     new, closed = factstore.capture(store.root, subject=subject, predicate=predicate, object=object,
-                                    valid_from=valid_from, recorded_at=now_ms() if recorded_at is None else recorded_at,
+                                    valid_from=valid_from, recorded_at=recorded_at, clock=now_ms,
                                     agent=resolve_agent(store, agent), contradicts=contradicts,
                                     confidence=confidence, source=source)
     return [new, *closed]
