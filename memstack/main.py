@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from memstack import __version__
-from memstack.errors import MemstackError
+from memstack.errors import MemstackError, os_problem
 
 # Each module exports `register(subparsers, common)`; its parsers set `func`.
 COMMANDS = ("init", "intake", "soil", "handoff", "boot", "identity", "nest", "fact", "recall", "capture",
@@ -48,16 +48,6 @@ def _not_utf8(argv: Sequence[str]) -> str | None:
         except UnicodeEncodeError:
             return arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     return None
-
-
-def os_problem(exc: OSError) -> str:
-    """One line for an error the file system gave: the path, what it said, what to do."""
-    where = " -> ".join(str(p) for p in (exc.filename, exc.filename2) if p is not None)
-    what = exc.strerror or str(exc)
-    hint = ""
-    if isinstance(exc, PermissionError):
-        hint = " — memstack needs to read and write the store's files as this user; fix the owner or mode"
-    return f"{where}: {what}{hint}" if where else f"{what}{hint}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
