@@ -254,6 +254,16 @@ BAD = [
     ("recall", {"subject": "s", "now_ts": "never"}, ["recall", "--subject", "s", "--now-ts", "never"]),
     ("capture", {"subject": "s", "predicate": "p", "object": "o", "valid_from": 0, "agent": "A"},
      ["capture", "--subject", "s", "--predicate", "p", "--object", "o", "--valid-from", "0", "--agent", "A"]),
+    # values that once ended in a traceback (issue 11)
+    ("intake_write", {"content": "c", "created_at": "99999999999999999999"},
+     ["intake", "write", "--content", "c", "--created-at", "99999999999999999999"]),
+    ("intake_write", {"content": "c", "created_at": "-1"}, ["intake", "write", "--content", "c", "--created-at", "-1"]),
+    ("intake_write", {"content": "c", "agent": ""}, ["intake", "write", "--content", "c", "--agent", ""]),
+    ("recall", {"subject": "s", "now_ts": 0, "limit": 99999999999999999999999},
+     ["recall", "--subject", "s", "--now-ts", "0", "--limit", "99999999999999999999999"]),
+    ("capture", {"subject": "s", "predicate": "p", "object": "o", "valid_from": 0, "recorded_at": "253402300800000"},
+     ["capture", "--subject", "s", "--predicate", "p", "--object", "o", "--valid-from", "0",
+      "--recorded-at", "253402300800000"]),
 ]
 
 # Mistakes argparse catches on the command line: the tool's own wording, naming the argument.
