@@ -128,18 +128,24 @@ def close_many(store: Path, closings: Sequence[Closing]) -> list[Fact]:
 
 
 def invalidate(store: Path, *, subject: str, predicate: str, valid_to: Any, recorded_at: Any,
-               object: str | None = None, superseded_by: str | None = None) -> list[Fact]:
+               object: str | None = None, superseded_by: str | None = None,
+               clock: Callable[[], int] | None = None) -> list[Fact]:
     """Close the open facts of subject+predicate (+object) that began before `valid_to`.
 
-    The closing is recorded at `recorded_at`. `superseded_by` defaults to a fact of the
+    The closing is recorded at `recorded_at` (None: `clock()`, read once the lock is held). `superseded_by` defaults to a fact of the
     same subject and predicate that begins exactly at `valid_to`, if the store holds one.
     Nothing open to close is an error.
     """
     subject, predicate = facts.text(subject, "subject"), facts.text(predicate, "predicate")
     end = facts.timestamp(valid_to, "valid-to")
-    recorded = facts.timestamp(recorded_at, "recorded-at", transaction=True)
+    if recorded_at is None and clock is None:
+        raise MemstackError("bad recorded-at None: give a time")
+    recorded = facts.timestamp(clock() if recorded_at is None else recorded_at,  # type: ignore[misc]
+                               "recorded-at", transaction=True)
     finish_pending(store)
     with _key_locked(store, subject, predicate):  # decide and close with no writer in between
+        if recorded_at is None:
+            recorded = facts.timestamp(clock(), "recorded-at", transaction=True)  # type: ignore[misc]
         known = factindex.versions(store, subject, predicate)
         candidates = [f for f in known if facts.is_open(f) and (object is None or f["object"] == object)]
         what = f"subject {subject!r}, predicate {predicate!r}" + ("" if object is None else f", object {object!r}")

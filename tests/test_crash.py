@@ -173,3 +173,24 @@ def test_temporaries_a_killed_run_left_never_reach_a_commit_and_are_cleaned(stor
     assert not left[0].exists()  # its process is gone: the next write removed it
     git(store, "add", "-A")
     assert git(store, "commit", "-q", "-m", "soil", check=False).returncode == 0
+
+
+def test_capture_s_default_transaction_time_is_taken_once_it_holds_the_lock(decided: Path) -> None:
+    """A capture waiting for another on the same subject+predicate must not record a time from before it waited."""
+    import subprocess
+    import time
+
+    from helpers import MEMSTACK
+    from memstack import factstore, files, times
+
+    args = ("capture", "--subject", "db", "--predicate", "decided", "--object", "postgres",
+            "--valid-from", "2026-02-01T00:00:00Z", "--contradicts", "--json")
+    with files.locked(decided, factstore._key_name("db", "decided")):
+        waiting = subprocess.Popen([MEMSTACK, *args], cwd=decided, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+        time.sleep(1.0)  # it starts, validates, and waits for the lock
+        released = times.now_ms()
+    out, err = waiting.communicate(timeout=60)
+    assert waiting.returncode == 0, err
+    new, closed = json.loads(out)
+    assert new["recorded_at"] >= released and closed["expired_at"] == new["recorded_at"]
