@@ -2,12 +2,12 @@
 
 Every query first brings the index up to date with the fact files, cheaply: a
 file whose (inode, size, mtime, ctime) is unchanged is skipped (ctime too: an
-edit in place that keeps the size and puts the mtime back still moves it); a file that grew with
-the bytes already indexed intact (their CRC-32 and Adler-32 still match) is
-read from where the index stopped; any other change re-reads that file whole;
-a file that is gone drops its rows. A write made by memstack tells the index
-what it changed (`note_append`, `note_rewrite`), so the next query re-reads
-nothing. Deleting `.memstack/` is always safe: the next query rebuilds it.
+edit in place that keeps the size and puts the mtime back still moves it); a
+file that grew with the bytes already indexed intact (their CRC-32 and Adler-32
+still match) is read from where the index stopped; any other change re-reads
+that file whole; a file that is gone drops its rows. A write made by memstack
+tells the index what it changed (`note_append`, `note_rewrite`), so the next
+query re-reads nothing. Deleting `.memstack/` is always safe: the next query rebuilds it.
 
 Each row keeps the fact's line as written, so an answer from the index is
 byte for byte what the file holds.
@@ -332,7 +332,8 @@ def _new_file(db: sqlite3.Connection, relpath: str) -> int:
     return file_id
 
 
-_SET_FILE = "UPDATE files SET ino = ?, size = ?, mtime_ns = ?, ctime_ns = ?, indexed = ?, crc = ?, adler = ? WHERE file_id = ?"
+_SET_FILE = ("UPDATE files SET ino = ?, size = ?, mtime_ns = ?, ctime_ns = ?, indexed = ?, crc = ?, adler = ?"
+             " WHERE file_id = ?")
 
 
 def _rows(relpath: str, data: bytes, start: int, end: int, file_id: int) -> Iterator[tuple[Any, ...]]:

@@ -132,8 +132,9 @@ def invalidate(store: Path, *, subject: str, predicate: str, valid_to: Any, reco
                clock: Callable[[], int] | None = None) -> list[Fact]:
     """Close the open facts of subject+predicate (+object) that began before `valid_to`.
 
-    The closing is recorded at `recorded_at` (None: `clock()`, read once the lock is held). `superseded_by` defaults to a fact of the
-    same subject and predicate that begins exactly at `valid_to`, if the store holds one.
+    The closing is recorded at `recorded_at` (None: `clock()`, read once the lock is held).
+    `superseded_by` defaults to a fact of the same subject and predicate that begins
+    exactly at `valid_to`, if the store holds one.
     Nothing open to close is an error.
     """
     subject, predicate = facts.text(subject, "subject"), facts.text(predicate, "predicate")
@@ -200,7 +201,8 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
                             f"bad valid-from {iso(new['valid_from'])}: the open fact {prior['id']} it contradicts begins"
                             f" {iso(prior['valid_from'])}; a contradicting fact must begin after it")
                     closings.append(Closing(prior["id"], new["valid_from"], new["recorded_at"], new["id"]))
-                    facts.close(prior, valid_to=new["valid_from"], expired_at=new["recorded_at"])  # refused now, if at all
+                    # a closing that would be refused is refused now, before anything is written
+                    facts.close(prior, valid_to=new["valid_from"], expired_at=new["recorded_at"])
                 elif prior["valid_to"] is not None and prior["valid_to"] > new["valid_from"]:
                     raise MemstackError(
                         f"bad valid-from {iso(new['valid_from'])}: fact {prior['id']} ({prior['object']!r}) holds until"
