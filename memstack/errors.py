@@ -8,3 +8,13 @@ class MemstackError(Exception):
         super().__init__(message)
         self.message = message
         self.code = code
+
+
+def os_problem(exc: OSError) -> str:
+    """One line for an error the file system gave: the path, what it said, what to do."""
+    where = " -> ".join(str(p) for p in (exc.filename, exc.filename2) if p is not None)
+    what = exc.strerror or str(exc)
+    hint = ""
+    if isinstance(exc, PermissionError):
+        hint = " — memstack needs to read and write the store's files as this user; fix the owner or mode"
+    return f"{where}: {what}{hint}" if where else f"{what}{hint}"

@@ -1,12 +1,13 @@
 """The fact store's query index: SQLite in `<store>/.memstack/facts.sqlite3`; derived, never the truth.
 
 Every query first brings the index up to date with the fact files, cheaply: a
-file whose (inode, size, mtime) is unchanged is skipped; a file that grew with
-the bytes already indexed intact (their CRC-32 and Adler-32 still match) is
-read from where the index stopped; any other change re-reads that file whole;
-a file that is gone drops its rows. A write made by memstack tells the index
-what it changed (`note_append`, `note_rewrite`), so the next query re-reads
-nothing. Deleting `.memstack/` is always safe: the next query rebuilds it.
+file whose (inode, size, mtime, ctime) is unchanged is skipped (ctime too: an
+edit in place that keeps the size and puts the mtime back still moves it); a
+file that grew with the bytes already indexed intact (their CRC-32 and Adler-32
+still match) is read from where the index stopped; any other change re-reads
+that file whole; a file that is gone drops its rows. A write made by memstack
+tells the index what it changed (`note_append`, `note_rewrite`), so the next
+query re-reads nothing. Deleting `.memstack/` is always safe: the next query rebuilds it.
 
 Each row keeps the fact's line as written, so an answer from the index is
 byte for byte what the file holds.
@@ -30,16 +31,16 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from memstack import factfiles, facts
+from memstack import factfiles, facts, files
 from memstack.errors import MemstackError
 from memstack.facts import Fact
 
 DB_NAME = ".memstack/facts.sqlite3"
-VERSION = 1  # an index written by another layout version is dropped and rebuilt
+VERSION = 2  # an index written by another layout version is dropped and rebuilt
 
 _TABLES = (
     "CREATE TABLE files (file_id INTEGER PRIMARY KEY, relpath TEXT NOT NULL UNIQUE, ino INTEGER, size INTEGER,"
-    " mtime_ns INTEGER, indexed INTEGER NOT NULL, crc INTEGER NOT NULL, adler INTEGER NOT NULL)",
+    " mtime_ns INTEGER, ctime_ns INTEGER, indexed INTEGER NOT NULL, crc INTEGER NOT NULL, adler INTEGER NOT NULL)",
     "CREATE TABLE facts (file_id INTEGER NOT NULL, id TEXT NOT NULL, subject TEXT NOT NULL, predicate TEXT NOT NULL,"
     " valid_from INTEGER NOT NULL, valid_to INTEGER, recorded_at INTEGER NOT NULL, expired_at INTEGER,"
     " line BLOB NOT NULL)",
@@ -52,7 +53,8 @@ _INDEXES = (
 _INSERT = "INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _INT64 = range(-(2**63), 2**63)
 
-Signature = tuple[int, int, int] | tuple[None, None, None]
+Signature = tuple[int, int, int, int] | tuple[None, None, None, None]
+NO_SIGNATURE: Signature = (None, None, None, None)
 
 
 class Known(NamedTuple):
@@ -66,7 +68,7 @@ class Known(NamedTuple):
 
 
 def signature(st: os.stat_result) -> Signature:
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 # --- opening and syncing -------------------------------------------------------------------------
@@ -118,6 +120,9 @@ def _cached(store: Path) -> sqlite3.Connection:
         inode = os.stat(store / DB_NAME).st_ino
     except FileNotFoundError:
         inode = None
+    except NotADirectoryError:  # `.memstack` is a file: say so
+        files.local_dir(store, "")
+        raise
     if entry is not None and entry[:2] == (os.getpid(), inode):
         _CACHE.move_to_end(store)
         return entry[2]
@@ -136,7 +141,10 @@ def _cached(store: Path) -> sqlite3.Connection:
 
 def _connect(store: Path) -> sqlite3.Connection:
     path = store / DB_NAME
-    path.parent.mkdir(exist_ok=True)
+    files.local_dir(store, "")
+    if path.is_dir() or path.is_symlink():
+        raise MemstackError(f"{path}: not the fact index file memstack keeps there (a folder or a link) — remove it;"
+                            " the index is rebuilt from the fact files on the next query")
     db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
     try:
         db.execute("PRAGMA synchronous=NORMAL")  # a cache: a power cut may lose its last commits, no more
@@ -170,8 +178,8 @@ def _writing(db: sqlite3.Connection) -> Iterator[None]:
 
 
 def _known(db: sqlite3.Connection) -> dict[str, Known]:
-    rows = db.execute("SELECT relpath, file_id, ino, size, mtime_ns, indexed, crc, adler FROM files")
-    return {r[0]: Known(r[1], (r[2], r[3], r[4]), r[5], r[6], r[7]) for r in rows}
+    rows = db.execute("SELECT relpath, file_id, ino, size, mtime_ns, ctime_ns, indexed, crc, adler FROM files")
+    return {r[0]: Known(r[1], (r[2], r[3], r[4], r[5]), r[6], r[7], r[8]) for r in rows}
 
 
 def sync(db: sqlite3.Connection, store: Path, budget: int | None = None) -> bool:
@@ -241,7 +249,7 @@ def start_build(store: Path) -> None:
 def building(store: Path) -> bool:
     from filelock import FileLock, Timeout
 
-    (store / _BUILD_LOCK).parent.mkdir(parents=True, exist_ok=True)
+    files.local_dir(store, "locks")
     try:
         with FileLock(str(store / _BUILD_LOCK)).acquire(timeout=0):
             return False
@@ -265,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from filelock import FileLock, Timeout
 
     store = Path((sys.argv[1:] if argv is None else argv)[0]).resolve()
-    (store / _BUILD_LOCK).parent.mkdir(parents=True, exist_ok=True)
+    files.local_dir(store, "locks")
     try:
         lock = FileLock(str(store / _BUILD_LOCK)).acquire(timeout=0)
     except Timeout:
@@ -314,7 +322,7 @@ def _refresh(db: sqlite3.Connection, store: Path, relpath: str, known: Known | N
             if line_problem(line):
                 raise MemstackError(f"{relpath}:{number}: I5 {line_problem(line)}") from None
         raise
-    sig = signature(st) if st.st_size == len(data) else (None, None, None)
+    sig = signature(st) if st.st_size == len(data) else NO_SIGNATURE
     db.execute(_SET_FILE, (*sig, end, zlib.crc32(view[start:end], crc), zlib.adler32(view[start:end], adler), file_id))
 
 
@@ -324,7 +332,8 @@ def _new_file(db: sqlite3.Connection, relpath: str) -> int:
     return file_id
 
 
-_SET_FILE = "UPDATE files SET ino = ?, size = ?, mtime_ns = ?, indexed = ?, crc = ?, adler = ? WHERE file_id = ?"
+_SET_FILE = ("UPDATE files SET ino = ?, size = ?, mtime_ns = ?, ctime_ns = ?, indexed = ?, crc = ?, adler = ?"
+             " WHERE file_id = ?")
 
 
 def _rows(relpath: str, data: bytes, start: int, end: int, file_id: int) -> Iterator[tuple[Any, ...]]:
@@ -409,10 +418,10 @@ def note_append(store: Path, relpath: str, before: os.stat_result | None, after:
             return
         data = b"".join(lines)
         if known is None:
-            known = Known(_new_file(db, relpath), (None, None, None), 0, 0, 1)
+            known = Known(_new_file(db, relpath), NO_SIGNATURE, 0, 0, 1)
         db.executemany(_INSERT, (_row(known.file_id, f, line[:-1]) for f, line in zip(new, lines, strict=True)))
         indexed = known.indexed + len(data)
-        sig = signature(after) if after.st_size == indexed else (None, None, None)
+        sig = signature(after) if after.st_size == indexed else NO_SIGNATURE
         db.execute(_SET_FILE, (*sig, indexed, zlib.crc32(data, known.crc), zlib.adler32(data, known.adler),
                                known.file_id))
 
@@ -426,7 +435,7 @@ def note_rewrite(store: Path, relpath: str, before: os.stat_result, after: os.st
         db.executemany("UPDATE facts SET valid_to = ?, expired_at = ?, line = ? WHERE file_id = ? AND id = ?",
                        ((f["valid_to"], f["expired_at"], line.rstrip(b"\n"), known.file_id, f["id"])
                         for f, line in closed))
-        sig = signature(after) if after.st_size == len(data) else (None, None, None)
+        sig = signature(after) if after.st_size == len(data) else NO_SIGNATURE
         db.execute(_SET_FILE, (*sig, len(data), zlib.crc32(data), zlib.adler32(data), known.file_id))
 
 

@@ -17,8 +17,9 @@ Semantics beyond the SPEC's words (see docs/facts.md):
   through contradicting captures never has two versions valid at once.
 """
 
+import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +35,51 @@ __all__ = ["Closing", "add", "append_many", "capture", "close_many", "existing_i
            "scan_valid_at"]
 
 
+def _key_name(subject: str, predicate: str) -> str:
+    import hashlib
+
+    return "facts-key-" + hashlib.sha1(f"{subject}\0{predicate}".encode()).hexdigest()
+
+
 def _key_locked(store: Path, subject: str, predicate: str) -> Any:
     """One lock per subject and predicate: two contradicting captures (or invalidations) of one
     value cannot both read it open and leave two versions valid at once."""
-    import hashlib
+    return files.locked(store, _key_name(subject, predicate))
 
-    return files.locked(store, "facts-key-" + hashlib.sha1(f"{subject}\0{predicate}".encode()).hexdigest())
+
+# --- a capture's two writes as one step ---------------------------------------------------------
+# `capture --contradicts` appends the new fact, then closes what it replaces: two files may change.
+# Before either write it records both in `.memstack/pending/<key>.json`, and removes that when done.
+# A process killed in between leaves the record; the next fact write (or promotion) finishes the
+# closings if the new fact was written, and drops the record if it was not. Never a closing that
+# points at a fact that was not written: the fact always comes first.
+PENDING = "pending"
+
+
+def _pending_path(store: Path, key: str) -> Path:
+    return files.local_dir(store, PENDING) / f"{key}.json"
+
+
+def finish_pending(store: Path) -> None:
+    """Finish the captures killed processes left half done (the ones no live process holds)."""
+    from memstack import jsonio
+
+    try:
+        names = sorted(n for n in os.listdir(store / files.LOCAL / PENDING) if n.endswith(".json"))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for name in names:
+        with files.try_locked(store, name[:-len(".json")]) as held:
+            path = store / files.LOCAL / PENDING / name
+            if not held or not path.exists():
+                continue  # a live capture is at it, or another process finished it
+            plan = jsonio.loads(path.read_bytes(), str(path))
+            if factindex.locate(store, [plan["new"]]):
+                where = factindex.locate(store, [c[0] for c in plan["closings"]])
+                todo = [Closing(*c) for c in plan["closings"] if c[0] in where and facts.is_open(where[c[0]][1])]
+                if todo:
+                    close_many(store, todo)
+            path.unlink()
 
 
 # --- writes --------------------------------------------------------------------------------------
@@ -51,6 +91,7 @@ def add(store: Path, *, subject: str, predicate: str, object: str, valid_from: A
     fact = facts.make(subject=subject, predicate=predicate, object=object, valid_from=valid_from,
                       recorded_at=recorded_at, agent=agent, confidence=confidence, table=table, source=source,
                       intake_id=intake_id, id=id, tier=tier)
+    finish_pending(store)
     append_many(store, [fact], check_ids=id is not None)
     return fact
 
@@ -89,17 +130,25 @@ def close_many(store: Path, closings: Sequence[Closing]) -> list[Fact]:
 
 
 def invalidate(store: Path, *, subject: str, predicate: str, valid_to: Any, recorded_at: Any,
-               object: str | None = None, superseded_by: str | None = None) -> list[Fact]:
+               object: str | None = None, superseded_by: str | None = None,
+               clock: Callable[[], int] | None = None) -> list[Fact]:
     """Close the open facts of subject+predicate (+object) that began before `valid_to`.
 
-    The closing is recorded at `recorded_at`. `superseded_by` defaults to a fact of the
-    same subject and predicate that begins exactly at `valid_to`, if the store holds one.
+    The closing is recorded at `recorded_at` (None: `clock()`, read once the lock is held).
+    `superseded_by` defaults to a fact of the same subject and predicate that begins
+    exactly at `valid_to`, if the store holds one.
     Nothing open to close is an error.
     """
     subject, predicate = facts.text(subject, "subject"), facts.text(predicate, "predicate")
     end = facts.timestamp(valid_to, "valid-to")
-    recorded = facts.timestamp(recorded_at, "recorded-at", transaction=True)
+    if recorded_at is None and clock is None:
+        raise MemstackError("bad recorded-at None: give a time")
+    recorded = facts.timestamp(clock() if recorded_at is None else recorded_at,  # type: ignore[misc]
+                               "recorded-at", transaction=True)
+    finish_pending(store)
     with _key_locked(store, subject, predicate):  # decide and close with no writer in between
+        if recorded_at is None:
+            recorded = facts.timestamp(clock(), "recorded-at", transaction=True)  # type: ignore[misc]
         known = factindex.versions(store, subject, predicate)
         candidates = [f for f in known if facts.is_open(f) and (object is None or f["object"] == object)]
         what = f"subject {subject!r}, predicate {predicate!r}" + ("" if object is None else f", object {object!r}")
@@ -121,17 +170,31 @@ def invalidate(store: Path, *, subject: str, predicate: str, valid_to: Any, reco
 
 def capture(store: Path, *, subject: str, predicate: str, object: str, valid_from: Any, recorded_at: Any,
             agent: str, contradicts: bool = False, confidence: Any = DEFAULT_CONFIDENCE,
-            source: str | None = None, id: str | None = None) -> tuple[Fact, list[Fact]]:
-    """Add a decision (table knowledge); with `contradicts`, first close what it replaces.
+            source: str | None = None, id: str | None = None,
+            clock: Callable[[], int] | None = None) -> tuple[Fact, list[Fact]]:
+    """Add a decision (table knowledge); with `contradicts`, also close what it replaces.
 
     Returns the new fact and the facts it closed (superseded_by = the new fact's id,
-    expired_at = its recorded_at). The priors are kept.
+    expired_at = its recorded_at). The priors are kept. `recorded_at` None takes
+    `clock()` once the subject+predicate lock is held, so a closing is never recorded
+    before a fact a concurrent capture recorded just ahead of it.
     """
-    new = facts.make(subject=subject, predicate=predicate, object=object, valid_from=valid_from,
-                     recorded_at=recorded_at, agent=agent, confidence=confidence, source=source, id=id)
-    schemas.validate("fact", new)
-    refuse_secrets(new)  # before the closings: nothing is written
-    with _key_locked(store, new["subject"], new["predicate"]):  # read, close, append as one step
+    from memstack import jsonio
+
+    def make(at: Any) -> Fact:
+        return facts.make(subject=subject, predicate=predicate, object=object, valid_from=valid_from,
+                          recorded_at=at, agent=agent, confidence=confidence, source=source, id=id)
+
+    if recorded_at is None and clock is None:
+        raise MemstackError("bad recorded-at None: give a time")
+    new = make(recorded_at if recorded_at is not None else clock())  # type: ignore[misc]
+    schemas.validate("fact", new)  # every argument checked before any lock or write
+    refuse_secrets(new)
+    finish_pending(store)
+    key = _key_name(new["subject"], new["predicate"])
+    with files.locked(store, key):  # read, append, close as one step
+        if recorded_at is None:
+            new = make(clock())  # type: ignore[misc]
         closings = []
         if contradicts:
             for prior in factindex.versions(store, new["subject"], new["predicate"]):
@@ -141,13 +204,21 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
                             f"bad valid-from {iso(new['valid_from'])}: the open fact {prior['id']} it contradicts begins"
                             f" {iso(prior['valid_from'])}; a contradicting fact must begin after it")
                     closings.append(Closing(prior["id"], new["valid_from"], new["recorded_at"], new["id"]))
+                    # a closing that would be refused is refused now, before anything is written
+                    facts.close(prior, valid_to=new["valid_from"], expired_at=new["recorded_at"])
                 elif prior["valid_to"] is not None and prior["valid_to"] > new["valid_from"]:
                     raise MemstackError(
                         f"bad valid-from {iso(new['valid_from'])}: fact {prior['id']} ({prior['object']!r}) holds until"
                         f" {iso(prior['valid_to'])} and is closed (closed facts never change); a contradicting fact"
                         " must begin at or after that")
-        closed = close_many(store, closings) if closings else []
+        if not closings:
+            append_many(store, [new], check_ids=id is not None)
+            return new, []
+        pending = _pending_path(store, key)
+        files.write_atomic(pending, jsonio.dumps_line({"new": new["id"], "closings": [list(c) for c in closings]}))
         append_many(store, [new], check_ids=id is not None)
+        closed = close_many(store, closings)
+        pending.unlink()
     return new, closed
 
 
@@ -200,8 +271,11 @@ def query_args(ts: Any, subject: str | None, as_of: Any) -> tuple[int, str | Non
             None if as_of is None else facts.timestamp(as_of, "as-of", transaction=True))
 
 
+MAX_LIMIT = 2**31 - 1  # SQLite takes 64 bits; nobody means more
+
+
 def recall_args(subject: str, now_ts: Any, limit: Any) -> tuple[str, int, int]:
     """recall's arguments checked (bad input is refused even where there is no store to ask)."""
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise MemstackError(f"bad limit {limit!r}: must be a whole number, 1 or more")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise MemstackError(f"bad limit {limit!r}: must be a whole number from 1 to {MAX_LIMIT}")
     return facts.text(subject, "subject"), facts.timestamp(now_ts, "now-ts"), limit

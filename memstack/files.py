@@ -1,10 +1,17 @@
 """Safe writes: whole-line appends under a lock, atomic replaces, no-overwrite creates.
 
-Locks live in `<store>/.memstack/locks/` (git-ignored), never beside the memory
-files, so they can never be committed as stray files.
+Locks live in `<store>/.memstack/locks/` and the temporary files of atomic writes
+in `<store>/.memstack/tmp/` (git-ignored, same file system, so the final rename
+stays atomic), never beside the memory files, so a killed run can never leave
+something a commit picks up. Temporary files a killed process left are removed
+by the next process that writes one.
+
+`MEMSTACK_TEST_KILL_AT=N` makes the process kill itself (SIGKILL) at its Nth
+write step (`crash_point`): the crash tests use it to interrupt a run anywhere.
 """
 
 import os
+import signal
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,20 +20,63 @@ from pathlib import Path
 from memstack.errors import MemstackError
 
 
+LOCAL = ".memstack"  # per clone, git-ignored: the fact index, locks, temporary files, pending work
+_KILL_STEPS = [0]
+
+
+def crash_point() -> None:
+    """A write step; with MEMSTACK_TEST_KILL_AT=N the Nth one kills the process (crash tests only)."""
+    at = os.environ.get("MEMSTACK_TEST_KILL_AT")
+    if at:
+        _KILL_STEPS[0] += 1
+        if _KILL_STEPS[0] == int(at):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def local_dir(store: Path, name: str) -> Path:
+    """`<store>/.memstack/<name>/`, made if missing; a clear error when something else sits there."""
+    folder = store / LOCAL / name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise MemstackError(f"{store / LOCAL}: not a folder — memstack keeps its index, locks and temporary files"
+                            f" there (never committed); move that file away, then retry") from None
+    return folder
+
+
+def _lock_path(store: Path, name: str) -> str:
+    return str(local_dir(store, "locks") / (name.replace("/", "__") + ".lock"))
+
+
 @contextmanager
 def locked(store: Path, relpath: str) -> Iterator[None]:
     """Hold an exclusive cross-process lock on one store file (by its store-relative path)."""
     from filelock import FileLock, Timeout
 
-    lock_dir = store / ".memstack" / "locks"
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(lock_dir / (relpath.replace("/", "__") + ".lock")))
+    lock = FileLock(_lock_path(store, relpath))
     try:
         # A short poll: the default 50 ms makes contended appends ~40x slower.
         with lock.acquire(timeout=60, poll_interval=0.002):
             yield
     except Timeout:
         raise MemstackError(f"{relpath}: another memstack process holds its lock for over 60 s") from None
+
+
+@contextmanager
+def try_locked(store: Path, name: str) -> Iterator[bool]:
+    """The lock `name` if no process holds it (True), else False at once, without waiting."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(_lock_path(store, name))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()
 
 
 def refuse_symlinks(store: Path, path: Path) -> None:
@@ -78,6 +128,7 @@ def append_held(path: Path, relpath: str, data: bytes) -> None:
     check_tail(path, relpath)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
+        crash_point()
         view = memoryview(data)
         while view:  # a regular file takes it in one write, short of a huge batch
             view = view[os.write(fd, view):]
@@ -86,8 +137,37 @@ def append_held(path: Path, relpath: str, data: bytes) -> None:
         os.close(fd)
 
 
+_CLEANED: set[Path] = set()
+
+
+def _temp_dir(path: Path) -> Path:
+    """Where the temporary file for `path` goes: its store's `.memstack/tmp/` (the nearest
+    ancestor holding memstack.yaml), or beside it outside a store (e.g. a merge driver's %A)."""
+    for folder in path.parents:
+        if (folder / "memstack.yaml").is_file():
+            tmp = local_dir(folder, "tmp")
+            if tmp not in _CLEANED:
+                _CLEANED.add(tmp)
+                _clean(tmp)
+            return tmp
+    return path.parent
+
+
+def _clean(tmp: Path) -> None:
+    """Remove the temporary files of processes that are gone (killed mid-write)."""
+    for entry in os.scandir(tmp):
+        pid = entry.name.split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                os.unlink(entry.path)
+            except PermissionError:  # alive, another user's
+                pass
+
+
 def _temp_beside(path: Path, data: bytes) -> str:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=_temp_dir(path), prefix=f"{os.getpid()}.{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -97,6 +177,7 @@ def _temp_beside(path: Path, data: bytes) -> str:
         os.unlink(tmp)
         raise
     os.chmod(tmp, 0o644)
+    crash_point()
     return tmp
 
 
@@ -112,8 +193,13 @@ def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data`: a reader or a crash sees the old file or the new, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_beside(path, data)
-    os.replace(tmp, path)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
     _fsync_dir(path.parent)
+    crash_point()
 
 
 def write_changed(store: Path, outputs: dict[str, bytes]) -> list[str]:

@@ -6,7 +6,9 @@ through GitPython's command wrapper, which runs the same binary.
 """
 
 import os
+import re
 import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,15 +33,44 @@ def no_git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return {k: v for k, v in env.items() if not k.startswith("GIT_") or k in _KEEP}
 
 
+_LOCKED = re.compile(r"Unable to create '([^']+\.lock)': File exists|cannot lock ref '[^']*': Unable to create"
+                     r" '([^']+\.lock)'")
+
+
+def locked_message(lock: str) -> str:
+    return (f"git is locked: {lock} exists — another git process is working in this repository, or one was killed"
+            f" (e.g. an interrupted commit); when no git process is running, remove {lock} and run the command again")
+
+
 def run(cwd: Path, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None,
         ok: Sequence[int] = (0,)) -> subprocess.CompletedProcess[bytes]:
-    """Run `git ARGS` in `cwd`; a return code outside `ok` raises MemstackError with git's words."""
-    proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True,
-                          env=None if env is None else dict(env))
-    if proc.returncode not in ok:
+    """Run `git ARGS` in `cwd`; a return code outside `ok` raises MemstackError with git's words.
+
+    git's own lock (`index.lock`, a ref's lock) held by another process: retried for about
+    two seconds, then a MemstackError naming the lock file and what to do."""
+    for attempt in range(20):
+        try:
+            proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True,
+                                  env=None if env is None else dict(env))
+        except OSError as exc:  # cwd gone or not a folder, git missing
+            raise MemstackError(f"git {' '.join(args[:2])} cannot run in {cwd}: {exc.strerror}") from None
+        if proc.returncode in ok:
+            return proc
         detail = proc.stderr.decode(errors="replace").strip() or proc.stdout.decode(errors="replace").strip()
-        raise MemstackError(f"git {' '.join(args[:2])} failed in {cwd}: {detail}")
-    return proc
+        lock = _LOCKED.search(detail)
+        if lock is None:
+            raise MemstackError(f"git {' '.join(args[:2])} failed in {cwd}: {detail}")
+        if attempt < 19:
+            time.sleep(0.1)
+    raise MemstackError(locked_message(lock.group(1) or lock.group(2)))
+
+
+def refuse_locked(cwd: Path) -> None:
+    """Exit 2 naming git's index lock if it is there now (before memstack writes anything it would commit)."""
+    lock = Path(out(cwd, "rev-parse", "--git-path", "index.lock", env=no_git_env()).strip())
+    lock = lock if lock.is_absolute() else cwd / lock
+    if lock.exists():
+        raise MemstackError(locked_message(str(lock)))
 
 
 def out(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:

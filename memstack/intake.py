@@ -39,6 +39,9 @@ def make_record(*, agent: str, content: str, created_at: Any, title: str = "", s
     if tier not in TIERS:
         raise MemstackError(f"bad tier {tier!r}: must be one of {', '.join(TIERS)}")
     ms = parse_ts(created_at, "created-at")
+    if ms < 0:  # the id and the day file carry it: say so before either is made
+        raise MemstackError(f"bad created-at {created_at!r}: a transaction time must lie between 1970-01-01"
+                            " and 9999-12-31 (UTC)")
     record: dict[str, Any] = {
         "id": ids.new_id(ms, agent), "content": content, "title": title, "source": source, "agent": agent,
         "tier": tier, "confidence": check_confidence(confidence), "keywords": list(keywords),

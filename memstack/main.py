@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from memstack import __version__
-from memstack.errors import MemstackError
+from memstack.errors import MemstackError, os_problem
 
 # Each module exports `register(subparsers, common)`; its parsers set `func`.
 COMMANDS = ("init", "intake", "soil", "handoff", "boot", "identity", "nest", "fact", "recall", "capture",
@@ -63,11 +63,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemstackError as exc:
         print(f"memstack: {exc.message}", file=sys.stderr)
         return exc.code
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:  # the file system refused (permissions, a file where a folder belongs): bad input
+        print(f"memstack: {os_problem(exc)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("memstack: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
 
 
 def entry() -> None:

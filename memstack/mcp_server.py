@@ -24,7 +24,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from memstack import __version__, boot, jsonio, tools
-from memstack.errors import MemstackError
+from memstack.errors import MemstackError, os_problem
 from memstack.names import NAME_RE
 from memstack.output import render_json
 from memstack.store import open_store
@@ -90,6 +90,8 @@ def build(store: str | None, agent: str | None, pg: str | None = None) -> Server
             document = await anyio.to_thread.run_sync(run)
         except MemstackError as exc:
             return _tool_error(exc.message)
+        except OSError as exc:  # the file system refused: the CLI's exit-2 line
+            return _tool_error(os_problem(exc))
         except Exception as exc:  # an OSError, a bug: one line in the server's log, no traceback to the client
             print(f"memstack mcp: tool {params.name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             return _tool_error(f"internal error in {params.name}: {type(exc).__name__}: {exc}")

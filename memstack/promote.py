@@ -229,36 +229,46 @@ def _commit(store: Path, message: str) -> str | None:
     """Commit kb/, intake/, the boot files and the handoffs they read (nothing else); None when
     they hold no change. Intake and those handoffs go along so the commit holds every source of
     what it derives, also when a second run finishes an interrupted one."""
-    from git import Repo  # GitPython: deferred, ~90 ms to import
-
-    repo = Repo(store)
     anchors = sorted(store.glob("session_anchor_*.json"))
     read_by_boot = [jsonio.loads(p.read_bytes(), p.name).get("handoff") for p in anchors]
     wanted = ["kb", "intake", "willow.md", *(p.name for p in anchors), *(h for h in read_by_boot if h)]
-    changed = repo.git.status("--porcelain", "-z", "--untracked-files=all", "--", *wanted)
+    changed = git.out(store, "status", "--porcelain", "-z", "--untracked-files=all", "--", *wanted)
     paths = sorted({entry[3:] for entry in changed.split("\0") if len(entry) > 3})
     if not paths:
         return None
-    repo.git.add("-A", "--", *paths)
-    if not repo.git.diff("--cached", "--name-only", "--", *paths):
+    git.run(store, "add", "-A", "--", *paths)
+    if not git.out(store, "diff", "--cached", "--name-only", "--", *paths).strip():
         return None
-    from git.exc import GitCommandError
-
     env = git.no_git_env()
     if git.identity_args(store):  # no identity configured: memstack signs its own commit
         env.update(GIT_AUTHOR_NAME="memstack", GIT_AUTHOR_EMAIL="memstack@localhost",
                    GIT_COMMITTER_NAME="memstack", GIT_COMMITTER_EMAIL="memstack@localhost")
+    files.crash_point()
     try:
-        repo.git.commit("-q", "-m", message, "--", *paths, env=env)  # through the hooks
-    except GitCommandError as exc:
-        detail = (exc.stderr or exc.stdout or "").strip().replace("stderr: ", "").strip("'")
+        git.run(store, "commit", "-q", "-m", message, "--", *paths, env=env)  # through the hooks
+    except MemstackError as exc:
+        if exc.message.startswith("git is locked"):
+            raise
+        detail = exc.message.partition(f"failed in {store}: ")[2] or exc.message
         raise MemstackError(f"the promotion commit was refused (the files are written; fix what the hook"
                             f" says, then run `memstack promote` again): {detail}") from None
-    return repo.head.commit.hexsha
+    return git.out(store, "rev-parse", "HEAD").strip()
+
+
+def _can_commit(store: Path) -> None:
+    """Refuse, before anything is written, a promotion whose commit could not be made."""
+    if not git.is_worktree(store):
+        raise MemstackError(f"{store} is not inside a git repository (no .git): promote commits its work — run it"
+                            " in the store's clone, or pass --no-commit")
+    git.refuse_locked(store)
 
 
 def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = True) -> dict[str, Any]:
+    if commit and not dry_run:
+        _can_commit(store)
     with files.locked(store, "promote"):
+        if not dry_run:
+            factstore.finish_pending(store)  # a capture a killed process left half done
         planned = plan(store)["routed"]
         counts = Counter(item["sub_tier"] for item in planned if item["ratified"] is None)
         ratified = sum(1 for item in planned if item["ratified"] is not None)

@@ -113,7 +113,7 @@ def open_store(explicit: str | os.PathLike[str] | None = None, cwd: Path | None 
 
 def resolve_agent(store: Store, agent: str | None) -> str:
     """--agent, then MEMSTACK_AGENT, then memory.default_agent in memstack.yaml."""
-    if agent:
+    if agent is not None:  # given, even empty: checked (an empty name is bad input, not "the default")
         return check_name(agent, "agent")
     if os.environ.get("MEMSTACK_AGENT"):
         return check_name(os.environ["MEMSTACK_AGENT"], "agent")

@@ -8,21 +8,31 @@ from memstack.errors import MemstackError
 
 _INT_RE = re.compile(r"-?[0-9]+")
 
+# What a timestamp may be anywhere: ISO-8601 output keeps four-digit years, SQLite holds it.
+MIN_MS = -30610224000000  # 1000-01-01T00:00:00Z
+MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
+
+
+def _bounded(ms: int, value: object, field: str) -> int:
+    if not MIN_MS <= ms <= MAX_MS:
+        raise MemstackError(f"bad {field} {value!r}: must lie between 1000-01-01 and 9999-12-31 (UTC)")
+    return ms
+
 
 def parse_ts(value: object, field: str) -> int:
     """Parse integer ms or ISO-8601 (a time without an offset is UTC) into integer ms."""
     if isinstance(value, bool):
         raise MemstackError(f"bad {field} {value!r}: expected integer milliseconds or ISO-8601")
     if isinstance(value, int):
-        return value
+        return _bounded(value, value, field)
     if isinstance(value, float):
         if math.isfinite(value) and value == int(value):
-            return int(value)
+            return _bounded(int(value), value, field)
         raise MemstackError(f"bad {field} {value!r}: expected integer milliseconds or ISO-8601")
     if isinstance(value, str):
         text = value.strip()
         if _INT_RE.fullmatch(text):
-            return int(text)
+            return _bounded(int(text) if len(text) < 30 else MAX_MS + 1, value, field)
         try:
             if not text.isascii():
                 raise ValueError  # datetime and int() accept other scripts' digits; a timestamp is ASCII
@@ -32,7 +42,7 @@ def parse_ts(value: object, field: str) -> int:
         else:
             if parsed.tzinfo is None:
                 parsed = parsed.replace(tzinfo=timezone.utc)
-            return int(round(parsed.timestamp() * 1000))
+            return _bounded(int(round(parsed.timestamp() * 1000)), value, field)
     raise MemstackError(
         f"bad {field} {value!r}: expected integer milliseconds or ISO-8601 (e.g. 2026-11-30T12:00:00Z)"
     )

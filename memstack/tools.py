@@ -159,7 +159,7 @@ def call(tool_name: str, arguments: Mapping[str, Any] | None, *, store: str | No
     if tool is None:
         raise MemstackError(f"unknown tool {tool_name!r}: the tools are {', '.join(sorted(TOOLS))}")
     args = tool.check(arguments)
-    if "agent" in args and not args["agent"]:
+    if "agent" in args and args["agent"] is None:  # not given; "" is given, and refused as the CLI refuses it
         args["agent"] = agent
     if tool.reads_facts:
         from memstack.readers import fact_reader

@@ -4,6 +4,7 @@ import getpass
 from typing import Any
 
 from memstack import binder, git
+from memstack.errors import MemstackError
 from memstack.output import emit
 from memstack.store import Store, open_store
 from memstack.times import now_ms
@@ -46,6 +47,8 @@ def _who(store: Store) -> str:
 
 def run_decide(args: Any) -> int:
     store = open_store(args.store)
+    if args.by is not None and not args.by.strip():  # given empty: bad input, not "the default"
+        raise MemstackError(f"bad --by {args.by!r}: must name who decides")
     record = binder.decide(store.root, args.id, args.verb, args.by or _who(store), now_ms(), args.note)
     emit(args, record, f"{binder.PAST[args.verb]} {args.id} (recorded in {binder.DECISIONS}; commit it for review)")
     return 0

@@ -1,4 +1,4 @@
-"""`memstack capture`: record a decision; with --contradicts, close the one it replaces first."""
+"""`memstack capture`: record a decision; with --contradicts, also close the one it replaces."""
 
 from typing import Any
 
@@ -15,7 +15,7 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--valid-from", required=True, metavar="TS", help="when it became true (ms or ISO-8601)")
     writer(p)
     p.add_argument("--contradicts", action="store_true",
-                   help="first close the open fact of this subject and predicate at --valid-from (it is kept)")
+                   help="also close the open fact of this subject and predicate at --valid-from (it is kept)")
     p.set_defaults(func=run)
 
 
@@ -26,7 +26,7 @@ def capture_document(store: Store, *, subject: Any, predicate: Any, object: Any,
     from memstack import factstore
 
     new, closed = factstore.capture(store.root, subject=subject, predicate=predicate, object=object,
-                                    valid_from=valid_from, recorded_at=now_ms() if recorded_at is None else recorded_at,
+                                    valid_from=valid_from, recorded_at=recorded_at, clock=now_ms,
                                     agent=resolve_agent(store, agent), contradicts=contradicts,
                                     confidence=confidence, source=source)
     return [new, *closed]

@@ -97,7 +97,7 @@ def invalidate_document(store: Store, *, subject: Any, predicate: Any, valid_to:
     from memstack import factstore
 
     return factstore.invalidate(store.root, subject=subject, predicate=predicate, object=object, valid_to=valid_to,
-                                recorded_at=now_ms() if recorded_at is None else recorded_at)
+                                recorded_at=recorded_at, clock=now_ms)
 
 
 def run_add(args: Any) -> int:

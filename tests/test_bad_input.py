@@ -1,0 +1,162 @@
+"""Bad input, every verb: exit 2, one line on stderr naming what was wrong, no traceback, nothing written.
+
+One store serves the whole corpus (each case proves it left the store as it found it); the
+cases run as real `memstack` subprocesses, as a user or an agent would call them.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import MEMSTACK, git, memstack, tree_snapshot
+
+NOW = "2026-03-01T00:00:00Z"
+FACT = ("--subject", "db", "--predicate", "decided", "--object", "sqlite")
+
+
+def _args(*parts: str) -> tuple[str, ...]:
+    return parts
+
+
+# (arguments, what the message must name); `{dir}`, `{bin}`, `{id}` and `{store}` are filled in.
+CASES = [
+    # intake
+    (_args("intake", "write", "--content", "x", "--created-at", "99999999999999999999"), "created-at"),
+    (_args("intake", "write", "--content", "x", "--created-at", "253402300800000"), "created-at"),
+    (_args("intake", "write", "--content", "x", "--created-at", "-1"), "created-at"),
+    (_args("intake", "write", "--content", "x", "--created-at", "10000-01-01T00:00:00Z"), "created-at"),
+    (_args("intake", "write", "--content", "x", "--created-at", "2026-13-01"), "created-at"),
+    (_args("intake", "write", "--content", "x", "--agent", ""), "agent"),
+    (_args("intake", "write", "--content", "x", "--agent", "../etc"), "agent"),
+    (_args("intake", "write", "--content", "x", "--agent", "Alice"), "agent"),
+    (_args("intake", "write", "--content", ""), "content"),
+    (_args("intake", "write", "--content", "   "), "content"),
+    (_args("intake", "write", "--content", "x", "--tier", "gospel"), "tier"),
+    (_args("intake", "write", "--content", "x", "--confidence", "1.5"), "confidence"),
+    (_args("intake", "write", "--content", "x", "--confidence", "nan"), "confidence"),
+    (_args("intake", "write", "--content", "x", "--confidence", "high"), "confidence"),
+    (_args("intake", "write", "--content", "x", "--relevance-score", "-0.1"), "relevance-score"),
+    (_args("intake", "write", "--content", "x", "--subject", "s"), "subject"),
+    (_args("intake", "write", "--content", "x", "--subject", "s", "--predicate", " ", "--object", "o"),
+     "predicate"),
+    (_args("intake", "list", "--agent", "a b"), "agent"),
+    # soil
+    (_args("soil", "put", "Notes", "k", "--value", "1"), "collection"),
+    (_args("soil", "put", "notes", "../k", "--value", "1"), "key"),
+    (_args("soil", "put", "notes", "k", "--value", "{{bad"), "value"),
+    (_args("soil", "put", "notes", "k", "--file", "/nonexistent/value.json"), "file"),
+    (_args("soil", "put", "notes", "k", "--value", "1", "--store", "{bin}"), "binary.md"),
+    (_args("soil", "get", "notes", "missing"), "missing"),
+    (_args("soil", "update", "notes", "missing", "--value", "1"), "missing"),
+    (_args("soil", "expire", "notes", "kept", "--at", "99999999999999999999"), "--at"),
+    (_args("soil", "expire", "notes", "kept", "--at", "yesterday"), "--at"),
+    (_args("soil", "list", "a/b"), "collection"),
+    # handoff, boot, nest
+    (_args("handoff", "write", "--agent", "alice", "--file", "/nonexistent/h.md"), "file"),
+    (_args("handoff", "write", "--agent", "alice", "--file", "{dir}/incomplete.md"), "date"),
+    (_args("handoff", "write", "--agent", "Bad"), "agent"),
+    (_args("handoff", "show", "--agent", "x/y"), "agent"),
+    (_args("boot", "show", "--agent", ".."), "agent"),
+    (_args("boot", "rebuild", "--agent", "a b"), "agent"),
+    (_args("nest", "/nonexistent/doc.md"), "file"),
+    (_args("nest", "{dir}"), "file"),
+    (_args("nest", "{bin}"), "file"),
+    (_args("nest", "{dir}/incomplete.md", "--agent", ""), "agent"),
+    # fact
+    (_args("fact", "add", *FACT, "--valid-from", "soon", "--recorded-at", NOW), "valid-from"),
+    (_args("fact", "add", *FACT, "--valid-from", NOW, "--recorded-at", "-5"), "recorded-at"),
+    (_args("fact", "add", *FACT, "--valid-from", "99999999999999999999", "--recorded-at", NOW), "valid-from"),
+    (_args("fact", "add", *FACT, "--valid-from", NOW, "--recorded-at", NOW, "--confidence", "2"), "confidence"),
+    (_args("fact", "add", *FACT, "--valid-from", NOW, "--recorded-at", NOW, "--table", "gossip"), "table"),
+    (_args("fact", "add", "--subject", "", "--predicate", "p", "--object", "o", "--valid-from", NOW,
+           "--recorded-at", NOW), "subject"),
+    (_args("fact", "add", *FACT, "--valid-from", NOW, "--recorded-at", NOW, "--agent", ""), "agent"),
+    (_args("fact", "get-valid-at", "--ts", "whenever"), "ts"),
+    (_args("fact", "get-valid-at", "--ts", NOW, "--as-of", "-1"), "as-of"),
+    (_args("fact", "history", "--subject", ""), "subject"),
+    (_args("fact", "invalidate", "--subject", "nobody", "--predicate", "p", "--valid-to", NOW), "nobody"),
+    (_args("fact", "invalidate", "--subject", "db", "--predicate", "decided", "--valid-to", "later"), "valid-to"),
+    (_args("fact", "invalidate", "--subject", "db", "--predicate", "decided", "--valid-to",
+           "2025-01-01T00:00:00Z"), "valid-to"),
+    # recall, capture
+    (_args("recall", "--subject", "db", "--now-ts", "noon"), "now-ts"),
+    (_args("recall", "--subject", "db", "--now-ts", NOW, "--limit", "0"), "limit"),
+    (_args("recall", "--subject", "db", "--now-ts", NOW, "--limit", "99999999999999999999999"), "limit"),
+    (_args("recall", "--subject", "", "--now-ts", NOW), "subject"),
+    (_args("capture", *FACT, "--valid-from", "soon"), "valid-from"),
+    (_args("capture", *FACT, "--valid-from", NOW, "--recorded-at", "99999999999999999999"), "recorded-at"),
+    (_args("capture", *FACT, "--valid-from", NOW, "--agent", ""), "agent"),
+    (_args("capture", *FACT, "--valid-from", NOW, "--confidence", "-1"), "confidence"),
+    (_args("capture", "--subject", "db", "--predicate", "decided", "--object", "mysql", "--valid-from",
+           "2025-06-01T00:00:00Z", "--recorded-at", NOW, "--contradicts"), "valid-from"),
+    # promote, binder
+    (_args("promote", "--now-ts", "tomorrow"), "now-ts"),
+    (_args("promote", "--now-ts", "99999999999999999999"), "now-ts"),
+    (_args("binder", "ratify", "0123456789abcdef0123456789abcdef"), "0123456789abcdef0123456789abcdef"),
+    (_args("binder", "reject", "not an id"), "not an id"),
+    (_args("binder", "ratify", "{id}", "--by", ""), "by"),
+    # check, review, merge-driver, textconv, identity
+    (_args("check", "--range", "nothing..HEAD"), "nothing"),
+    (_args("check", "--range", "a..b..c"), "range"),
+    (_args("review", "nothing..HEAD"), "nothing"),
+    (_args("review", "HEAD"), "a..b"),
+    (_args("merge-driver", "/nonexistent/o", "/nonexistent/a", "/nonexistent/b", "kb/promotions.jsonl"),
+     "/nonexistent/"),
+    (_args("textconv", "/nonexistent/file.jsonl"), "file"),
+    (_args("textconv", "{dir}"), "{dir}"),
+    (_args("identity", "check", "--agent", "Bad"), "agent"),
+    # init, and the store itself
+    (_args("init", "{bin}"), "path"),
+    (_args("init", "{dir}/new", "--agent", "Not A Name"), "agent"),
+    (_args("--store", "/nonexistent/store", "intake", "list"), "/nonexistent/store"),
+]
+
+
+@pytest.fixture(scope="module")
+def corpus_store(tmp_path_factory: pytest.TempPathFactory, _store_template: Path) -> tuple[Path, Path, str]:
+    """A store with an intake record waiting in the Binder, a fact, a SOIL record; and a folder of inputs."""
+    root = tmp_path_factory.mktemp("corpus") / "store"
+    shutil.copytree(_store_template, root, symlinks=True)
+    ok = [memstack("intake", "write", "--content", "maybe", "--created-at", "2026-01-02T00:00:00Z", cwd=root),
+          memstack("capture", *FACT, "--valid-from", "2026-01-01T00:00:00Z", "--recorded-at",
+                   "2026-01-01T00:00:00Z", cwd=root),
+          memstack("soil", "put", "notes", "kept", "--value", "1", cwd=root)]
+    assert all(r.returncode == 0 for r in ok), [r.stderr for r in ok]
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "memory")
+    assert memstack("promote", "--now-ts", NOW, cwd=root).returncode == 0
+    waiting = json.loads(memstack("binder", "list", "--json", cwd=root).stdout)
+    inputs = tmp_path_factory.mktemp("inputs")
+    (inputs / "incomplete.md").write_text("---\nagent: alice\n---\n# a handoff with no sections\n")
+    (inputs / "binary.md").write_bytes(b"\xff\xfe\x00bad")
+    return root, inputs, waiting[0]["id"]
+
+
+@pytest.mark.parametrize(("args", "names"), CASES, ids=[" ".join(a)[:60] for a, _ in CASES])
+def test_bad_input_is_exit_2_one_line_naming_it_and_nothing_written(
+        corpus_store: tuple[Path, Path, str], args: tuple[str, ...], names: str) -> None:
+    root, inputs, waiting = corpus_store
+    filled = [a.format(dir=inputs, bin=inputs / "binary.md", id=waiting, store=root) for a in args]
+    status, files = git(root, "status", "--porcelain").stdout, tree_snapshot(root)
+    result = memstack(*filled, cwd=root, input="")
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("memstack"), result.stderr
+    assert names.format(dir=inputs).lower() in lines[0].lower(), lines[0]
+    assert result.stdout == ""
+    assert git(root, "status", "--porcelain").stdout == status
+    assert tree_snapshot(root) == files
+    assert not any((root / ".memstack" / "tmp").iterdir()) if (root / ".memstack" / "tmp").exists() else True
+    assert not (inputs / "new").exists()
+
+
+def test_the_corpus_covers_every_verb() -> None:
+    verbs = {args[0] if args[0] != "--store" else args[2] for args, _ in CASES}
+    assert verbs >= {"intake", "soil", "handoff", "boot", "nest", "fact", "recall", "capture", "promote", "binder",
+                     "check", "review", "merge-driver", "textconv", "identity", "init"}
+    assert len(CASES) >= 60
