@@ -58,9 +58,10 @@ class FileReader:
         return factstore.recall(self.root, subject, now_ts, limit)
 
 
-def add_pg_option(parser: argparse.ArgumentParser) -> None:
+def add_pg_option(parser: argparse.ArgumentParser, what: str = "answer") -> None:
+    """`--pg [DSN]`: None when absent, "" when given bare (then `pg_dsn` looks the DSN up)."""
     parser.add_argument("--pg", nargs="?", const="", default=None, metavar="DSN",
-                        help="answer from the PostgreSQL replica (`memstack pg sync`) at DSN (default: MEMSTACK_PG,"
+                        help=f"{what} from the PostgreSQL replica (`memstack pg sync`) at DSN (default: MEMSTACK_PG,"
                              " then replica.postgres in memstack.yaml)")
 
 

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 
 from helpers import git, memstack
 from memstack import git as gitlib

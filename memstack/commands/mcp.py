@@ -5,6 +5,7 @@ from typing import Any
 from memstack.errors import MemstackError
 from memstack.names import check_name
 from memstack.output import note
+from memstack.readers import add_pg_option, pg_dsn
 from memstack.store import locate
 
 
@@ -13,17 +14,13 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--agent", metavar="A",
                    help="the tools' default agent (a tool's `agent` argument wins; default: MEMSTACK_AGENT,"
                         " then memory.default_agent)")
-    p.add_argument("--pg", nargs="?", const="", default=None, metavar="DSN",
-                   help="answer recall, fact_get_valid_at and fact_history from the PostgreSQL replica at DSN"
-                        " (default: MEMSTACK_PG, then replica.postgres); the other tools use the store")
+    add_pg_option(p, "answer recall, fact_get_valid_at and fact_history (the other tools use the store)")
     p.set_defaults(func=run)
 
 
 def run(args: Any) -> int:
     if args.agent is not None:
         check_name(args.agent, "agent")
-    from memstack.readers import pg_dsn
-
     pg = pg_dsn(args.store, args.pg)
     try:  # the store is resolved on every call, as the CLI does; say early if there is none yet
         if locate(args.store) is None:

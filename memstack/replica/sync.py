@@ -51,17 +51,16 @@ class Report:
                 "inserted": self.inserted, "deleted": self.deleted}
 
 
-def head(root: Path) -> Head:
-    """HEAD of the repository holding the store, and the store's own tree in it (the store may be a folder)."""
+def head(root: Path, cat: git.CatFile) -> Head:
+    """HEAD of the repository holding the store, and the store's own tree in it (the store may be a folder:
+    `COMMIT:./` is the tree of the folder git runs in)."""
     from memstack import config
 
     commit = git.rev_parse(root, "HEAD")
     if commit is None:
         raise MemstackError(f"{root}: nothing committed yet — the replica copies committed memory only")
-    prefix = git.out(root, "rev-parse", "--show-prefix").strip()
-    tree = git.rev_parse(root, f"{commit}:{prefix}")
-    with git.CatFile(root) as cat:
-        text = cat.read(f"{commit}:{prefix}{config.CONFIG_NAME}")
+    tree = git.rev_parse(root, f"{commit}:./")
+    text = None if tree is None else cat.read(f"{tree}:{config.CONFIG_NAME}")
     if tree is None or text is None:
         raise MemstackError(f"{root}: HEAD ({commit[:12]}) holds no committed {config.CONFIG_NAME} for this store"
                             " — commit the store first")
@@ -185,7 +184,12 @@ def _copy(cur: Any, cat: git.CatFile, table: Table, plans: list[_Plan], report: 
 
 def sync(root: Path, dsn: str) -> Report:
     """Bring the replica at `dsn` to the committed memory at HEAD of the store at `root`."""
-    target = head(root)
+    with git.CatFile(root) as cat:
+        target = head(root, cat)
+        return _sync(root, dsn, target, cat)
+
+
+def _sync(root: Path, dsn: str, target: Head, cat: git.CatFile) -> Report:
     conn = db.connect(dsn, "connect")
     try:
         with db.translated(dsn, "sync the replica"), conn.transaction(), conn.cursor() as cur:
@@ -194,22 +198,21 @@ def sync(root: Path, dsn: str) -> Report:
             previous = held[0] if held else None
             if held is not None and held[0] == target.commit:
                 return Report(target.commit, previous, "unchanged")
-            with git.CatFile(root) as cat:
-                known = held is not None and cat.read_object(held[1]) is not None
-                report = Report(target.commit, previous, "incremental" if known else "full")
-                if held is None:
-                    _recreate(cur)
-                elif not known:
-                    _empty(cur)
-                old_tree = held[1] if held is not None and known else git.EMPTY_TREE
-                changes = git.tree_diffs(root, [(old_tree, target.tree)])[0]
-                by_table: dict[str, list[git.Change]] = {}
-                for table, change in _memory_changes(changes):
-                    by_table.setdefault(table.name, []).append(change)
-                report.files = sum(len(c) for c in by_table.values())
-                for table in TABLES:
-                    plans = _apply_deletes(cur, cat, by_table.get(table.name, []), table, report)
-                    _copy(cur, cat, table, plans, report)
+            known = held is not None and cat.read_object(held[1]) is not None
+            report = Report(target.commit, previous, "incremental" if known else "full")
+            if held is None:
+                _recreate(cur)
+            elif not known:
+                _empty(cur)
+            old_tree = held[1] if held is not None and known else git.EMPTY_TREE
+            changes = git.tree_diffs(root, [(old_tree, target.tree)])[0]
+            by_table: dict[str, list[git.Change]] = {}
+            for table, change in _memory_changes(changes):
+                by_table.setdefault(table.name, []).append(change)
+            report.files = sum(len(c) for c in by_table.values())
+            for table in TABLES:
+                plans = _apply_deletes(cur, cat, by_table.get(table.name, []), table, report)
+                _copy(cur, cat, table, plans, report)
             if report.mode == "full":
                 for table in TABLES:
                     for sql in table.index_ddl():
