@@ -423,3 +423,12 @@ def test_the_checks_find_every_credential_of_the_corpus_as_the_write_paths_do(re
         assert f"{kind} in content" in found.get((log, n + 1), set()), name
         assert f"{kind} in text" in found.get((handoff, first + 2 * n), set()), name
     assert_silent(result.stdout + result.stderr, *(line for line, _ in SECRETS.values()))
+
+
+def test_redact_screens_a_long_list_and_walks_only_the_items_it_hits() -> None:
+    items = [{"object": f"use git {n} https://example.com/{n}", "tags": ["a"]} for n in range(200)]
+    items[150] = {"object": "ok", "tags": [f"x {GH}"]}
+    redacted = secrets.redact({"facts": items, "title": f"key {AWS_ID}"})
+    assert redacted["title"] == "[redacted: AWS Access Key]"
+    assert redacted["facts"][150] == {"object": "ok", "tags": ["[redacted: GitHub Token]"]}
+    assert all(redacted["facts"][n] is items[n] for n in range(200) if n != 150)  # not walked
