@@ -101,8 +101,8 @@ def _shape(pattern: str) -> Callable[[str, str], bool]:
     return lambda text, low: bool((first and first.search(text)) or second.search(low))
 
 
-_STAGES = tuple((words, tuple(re.compile(p.encode()) for p in in_bytes), _assignment if shape is None else _shape(shape))
-                for words, in_bytes, shape in _GROUPS)
+_STAGES = tuple((words, tuple(re.compile(p.encode()) for p in in_bytes),
+                 _assignment if shape is None else _shape(shape)) for words, in_bytes, shape in _GROUPS)
 _ASSIGNMENTS = len(_STAGES) - 1  # the password-assignment stage
 _NAMED = re.compile(_KEYWORD, re.IGNORECASE)
 

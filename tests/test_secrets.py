@@ -88,7 +88,8 @@ def test_a_change_is_read_only_where_it_adds_lines() -> None:
 
 SOIL_PASSWORD = '{"db": {"host": "db.internal", "password": "' + "Tr0ub4dor&3" + '"}}'
 BASIC_URL = "https://" + "deploy:" + "s3cr3tPassw0rd" + "@git.example.com/x.git"
-HANDOFF = "## Open threads\n\n- rotate {token}\n\n## Capability table\n\n| capability | status |\n|---|---|\n| x | ok |\n"
+HANDOFF = ("## Open threads\n\n- rotate {token}\n\n"
+           "## Capability table\n\n| capability | status |\n|---|---|\n| x | ok |\n")
 
 WRITES = [  # (argv, stdin, the field and kind the message must name, the secret)
     (["intake", "write", "--content", f"env dump: AWS_ACCESS_KEY_ID={AWS_ID}"], None,
@@ -222,7 +223,7 @@ def test_the_hook_refuses_a_credential_in_every_memory_file(repo: Path) -> None:
         "session_anchor_alice.json": ("GitLab Token in value", SECRETS["gitlab personal token"][0]),
     }
     secret = {path: value for path, (_, value) in planted.items()}
-    write(repo, "intake/alice/2026-01-01.jsonl", jsonl(intake(1, content=f"key {secret['intake/alice/2026-01-01.jsonl']}")))
+    write(repo, "intake/alice/2026-01-01.jsonl", jsonl(intake(1, content=f"key {AWS_ID}")))
     write(repo, "kb/facts/alice/2026-01.jsonl", jsonl(fact("0193ab0000000000aaaaaaaaaaaaaaaa",
                                                           obj=f"{PEM}\nMIIEabc\n-----END")))
     write(repo, "store/session/db.json", json.dumps({"collection": "session", "key": "db", "value":
