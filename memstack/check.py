@@ -88,6 +88,7 @@ class Checker:
         self.repo = repo
         self.folder = folder  # the store's folder in the repository: "" or ".memory/"
         self.blobs = git.CatFile(repo)
+        self._last: tuple[str, bytes] | None = None  # the blob read last: I8 reads the new side again
 
     def close(self) -> None:
         self.blobs.close()
@@ -101,9 +102,12 @@ class Checker:
     # ---- reading ------------------------------------------------------------------------------
 
     def _blob(self, sha: str) -> bytes:
+        if self._last is not None and self._last[0] == sha:
+            return self._last[1]
         data = self.blobs.read(sha)
         if data is None:
             raise MemstackError(f"git has no object {sha} (a shallow or partial clone? fetch the full history)")
+        self._last = (sha, data)
         return data
 
     def _old(self, change: Change) -> bytes | None:

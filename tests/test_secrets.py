@@ -88,7 +88,8 @@ def test_a_change_is_read_only_where_it_adds_lines() -> None:
 
 SOIL_PASSWORD = '{"db": {"host": "db.internal", "password": "' + "Tr0ub4dor&3" + '"}}'
 BASIC_URL = "https://" + "deploy:" + "s3cr3tPassw0rd" + "@git.example.com/x.git"
-HANDOFF = "## Open threads\n\n- rotate {token}\n\n## Capability table\n\n| capability | status |\n|---|---|\n| x | ok |\n"
+HANDOFF = ("## Open threads\n\n- rotate {token}\n\n"
+           "## Capability table\n\n| capability | status |\n|---|---|\n| x | ok |\n")
 
 WRITES = [  # (argv, stdin, the field and kind the message must name, the secret)
     (["intake", "write", "--content", f"env dump: AWS_ACCESS_KEY_ID={AWS_ID}"], None,
@@ -222,7 +223,7 @@ def test_the_hook_refuses_a_credential_in_every_memory_file(repo: Path) -> None:
         "session_anchor_alice.json": ("GitLab Token in value", SECRETS["gitlab personal token"][0]),
     }
     secret = {path: value for path, (_, value) in planted.items()}
-    write(repo, "intake/alice/2026-01-01.jsonl", jsonl(intake(1, content=f"key {secret['intake/alice/2026-01-01.jsonl']}")))
+    write(repo, "intake/alice/2026-01-01.jsonl", jsonl(intake(1, content=f"key {AWS_ID}")))
     write(repo, "kb/facts/alice/2026-01.jsonl", jsonl(fact("0193ab0000000000aaaaaaaaaaaaaaaa",
                                                           obj=f"{PEM}\nMIIEabc\n-----END")))
     write(repo, "store/session/db.json", json.dumps({"collection": "session", "key": "db", "value":
@@ -423,3 +424,12 @@ def test_the_checks_find_every_credential_of_the_corpus_as_the_write_paths_do(re
         assert f"{kind} in content" in found.get((log, n + 1), set()), name
         assert f"{kind} in text" in found.get((handoff, first + 2 * n), set()), name
     assert_silent(result.stdout + result.stderr, *(line for line, _ in SECRETS.values()))
+
+
+def test_redact_screens_a_long_list_and_walks_only_the_items_it_hits() -> None:
+    items = [{"object": f"use git {n} https://example.com/{n}", "tags": ["a"]} for n in range(200)]
+    items[150] = {"object": "ok", "tags": [f"x {GH}"]}
+    redacted = secrets.redact({"facts": items, "title": f"key {AWS_ID}"})
+    assert redacted["title"] == "[redacted: AWS Access Key]"
+    assert redacted["facts"][150] == {"object": "ok", "tags": ["[redacted: GitHub Token]"]}
+    assert all(redacted["facts"][n] is items[n] for n in range(200) if n != 150)  # not walked
