@@ -40,7 +40,8 @@ class Cluster:
         self.pg_ctl = pg_ctl
         self.fsync = fsync
         self.as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-        self.dir = Path(tempfile.mkdtemp(prefix="mspg-"))  # short: the socket path must fit 107 bytes
+        # In /tmp, not TMPDIR: the socket path must fit 107 bytes, and the server's user must reach the folder.
+        self.dir = Path(tempfile.mkdtemp(prefix="mspg-", dir="/tmp" if os.path.isdir("/tmp") else None))
         if self.as_postgres:
             shutil.chown(self.dir, "postgres")
         subprocess.run([*self.as_postgres, initdb, "-D", str(self.dir / "data"), "-A", "trust", "-U", "postgres",

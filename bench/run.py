@@ -551,6 +551,8 @@ def pg_cluster(b: Bench) -> Any:
             b.cache["pg"] = pgserver.Cluster(fsync=True)  # durable, as a real server
         except pgserver.Missing as exc:
             b.cache["pg"] = Outcome(unavailable=str(exc))
+        except Exception as exc:  # once, not once a row
+            b.cache["pg"] = Outcome(note=f"failed: PostgreSQL did not start: {exc}")
     return b.cache["pg"]
 
 
