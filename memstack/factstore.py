@@ -143,6 +143,8 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
                         f"bad valid-from {iso(new['valid_from'])}: fact {prior['id']} ({prior['object']!r}) holds until"
                         f" {iso(prior['valid_to'])} and is closed (closed facts never change); a contradicting fact"
                         " must begin at or after that")
+        if closings:  # the successor names what it closed: a rival closing stays derivable (docs/merge.md)
+            new["supersedes"] = [c.fact_id for c in closings]
         closed = close_many(store, closings) if closings else []
         append_many(store, [new], check_ids=id is not None)
     return new, closed

@@ -28,7 +28,11 @@ def recall_document(root: Path | None, *, subject: Any, now_ts: Any = None, limi
         return []
     if limit is None:
         limit = Store(root).config.get("memory", "recall_limit")
-    return factstore.recall(root, subject, now, limit)
+    found = factstore.recall(root, subject, now, limit)
+    from memstack.disputes import disputed_with  # two agents disagree: both sides shown, each marked
+
+    others = disputed_with(found)
+    return [{**f, "disputed_with": others[f["id"]]} if f["id"] in others else f for f in found]
 
 
 def run(args: Any) -> int:
@@ -36,5 +40,7 @@ def run(args: Any) -> int:
 
     # A named path that is no store is an error; no store at all answers nothing.
     found = recall_document(locate(args.store), subject=args.subject, now_ts=args.now_ts, limit=args.limit)
-    emit(args, found, lambda: render(found, f"nothing recalled about {args.subject!r}"))
+    emit(args, found, lambda: "\n".join(
+        render([f]) + (f"  DISPUTED with {', '.join(f['disputed_with'])} (`memstack binder list`)"
+                       if f.get("disputed_with") else "") for f in found) or f"nothing recalled about {args.subject!r}")
     return 0
