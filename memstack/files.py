@@ -17,7 +17,8 @@ from memstack.errors import MemstackError
 def committing(store: Path, exclusive: bool = True) -> Iterator[None]:
     """The commit window: `memstack sync` holds it exclusively while it stages and commits (the
     pre-commit framework stashes unstaged changes during a commit, so a write landing then could
-    be lost); every write under `locked` holds it shared, so writes wait for the commit, no longer."""
+    be lost); every write under `locked` holds it shared, so writes wait for the commit, no longer.
+    Nothing that runs inside a git hook may take `locked`: the hook runs while sync holds the window."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - no flock: no window

@@ -197,3 +197,19 @@ def test_the_check_refuses_a_re_closing_that_is_not_the_merge_rule(store: Path) 
     assert rules.closing_problems(late, edited)
     reopened = {**early, "superseded_by": None}
     assert rules.closing_problems(late, reopened)
+
+
+def test_rejecting_one_side_closes_it_and_settles_a_two_sided_disagreement(outcomes: dict) -> None:
+    repo, names = outcomes[("alice", "merge")]  # (last in the module: the read-only tests above use it too)
+    decided = memstack("binder", "reject", names["wednesday"]["id"], "--by", "lead", "--note", "friday it is",
+                       "--json", cwd=repo)
+    assert decided.returncode == 0, decided.stderr
+    assert json.loads(decided.stdout)["closed"] == [names["wednesday"]["id"]]
+    [wednesday] = [f for f in json.loads(memstack("fact", "history", "--subject", SUBJECT, "--json", cwd=repo).stdout)
+                   if f["object"] == "wednesday"]
+    assert wednesday["valid_to"] is not None and wednesday["superseded_by"] is None
+    assert [i for i in json.loads(memstack("binder", "list", "--json", cwd=repo).stdout)
+            if i.get("kind") == "dispute"] == []
+    commit(repo, "reject wednesday")
+    push(repo)
+    check_history(repo)
