@@ -78,16 +78,20 @@ def disputed_with(facts: list[Fact]) -> dict[str, list[str]]:
 # --- the store: what waits in the Binder, and a human's decision ----------------------------------
 
 def waiting(store: Any) -> list[dict[str, Any]]:
-    """Every disagreement in the store's facts (through the fact index: only subject+predicate keys
-    holding two or more open facts are read), as `binder list` shows it."""
+    """Every disagreement in the store's facts (through the fact index: only the open facts of the
+    subject+predicate keys holding two or more are read, then the predecessors by id), as `binder list`
+    shows it."""
     from memstack import factindex
     from memstack.times import iso
 
     found = []
-    for subject, predicate in factindex.crowded(store):
-        for dispute in find(factindex.versions(store, subject, predicate)):
-            dispute["created_at"] = iso(max(side["recorded_at"] for side in dispute["sides"]))
-            found.append(dispute)
+    for open_facts in factindex.open_by_key(store, factindex.crowded(store)).values():
+        found += find(open_facts)
+    before = factindex.locate(store, [dispute["id"] for dispute in found]) if found else {}
+    for dispute in found:
+        predecessor = before.get(dispute["id"], (None, None))[1]
+        dispute.update(predecessor=predecessor, kept_closing=predecessor and predecessor.get("superseded_by"),
+                       created_at=iso(max(side["recorded_at"] for side in dispute["sides"])))
     return found
 
 
