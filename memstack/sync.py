@@ -1,7 +1,7 @@
 """`memstack sync`: an agent's memory committed, merged with the remote's, and pushed (docs/sync.md).
 
-One pass, under the store's git lock (memstack's own git operations never run
-two at a time in one clone: concurrent git commands fail on index.lock):
+Under the clone's git lock (memstack's own git operations never run two at a
+time in one clone: concurrent git commands fail on index.lock):
 
 1. commit the uncommitted memory (the layer folders and the boot files, nothing
    else), through the hooks, with a message that lists what it holds;
@@ -11,8 +11,10 @@ two at a time in one clone: concurrent git commands fail on index.lock):
    with one `git merge --abort`);
 3. if the pull brought new sources (intake, facts, ledger, Binder, handoffs),
    rebuild the derived files and commit them, through the hooks;
-4. push. A push refused because the remote moved meanwhile starts again at 2,
-   after a randomised, growing pause, at most ATTEMPTS times.
+4. push. A push refused because the remote moved meanwhile starts again at 1
+   (committing what was written meanwhile), after a randomised, growing pause,
+   at most ATTEMPTS times. Each attempt holds the commit window
+   (`files.committing`), which memstack's writers wait for.
 
 Whatever cannot be done is a MemstackError (exit 2) naming the reason: no
 remote, a commit or push refused by a guard, a conflict the merge driver
@@ -188,8 +190,8 @@ def sync(store: Path) -> dict[str, Any]:
         if run("config", "merge.memstack.driver", ok=(0, 1))[0] != 0:
             raise MemstackError("sync: the memstack merge driver is not registered in this clone; run"
                                 " `memstack install` first (without it, memory files merge as plain text)")
-        done: dict[str, Any] = {"ok": True, "remote": remote, "branch": branch, "committed": None, "also_committed": [], "pulls": [],
-                                "rebuilt": [], "pushed": None, "attempts": 0}
+        done: dict[str, Any] = {"ok": True, "remote": remote, "branch": branch, "committed": None,
+                                "also_committed": [], "pulls": [], "rebuilt": [], "pushed": None, "attempts": 0}
         for attempt in range(1, ATTEMPTS + 1):
             done["attempts"] = attempt
             # The whole attempt holds the commit window: the pre-commit framework stashes unstaged changes

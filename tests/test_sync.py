@@ -154,7 +154,8 @@ done
 def test_agents_syncing_at_once_converge_with_nothing_lost(remote: Path, tmp_path: Path) -> None:
     agents = {"alice": clone(remote, tmp_path / "alice"), "bob": clone(remote, tmp_path / "bob"),
               "carol": clone(remote, tmp_path / "carol")}
-    runs = [(agent, repo, "") for agent, repo in agents.items()] + [("alice", agents["alice"], "-2")]  # two in one clone
+    runs = [(agent, repo, "") for agent, repo in agents.items()]
+    runs.append(("alice", agents["alice"], "-2"))  # a second process in one clone
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     procs = [subprocess.Popen(["bash", "-c", AGENT_LOOP], cwd=repo,
