@@ -168,6 +168,7 @@ def test_agents_syncing_at_once_converge_with_nothing_lost(remote: Path, tmp_pat
     reports = [json.loads(p.read_text()) for p in sorted(out_dir.iterdir())]
     assert len(reports) == 12 and all(r["pushed"] or r["attempts"] for r in reports)
     assert any(p["merged"] for r in reports for p in r["pulls"])  # they did meet
+    print("sync attempts:", sorted(r["attempts"] for r in reports))
     for repo in agents.values():  # one more round each, so every clone holds everything
         sync(repo)
     final = clone(remote, tmp_path / "final")
