@@ -35,8 +35,9 @@ def ratified_unpromoted(ledger: list[dict[str, Any]], decisions: list[dict[str, 
     """Ratify decisions whose record has not yet become a knowledge fact."""
     done = {line.get("intake_id") for line in ledger if line.get("sub_tier") != "binder"}
     first: dict[str, dict[str, Any]] = {}
-    for d in decisions:  # one decision per record counts: the first
-        first.setdefault(str(d.get("intake_id")), d)
+    for d in decisions:  # one decision per record counts: the first (a side of a disagreement: disputes.py)
+        if isinstance(d.get("intake_id"), str):
+            first.setdefault(d["intake_id"], d)
     return [d for d in first.values() if d.get("decision") == "ratify" and d["intake_id"] not in done]
 
 
@@ -56,7 +57,7 @@ def decide(store: Path, intake_id: str, decision: str, by: str, now_ms: int, not
         raise MemstackError(f"bad {'ID' if field == 'intake_id' else field}: {problems[0].split(': ', 1)[-1]}")
     with locked(store, DECISIONS + ".decide"):
         ledger, decisions = read_log(store, LEDGER), read_log(store, DECISIONS)
-        earlier = [d for d in decisions if d["intake_id"] == intake_id]
+        earlier = [d for d in decisions if d.get("intake_id") == intake_id]
         if earlier:
             raise MemstackError(f"bad ID {intake_id!r}: already {PAST[earlier[0]['decision']]} by {earlier[0]['by']}"
                                 " (one decision per record)")

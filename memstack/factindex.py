@@ -504,6 +504,15 @@ def open_by_key(store: Path, keys: Iterable[tuple[str, str]]) -> dict[tuple[str,
     return found
 
 
+def crowded(store: Path) -> list[tuple[str, str]]:
+    """The (subject, predicate) keys holding two or more open facts: where a disagreement can be."""
+    with opened(store) as db:
+        assert db is not None
+        rows = db.execute("SELECT subject, predicate FROM facts WHERE valid_to IS NULL GROUP BY subject, predicate"
+                          " HAVING count(*) > 1 ORDER BY subject, predicate").fetchall()
+    return [(subject, predicate) for subject, predicate in rows]
+
+
 def recall(store: Path, subject: str, now_ts: int, limit: int) -> list[Fact]:
     return _select(store, _RECALL, {"subject": subject, "ts": now_ts, "limit": limit},
                    lambda: facts.recall(_about(store, subject), subject, now_ts, limit))

@@ -214,6 +214,8 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
         if not closings:
             append_many(store, [new], check_ids=id is not None)
             return new, []
+        # the successor names what it closed: a rival closing stays derivable (docs/merge.md)
+        new["supersedes"] = [c.fact_id for c in closings]
         pending = _pending_path(store, key)
         files.write_atomic(pending, jsonio.dumps_line({"new": new["id"], "closings": [list(c) for c in closings]}))
         append_many(store, [new], check_ids=id is not None)

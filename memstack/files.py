@@ -49,6 +49,27 @@ def _lock_path(store: Path, name: str) -> str:
 
 
 @contextmanager
+def committing(store: Path, exclusive: bool = True) -> Iterator[None]:
+    """The commit window: `memstack sync` holds it exclusively while it stages and commits (the
+    pre-commit framework stashes unstaged changes during a commit, so a write landing then could
+    be lost); every write under `locked` holds it shared, so writes wait for the commit, no longer.
+    Nothing that runs inside a git hook may take `locked`: the hook runs while sync holds the window."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock: no window
+        yield
+        return
+    lock_dir = store / ".memstack" / "locks"
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_dir / "commit-window.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextmanager
 def locked(store: Path, relpath: str) -> Iterator[None]:
     """Hold an exclusive cross-process lock on one store file (by its store-relative path)."""
     from filelock import FileLock, Timeout
@@ -56,7 +77,7 @@ def locked(store: Path, relpath: str) -> Iterator[None]:
     lock = FileLock(_lock_path(store, relpath))
     try:
         # A short poll: the default 50 ms makes contended appends ~40x slower.
-        with lock.acquire(timeout=60, poll_interval=0.002):
+        with committing(store, exclusive=False), lock.acquire(timeout=60, poll_interval=0.002):
             yield
     except Timeout:
         raise MemstackError(f"{relpath}: another memstack process holds its lock for over 60 s") from None

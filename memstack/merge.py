@@ -3,8 +3,12 @@
 - Append-only logs: ours as it is, then the records of theirs that ours lacks
   (matched by `id`, else by the whole line): nothing lost, each once.
 - Fact files: every fact once, by id; a closing made on one side is kept, the
-  same closing on both sides is fine, the same fact closed differently on the
-  two sides is a conflict, written into the file between conflict markers.
+  same closing on both sides is fine. The same fact closed differently on the
+  two sides, each closing naming its successor, is two agents disagreeing: the
+  closing recorded first is kept (`disputes.rank`), the same whichever side
+  merges which, and the other survives in its successor's `supersedes`
+  (docs/merge.md). Any other pair of different edits of one fact is a conflict,
+  written into the file between conflict markers.
 - Derived files: ours is kept; `memstack rebuild` refreshes them.
 Anything that does not parse is left to git's ordinary line merge (with
 conflict markers), never rewritten by guesswork.
@@ -14,7 +18,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from memstack import layout
+from memstack import disputes, layout
 
 
 class Unmergeable(Exception):
@@ -47,7 +51,7 @@ def _key(line: bytes) -> bytes:
     """What a log line is about: an intake record's id; a Binder decision's record; a ledger
     line's record and sub-tier. Two different lines about one thing are a conflict."""
     record = _load(line)
-    for fields in (("id",), ("intake_id", "sub_tier"), ("intake_id",)):
+    for fields in (("id",), ("intake_id", "sub_tier"), ("intake_id",), ("fact_id",)):
         values = [record.get(f) for f in fields]
         if all(isinstance(v, str) for v in values):
             return ":".join(fields).encode() + b"=" + "/".join(values).encode()  # type: ignore[arg-type]
@@ -107,6 +111,12 @@ def _is_closing_of(closed: dict, open_: dict) -> bool:  # type: ignore[type-arg]
         closed.get(k) == v for k, v in open_.items() if k not in _CLOSING)
 
 
+def _rivals(a: dict, b: dict) -> bool:  # type: ignore[type-arg]
+    """Two closings of one fact that differ only in their closing, each naming its successor."""
+    return all(a.get(k) == b.get(k) for k in a.keys() | b.keys() if k not in _CLOSING) \
+        and disputes.winner(a, b) is not None
+
+
 def _window(fact: dict) -> str:  # type: ignore[type-arg]
     return (f"valid_to={_when(fact.get('valid_to'))} expired_at={_when(fact.get('expired_at'))}"
             f" superseded_by={fact.get('superseded_by')}")
@@ -129,6 +139,8 @@ def _pick(fid: str, base: dict | None, a: tuple[bytes, dict], b: tuple[bytes, di
     (a_line, a_fact), (b_line, b_fact) = a, b
     if a_fact == b_fact:
         return a_line
+    if _rivals(a_fact, b_fact):  # two agents closed it differently: the first closing recorded is kept
+        return a_line if disputes.winner(a_fact, b_fact) is a_fact else b_line
     if base is not None and a_fact == base:
         return b_line
     if base is not None and b_fact == base:

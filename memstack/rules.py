@@ -351,6 +351,8 @@ def closing_problems(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     if _same(old, new):
         return []
     fact = old["id"]
+    if old.get("valid_to") is not None and _rival_closing(old, new):
+        return []
     if old.get("valid_to") is not None:
         changed = sorted(k for k in old.keys() | new.keys() if not _same(old.get(k, ...), new.get(k, ...)))
         return [f"superseded fact {fact} changed ({', '.join(changed)}); a superseded fact never changes"]
@@ -372,6 +374,16 @@ def closing_problems(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     elif successor is not None and (not isinstance(successor, str) or successor == fact):
         problems.append(f"closing fact {fact}: superseded_by must be the successor's id (or null), not {successor!r}")
     return problems
+
+
+def _rival_closing(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """A superseded fact re-closed by the merge of two agents' closings (docs/merge.md): both name a
+    successor, only the closing differs, and the new one ranks first, so a merge in either direction
+    and a rebase that replays the other closing all land on the same line."""
+    from memstack import disputes
+
+    return all(_same(old.get(k, ...), new.get(k, ...)) for k in old.keys() | new.keys() if k not in CLOSING) \
+        and disputes.winner(old, new) is new and not _same(old, new)
 
 
 def facts(path: str, old: bytes, new: bytes, *, prefix: bool, restore: str) -> tuple[list[Violation], list[tuple[int, bytes]]]:

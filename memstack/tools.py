@@ -27,6 +27,7 @@ from memstack.commands import handoff as handoff_cmd
 from memstack.commands import intake as intake_cmd
 from memstack.commands import recall as recall_cmd
 from memstack.commands import soil as soil_cmd
+from memstack.commands import sync as sync_cmd
 from memstack.errors import MemstackError
 from memstack.facts import RECALL_PREDICATES, TABLES
 from memstack.intake import TIERS
@@ -318,4 +319,13 @@ register(Tool(
     {},
     lambda store, a: binder_cmd.list_document(store),
     read_only=True,
+))
+
+register(Tool(
+    "sync",
+    "Share your memory with the other agents: commit what is uncommitted (through the hooks), merge the remote's"
+    " memory, rebuild derived files, push; retried when the remote moved. Returns what was committed, merged"
+    " and pushed; an error names why it could not (no remote, refused by a hook, a conflict).",
+    {},
+    lambda store, a: sync_cmd.sync_document(store),
 ))

@@ -44,10 +44,16 @@ def table_views(open_facts: Iterable[dict[str, Any]]) -> dict[str, bytes]:
             for table, facts in by_table.items()}
 
 
-def queue_view(waiting: Iterable[dict[str, Any]]) -> bytes:
-    """The binder queue from the intake records waiting for a human decision."""
+def queue_view(waiting: Iterable[dict[str, Any]], disputes: list[dict[str, Any]] | None = None) -> bytes:
+    """The binder queue from the intake records waiting for a human decision, and the disagreements
+    between agents (`disputes`: a predecessor and the open facts that each closed it), when there are any."""
     records = sorted(waiting, key=lambda r: (r["created_at"], r["id"]))
-    return _render("binder_queue", "records", records)
+    data = _render("binder_queue", "records", records)
+    if not disputes:
+        return data
+    body = b",\n".join(orjson.dumps({"predecessor": d["id"], "subject": d["subject"], "predicate": d["predicate"],
+                                     "sides": [s["id"] for s in d["sides"]]}, option=_LINE) for d in disputes)
+    return data[:-2] + b', "disputes": [\n' + body + b"\n]}\n"
 
 
 def parse(data: bytes) -> list[dict[str, Any]]:
@@ -89,4 +95,7 @@ def open_facts(source: Source) -> list[dict[str, Any]]:
 
 def build(source: Source) -> dict[str, bytes]:
     """Every KB view, by store-relative path: the I4 builder and `memstack rebuild`."""
-    return {**table_views(open_facts(source)), QUEUE: queue_view(waiting(source))}
+    from memstack import disputes
+
+    current = open_facts(source)
+    return {**table_views(current), QUEUE: queue_view(waiting(source), disputes.find(current))}

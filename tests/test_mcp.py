@@ -21,7 +21,8 @@ from memstack.errors import MemstackError
 from memstack.times import now_ms
 
 IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_write", "boot_show", "recall",
-               "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate", "binder_list"}
+               "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate", "binder_list",
+               "sync"}
 
 HANDOFF = """## Open threads
 
@@ -113,6 +114,7 @@ def _cli_options(*verb: str) -> set[str]:
     ("fact_history", ("fact", "history"), {"pg"}, set()),
     ("fact_invalidate", ("fact", "invalidate"), set(), set()),
     ("binder_list", ("binder", "list"), set(), set()),
+    ("sync", ("sync",), set(), set()),
 ])
 def test_tool_arguments_are_the_cli_options(tool: str, verb: tuple[str, ...], cli_only: set[str],
                                             tool_only: set[str]) -> None:

@@ -25,18 +25,29 @@ def register(sub: Any, common: Any) -> None:
 
 
 def list_document(store: Store) -> list[dict[str, Any]]:
-    """`binder list --json` and the `binder_list` tool: the waiting intake records, oldest first."""
-    from memstack import views
+    """`binder list --json` and the `binder_list` tool: the waiting intake records, oldest first, then
+    the disagreements between agents (`"kind": "dispute"`, docs/merge.md)."""
+    from memstack import disputes, views
     from memstack.sources import WorktreeSource
 
-    return sorted(views.waiting(WorktreeSource(store.root)), key=lambda r: (r["created_at"], r["id"]))
+    return sorted(views.waiting(WorktreeSource(store.root)), key=lambda r: (r["created_at"], r["id"])) \
+        + disputes.waiting(store.root)
+
+
+def _line(r: dict[str, Any]) -> str:
+    if r.get("kind") == "dispute":
+        sides = "; ".join(f"{s['id']} {s['object']!r} by {s['agent']}" + (" (closing kept)" if s["id"] ==
+                                                                         r["kept_closing"] else "")
+                          for s in r["sides"])
+        before = r["predecessor"]["object"] if r["predecessor"] else r["id"]
+        return (f"dispute  {r['subject']} | {r['predicate']}: {before!r} was closed by {len(r['sides'])} facts: {sides}"
+                " — `memstack binder ratify <fact id>` keeps one")
+    return f"{r['id']}  {r['agent']}  {r['tier']:<8} {r['confidence']:.2f}  {(r['title'] or r['content'])[:60]}"
 
 
 def run_list(args: Any) -> int:
     found = list_document(open_store(args.store))
-    emit(args, found, lambda: "\n".join(
-        f"{r['id']}  {r['agent']}  {r['tier']:<8} {r['confidence']:.2f}  {(r['title'] or r['content'])[:60]}"
-        for r in found) or "the binder queue is empty")
+    emit(args, found, lambda: "\n".join(_line(r) for r in found) or "the binder queue is empty")
     return 0
 
 
@@ -46,9 +57,14 @@ def _who(store: Store) -> str:
 
 
 def run_decide(args: Any) -> int:
+    from memstack import disputes
+
     store = open_store(args.store)
     if args.by is not None and not args.by.strip():  # given empty: bad input, not "the default"
         raise MemstackError(f"bad --by {args.by!r}: must name who decides")
-    record = binder.decide(store.root, args.id, args.verb, args.by or _who(store), now_ms(), args.note)
+    if disputes.side_of(store.root, args.id) is not None:  # a side of a disagreement between agents
+        record = disputes.decide(store.root, args.id, args.verb, args.by or _who(store), now_ms(), args.note)
+    else:
+        record = binder.decide(store.root, args.id, args.verb, args.by or _who(store), now_ms(), args.note)
     emit(args, record, f"{binder.PAST[args.verb]} {args.id} (recorded in {binder.DECISIONS}; commit it for review)")
     return 0

@@ -67,6 +67,8 @@ def render(found: list[Fact], empty: str = "no facts") -> str:
             line += f", closed {iso(f['expired_at'])}"
         if f["superseded_by"] is not None:
             line += f", superseded by {f['superseded_by']}"
+        if f.get("supersedes"):
+            line += f", supersedes {', '.join(f['supersedes'])}"
         lines.append(line + ")")
     return "\n".join(lines) or empty
 

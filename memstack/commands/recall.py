@@ -19,8 +19,14 @@ def register(sub: Any, common: Any) -> None:
 
 
 def recall_document(reader: FactReader, *, subject: Any, now_ts: Any = None, limit: Any = None) -> list[Fact]:
-    """`recall --json` and the `recall` tool, from the files (no store at all answers nothing) or the replica."""
-    return reader.recall(subject, now_ms() if now_ts is None else now_ts, limit)
+    """`recall --json` and the `recall` tool, from the files (no store at all answers nothing) or the replica.
+
+    Two agents that disagree: both sides are shown, each marked `disputed_with` the other."""
+    from memstack.disputes import disputed_with
+
+    found = reader.recall(subject, now_ms() if now_ts is None else now_ts, limit)
+    others = disputed_with(found)
+    return [{**f, "disputed_with": others[f["id"]]} if f["id"] in others else f for f in found]
 
 
 def run(args: Any) -> int:
@@ -29,5 +35,7 @@ def run(args: Any) -> int:
     # A named path that is no store is an error; no store at all answers nothing.
     reader = fact_reader(args.store, pg_dsn(args.store, args.pg), optional_store=True)
     found = recall_document(reader, subject=args.subject, now_ts=args.now_ts, limit=args.limit)
-    emit(args, found, lambda: render(found, f"nothing recalled about {args.subject!r}"))
+    emit(args, found, lambda: "\n".join(
+        render([f]) + (f"  DISPUTED with {', '.join(f['disputed_with'])} (`memstack binder list`)"
+                       if f.get("disputed_with") else "") for f in found) or f"nothing recalled about {args.subject!r}")
     return 0

@@ -1,0 +1,42 @@
+"""A team: one store pushed to a real bare remote guarded by hooks/pre-receive, and clones of it."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from helpers import git, memstack
+
+
+def guarded_remote(store: Path, tmp_path: Path) -> Path:
+    """A bare repository with memstack's pre-receive hook, holding the store's main branch."""
+    from memstack.resources import data_dir
+
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    hook = remote / "hooks" / "pre-receive"
+    shutil.copyfile(data_dir("hooks") / "pre-receive", hook)
+    os.chmod(hook, 0o755)
+    git(store, "remote", "add", "origin", str(remote))
+    pushed = git(store, "push", "-q", "origin", "main", check=False)
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    return remote
+
+
+def clone(remote: Path, path: Path) -> Path:
+    """A clone with the hooks and drivers installed (`memstack install`), as a new teammate makes one."""
+    git(path.parent, "clone", "-q", str(remote), str(path))
+    installed = memstack("install", cwd=path)
+    assert installed.returncode == 0, installed.stderr
+    return path
+
+
+def check_history(repo: Path) -> None:
+    """`memstack check --range` over the whole history passes (every commit, merges included)."""
+    root = git(repo, "rev-list", "--max-parents=0", "HEAD").stdout.split()[0]
+    audit = memstack("check", "--range", f"{root}..HEAD", cwd=repo)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+
+
+def fact_files(repo: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(repo)): p.read_bytes() for p in sorted((repo / "kb/facts").rglob("*.jsonl"))}

@@ -1,0 +1,188 @@
+"""`memstack sync` and the MCP tool `sync`: real clones, a real bare remote guarded by hooks/pre-receive."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import MEMSTACK, git, memstack
+from team_support import check_history, clone, guarded_remote
+
+
+@pytest.fixture
+def remote(store: Path, tmp_path: Path) -> Path:
+    return guarded_remote(store, tmp_path)
+
+
+def sync(repo: Path) -> dict:
+    result = memstack("sync", "--json", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def remote_file(remote: Path, relpath: str) -> str:
+    return git(remote, "show", f"main:{relpath}").stdout
+
+
+def test_sync_commits_with_a_message_listing_the_memory_then_pushes(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    assert memstack("intake", "write", "--agent", "alice", "--content", "the build is green", "--created-at",
+                    "2026-11-02T10:00:00Z", cwd=a).returncode == 0
+    assert memstack("capture", "--agent", "alice", "--subject", "ci", "--predicate", "chose", "--object", "make",
+                    "--valid-from", "2026-11-02T00:00:00Z", "--recorded-at", "2026-11-02T10:00:00Z",
+                    cwd=a).returncode == 0
+    done = sync(a)
+    message = done["committed"]["message"]
+    assert message.startswith("memstack sync: 1 intake record, 1 fact\n")
+    assert "intake/alice/2026-11-02.jsonl: +1 intake records" in message
+    assert done["pushed"] == git(remote, "rev-parse", "main").stdout.strip()
+    assert "the build is green" in remote_file(remote, "intake/alice/2026-11-02.jsonl")
+    assert git(a, "status", "--porcelain").stdout == ""
+    again = sync(a)  # nothing to do: no commit, no push
+    assert again["committed"] is None and again["pushed"] is None
+    assert "nothing to do" in memstack("sync", cwd=a).stdout
+
+
+def test_sync_merges_the_remote_rebuilds_the_views_and_pushes(remote: Path, tmp_path: Path) -> None:
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    for repo, agent, obj in ((a, "alice", "make"), (b, "bob", "ninja")):
+        assert memstack("capture", "--agent", agent, "--subject", f"{agent}-build", "--predicate", "chose",
+                        "--object", obj, "--valid-from", "2026-11-02T00:00:00Z", "--recorded-at",
+                        "2026-11-02T10:00:00Z", cwd=repo).returncode == 0
+    sync(a)
+    done = sync(b)  # b's commit, then a merge with a's, then the views rebuilt, then one push
+    assert [p["merged"] for p in done["pulls"]] == [True] and done["pulls"][0]["sources_changed"]
+    assert done["rebuilt"] and done["pushed"]
+    assert memstack("rebuild", "--check", cwd=b).returncode == 0
+    knowledge = json.loads(remote_file(remote, "kb/knowledge.json"))
+    assert sorted(f["object"] for f in knowledge["facts"]) == ["make", "ninja"]
+    check_history(b)
+    assert sync(a)["pulls"][0]["to"] == done["pushed"]  # a fast-forwards to b's push
+
+
+def test_no_remote_is_exit_2_and_nothing_is_committed(store: Path) -> None:
+    assert memstack("intake", "write", "--content", "kept", cwd=store).returncode == 0
+    head = git(store, "rev-parse", "HEAD").stdout
+    result = memstack("sync", cwd=store)
+    assert result.returncode == 2 and "no remote" in result.stderr and "Traceback" not in result.stderr
+    assert git(store, "rev-parse", "HEAD").stdout == head
+    assert git(store, "status", "--porcelain").stdout.strip().startswith("?? intake/")
+
+
+def test_a_push_refused_by_the_server_guard_is_exit_2_with_its_reason(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    (a / ".git/hooks/pre-push").unlink()  # so the server's pre-receive is the guard that decides
+    assert memstack("intake", "write", "--content", "first", "--created-at", "2026-11-02T10:00:00Z",
+                    cwd=a).returncode == 0
+    sync(a)
+    day = a / "intake/alice/2026-11-02.jsonl"
+    day.write_text(day.read_text().replace("first", "rewritten"))
+    git(a, "commit", "-qam", "edit a log", "--no-verify")
+    result = memstack("sync", "--json", cwd=a)
+    assert result.returncode == 2, result.stdout
+    assert "refused" in result.stderr and "I1" in result.stderr and result.stdout == ""
+
+
+def test_a_commit_refused_by_the_hook_leaves_nothing_staged(remote: Path, tmp_path: Path) -> None:
+    a = clone(remote, tmp_path / "a")
+    stray = a / "kb/notes.txt"
+    stray.write_text("not memory\n")
+    result = memstack("sync", cwd=a)
+    assert result.returncode == 2 and "I5" in result.stderr and "refused" in result.stderr
+    assert git(a, "diff", "--cached", "--name-only").stdout == "" and stray.exists()
+
+
+def test_a_conflict_the_driver_cannot_resolve_aborts_the_merge(remote: Path, tmp_path: Path) -> None:
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    assert memstack("fact", "add", "--subject", "db", "--predicate", "uses", "--object", "postgres",
+                    "--valid-from", "2026-11-01T00:00:00Z", "--recorded-at", "2026-11-01T00:00:00Z",
+                    cwd=a).returncode == 0
+    sync(a)
+    sync(b)
+    for repo, when in ((a, "2026-11-05T00:00:00Z"), (b, "2026-11-07T00:00:00Z")):  # no successor: no rule
+        assert memstack("fact", "invalidate", "--subject", "db", "--predicate", "uses", "--valid-to", when,
+                        "--recorded-at", when, cwd=repo).returncode == 0
+    sync(a)
+    mine = git(b, "rev-parse", "HEAD").stdout
+    result = memstack("sync", cwd=b)
+    assert result.returncode == 2 and "conflict" in result.stderr and "kb/facts/alice/2026-11.jsonl" in result.stderr
+    assert git(b, "status", "--porcelain").stdout == ""
+    assert not (b / ".git/MERGE_HEAD").exists()
+    assert git(b, "rev-parse", "HEAD").stdout != mine  # its own memory was committed before the pull
+    assert git(b, "rev-parse", "HEAD~1").stdout == mine
+
+
+def test_the_mcp_tool_returns_the_document_sync_prints(remote: Path, tmp_path: Path) -> None:
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    a = clone(remote, tmp_path / "a")
+
+    async def session() -> dict:
+        params = StdioServerParameters(command=MEMSTACK, args=["mcp", "--store", str(a)], cwd=a,
+                                       env=dict(os.environ))
+        async with Client(params) as client:
+            assert (await client.call_tool("intake_write", {"content": "over mcp"})).is_error is False
+            result = await client.call_tool("sync", {})
+            assert not result.is_error, result.content[0].text
+            return json.loads(result.content[0].text)
+
+    done = anyio.run(session)
+    assert set(done) == {"ok", "remote", "branch", "committed", "also_committed", "pulls", "rebuilt", "pushed",
+                         "attempts"}
+    assert done["committed"]["message"].startswith("memstack sync: 1 intake record")
+    assert done["pushed"] == git(remote, "rev-parse", "main").stdout.strip()
+
+
+AGENT_LOOP = """
+set -e
+for round in 1 2 3; do
+  memstack intake write --agent "$AGENT" --content "$AGENT$TAG round $round" >/dev/null
+  memstack capture --agent "$AGENT" --subject "$AGENT$TAG-plan" --predicate decided --object "round $round" \\
+      --valid-from "$(date +%s%3N)" --contradicts >/dev/null
+  # Every clone contradicts the team's plan: the clones disagree, and the merges resolve it (docs/merge.md).
+  # (Two processes of one clone would race on it: the time is taken before capture's lock.)
+  [ -n "$TAG" ] || memstack capture --agent "$AGENT" --subject team-plan --predicate decided \\
+      --object "$AGENT round $round" --valid-from "$(date +%s%3N)" --contradicts >/dev/null
+  memstack sync --json > "$OUT/sync-$AGENT$TAG-$round.json"
+done
+"""
+
+
+def test_agents_syncing_at_once_converge_with_nothing_lost(remote: Path, tmp_path: Path) -> None:
+    agents = {"alice": clone(remote, tmp_path / "alice"), "bob": clone(remote, tmp_path / "bob"),
+              "carol": clone(remote, tmp_path / "carol")}
+    runs = [(agent, repo, "") for agent, repo in agents.items()]
+    runs.append(("alice", agents["alice"], "-2"))  # a second process in one clone
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    procs = [subprocess.Popen(["bash", "-c", AGENT_LOOP], cwd=repo,
+                              env={**os.environ, "AGENT": agent, "TAG": tag, "OUT": str(out_dir)},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for agent, repo, tag in runs]
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+    reports = [json.loads(p.read_text()) for p in sorted(out_dir.iterdir())]
+    assert len(reports) == 12 and all(r["pushed"] or r["attempts"] for r in reports)
+    assert any(p["merged"] for r in reports for p in r["pulls"])  # they did meet
+    print("sync attempts:", sorted(r["attempts"] for r in reports))
+    for repo in agents.values():  # one more round each, so every clone holds everything
+        sync(repo)
+    final = clone(remote, tmp_path / "final")
+    contents = set()
+    for path in (final / "intake").rglob("*.jsonl"):
+        contents |= {json.loads(line)["content"] for line in path.read_text().splitlines()}
+    assert contents == {f"{a}{t} round {r}" for a, _, t in runs for r in (1, 2, 3)}
+    facts = [json.loads(line) for p in (final / "kb/facts").rglob("*.jsonl") for line in p.read_text().splitlines()]
+    assert sorted(f["object"] for f in facts if f["subject"] == "team-plan") == sorted(
+        f"{a} round {r}" for a in agents for r in (1, 2, 3))
+    for agent, _, tag in runs:
+        mine = [f for f in facts if f["subject"] == f"{agent}{tag}-plan"]
+        assert sorted(f["object"] for f in mine) == ["round 1", "round 2", "round 3"]
+        assert [f["object"] for f in mine if f["valid_to"] is None] == ["round 3"]
+    check_history(final)
+    for repo in agents.values():
+        assert git(repo, "status", "--porcelain").stdout == ""
