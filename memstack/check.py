@@ -228,11 +228,11 @@ class Checker:
         for path, looking in sorted(files.items()):
             if looking & wanted:
                 wanted -= rules.ids_in(step.source.read(path) or b"")
-        for agent in agents if wanted & legacy else []:  # legacy ids only: O(store), documented
-            for name in step.source.listdir(f"kb/facts/{agent}"):
+        if wanted & legacy:  # a legacy id not where its time says: every fact file (O(store), documented)
+            for path in (f"kb/facts/{a}/{name}" for a in agents for name in step.source.listdir(f"kb/facts/{a}")):
+                wanted -= rules.ids_in(step.source.read(path) or b"")
                 if not wanted & legacy:
                     break
-                wanted -= rules.ids_in(step.source.read(f"kb/facts/{agent}/{name}") or b"")
         found = [rules.dangling(path, number, s) for s in sorted(wanted) for path, number in self.pending[s]]
         self.pending = {}
         return found

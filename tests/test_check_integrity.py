@@ -347,3 +347,15 @@ def test_fixture_ids_are_bound() -> None:
     assert ids.problem(fact("x")["id"], JAN + 1000, "alice") is None
     assert ids.problem(intake(3)["id"], JAN + 36_003_000, "alice") is None
     assert hashlib.sha256(b"x").hexdigest()[:12] in fact("x")["id"]
+
+
+def test_promotion_of_a_legacy_intake_record_passes_the_hook(store: Path) -> None:
+    """A store from before bound ids: the fact promotion makes of an old record carries a bound id."""
+    legacy = {**intake(1, tier="verified", confidence=0.9, subject="db", predicate="decided", object="postgres"),
+              "id": "019b7a1b2c3de5f6a7b8c9d0e1f2"}
+    write(store, LOG, jsonl(legacy))
+    sneak(store, "a store from before bound ids")
+    proc = memstack("promote", cwd=store)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert git(store, "status", "--porcelain").stdout == ""
+    assert run_check(store, "--range", "HEAD~1..HEAD").returncode == 0
