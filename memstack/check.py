@@ -46,7 +46,7 @@ class Step:
     prefix: bool = True  # False: the base's records need only survive (a merge's other parent, a force push)
     inherited: frozenset[str] = frozenset()  # paths a merge took unchanged from another parent, checked there
     worktree: Path | None = None  # new sides with a ZERO sha are read from this folder
-    lagging: bool = False  # derived files may lag their sources: a difference is stale, not a violation (--all)
+    audit: bool = False  # --all: derived files may lag (stale, not a violation); unbound legacy ids are accepted
 
 
 @dataclass
@@ -192,7 +192,8 @@ class Checker:
                   new: bytes | None = None) -> list[Violation]:
         """rules.bindings on the lines a change adds or closes; a fact file's successors are looked up
         in its own new lines, then in the whole new file, the rest at the end of the step."""
-        found, successors, new_ids = rules.bindings(path, place, numbered, new_from=new_from, clock=self.clock)
+        found, successors, new_ids = rules.bindings(path, place, numbered, new_from=new_from, clock=self.clock,
+                                                    legacy_ids=step.audit)
         missing = [(n, s) for n, s in successors if s not in new_ids]
         if missing and new is not None:
             present = rules.ids_in(new)
@@ -369,7 +370,7 @@ class Checker:
                 continue
             for change in members:
                 actual, expected = self._new(step, change), built.get(change.path)
-                if step.lagging and actual is not None and expected is not None and actual != expected:
+                if step.audit and actual is not None and expected is not None and actual != expected:
                     self.stale.append(change.path)  # SPEC I4: views may lag; said, not refused
                     continue
                 found += _compare_derived(change.path, actual, expected, entry.rebuild)
@@ -442,7 +443,7 @@ def audit(repo: Path) -> Report:
     changes = git.tree_diffs(repo, [(git.EMPTY_TREE, tree)])[0]
     with Checker(repo) as checker:
         step = Step(changes, GitSource(repo, checker.blobs, "HEAD"), restore="`git checkout HEAD -- {path}`",
-                    lagging=True)
+                    audit=True)
         violations = checker.step(step)
     return Report("all", "every file at HEAD", [Result("HEAD", "", "the empty tree", violations, len(changes))],
                   sorted(checker.stale))

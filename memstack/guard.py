@@ -122,4 +122,5 @@ def remember_deletions(repo: Path, updates: Sequence[Update]) -> None:
     env = {k: v for k, v in os.environ.items()
            if k not in ("GIT_QUARANTINE_PATH", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES")}
     for update in updates:
-        git.run(repo, "update-ref", "-m", "memstack: a deleted branch's tip", record_of(update.ref), update.old, env=env)
+        git.run(repo, "update-ref", "-m", "memstack: a deleted branch's tip", record_of(update.ref), update.old,
+                env=env)

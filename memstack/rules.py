@@ -474,7 +474,8 @@ def sealed_handoff(path: str, deleted: bool, restore: str) -> Violation:
 
 ID_FIX = ("write records with memstack (`intake write`, `fact add`, `capture`, `promote`): its ids carry the record's"
           " transaction time and agent, so an id is valid in one file only and never copied from another")
-FUTURE_FIX = "record when it really happened: transaction times are never later than now (memstack.yaml clock.max_skew_seconds)"
+FUTURE_FIX = ("record when it really happened: transaction times are never later than now"
+              " (memstack.yaml clock.max_skew_seconds)")
 
 
 def transaction_ms(kind: str, field: str, value: Any) -> int | None:
@@ -491,10 +492,11 @@ def transaction_ms(kind: str, field: str, value: Any) -> int | None:
 
 
 def bindings(path: str, place: Place, numbered: Iterable[tuple[int, bytes]], *, new_from: int,
-             clock: Any) -> tuple[list[Violation], list[tuple[int, str]], set[str]]:
+             clock: Any, legacy_ids: bool = False) -> tuple[list[Violation], list[tuple[int, str]], set[str]]:
     """Beyond the schema, for the lines a change adds or closes: no transaction time in the future
     (`clock`: memstack.clock.Clock), and a line numbered `new_from` or later (a new record) carries an
-    id bound to its agent and transaction time (memstack/ids.py). Returns the violations, the
+    id bound to its agent and transaction time (memstack/ids.py); with `legacy_ids` (the audit of a whole
+    state, which cannot tell when a line was written) an id of no bound form is let be. Returns the violations, the
     (line, superseded_by) pairs a fact file's lines name, and the ids of the new lines."""
     from memstack import ids
     from memstack.clock import TRANSACTION_FIELDS
@@ -520,7 +522,7 @@ def bindings(path: str, place: Place, numbered: Iterable[tuple[int, bytes]], *, 
         if isinstance(record.get("id"), str):
             new_ids.add(record["id"])
         ms = transaction_ms(kind, bound_field, record.get(bound_field))
-        if ms is not None and place.agent:
+        if ms is not None and place.agent and not (legacy_ids and not ids.ID.match(str(record.get("id")))):
             why = ids.problem(record.get("id"), ms, place.agent)
             if why:
                 found.append(Violation(path, number, "I5", why.split(" — ")[0], ID_FIX))
