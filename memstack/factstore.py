@@ -64,8 +64,8 @@ def append_many(store: Path, new: Sequence[Fact], check_ids: bool = True) -> lis
     if len(set(ids)) != len(ids):
         twice = next(i for i, n in Counter(ids).items() if n > 1)
         raise MemstackError(f"bad id {twice!r}: given twice in one batch")
-    for fact in new:
-        clock.refuse_future(store, ("recorded-at", fact.get("recorded_at")), ("expired-at", fact.get("expired_at")))
+    clock.refuse_future(store, *((field, fact.get(key)) for fact in new
+                                 for field, key in (("recorded-at", "recorded_at"), ("expired-at", "expired_at"))))
     if check_ids and new:
         taken = existing_ids(store, [i for i in ids if isinstance(i, str)])
         if taken:
