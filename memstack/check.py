@@ -31,11 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memstack import derived, git, layout, rules
+from memstack import clock, derived, git, guard, layout, rules
 from memstack.errors import MemstackError
 from memstack.git import Change
 from memstack.layout import Place
 from memstack.sources import GitSource, Source, WorktreeSource
+from memstack.times import now_ms
 from memstack.violations import Violation
 
 
@@ -49,6 +50,7 @@ class Step:
     prefix: bool = True  # False: the base's records need only survive (a merge's other parent, a force push)
     inherited: frozenset[str] = frozenset()  # paths a merge took unchanged from another parent, checked there
     worktree: Path | None = None  # new sides with a ZERO sha are read from this folder
+    audit: bool = False  # --all: derived files may lag (stale, not a violation); unbound legacy ids are accepted
 
 
 @dataclass
@@ -67,6 +69,7 @@ class Report:
     mode: str
     scope: str  # what was checked, in words
     results: list[Result] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)  # derived files behind their sources (allowed; --all says so)
 
     @property
     def violations(self) -> list[Violation]:
@@ -78,6 +81,7 @@ class Report:
             "checked": {"states": len(self.results), "changes": sum(r.changes for r in self.results)},
             "violations": [{"commit": r.commit, "against": r.against, **v.to_dict()}
                            for r in self.results for v in r.violations],
+            **({"stale": self.stale} if self.mode == "all" else {}),
         }
 
 
@@ -89,6 +93,10 @@ class Checker:
         self.folder = folder  # the store's folder in the repository: "" or ".memory/"
         self.blobs = git.CatFile(repo)
         self._last: tuple[str, bytes] | None = None  # the blob read last: I8 reads the new side again
+        self.now = now_ms()  # transaction times are checked against the check's clock, never a commit's date
+        self.pending: dict[str, list[tuple[str, int]]] = {}  # successor ids a step's closings name, unresolved
+        self.stale: list[str] = []  # derived files that lag their sources, where that is allowed (--all)
+        self.clock = clock.Clock(self.now, lambda: clock.DEFAULT_SKEW_SECONDS)
 
     def close(self) -> None:
         self.blobs.close()
@@ -127,6 +135,8 @@ class Checker:
 
     def step(self, step: Step) -> list[Violation]:
         found: list[Violation] = []
+        self.pending = {}
+        self.clock = self._clock(step)
         derived_changes: list[Change] = []
         identity_paths: list[str] = []
         patterns: list[re.Pattern[str]] | None = None
@@ -141,6 +151,8 @@ class Checker:
                 all_identities = True
             if validate and not change.deleted:
                 found += _path_problems(change, place)
+                if change.added and place.kind in (layout.INTAKE, layout.FACTS):
+                    found += self._tag_clash(step, change.path, place)
             file_found = self._history(step, change, place, validate)
             if validate and not change.deleted:
                 file_found += self._secrets(step, change, place)
@@ -158,16 +170,120 @@ class Checker:
                     if new is not None:
                         file_found += rules.soil(change.path, place, new)
             found += rules.cap(file_found, change.path)
+        changed_identities = list(identity_paths)
         if (config_changed and patterns is not None) or all_identities:
             identity_paths = [f"identity/{name}" for name in step.source.listdir("identity")
                               if layout.classify(f"identity/{name}").kind == layout.IDENTITY]
         if identity_paths:
             found += self._identity(step, identity_paths, patterns, config_changed)
+        if config_changed and changed_identities:
+            found += self._identity_before(step, changed_identities)
         found += self._derived(step, derived_changes)
+        found += self._dangling(step)
         found = rules.redacted(found)
         if self.folder:
             found = [dataclasses.replace(v, path=self.folder + v.path) for v in found]
         return sorted(set(found))
+
+    # ---- issue 11: bound ids, real closings, transaction times, patterns in force before -------
+
+    def _clock(self, step: Step) -> clock.Clock:
+        """The check's clock, with the skew of this state's memstack.yaml (read only if a time exceeds now)."""
+
+        def skew() -> int:
+            data = step.source.read(layout.CONFIG)
+            try:
+                from memstack import config
+
+                return clock.skew_seconds(config.parse(data.decode("utf-8"), layout.CONFIG)) if data else \
+                    clock.DEFAULT_SKEW_SECONDS
+            except (MemstackError, UnicodeDecodeError):
+                return clock.DEFAULT_SKEW_SECONDS
+
+        return clock.Clock(self.now, skew)
+
+    def _bindings(self, step: Step, path: str, place: Place, numbered: list[tuple[int, bytes]], new_from: int,
+                  new: bytes | None = None) -> list[Violation]:
+        """rules.bindings on the lines a change adds or closes; a fact file's successors are looked up
+        in its own new lines, then in the whole new file, the rest at the end of the step."""
+        found, successors, new_ids = rules.bindings(path, place, numbered, new_from=new_from, clock=self.clock,
+                                                    legacy_ids=step.audit)
+        missing = [(n, s) for n, s in successors if s not in new_ids]
+        if missing and new is not None:
+            present = rules.ids_in(new)
+            missing = [(n, s) for n, s in missing if s not in present]
+        for number, successor in missing:
+            self.pending.setdefault(successor, []).append((path, number))
+        return found
+
+    def _dangling(self, step: Step) -> list[Violation]:
+        """Each successor still unresolved must be a fact of this state: looked for in the one file its
+        bound id names (the month of its time, the agent folder whose tag it carries), for a legacy id
+        in that month of every agent, then, only for a legacy id still not found, in every fact file."""
+        from memstack import ids
+        from memstack.facts import MAX_MS
+        from memstack.times import month
+
+        if not self.pending:
+            return []
+        agents = [a for a in step.source.listdir("kb/facts") if layout.classify(f"kb/facts/{a}/2000-01.jsonl").agent]
+        wanted = set(self.pending)
+        files: dict[str, set[str]] = {}
+        legacy: set[str] = set()
+        for successor in wanted:
+            bound = ids.ID.match(successor)
+            if not bound:
+                legacy.add(successor)
+            head = successor[:12]
+            if len(head) < 12 or any(c not in "0123456789abcdef" for c in head) or int(head, 16) > MAX_MS:
+                continue
+            owners = [a for a in agents if ids.agent_tag(a) == bound.group(3)] if bound else agents
+            for agent in owners:
+                files.setdefault(f"kb/facts/{agent}/{month(int(head, 16))}.jsonl", set()).add(successor)
+        for path, looking in sorted(files.items()):
+            if looking & wanted:
+                wanted -= rules.ids_in(step.source.read(path) or b"")
+        if wanted & legacy:  # a legacy id not where its time says: every fact file (O(store), documented)
+            for path in (f"kb/facts/{a}/{name}" for a in agents for name in step.source.listdir(f"kb/facts/{a}")):
+                wanted -= rules.ids_in(step.source.read(path) or b"")
+                if not wanted & legacy:
+                    break
+        found = [rules.dangling(path, number, s) for s in sorted(wanted) for path, number in self.pending[s]]
+        self.pending = {}
+        return found
+
+    def _tag_clash(self, step: Step, path: str, place: Place) -> list[Violation]:
+        """A new agent folder's id tag must be no other agent's (ids are bound to a folder by that tag)."""
+        from memstack import ids
+
+        tag = ids.agent_tag(place.agent)
+        top = "intake" if place.kind == layout.INTAKE else "kb/facts"
+        return [rules.tag_clash(path, place.agent, other, tag) for other in step.source.listdir(top)
+                if other != place.agent and ids.agent_tag(other) == tag]
+
+    def _identity_before(self, step: Step, paths: list[str]) -> list[Violation]:
+        """A commit that changes memstack.yaml and identity files: the identity files also meet the
+        patterns in force before it (a commit cannot loosen the patterns and add what they forbade)."""
+        from memstack import identity
+
+        change = next((c for c in step.changes if layout.classify(c.path).kind == layout.CONFIG_KIND), None)
+        old = self._old(change) if change is not None else None
+        if old is None:
+            return []
+        problems, before = rules.config(layout.CONFIG, old)
+        if problems or not before:
+            return []
+        found = []
+        for path in paths:
+            data = step.source.read(path)
+            if data is None or rules.text(path, data):
+                continue
+            for violation in identity.violations_in(path, data.decode("utf-8"), before):
+                found.append(dataclasses.replace(
+                    violation, what=f"{violation.what} (a pattern of memstack.yaml before this change)",
+                    fix="a change may not loosen identity.forbidden_patterns and add what they forbade: commit the"
+                        " new patterns alone first (a reviewable change), then the identity"))
+        return found
 
     def _history(self, step: Step, change: Change, place: Place, validate: bool) -> list[Violation]:
         """I1 logs, I2 facts, I3 handoffs against the base; I5/I7 on what a log or fact file adds."""
@@ -185,7 +301,9 @@ class Checker:
             if validate:
                 found += rules.final_newline(path, new)
                 if start >= 0:
-                    found += rules.records(path, place, rules.appended_lines(new, start), old or b"")
+                    appended = rules.appended_lines(new, start)
+                    found += rules.records(path, place, appended, old or b"")
+                    found += self._bindings(step, path, place, appended, 1)
             return found
         if place.kind == layout.FACTS:
             old = self._old(change)
@@ -201,6 +319,8 @@ class Checker:
                 found, check = rules.facts(path, old, new, prefix=step.prefix, restore=restore)
             if validate:
                 found += rules.final_newline(path, new) + rules.records(path, place, check)
+                old_count = 0 if not old else old.count(b"\n") + (0 if old.endswith(b"\n") else 1)
+                found += self._bindings(step, path, place, check, old_count + 1, new)
             return found
         if place.kind == layout.HANDOFF:
             if not change.added and change.old_mode in git.REGULAR:
@@ -224,14 +344,7 @@ class Checker:
         if new is None:
             return [Violation(change.path, 0, "I5", "memstack.yaml deleted: a store needs its config",
                               step.restore.format(path=self.folder + change.path))], None
-        found, patterns = rules.config(change.path, new)
-        old = self._old(change)
-        if patterns is not None and old is not None:
-            # One commit cannot drop a forbidden pattern and add what it forbade: the patterns of the
-            # base hold in the commit that changes them too (a later commit sees only the new ones).
-            before = rules.config(change.path, old)[1] or []
-            patterns += [p for p in before if p.pattern not in {q.pattern for q in patterns}]
-        return found, patterns
+        return rules.config(change.path, new)
 
     def _identity(self, step: Step, paths: list[str], patterns: list[re.Pattern[str]] | None,
                   config_changed: bool) -> list[Violation]:
@@ -278,7 +391,11 @@ class Checker:
                                     f"fix the sources, then run `{entry.rebuild}`") for c in members]
                 continue
             for change in members:
-                found += _compare_derived(change.path, self._new(step, change), built.get(change.path), entry.rebuild)
+                actual, expected = self._new(step, change), built.get(change.path)
+                if step.audit and actual is not None and expected is not None and actual != expected:
+                    self.stale.append(change.path)  # SPEC I4: views may lag; said, not refused
+                    continue
+                found += _compare_derived(change.path, actual, expected, entry.rebuild)
         return found
 
 
@@ -350,15 +467,22 @@ def audit(repo: Path, folder: str = "") -> Report:
         return Report("all", "HEAD (no commits yet)")
     changes = git.tree_diffs(repo, [(git.EMPTY_TREE, tree)], folder)[0]
     with Checker(repo, folder) as checker:
-        step = Step(changes, GitSource(repo, checker.blobs, "HEAD", folder), restore="`git checkout HEAD -- {path}`")
+        step = Step(changes, GitSource(repo, checker.blobs, "HEAD", folder), restore="`git checkout HEAD -- {path}`",
+                    audit=True)
         violations = checker.step(step)
-    return Report("all", "every file at HEAD", [Result("HEAD", "", "the empty tree", violations, len(changes))])
+    return Report("all", "every file at HEAD", [Result("HEAD", "", "the empty tree", violations, len(changes))],
+                  sorted(checker.stale))
+
+
+FORCE_PUSH = "force push: the old tip's memory must survive in the new tip"
+RECREATED = "re-created branch: the memory of the deleted branch of that name must survive in it"
 
 
 def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tuple[str, str]] = (),
-            mode: str = "range", folder: str = "") -> Report:
+            mode: str = "range", folder: str = "", recreated: Iterable[tuple[str, str]] = ()) -> Report:
     """Every commit `git log REVS` lists, against each of its parents; then each (old, new) tip
-    pair of `rewrites` whose old tip the new one does not contain, for survival of the old memory."""
+    pair of `rewrites` (and of `recreated`: a deleted tip, a new one) whose old tip the new one
+    does not contain, for survival of the old memory."""
     listed = git.commits(repo, *revs)
     trees = {c.sha: c.tree for c in listed}
     inside = [c for c in listed if not c.boundary]
@@ -366,8 +490,9 @@ def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tupl
     for commit in inside:
         for parent in commit.parents or (None,):
             pairs.append((_tree(repo, trees, parent), commit.tree))
-    rewritten = [(old, new) for old, new in rewrites if not git.is_ancestor(repo, old, new)]
-    pairs += [(_tree(repo, trees, old), _tree(repo, trees, new)) for old, new in rewritten]
+    rewritten = [(old, new, FORCE_PUSH) for old, new in rewrites if not git.is_ancestor(repo, old, new)]
+    rewritten += [(old, new, RECREATED) for old, new in recreated if not git.is_ancestor(repo, old, new)]
+    pairs += [(_tree(repo, trees, old), _tree(repo, trees, new)) for old, new, _ in rewritten]
     diffs = iter(git.tree_diffs(repo, pairs, folder))
     report = Report(mode, scope)
     with Checker(repo, folder) as checker:
@@ -385,12 +510,11 @@ def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tupl
                 found.update(checker.step(step))
             report.results.append(Result(commit.sha, commit.subject, ", ".join(p[:12] for p in parents),
                                          sorted(found), sum(map(len, per_parent))))
-        for old, new in rewritten:
+        for old, new, subject in rewritten:
             changes = next(diffs)
             step = Step(changes, GitSource(repo, checker.blobs, new, folder), prefix=False,
                         restore=f"`git checkout {old[:12]} -- {{path}}` in a new commit, or push without --force")
-            report.results.append(Result(new, "force push: the old tip's memory must survive in the new tip",
-                                         old[:12], checker.step(step), len(changes)))
+            report.results.append(Result(new, subject, old[:12], checker.step(step), len(changes)))
     return report
 
 
@@ -417,7 +541,7 @@ def check_range(repo: Path, spec: str, folder: str = "") -> Report:
 
 
 def pushed(repo: Path, updates: Sequence[tuple[str, str]], exclude: Sequence[str], mode: str,
-           folder: str = "") -> Report:
+           folder: str = "", recreated: Sequence[tuple[str, str]] = ()) -> Report:
     """What a push adds: the new tips' commits not in `exclude` (rev-list arguments) nor in the
     old tips, and the survival of each old tip a new tip does not contain (a force push).
     A deletion (new tip ZERO) is allowed."""
@@ -428,7 +552,7 @@ def pushed(repo: Path, updates: Sequence[tuple[str, str]], exclude: Sequence[str
     scope = f"the commits pushed ({', '.join(t[:12] for t in tips)})"
     return commits(repo, [*tips, "--not", *exclude, *olds], scope, [(o, n) for o, n in updates
                                                                      if not git.is_zero(o) and not git.is_zero(n)],
-                   mode=mode, folder=folder)
+                   mode=mode, folder=folder, recreated=recreated)
 
 
 def pre_push(repo: Path, environ: Mapping[str, str], folder: str = "") -> Report:
@@ -456,5 +580,11 @@ def pre_receive(repo: Path, lines: Iterable[str], folder: str = "") -> Report:
             continue
         if len(parts) != 3:
             raise MemstackError(f"--pre-receive: expected `old new ref` lines on stdin, got {line.strip()!r}")
-        updates.append((parts[0], parts[1]))
-    return pushed(repo, updates, ["--all"], "pre-receive", folder)
+        updates.append(guard.Update(*parts))
+    verdict = guard.check(repo, updates, folder)
+    report = pushed(repo, [(u.old, u.new) for u in updates], ["--all"], "pre-receive", folder, verdict.survive)
+    olds = {u.ref: u.old if not git.is_zero(u.old) else u.new for u in updates}
+    report.results += [Result(olds[ref], what, ref, violations) for ref, what, violations in verdict.refused]
+    if not report.violations and verdict.remember:
+        guard.remember_deletions(repo, verdict.remember)
+    return report

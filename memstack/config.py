@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack import schemas
+from memstack.clock import DEFAULT_SKEW_SECONDS
 from memstack.errors import MemstackError
 from memstack.files import write_atomic
 
@@ -13,6 +14,7 @@ CONFIG_NAME = "memstack.yaml"
 DEFAULTS: dict[str, Any] = {
     "memory": {"default_agent": None, "recall_limit": 50},
     "identity": {"forbidden_patterns": []},
+    "clock": {"max_skew_seconds": DEFAULT_SKEW_SECONDS},
     "promotion": {
         "knowledge_min_confidence": 0.80,
         "jeles_min_relevance": 0.5,

@@ -1,6 +1,7 @@
 """The bi-temporal fact store's operations, over an explicit store root and explicit timestamps.
 
-Nothing here reads the clock: the command line passes "now". Queries go
+Nothing here reads the clock (but the guard against future transaction times,
+clock.py): the command line passes "now". Queries go
 through the SQLite index (`factindex`); `scan_*` give the same answers straight
 from the files and are the reference the tests hold the index to. The bulk
 operations (`append_many`, `close_many`, `open_facts`, `existing_ids`) are
@@ -23,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from memstack import factfiles, factindex, facts, files, schemas
+from memstack import clock, factfiles, factindex, facts, files, schemas
 from memstack.errors import MemstackError
 from memstack.factfiles import Closing
 from memstack.facts import DEFAULT_CONFIDENCE, Fact
@@ -106,6 +107,8 @@ def append_many(store: Path, new: Sequence[Fact], check_ids: bool = True) -> lis
     if len(set(ids)) != len(ids):
         twice = next(i for i, n in Counter(ids).items() if n > 1)
         raise MemstackError(f"bad id {twice!r}: given twice in one batch")
+    clock.refuse_future(store, *((field, fact.get(key)) for fact in new
+                                 for field, key in (("recorded-at", "recorded_at"), ("expired-at", "expired_at"))))
     if check_ids and new:
         taken = existing_ids(store, [i for i in ids if isinstance(i, str)])
         if taken:
@@ -120,6 +123,7 @@ def close_many(store: Path, closings: Sequence[Closing]) -> list[Fact]:
     Every closing is checked first (the fact exists, is open, valid_to > valid_from,
     the closing is not recorded before the fact); if one is bad nothing is written.
     """
+    clock.refuse_future(store, *(("recorded-at", c.expired_at) for c in closings))
     where = factindex.locate(store, [c.fact_id for c in closings])
     for closing in closings:
         if closing.fact_id not in where:

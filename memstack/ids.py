@@ -27,13 +27,14 @@ def new_id(ms: int, agent: str) -> str:
     return f"{ms:012x}{secrets.token_hex(6)}{agent_tag(agent)}"
 
 
-def derived(base: str, suffix: str, ms: int) -> str:
-    """The id of a record made from `base` (deterministic): its time part is `ms`, the new record's own time."""
+def derived(base: str, suffix: str, ms: int, agent: str | None = None) -> str:
+    """The id of a record made from `base` (deterministic): its time part is `ms`, the new record's own time,
+    its tag `agent`'s (by default the base's own tag)."""
     match = ID.match(base)
     if match is None:  # a record written before ids were bound: still deterministic, bound to the new time
         digest = hashlib.sha256(base.encode("utf-8")).hexdigest()
-        return f"{ms:012x}{digest[:12]}{digest[12:20]}-{suffix}"
-    return f"{ms:012x}{match.group(2)}{match.group(3)}-{suffix}"
+        return f"{ms:012x}{digest[:12]}{digest[12:20] if agent is None else agent_tag(agent)}-{suffix}"
+    return f"{ms:012x}{match.group(2)}{match.group(3) if agent is None else agent_tag(agent)}-{suffix}"
 
 
 def problem(record_id: object, ms: int, agent: str) -> str | None:

@@ -5,7 +5,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from memstack import ids, jsonio, schemas
+from memstack import clock, ids, jsonio, schemas
 from memstack.binder import LEDGER, read_log
 from memstack.errors import MemstackError
 from memstack.files import append_line, read_jsonl
@@ -70,6 +70,7 @@ def write(store: Path, record: dict[str, Any]) -> str:
     """Append one record to its agent's day file; returns the store-relative path."""
     schemas.validate("intake", record)
     refuse_secrets(record)
+    clock.refuse_future(store, ("created-at", parse_ts(record["created_at"], "created-at")))
     relpath = relpath_for(record)
     append_line(store, relpath, jsonio.dumps_line(record))
     return relpath

@@ -43,9 +43,9 @@ NOTED = "noted"
 TRAILERS = {"knowledge": "Knowledge", "jeles_atoms": "Jeles-Atoms", "opus_atoms": "Opus-Atoms", "binder": "Binder"}
 
 
-def fact_id_for(intake_id: str, recorded: int, ratified: bool = False) -> str:
+def fact_id_for(intake_id: str, recorded: int, ratified: bool = False, agent: str | None = None) -> str:
     """The fact an intake record becomes: deterministic, bound to its agent and recorded_at (memstack/ids.py)."""
-    return ids.derived(intake_id, "r" if ratified else "f", recorded)
+    return ids.derived(intake_id, "r" if ratified else "f", recorded, agent)
 
 
 def triple(record: dict[str, Any]) -> tuple[str, str, str]:
@@ -130,7 +130,7 @@ def _facts_of(routed: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[s
         fact = facts.make(subject=subject, predicate=predicate, object=obj, valid_from=when, recorded_at=recorded,
                           agent=record["agent"], confidence=record["confidence"], table=item["sub_tier"],
                           source=record["source"] or None, intake_id=record["id"],
-                          id=fact_id_for(record["id"], recorded, decision is not None),
+                          id=fact_id_for(record["id"], recorded, decision is not None, record["agent"]),
                           tier="ratified" if decision else record["tier"])
         out.append((item, fact))
     # In time order, ratified records among the rest, so no window overlaps another.

@@ -336,6 +336,9 @@ def fact_problems(fact: dict[str, Any]) -> list[str]:
         problems.append(f"valid_to {fact['valid_to']} must be after valid_from {fact['valid_from']}")
     if fact.get("superseded_by") is not None and fact.get("superseded_by") == fact.get("id"):
         problems.append("a fact is not its own successor")
+    if fact["expired_at"] is not None and not fact["expired_at"] >= max(fact["recorded_at"], 1):
+        problems.append(f"expired_at {fact['expired_at']} must not be before recorded_at {fact['recorded_at']}"
+                        " (nor 0): a fact is closed after the store learned it")
     return problems
 
 
@@ -505,3 +508,84 @@ def handoff(path: str, place: Place, data: bytes) -> list[Violation]:
 def sealed_handoff(path: str, deleted: bool, restore: str) -> Violation:
     what = "sealed handoff deleted or renamed" if deleted else "sealed handoff edited"
     return Violation(path, 0, "I3", what, I3_FIX.format(restore=restore))
+
+
+# ---- Bound ids, real closings, transaction times (issue 11) -------------------------------------
+
+ID_FIX = ("write records with memstack (`intake write`, `fact add`, `capture`, `promote`): its ids carry the record's"
+          " transaction time and agent, so an id is valid in one file only and never copied from another")
+FUTURE_FIX = ("record when it really happened: transaction times are never later than now"
+              " (memstack.yaml clock.max_skew_seconds)")
+
+
+def transaction_ms(kind: str, field: str, value: Any) -> int | None:
+    """A record's transaction time as integer ms (None when absent or unreadable: the schema reports it)."""
+    if kind == "intake":
+        from memstack.errors import MemstackError
+        from memstack.times import parse_ts
+
+        try:
+            return parse_ts(value, field) if isinstance(value, str) else None
+        except (MemstackError, OverflowError, ValueError, OSError):
+            return None
+    return value if type(value) is int else None
+
+
+def bindings(path: str, place: Place, numbered: Iterable[tuple[int, bytes]], *, new_from: int,
+             clock: Any, legacy_ids: bool = False) -> tuple[list[Violation], list[tuple[int, str]], set[str]]:
+    """Beyond the schema, for the lines a change adds or closes: no transaction time in the future
+    (`clock`: memstack.clock.Clock), and a line numbered `new_from` or later (a new record) carries an
+    id bound to its agent and transaction time (memstack/ids.py); with `legacy_ids` (the audit of a whole
+    state, which cannot tell when a line was written) an id of no bound form is let be. Returns the violations, the
+    (line, superseded_by) pairs a fact file's lines name, and the ids of the new lines."""
+    from memstack import ids
+    from memstack.clock import TRANSACTION_FIELDS
+
+    kind = SCHEMA_OF[place.kind]
+    fields = TRANSACTION_FIELDS.get(kind, ())
+    bound_field = {"intake": "created_at", "fact": "recorded_at"}.get(kind)
+    found: list[Violation] = []
+    successors: list[tuple[int, str]] = []
+    new_ids: set[str] = set()
+    for number, raw in numbered:
+        record, problem = _json(raw)
+        if problem or not isinstance(record, dict):
+            continue  # `records` reports it
+        for field in fields:
+            ms = transaction_ms(kind, field, record.get(field))
+            if ms is not None and clock.too_late(ms):
+                found.append(Violation(path, number, "I5", clock.problem(field, ms), FUTURE_FIX))
+        if kind == "fact" and isinstance(record.get("superseded_by"), str):
+            successors.append((number, record["superseded_by"]))
+        if bound_field is None or number < new_from:
+            continue
+        if isinstance(record.get("id"), str):
+            new_ids.add(record["id"])
+        ms = transaction_ms(kind, bound_field, record.get(bound_field))
+        if ms is not None and place.agent and not (legacy_ids and not ids.ID.match(str(record.get("id")))):
+            why = ids.problem(record.get("id"), ms, place.agent)
+            if why:
+                found.append(Violation(path, number, "I5", why.split(" — ")[0], ID_FIX))
+        if len(found) > MAX_PER_FILE:
+            break
+    return found, successors, new_ids
+
+
+def ids_in(data: bytes) -> set[str]:
+    """The ids of the facts of a fact file (one pass when its lines are compact JSON, as memstack writes them)."""
+    found = {i.decode() for i in _COMMITTED_ID.findall(data)}
+    if len(found) < data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1):
+        found |= {str(f["id"]) for f in map(_fact, lines(data)) if f is not None}
+    return found
+
+
+def dangling(path: str, number: int, successor: str) -> Violation:
+    return Violation(path, number, "I2", f"superseded_by {successor} names no fact (neither in this change nor"
+                                         " before it): a closing names the successor that replaces the fact",
+                     "append the successor fact in the same commit, or close without one (superseded_by null,"
+                     " `memstack fact invalidate`)")
+
+
+def tag_clash(path: str, agent: str, other: str, tag: str) -> Violation:
+    return Violation(path, 0, "I7", f"agent {agent!r} has the id tag {tag} of agent {other!r}: ids could not tell"
+                                    " their files apart", "name the agent differently")

@@ -6,6 +6,7 @@ Facts are written as JSON lines directly (schemas/fact.schema.json), not through
 the fact store module.
 """
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -17,6 +18,8 @@ import orjson
 import pytest
 
 from helpers import git
+from memstack.ids import agent_tag
+from memstack.times import parse_ts
 
 JAN = 1767225600000  # 2026-01-01T00:00:00Z in ms
 DAY = 86_400_000
@@ -92,9 +95,15 @@ def jsonl(*records: dict[str, Any]) -> bytes:
     return b"".join(dumps(r) for r in records)
 
 
-def fact(ident: str, *, agent: str = "alice", subject: str = "project", predicate: str = "decided",
+def fid(name: str, recorded_at: int = JAN + 1000, agent: str = "alice") -> str:
+    """The id of the fact `fact(name, ...)` makes: bound to its recorded_at and agent (memstack/ids.py),
+    its random part taken from `name`, so a test can name a successor before writing it."""
+    return f"{recorded_at:012x}{hashlib.sha256(name.encode()).hexdigest()[:12]}{agent_tag(agent)}"
+
+
+def fact(name: str, *, agent: str = "alice", subject: str = "project", predicate: str = "decided",
          obj: str = "use git", valid_from: int = JAN, recorded_at: int = JAN + 1000, **more: Any) -> dict[str, Any]:
-    record = {"id": ident, "subject": subject, "predicate": predicate, "object": obj, "valid_from": valid_from,
+    record = {"id": fid(name, recorded_at, agent), "subject": subject, "predicate": predicate, "object": obj, "valid_from": valid_from,
               "valid_to": None, "confidence": 0.9, "recorded_at": recorded_at, "table": "knowledge",
               "expired_at": None, "superseded_by": None, "source": "test", "agent": agent, "intake_id": None}
     record.update(more)
@@ -106,11 +115,13 @@ def closed(record: dict[str, Any], *, valid_to: int, expired_at: int, superseded
 
 
 def intake(n: int, *, agent: str = "alice", day: str = "2026-01-01", **more: Any) -> dict[str, Any]:
-    record = {"id": f"{n:012x}{'ab' * 8}", "content": f"observation {n}", "title": "", "source": "test",
+    """Intake record `n`, its id bound to its created_at and agent (memstack/ids.py) unless `id` is given."""
+    record = {"content": f"observation {n}", "title": "", "source": "test",
               "agent": agent, "tier": "observed", "confidence": 0.5, "keywords": [], "tags": [],
               "created_at": f"{day}T10:{n // 60 % 60:02d}:{n % 60:02d}.000Z"}
     record.update(more)
-    return record
+    created = parse_ts(record["created_at"], "created_at") if isinstance(record["created_at"], str) else 0
+    return {"id": f"{created:012x}{n:012x}{agent_tag(agent)}", **record}
 
 
 def write(root: Path, relpath: str, data: bytes | str) -> Path:

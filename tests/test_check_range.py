@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from check_support import (DAY, JAN, append, closed, commit, committed, copy_store, fact, handoff_text, head, intake,
+from check_support import (DAY, JAN, append, closed, commit, committed, copy_store, fact, fid, handoff_text, head, intake,
                            jsonl, repo, run_check, sneak, states, store_template, write)  # noqa: F401
 from helpers import git, memstack
 
@@ -51,7 +51,7 @@ def _history(root: Path) -> None:
     write(root, FACTS, jsonl(fact("fact-aaaa-0001")))
     committed(root, "more intake, a fact")
     write(root, FACTS, jsonl(closed(fact("fact-aaaa-0001"), valid_to=JAN + DAY, expired_at=JAN + DAY,
-                                    superseded_by="fact-aaaa-0002"),
+                                    superseded_by=fid("fact-aaaa-0002")),
                              fact("fact-aaaa-0002", obj="use git and memstack", valid_from=JAN + DAY)))
     write(root, "handoffs/alice/session_handoff-2026-01-02_alice.md", handoff_text())
     committed(root, "supersede, handoff")
@@ -160,18 +160,18 @@ def test_two_branches_closing_one_fact_differently_cannot_both_win(repo: Path) -
     write(repo, FACTS, jsonl(original))
     committed(repo, "fact")
     git(repo, "checkout", "-q", "-b", "topic")
-    write(repo, FACTS, jsonl(closed(original, valid_to=JAN + 5, expired_at=JAN + 5, superseded_by=None)))
+    write(repo, FACTS, jsonl(closed(original, valid_to=JAN + 5, expired_at=JAN + 5000, superseded_by=None)))
     committed(repo, "topic closes it")
     git(repo, "checkout", "-q", "main")
-    write(repo, FACTS, jsonl(closed(original, valid_to=JAN + 9, expired_at=JAN + 9, superseded_by=None)))
+    write(repo, FACTS, jsonl(closed(original, valid_to=JAN + 9, expired_at=JAN + 9000, superseded_by=None)))
     main = committed(repo, "main closes it")
     merged = git(repo, "merge", "-q", "topic", check=False)
-    assert merged.returncode != 0 and "fact-bbbb-0001" in merged.stderr  # memstack's driver: a real conflict
+    assert merged.returncode != 0 and original["id"] in merged.stderr  # memstack's driver: a real conflict
     git(repo, "checkout", "--ours", "--", FACTS)  # a careless resolution: ours wins, theirs' closing lost
     sneak(repo, "merge topic")
     proc = run_check(repo, "--range", f"{main}..HEAD")
     assert proc.returncode == 1
-    assert f"{FACTS}:1: I2 superseded fact fact-bbbb-0001 changed (expired_at, valid_to)" in proc.stdout
+    assert f"{FACTS}:1: I2 superseded fact {original['id']} changed (expired_at, valid_to)" in proc.stdout
 
 
 def test_a_merge_taking_one_sides_boot_files_unchanged_is_not_a_hand_edit(repo: Path) -> None:

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from check_support import JAN, closed, fact, jsonl
+from check_support import JAN, closed, fact, fid, jsonl
 from memstack import git, layout, rules
 from memstack.violations import Violation
 
@@ -61,7 +61,7 @@ def test_the_restore_hint_is_part_of_the_fix() -> None:
 
 
 OPEN = fact("fact-cccc-0001")
-CLOSE = closed(OPEN, valid_to=JAN + 10, expired_at=JAN + 10, superseded_by="fact-cccc-0002")
+CLOSE = closed(OPEN, valid_to=JAN + 10, expired_at=JAN + 10, superseded_by=fid("fact-cccc-0002"))
 
 
 @pytest.mark.parametrize(("new", "problem"), [
@@ -84,7 +84,7 @@ def test_a_closed_fact_never_changes_not_even_to_close_again() -> None:
     assert rules.closing_problems(CLOSE, CLOSE) == []
     again = {**CLOSE, "valid_to": JAN + 20}
     assert rules.closing_problems(CLOSE, again) == [
-        "superseded fact fact-cccc-0001 changed (valid_to); a superseded fact never changes"]
+        f"superseded fact {OPEN['id']} changed (valid_to); a superseded fact never changes"]
 
 
 def test_facts_survive_a_merge_by_id_with_the_other_sides_closing() -> None:
@@ -93,7 +93,7 @@ def test_facts_survive_a_merge_by_id_with_the_other_sides_closing() -> None:
     assert rules.facts("f", jsonl(OPEN), merged, prefix=False, restore=RESTORE) == ([], [])
     assert rules.facts("f", theirs, merged, prefix=False, restore=RESTORE) == ([], [])
     found, _ = rules.facts("f", theirs, jsonl(fact("fact-dddd-0001")), prefix=False, restore=RESTORE)
-    assert [(v.line, v.what) for v in found] == [(1, "fact fact-cccc-0001 (line 1) was removed")]
+    assert [(v.line, v.what) for v in found] == [(1, f"fact {OPEN['id']} (line 1) was removed")]
 
 
 def test_facts_appended_are_returned_for_validation_with_their_line_numbers() -> None:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from check_support import (DAY, JAN, append, closed, commit, committed, copy_store, fact, flagged, handoff_text, head,
+from check_support import (DAY, JAN, append, closed, commit, committed, copy_store, fact, fid, flagged, handoff_text, head,
                            intake, jsonl, refused, repo, run_check, states, store_template, write)  # noqa: F401
 from helpers import git, memstack
 
@@ -94,7 +94,7 @@ def test_a_torn_last_line_may_be_completed_but_never_extended(repo: Path) -> Non
 
 OPEN = fact("fact-open-0001")
 SUPERSEDED = closed(fact("fact-old-00001", obj="use svn", valid_from=JAN - DAY, recorded_at=JAN),
-                    valid_to=JAN, expired_at=JAN + 1000, superseded_by="fact-new-00001")
+                    valid_to=JAN, expired_at=JAN + 1000, superseded_by=fid("fact-new-00001"))
 SUCCESSOR = fact("fact-new-00001", recorded_at=JAN + 1000)
 
 
@@ -111,7 +111,7 @@ def facts(states, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
 
 def test_appending_facts_and_closing_one_properly_is_accepted(facts: Path) -> None:
     successor = fact("fact-open-0002", obj="use git and memstack", valid_from=JAN + DAY, recorded_at=JAN + DAY)
-    closing = closed(OPEN, valid_to=JAN + DAY, expired_at=JAN + DAY, superseded_by="fact-open-0002")
+    closing = closed(OPEN, valid_to=JAN + DAY, expired_at=JAN + DAY, superseded_by=successor["id"])
     write(facts, FACTS, jsonl(SUPERSEDED, SUCCESSOR, closing, successor))
     committed(facts)
 
@@ -137,14 +137,14 @@ def test_any_field_of_a_superseded_fact_is_immutable(facts: Path, field: str) ->
 
 
 def test_closing_a_fact_twice_is_refused(facts: Path) -> None:
-    again = closed(SUPERSEDED, valid_to=JAN + 5, expired_at=JAN + 2000, superseded_by="fact-new-00001")
+    again = closed(SUPERSEDED, valid_to=JAN + 5, expired_at=JAN + 2000, superseded_by=SUCCESSOR["id"])
     write(facts, FACTS, jsonl(again, SUCCESSOR, OPEN))
-    refused(facts, f"{FACTS}:1: I2 superseded fact fact-old-00001 changed (expired_at, valid_to)")
+    refused(facts, f"{FACTS}:1: I2 superseded fact {SUPERSEDED['id']} changed (expired_at, valid_to)")
 
 
 def test_deleting_a_fact_is_refused(facts: Path) -> None:
     write(facts, FACTS, jsonl(SUPERSEDED, OPEN))
-    refused(facts, f"{FACTS}:2: I2 fact fact-new-00001 (line 2) was removed")
+    refused(facts, f"{FACTS}:2: I2 fact {SUCCESSOR['id']} (line 2) was removed")
 
 
 def test_deleting_the_fact_file_is_refused(facts: Path) -> None:
@@ -158,14 +158,14 @@ def test_reordering_facts_is_refused(facts: Path) -> None:
 
 
 @pytest.mark.parametrize(("change", "expected"), [
-    ({"object": "use hg"}, "open fact fact-open-0001 changed object; only a closing may change it"),
-    ({"confidence": 0.1}, "open fact fact-open-0001 changed confidence"),
+    ({"object": "use hg"}, f"open fact {OPEN['id']} changed object; only a closing may change it"),
+    ({"confidence": 0.1}, f"open fact {OPEN['id']} changed confidence"),
     ({"expired_at": JAN + DAY}, "changed without being closed (valid_to is still null)"),
-    ({"superseded_by": "fact-new-00001"}, "changed without being closed"),
-    ({"valid_to": JAN + DAY, "superseded_by": "fact-new-00001"}, "expired_at must be set"),
+    ({"superseded_by": SUCCESSOR["id"]}, "changed without being closed"),
+    ({"valid_to": JAN + DAY, "superseded_by": SUCCESSOR["id"]}, "expired_at must be set"),
     ({"valid_to": JAN, "expired_at": JAN + DAY}, "valid_to 1767225600000 must be an integer after valid_from"),
     ({"valid_to": JAN - 1, "expired_at": JAN + DAY}, "must be an integer after valid_from"),
-    ({"valid_to": JAN + DAY, "expired_at": JAN + DAY, "superseded_by": "fact-open-0001"},
+    ({"valid_to": JAN + DAY, "expired_at": JAN + DAY, "superseded_by": OPEN["id"]},
      "superseded_by must be the successor's id"),
     ({"valid_to": JAN + DAY, "expired_at": JAN + DAY, "subject": "other"}, "changed subject"),
 ], ids=["object", "confidence", "expired-only", "successor-only", "no-expired-at", "empty-window",
@@ -177,7 +177,7 @@ def test_an_open_fact_changes_only_by_a_proper_closing(facts: Path, change: dict
 
 def test_a_new_fact_may_not_reuse_an_id(facts: Path) -> None:
     append(facts, FACTS, jsonl(fact("fact-open-0001", obj="again")))
-    refused(facts, f"{FACTS}:4: I2 fact id fact-open-0001 is already in the file")
+    refused(facts, f"{FACTS}:4: I2 fact id {OPEN['id']} is already in the file")
 
 
 def test_a_new_fact_is_validated(facts: Path) -> None:
@@ -191,7 +191,7 @@ def test_a_new_fact_is_validated(facts: Path) -> None:
 def test_a_closing_is_validated_against_the_schema(facts: Path) -> None:
     closing = closed(OPEN, valid_to=JAN + DAY, expired_at=JAN + DAY, superseded_by=None)
     write(facts, FACTS, jsonl(SUPERSEDED, SUCCESSOR, {**closing, "tier": "rumour"}))
-    refused(facts, f"{FACTS}:3: I2 open fact fact-open-0001 changed tier", f"{FACTS}:3: I5 invalid fact record: tier")
+    refused(facts, f"{FACTS}:3: I2 open fact {OPEN['id']} changed tier", f"{FACTS}:3: I5 invalid fact record: tier")
 
 
 # ---- I3: handoffs ----------------------------------------------------------------------------------
@@ -309,7 +309,8 @@ def test_a_bad_intake_line_is_refused(logged: Path, line: bytes, expected: str) 
 
 def test_every_bad_line_is_listed_not_only_the_first(logged: Path) -> None:
     append(logged, LOG, jsonl(intake(4, tier="x"), intake(5), intake(6, agent="bob")))
-    refused(logged, f"{LOG}:4: I5", f"{LOG}:6: I5", "2 violations (I5)")
+    refused(logged, f"{LOG}:4: I5", f"{LOG}:6: I5 agent 'bob' is not the folder's agent 'alice'",
+            f"{LOG}:6: I5 id", "does not carry agent 'alice'", "3 violations (I5)")
 
 
 @pytest.mark.parametrize("stray", ["intake/notes.md", "intake/alice/2026-01-01.json", "kb/todo.txt",
@@ -463,12 +464,12 @@ def test_an_appended_fact_that_no_tool_could_close_is_refused(repo: Path, change
 
 
 def test_a_superseded_fact_rewritten_as_a_float_is_refused(repo: Path) -> None:
-    original = closed(fact("fact-dddd-0001"), valid_to=JAN + 5, expired_at=JAN + 5, superseded_by=None)
+    original = closed(fact("fact-dddd-0001"), valid_to=JAN + 5, expired_at=JAN + 5000, superseded_by=None)
     write(repo, "kb/facts/alice/2026-01.jsonl", jsonl(original))
     committed(repo)
     text = (repo / "kb/facts/alice/2026-01.jsonl").read_text()
     write(repo, "kb/facts/alice/2026-01.jsonl", text.replace(f'"valid_to":{JAN + 5}', f'"valid_to":{JAN + 5}.0'))
-    refused(repo, "I2 superseded fact fact-dddd-0001 changed (valid_to)")
+    refused(repo, f"I2 superseded fact {original['id']} changed (valid_to)")
 
 
 def test_an_intake_id_appended_twice_is_refused(repo: Path) -> None:

@@ -1,5 +1,6 @@
 """Many writers: the merge driver and diff text conversion, with real clones of a real bare remote."""
 
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -10,12 +11,21 @@ from hypothesis import strategies as st
 
 from helpers import git, memstack
 from memstack import intake, merge
+from memstack.ids import agent_tag
 
 FACTS = "kb/facts/alice/2026-01.jsonl"
 
 
+RECORDED = 1_767_225_600_000
+
+
+def bound(name: str) -> str:
+    """A fact id bound to alice and RECORDED (memstack/ids.py), its random part named by `name`."""
+    return f"{RECORDED:012x}{hashlib.sha256(name.encode()).hexdigest()[:12]}{agent_tag('alice')}"
+
+
 def fact(fid: str, subject: str = "s", obj: str = "o", **closing: object) -> dict:
-    record = {"id": fid, "subject": subject, "predicate": "p", "object": obj, "valid_from": 1000,
+    record = {"id": bound(fid), "subject": subject, "predicate": "p", "object": obj, "valid_from": 1000,
               "valid_to": None, "confidence": 0.9, "recorded_at": 1_767_225_600_000, "table": "knowledge",
               "expired_at": None, "superseded_by": None, "source": None, "agent": "alice", "intake_id": None}
     record.update(closing)
@@ -27,7 +37,7 @@ def line(record: dict) -> bytes:
 
 
 def closed(record: dict, valid_to: int, by: str | None = None) -> dict:
-    return {**record, "valid_to": valid_to, "expired_at": valid_to + 1, "superseded_by": by}
+    return {**record, "valid_to": valid_to, "expired_at": max(valid_to, RECORDED) + 1, "superseded_by": by}
 
 
 @pytest.fixture
@@ -81,7 +91,7 @@ def test_two_clones_appending_to_one_day_and_one_fact_file_merge_without_conflic
     contents = [json.loads(x)["content"] for x in (b / "intake/alice/2026-01-01.jsonl").read_text().splitlines()]
     assert sorted(contents) == ["a 0", "a 1", "a 2", "b 0", "b 1", "b 2"]
     ids = [json.loads(x)["id"] for x in (b / FACTS).read_text().splitlines()]
-    assert sorted(ids) == ["fact-a-0000", "fact-b-0000"]
+    assert sorted(ids) == sorted([bound("fact-a-0000"), bound("fact-b-0000")])
     assert git(b, "status", "--porcelain").stdout == ""
     root = git(b, "rev-list", "--max-parents=0", "HEAD").stdout.strip()
     audit = memstack("check", "--range", f"{root}..HEAD", cwd=b)
@@ -119,9 +129,9 @@ def test_closing_one_fact_differently_on_two_sides_is_a_reported_conflict(clones
     git(a, "push", "-q")
     result = git(b, "pull", "--no-rebase", check=False)
     assert result.returncode != 0
-    assert "fact-one-0000" in result.stderr + result.stdout
+    assert one["id"] in result.stderr + result.stdout
     text = (b / FACTS).read_text()
-    assert "<<<<<<< ours (memstack: fact fact-one-0000 closed differently)" in text
+    assert f"<<<<<<< ours (memstack: fact {one['id']} closed differently)" in text
     assert '"valid_to":7000' in text and '"valid_to":5000' in text
     assert FACTS in git(b, "diff", "--name-only", "--diff-filter=U").stdout
 
@@ -198,7 +208,7 @@ def test_a_hundred_rounds_of_appends_and_closings_on_two_clones_lose_nothing(clo
         facts_path = clone / FACTS
         current = [json.loads(x) for x in facts_path.read_text().splitlines()] if facts_path.exists() else []
         # Each clone closes only facts it wrote (one writer per fact), so no closing can conflict.
-        open_facts = [f for f in current if f["valid_to"] is None and f["id"].startswith(f"fact-{who}-")]
+        open_facts = [f for f in current if f["valid_to"] is None and f["subject"].startswith(f"fact-{who}-")]
         if open_facts and rnd.random() < 0.5:
             victim = rnd.choice(open_facts)
             closings[victim["id"]] = 10_000 + round_
@@ -233,8 +243,8 @@ def test_textconv_shows_a_closed_fact_as_the_window_that_changed(store: Path) ->
     commit_all(store, "a fact")
     (store / FACTS).write_bytes(line(closed(one, 1_767_312_000_000)))
     diff = git(store, "diff").stdout
-    assert "-fact fact-one-0000 [knowledge] deploys | p | o  valid [1970-01-01T00:00:01.000Z, open)" in diff
-    assert "+fact fact-one-0000 [knowledge] deploys | p | o  valid [1970-01-01T00:00:01.000Z, 2026-01-02T00:00:00.000Z)" in diff
+    assert f"-fact {one['id']} [knowledge] deploys | p | o  valid [1970-01-01T00:00:01.000Z, open)" in diff
+    assert f"+fact {one['id']} [knowledge] deploys | p | o  valid [1970-01-01T00:00:01.000Z, 2026-01-02T00:00:00.000Z)" in diff
 
 
 def test_two_different_decisions_on_one_record_conflict() -> None:

@@ -1,17 +1,24 @@
 """`memstack review A..B`: a known range gives the expected Markdown and JSON."""
 
+import hashlib
 import json
 from pathlib import Path
 
 from helpers import git, memstack
 from test_handoff_boot import HANDOFF
-from test_merge import closed, fact, line
+from memstack.ids import agent_tag
+from test_merge import bound, closed, fact, line
 
 FACTS = "kb/facts/alice/2026-01.jsonl"
 
 
+def iid(rid: str, agent: str = "alice") -> str:
+    """The id `intake_line(rid, ...)` gives its record: bound to its created_at and agent (memstack/ids.py)."""
+    return f"{1_767_261_600_000:012x}{hashlib.sha256(rid.encode()).hexdigest()[:12]}{agent_tag(agent)}"
+
+
 def intake_line(rid: str, tier: str, agent: str = "alice") -> bytes:
-    return line({"id": rid, "content": f"record {rid}", "title": f"t-{rid}", "source": "", "agent": agent,
+    return line({"id": iid(rid, agent), "content": f"record {rid}", "title": f"t-{rid}", "source": "", "agent": agent,
                  "tier": tier, "confidence": 0.9, "keywords": [], "tags": [],
                  "created_at": "2026-01-01T10:00:00.000Z"})
 
@@ -37,10 +44,10 @@ def test_review_of_a_known_range(store: Path) -> None:
           + intake_line("rec-aaaa-0002", "observed"))
     write(store, "intake/bob/2026-01-01.jsonl", intake_line("rec-bbbb-0001", "observed", "bob"))
     new = fact("fact-new-0002", "deploy", "monday", valid_from=5000)
-    write(store, FACTS, line(closed(old, 5000, "fact-new-0002")) + line(new), mode="wb")
+    write(store, FACTS, line(closed(old, 5000, new["id"])) + line(new), mode="wb")
     commit(store, "learned things")
-    write(store, "kb/promotions.jsonl", line({"intake_id": "rec-aaaa-0001", "agent": "alice",
-                                              "sub_tier": "knowledge", "fact_id": "fact-new-0002",
+    write(store, "kb/promotions.jsonl", line({"intake_id": iid("rec-aaaa-0001"), "agent": "alice",
+                                              "sub_tier": "knowledge", "fact_id": new["id"],
                                               "promoted_at": 9000}))
     memstack("soil", "put", "session", "now", "--value", "1", cwd=store)
     write(store, "handoffs/alice/session_handoff-2026-01-01_alice.md",
@@ -93,9 +100,10 @@ def test_review_of_a_known_range(store: Path) -> None:
     data = json.loads(memstack("review", f"{base}..HEAD", "--format", "json", cwd=store).stdout)
     assert data["commits"] == 2 and data["violations"] == []
     assert data["intake"] == {"alice": {"observed": 1, "verified": 1}, "bob": {"observed": 1}}
-    assert [r["id"] for r in data["intake_records"]] == ["rec-aaaa-0001", "rec-aaaa-0002", "rec-bbbb-0001"]
+    assert [r["id"] for r in data["intake_records"]] == sorted([iid("rec-aaaa-0001"), iid("rec-aaaa-0002"),
+                                                                iid("rec-bbbb-0001", "bob")])  # by created_at, id
     [superseded] = data["facts_superseded"]
-    assert superseded["before"] == old and superseded["after"] == closed(old, 5000, "fact-new-0002")
+    assert superseded["before"] == old and superseded["after"] == closed(old, 5000, new["id"])
     assert superseded["successor"] == new
     assert data["facts_added"] == [new]
     assert data["promotions"] == {"knowledge": 1}
@@ -128,7 +136,7 @@ def test_review_of_a_branch_behind_main_shows_only_the_branchs_changes(store: Pa
     memstack("soil", "put", "session", "main-only", "--value", "1", cwd=store)
     commit(store, "main moves on")
     data = json.loads(memstack("review", "main..feature", "--format", "json", cwd=store).stdout)
-    assert data["soil"] == [] and [r["id"] for r in data["intake_records"]] == ["rec-bbbb-0001"]
+    assert data["soil"] == [] and [r["id"] for r in data["intake_records"]] == [iid("rec-bbbb-0001", "bob")]
     assert data["commits"] == 1 and base
 
 
@@ -140,7 +148,7 @@ def test_review_survives_malformed_facts_and_reports_them(store: Path) -> None:
     result = memstack("review", f"{base}..HEAD", "--format", "json", cwd=store)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert [f["id"] for f in data["facts_added"]] == ["fact-ok-00001"] and data["violations"]
+    assert [f["id"] for f in data["facts_added"]] == [bound("fact-ok-00001")] and data["violations"]
 
 
 def test_review_shows_what_was_learned_and_what_waits_bounded_by_agent(store: Path) -> None:
