@@ -76,12 +76,12 @@ def test_review_of_a_known_range(store: Path) -> None:
 
 #### alice: 2 records (1 observed, 1 verified)
 
-- `rec-aaaa-0001` verified 0.9, 2026-01-01T10:00:00.000Z: **t-rec-aaaa-0001**: record rec-aaaa-0001
-- `rec-aaaa-0002` observed 0.9, 2026-01-01T10:00:00.000Z: **t-rec-aaaa-0002**: record rec-aaaa-0002
+- `{iid('rec-aaaa-0001')}` verified 0.9, 2026-01-01T10:00:00.000Z: **t-rec-aaaa-0001**: record rec-aaaa-0001
+- `{iid('rec-aaaa-0002')}` observed 0.9, 2026-01-01T10:00:00.000Z: **t-rec-aaaa-0002**: record rec-aaaa-0002
 
 #### bob: 1 record (1 observed)
 
-- `rec-bbbb-0001` observed 0.9, 2026-01-01T10:00:00.000Z: **t-rec-bbbb-0001**: record rec-bbbb-0001
+- `{iid('rec-bbbb-0001', 'bob')}` observed 0.9, 2026-01-01T10:00:00.000Z: **t-rec-bbbb-0001**: record rec-bbbb-0001
 
 ### Promotions
 

@@ -390,7 +390,7 @@ def test_promote_stops_before_copying_a_sneaked_credential_into_facts_and_views(
     assert clean.returncode == 0, clean.stderr
     day = store / "intake" / "alice" / "2026-01-01.jsonl"
     record = json.loads(day.read_text().splitlines()[0])
-    sneaked = {**record, "id": record["id"][:-4] + "beef", "content": f"deploy key {AWS_ID}"}
+    sneaked = {**record, "id": record["id"][:12] + "beef" + record["id"][16:], "content": f"deploy key {AWS_ID}"}
     with day.open("a") as handle:  # a hand-written line, committed past the hook
         handle.write(json.dumps(sneaked, sort_keys=True, separators=(",", ":")) + "\n")
     git(store, "add", "-A")
