@@ -228,31 +228,36 @@ def _uncommitted_ledger(store: Path) -> tuple[Counter[str], int]:
 def _commit(store: Path, message: str) -> str | None:
     """Commit kb/, intake/, the boot files and the handoffs they read (nothing else); None when
     they hold no change. Intake and those handoffs go along so the commit holds every source of
-    what it derives, also when a second run finishes an interrupted one."""
+    what it derives, also when a second run finishes an interrupted one. A store in a folder of a
+    code repository commits only that folder's memory (git runs at the work tree's top)."""
+    from memstack.store import folder_of
+
+    top, folder = folder_of(store)
     anchors = sorted(store.glob("session_anchor_*.json"))
     read_by_boot = [jsonio.loads(p.read_bytes(), p.name).get("handoff") for p in anchors]
     wanted = ["kb", "intake", "willow.md", *(p.name for p in anchors), *(h for h in read_by_boot if h)]
-    changed = git.out(store, "status", "--porcelain", "-z", "--untracked-files=all", "--", *wanted)
-    paths = sorted({entry[3:] for entry in changed.split("\0") if len(entry) > 3})
+    changed = git.out(top, "status", "--porcelain", "-z", "--untracked-files=all", "--",
+                      *(folder + w for w in wanted))
+    paths = sorted({entry[3:] for entry in changed.split("\0") if len(entry) > 3})  # relative to the top
     if not paths:
         return None
-    git.run(store, "add", "-A", "--", *paths)
-    if not git.out(store, "diff", "--cached", "--name-only", "--", *paths).strip():
+    git.run(top, "add", "-A", "--", *paths)
+    if not git.out(top, "diff", "--cached", "--name-only", "--", *paths).strip():
         return None
     env = git.no_git_env()
-    if git.identity_args(store):  # no identity configured: memstack signs its own commit
+    if git.identity_args(top):  # no identity configured: memstack signs its own commit
         env.update(GIT_AUTHOR_NAME="memstack", GIT_AUTHOR_EMAIL="memstack@localhost",
                    GIT_COMMITTER_NAME="memstack", GIT_COMMITTER_EMAIL="memstack@localhost")
     files.crash_point()
     try:
-        git.run(store, "commit", "-q", "-m", message, "--", *paths, env=env)  # through the hooks
+        git.run(top, "commit", "-q", "-m", message, "--", *paths, env=env)  # through the hooks
     except MemstackError as exc:
         if exc.message.startswith("git is locked"):
             raise
-        detail = exc.message.partition(f"failed in {store}: ")[2] or exc.message
+        detail = exc.message.partition(f"failed in {top}: ")[2] or exc.message
         raise MemstackError(f"the promotion commit was refused (the files are written; fix what the hook"
                             f" says, then run `memstack promote` again): {detail}") from None
-    return git.out(store, "rev-parse", "HEAD").strip()
+    return git.out(top, "rev-parse", "HEAD").strip()
 
 
 def _can_commit(store: Path) -> None:

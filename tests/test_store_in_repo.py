@@ -285,3 +285,22 @@ def test_deleting_the_store_is_refused_by_the_hook_and_by_pre_receive(code: Path
     push = subprocess.run(["git", "push", "-q", "--no-verify", str(bare), "HEAD:refs/heads/main"], cwd=code,
                           capture_output=True, text=True, env={**os.environ, "MEMSTACK": MEMSTACK})
     assert push.returncode != 0 and "I3" in push.stderr and ".memory/handoffs/alice/" in push.stderr
+
+
+def test_promote_in_a_folder_store_commits_only_the_folders_memory(code: Path) -> None:
+    """promote's own commit, run from anywhere in the repository, holds the store's memory and
+    nothing of the code (a code change in progress stays uncommitted)."""
+    (code / "src").mkdir()
+    (code / "src" / "app.py").write_text("print('work in progress')\n")
+    (code / "README.md").write_text("# a project, edited\n")
+    wrote = memstack("intake", "write", "--agent", "alice", "--content", "the build uses make", "--tier", "verified",
+                     "--confidence", "0.9", cwd=code / "src")
+    assert wrote.returncode == 0, wrote.stderr
+    result = memstack("promote", cwd=code / "src")
+    assert result.returncode == 0, result.stderr
+    committed = git(code, "show", "--name-only", "--format=", "HEAD").stdout.split()
+    assert committed and all(path.startswith(".memory/") for path in committed), committed
+    assert ".memory/kb/promotions.jsonl" in committed and ".memory/kb/knowledge.json" in committed
+    status = git(code, "status", "--porcelain").stdout
+    assert " M README.md" in status and "?? src/" in status and ".memory" not in status
+    assert memstack("check", "--range", "HEAD~1..HEAD", cwd=code).returncode == 0
