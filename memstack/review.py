@@ -41,6 +41,7 @@ def _new_lines(old: bytes | None, new: bytes | None) -> list[dict[str, Any]]:
 
 SHOWN = 20  # records shown per agent (and Binder items) in the Markdown; the rest are counted
 CONTENT = 280  # characters of a record's content shown in the Markdown
+FACTS_SHOWN = 100  # rows of each facts table in the Markdown; the JSON report lists every one
 
 
 def review(repo: Path, spec: str, folder: str = "") -> dict[str, Any]:
@@ -120,6 +121,13 @@ def _cell(value: Any) -> str:
 def _n(count: int, word: str, plural: str | None = None) -> str:
     """`1 fact`, `2 facts`."""
     return f"{count} {word if count == 1 else plural or word + 's'}"
+
+
+def _more(count: int, word: str) -> list[str]:
+    """After a bounded table: how many rows were left out, and where they all are."""
+    if count <= FACTS_SHOWN:
+        return [""]
+    return ["", f"… and {_n(count - FACTS_SHOWN, 'more ' + word)} (`memstack review RANGE --format json` lists all)", ""]
 
 
 def _text(record: dict[str, Any]) -> str:
@@ -205,19 +213,19 @@ def markdown(report: dict[str, Any]) -> str:
         out += [f"### Facts added ({len(report['facts_added'])})", "",
                 "| subject | predicate | object | valid | table | agent |", "|---|---|---|---|---|---|"]
         out += [f"| {_cell(f.get('subject'))} | {_cell(f.get('predicate'))} | {_cell(f.get('object'))} |"
-                f" {window(f)} | {f.get('table')} | {f.get('agent')} |" for f in report["facts_added"]]
-        out.append("")
+                f" {window(f)} | {f.get('table')} | {f.get('agent')} |" for f in report["facts_added"][:FACTS_SHOWN]]
+        out += _more(len(report["facts_added"]), "fact")
     if report["facts_superseded"]:
         out += [f"### Facts superseded ({len(report['facts_superseded'])})", "",
                 "| subject | predicate | before | window now | after | window |", "|---|---|---|---|---|---|"]
-        for item in report["facts_superseded"]:
+        for item in report["facts_superseded"][:FACTS_SHOWN]:
             before, after = item["before"], item["after"]
             successor = item.get("successor") or {}
             out.append(f"| {_cell(before.get('subject'))} | {_cell(before.get('predicate'))} |"
                        f" {_cell(before.get('object'))} | {window(after)} |"
                        f" {_cell(successor.get('object', '(closed, no successor here)'))} |"
                        f" {window(successor) if successor else ''} |")
-        out.append("")
+        out += _more(len(report["facts_superseded"]), "superseded fact")
     if report["intake_records"]:
         out += _intake_md(report)
     if report["promotions"]:

@@ -180,3 +180,20 @@ def test_review_shows_what_was_learned_and_what_waits_bounded_by_agent(store: Pa
     [decision] = [line for line in text.splitlines() if " by carol at " in line]
     assert f"`{waiting[0]['id']}`" in decision and "2026" not in decision.split(" at ")[0]
     assert decision.split(" at ")[1][:4].isdigit() and "T" in decision.split(" at ")[1][:11]  # ISO, not ms
+
+
+def test_review_bounds_its_facts_tables_and_counts_the_rest(store: Path) -> None:
+    from memstack import review
+
+    base = git(store, "rev-parse", "HEAD").stdout.strip()
+    extra = review.FACTS_SHOWN + 3
+    for n in range(extra):
+        assert memstack("fact", "add", "--subject", f"s{n:04d}", "--predicate", "p", "--object", f"o{n}",
+                        "--valid-from", "2026-01-01T00:00:00Z", "--recorded-at", f"2026-01-01T00:{n // 60:02d}:{n % 60:02d}Z",
+                        cwd=store).returncode == 0
+    commit(store, "many facts")
+    text = memstack("review", f"{base}..HEAD", cwd=store).stdout
+    table = text.split("### Facts added")[1].split("###")[0]
+    assert table.count("| s0") == review.FACTS_SHOWN and "… and 3 more facts" in table
+    data = json.loads(memstack("review", f"{base}..HEAD", "--format", "json", cwd=store).stdout)
+    assert len(data["facts_added"]) == extra
