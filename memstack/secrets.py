@@ -188,9 +188,25 @@ def scan_text(text: str, field: str = "text") -> list[Finding]:
             for number, line in enumerate(parts, start=1) for kind in kinds(line)]
 
 
+_ANY_WORD = tuple(sorted({word for words, _, _ in _STAGES for word in words}))
+
+
 def scan(value: Any, field: str = "") -> list[Finding]:
     """Each credential in a record or any JSON value: every string, and every key with its string value
-    (so `{"password": "..."}` is read as the assignment it is)."""
+    (so `{"password": "..."}` is read as the assignment it is).
+
+    A record none of whose strings holds a first-stage word is answered from one look at its JSON
+    (JSON escapes only quotes, backslashes and control characters, none of which a word holds):
+    a promotion's 100,000 facts would otherwise cost a prefilter call for each of their fields."""
+    if not isinstance(value, str):
+        import orjson
+
+        try:
+            low = orjson.dumps(value).decode("utf-8").lower()
+        except TypeError:  # not plain JSON (a key that is no string, ...): field by field
+            low = None
+        if low is not None and not any(word in low for word in _ANY_WORD):
+            return []
     return sorted(set(_walk(value, field)))
 
 
