@@ -14,10 +14,12 @@ check needs to look for duplicates only inside the file a change touches.
 import hashlib
 import re
 import secrets
+from functools import lru_cache
 
 ID = re.compile(r"^([0-9a-f]{12})([0-9a-f]{12})([0-9a-f]{8})(?:-([a-z0-9]{1,8}))?$")
 
 
+@lru_cache(maxsize=4096)  # a check of a promotion asks it for every line; agents are few
 def agent_tag(agent: str) -> str:
     return hashlib.sha256(agent.encode("utf-8")).hexdigest()[:8]
 
