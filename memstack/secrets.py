@@ -57,10 +57,8 @@ PLUGINS = ("AWSKeyDetector", "BasicAuthDetector", "GitHubTokenDetector", "GitLab
 _EXTRA = (("GitHub Token", re.compile(r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}")),)
 
 # The kind of credential each plugin reports (detect-secrets' `secret_type`).
-KIND = {"AWSKeyDetector": "AWS Access Key", "BasicAuthDetector": "Basic Auth Credentials",
-        "GitHubTokenDetector": "GitHub Token", "GitLabTokenDetector": "GitLab Token",
-        "JwtTokenDetector": "JSON Web Token", "KeywordDetector": "Secret Keyword", "OpenAIDetector": "OpenAI Token",
-        "PrivateKeyDetector": "Private Key", "SlackDetector": "Slack Token", "StripeDetector": "Stripe Access Key"}
+KIND = dict(zip(PLUGINS, ("AWS Access Key", "Basic Auth Credentials", "GitHub Token", "GitLab Token", "JSON Web Token",
+                          "Secret Keyword", "OpenAI Token", "Private Key", "Slack Token", "Stripe Access Key")))
 
 # The prefilter, in two stages, for each detector: first lower-case substrings one of which it
 # needs, searched in the lower-cased bytes (plain or literal-prefixed searches run at memory speed;
@@ -403,19 +401,21 @@ def _line(line: str, json_lines: bool, policy: Policy) -> list[Finding]:
 
 # ---- output: what a report may print --------------------------------------------------------------
 
-def redact(value: Any) -> Any:
-    """`value` with each string that holds a credential replaced by `[redacted: <kind>]`.
+def redact(value: Any, policy: Policy = DEFAULT) -> Any:
+    """`value` with each string that holds a credential replaced by `[redacted: <kind>]` (with the
+    extra patterns of `policy`; every detector, whatever it switches off: a report redacts more).
 
     A long list (a review's 100,000 facts) is screened as one JSON line per item by the byte
     prefilter; only the items it hits are walked."""
+    policy = Policy(frozenset(), policy.extra)
     if isinstance(value, str):
-        found = scan_text(value)
+        found = scan_text(value, "text", policy)
         return f"[redacted: {', '.join(sorted({f.kind for f in found}))}]" if found else value
     if isinstance(value, dict):
-        return {redact(k) if isinstance(k, str) else k: redact(v) for k, v in value.items()}
+        return {redact(k, policy) if isinstance(k, str) else k: redact(v, policy) for k, v in value.items()}
     if isinstance(value, list):
         if len(value) < 64:
-            return [redact(item) for item in value]
+            return [redact(item, policy) for item in value]
         import orjson
 
         lines = [orjson.dumps(item) for item in value]
@@ -423,6 +423,8 @@ def redact(value: Any) -> Any:
         for line in lines:
             starts.append(at)
             at += len(line) + 1
-        hit = {bisect_right(starts, offset) - 1 for offset, _ in _hits(b"\n".join(lines))}
-        return [redact(item) if index in hit else item for index, item in enumerate(value)]
+        joined = b"\n".join(lines)
+        hit = {bisect_right(starts, offset) - 1 for offset, _ in _hits(joined)}
+        hit |= {number - 1 for number, _ in _extra_lines(joined, policy)}
+        return [redact(item, policy) if index in hit else item for index, item in enumerate(value)]
     return value

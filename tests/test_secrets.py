@@ -486,6 +486,16 @@ def test_an_extra_pattern_refuses_a_write_and_a_commit(repo: Path) -> None:  # n
     assert tree_snapshot(repo) == before
     write(repo, LOG, jsonl(intake(1, content=f"the token {ACME}")))
     assert_silent(refused(repo, f"{LOG}:1: I8 Acme key in content"), ACME)
+    base = head(repo)
+    write(repo, "kb/facts/alice/2026-01.jsonl", jsonl(fact("0193ab0000000000eeeeeeeeeeeeeeee", subject="acme",
+                                                          obj=f"use {ACME}")))
+    tip = sneak(repo)
+    review = memstack("review", f"{base}..HEAD", cwd=repo)
+    assert f"{tip[:12]} intake/alice/2026-01-01.jsonl:1: Acme key in content" in review.stdout
+    assert f"{tip[:12]} kb/facts/alice/2026-01.jsonl:1: Acme key in object" in review.stdout
+    assert "| acme | decided | [redacted: Acme key] |" in review.stdout
+    assert_silent(review.stdout + review.stderr, ACME)
+    git(repo, "reset", "-q", "--hard", base)
     write(repo, LOG, jsonl(intake(1, content=f"the documented example {ACME}{ALLOW}")))
     committed(repo)
 
