@@ -85,6 +85,11 @@ class Report:
         }
 
 
+# A line of memstack.yaml that may hold the `secrets:` key: not a whole-line comment, and the word
+# or a double-quoted escape (which could spell it).
+_MENTIONS_SECRETS = re.compile(rb'^[ \t]*(?=[^#\s])[^\n]*(?:secrets|"[^"\n]*\\)', re.MULTILINE)
+
+
 class Checker:
     """Runs steps against one repository, sharing one cat-file process."""
 
@@ -358,8 +363,8 @@ class Checker:
     def _policy_in(self, data: bytes | None) -> secrets.Policy:
         """The `secrets:` block of one memstack.yaml; all detectors and no extras when it has none or is
         broken (I5 reports a broken one)."""
-        if not data:
-            return secrets.DEFAULT
+        if not data or not _MENTIONS_SECRETS.search(data):
+            return secrets.DEFAULT  # no `secrets:` key can be there: no YAML parser started (~0.1 s)
         if data not in self._policies:
             from memstack import config, schemas
 
