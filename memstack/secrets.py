@@ -187,12 +187,12 @@ def policy(document: Any) -> Policy:
     section = document.get("secrets") if isinstance(document, dict) else None
     if not section:
         return DEFAULT
-    dropped = set()
+    dropped: set[str] = set()
     for index, name in enumerate(section.get("disable") or []):
         if name not in KIND:
             raise MemstackError(f"secrets.disable[{index}]: unknown detector {name!r} (known: {', '.join(PLUGINS)})")
         dropped.add(KIND[name])
-    extra = []
+    extra: list[tuple[str, re.Pattern[str]]] = []
     for index, item in enumerate(section.get("extra_patterns") or []):
         try:
             extra.append((str(item["name"]), re.compile(str(item["pattern"]))))
@@ -245,7 +245,7 @@ def kinds(line: str, policy: Policy = DEFAULT) -> list[str]:
     shaped = triggered(line)
     if not (shaped or extra) or ALLOW.search(line):
         return []
-    found = set()
+    found: set[str] = set()
     if shaped:
         found = _library(line)
         bare = _BARE.fullmatch(line)
@@ -329,7 +329,7 @@ def added(new: bytes, old: bytes | None | Callable[[], bytes | None], json_lines
             lines[number] = (new[start:end], set())
             at = start
         lines[number][1].add(detector)
-    forced = set()  # lines an extra pattern matches: past the prefilter
+    forced: set[int] = set()  # lines an extra pattern matches: past the prefilter
     for number, line in _extra_lines(new, policy):
         lines.setdefault(number, (line, set()))
         forced.add(number)
@@ -362,7 +362,7 @@ def _extra_lines(new: bytes, policy: Policy) -> list[tuple[int, bytes]]:
     if not policy.extra:
         return []
     text = new.decode("utf-8", "surrogateescape")
-    starts = set()
+    starts: set[int] = set()
     for _, pattern in policy.extra:
         multi = re.compile(pattern.pattern, pattern.flags | re.MULTILINE)
         match = multi.search(text)
@@ -372,7 +372,8 @@ def _extra_lines(new: bytes, policy: Policy) -> list[tuple[int, bytes]]:
             if newline < 0:
                 break
             match = multi.search(text, newline + 1)
-    found, number, at = [], 1, 0
+    found: list[tuple[int, bytes]] = []
+    number, at = 1, 0
     for start in sorted(starts):
         number += text.count("\n", at, start)
         at = start
