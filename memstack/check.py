@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memstack import clock, derived, git, guard, layout, rules
+from memstack import clock, derived, git, guard, layout, rules, secrets
 from memstack.errors import MemstackError
 from memstack.git import Change
 from memstack.layout import Place
@@ -85,6 +85,11 @@ class Report:
         }
 
 
+# A line of memstack.yaml that may hold the `secrets:` key: not a whole-line comment, and the word
+# or a double-quoted escape (which could spell it).
+_MENTIONS_SECRETS = re.compile(rb'^[ \t]*(?=[^#\s])[^\n]*(?:secrets|"[^"\n]*\\)', re.MULTILINE)
+
+
 class Checker:
     """Runs steps against one repository, sharing one cat-file process."""
 
@@ -97,6 +102,8 @@ class Checker:
         self.pending: dict[str, list[tuple[str, int]]] = {}  # successor ids a step's closings name, unresolved
         self.stale: list[str] = []  # derived files that lag their sources, where that is allowed (--all)
         self.clock = clock.Clock(self.now, lambda: clock.DEFAULT_SKEW_SECONDS)
+        self.policy: secrets.Policy | None = None  # I8's `secrets:` block in force in this step, once read
+        self._policies: dict[bytes, secrets.Policy] = {}  # by memstack.yaml's bytes
 
     def close(self) -> None:
         self.blobs.close()
@@ -137,6 +144,7 @@ class Checker:
         found: list[Violation] = []
         self.pending = {}
         self.clock = self._clock(step)
+        self.policy = None
         derived_changes: list[Change] = []
         identity_paths: list[str] = []
         patterns: list[re.Pattern[str]] | None = None
@@ -337,7 +345,36 @@ class Checker:
         if place.kind in (layout.OTHER, layout.CONFIG_KIND):
             return []
         new = self._new(step, change)
-        return [] if new is None else rules.secrets(change.path, place, new, lambda: self._old(change))
+        return [] if new is None else rules.secrets(change.path, place, new, lambda: self._old(change),
+                                                    self._secrets_policy(step))
+
+    def _secrets_policy(self, step: Step) -> secrets.Policy:
+        """The `secrets:` block in force: this state's, and where the step changes memstack.yaml, the
+        base's too (a detector on in either is on, either's extra patterns apply), so one commit cannot
+        switch a detector off and add what it finds. memstack.yaml is read once a step."""
+        if self.policy is None:
+            policy = self._policy_in(step.source.read(layout.CONFIG))
+            change = next((c for c in step.changes if layout.classify(c.path).kind == layout.CONFIG_KIND), None)
+            if change is not None:
+                policy = policy.both(self._policy_in(self._old(change)))
+            self.policy = policy
+        return self.policy
+
+    def _policy_in(self, data: bytes | None) -> secrets.Policy:
+        """The `secrets:` block of one memstack.yaml; all detectors and no extras when it has none or is
+        broken (I5 reports a broken one)."""
+        if not data or not _MENTIONS_SECRETS.search(data):
+            return secrets.DEFAULT  # no `secrets:` key can be there: no YAML parser started (~0.1 s)
+        if data not in self._policies:
+            from memstack import config, schemas
+
+            try:
+                document = config.parse(data.decode("utf-8"), layout.CONFIG)
+                policy = secrets.DEFAULT if schemas.errors("config", document) else rules.secrets_policy(document)
+            except (MemstackError, UnicodeDecodeError):
+                policy = secrets.DEFAULT
+            self._policies[data] = policy
+        return self._policies[data]
 
     def _config(self, step: Step, change: Change) -> tuple[list[Violation], list[re.Pattern[str]] | None]:
         new = self._new(step, change)

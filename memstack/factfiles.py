@@ -105,7 +105,7 @@ def append(store: Path, new: Sequence[Fact]) -> list[str]:
     groups: dict[str, list[Fact]] = defaultdict(list)
     for number, fact in enumerate(new):
         schemas.validate("fact", fact, f"fact {number + 1} of {len(new)}" if len(new) > 1 else "")
-        refuse_secrets(fact)
+        refuse_secrets(fact, store=store)
         groups[relpath_for(fact)].append(fact)
     for relpath, group in sorted(groups.items()):
         path = store / relpath

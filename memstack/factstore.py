@@ -193,7 +193,7 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
         raise MemstackError("bad recorded-at None: give a time")
     new = make(recorded_at if recorded_at is not None else clock())  # type: ignore[misc]
     schemas.validate("fact", new)  # every argument checked before any lock or write
-    refuse_secrets(new)
+    refuse_secrets(new, store=store)
     finish_pending(store)
     key = _key_name(new["subject"], new["predicate"])
     with files.locked(store, key):  # read, append, close as one step

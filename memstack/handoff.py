@@ -114,7 +114,7 @@ def write(store: Path, agent: str, text: str, now_ms: int) -> dict[str, Any]:
     check_name(agent, "agent")
     if not text.strip():
         raise MemstackError("bad handoff: the document is empty")
-    refuse_secrets(text, "handoff")
+    refuse_secrets(text, "handoff", store)
     if _FRONT.match(text) is None:
         session = f"{agent}-{iso(now_ms).replace(':', '').replace('-', '')[:15]}Z"
         text = f"---\nagent: {agent}\ndate: {day(now_ms)}\nsession: {session}\n---\n\n{text}"

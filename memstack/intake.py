@@ -69,7 +69,7 @@ def relpath_for(record: dict[str, Any]) -> str:
 def write(store: Path, record: dict[str, Any]) -> str:
     """Append one record to its agent's day file; returns the store-relative path."""
     schemas.validate("intake", record)
-    refuse_secrets(record)
+    refuse_secrets(record, store=store)
     clock.refuse_future(store, ("created-at", parse_ts(record["created_at"], "created-at")))
     relpath = relpath_for(record)
     append_line(store, relpath, jsonio.dumps_line(record))

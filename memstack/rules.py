@@ -18,11 +18,14 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memstack import layout
 from memstack.layout import Place
 from memstack.violations import Violation
+
+if TYPE_CHECKING:
+    from memstack.secrets import Policy
 
 MAX_PER_FILE = 50  # violations listed per file; the rest are counted in one more line
 
@@ -215,7 +218,18 @@ def config(path: str, data: bytes) -> tuple[list[Violation], list[re.Pattern[str
         compiled = identity.compile_patterns(list(patterns))
     except MemstackError as exc:
         return [Violation(path, 0, "I5", exc.message.removeprefix("memstack.yaml: "), fix)], None
+    try:
+        secrets_policy(document)
+    except MemstackError as exc:
+        return [Violation(path, 0, "I5", f"invalid config: {exc.message}", fix)], None
     return [], compiled
+
+
+def secrets_policy(document: Any) -> "Policy":
+    """The `secrets:` block of a parsed memstack.yaml (I8's detectors off, its extra patterns)."""
+    from memstack.secrets import policy
+
+    return policy(document)
 
 
 # ---- I8: no credentials ------------------------------------------------------------------------
@@ -223,14 +237,15 @@ def config(path: str, data: bytes) -> tuple[list[Violation], list[re.Pattern[str
 TEXT_KINDS = (layout.HANDOFF, layout.IDENTITY, layout.WILLOW_KIND)
 
 
-def secrets(path: str, place: Place, new: bytes, old: Callable[[], bytes | None]) -> list[Violation]:
-    """I8 on the lines `new` adds to a memory file (`old` reads the base's version, when needed):
-    each credential's kind and field, never its value."""
-    from memstack.secrets import added
+def secrets(path: str, place: Place, new: bytes, old: Callable[[], bytes | None],
+            policy: "Policy | None" = None) -> list[Violation]:
+    """I8 on the lines `new` adds to a memory file (`old` reads the base's version, when needed), with
+    a store's `secrets:` block: each credential's kind and field, never its value."""
+    from memstack.secrets import DEFAULT, added
 
     json_lines = place.kind not in TEXT_KINDS and not path.endswith(".md")
     return [Violation(path, number, "I8", f"{finding.kind} in {finding.field}", I8_FIX)
-            for number, finding in added(new, old, json_lines)]
+            for number, finding in added(new, old, json_lines, policy or DEFAULT)]
 
 
 def redacted(found: list[Violation]) -> list[Violation]:

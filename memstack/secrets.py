@@ -27,6 +27,13 @@ are not secrets.
 An inline `pragma: allowlist secret` on the line (detect-secrets' convention,
 here accepted anywhere on the line) marks a deliberate exception.
 
+A store's `secrets:` block in memstack.yaml (a `Policy`) switches detectors off
+(`disable`: their plugin names, PLUGINS) and adds patterns of its own
+(`extra_patterns`: a name and a Python regular expression, searched on each line,
+past the prefilter). The write paths read the store's block (`for_store`); the
+checks read a state's, and where a change edits memstack.yaml, the base's too
+(`Policy.both`), so one commit cannot switch a detector off and add what it finds.
+
 Nothing here ever returns, prints or raises with the secret itself: a finding is
 its kind, where it is (a field's JSON path, a line) and nothing more.
 """
@@ -36,6 +43,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from memstack.errors import MemstackError
@@ -45,7 +53,12 @@ PLUGINS = ("AWSKeyDetector", "BasicAuthDetector", "GitHubTokenDetector", "GitLab
            "KeywordDetector", "OpenAIDetector", "PrivateKeyDetector", "SlackDetector", "StripeDetector")
 
 # detect-secrets 1.5 knows GitHub's classic tokens (ghp_, gho_, ...), not its fine-grained ones.
+# Its findings are GitHubTokenDetector's: switching that off switches this off.
 _EXTRA = (("GitHub Token", re.compile(r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}")),)
+
+# The kind of credential each plugin reports (detect-secrets' `secret_type`).
+KIND = dict(zip(PLUGINS, ("AWS Access Key", "Basic Auth Credentials", "GitHub Token", "GitLab Token", "JSON Web Token",
+                          "Secret Keyword", "OpenAI Token", "Private Key", "Slack Token", "Stripe Access Key")))
 
 # The prefilter, in two stages, for each detector: first lower-case substrings one of which it
 # needs, searched in the lower-cased bytes (plain or literal-prefixed searches run at memory speed;
@@ -149,6 +162,68 @@ class Finding:
         return f"{self.kind} in {self.field}" + (f" (line {self.line})" if self.line else "")
 
 
+@dataclass(frozen=True)
+class Policy:
+    """A store's `secrets:` block: the kinds of the detectors switched off, and the extra patterns
+    (name, expression)."""
+
+    dropped: frozenset[str] = frozenset()
+    extra: tuple[tuple[str, re.Pattern[str]], ...] = ()
+
+    def both(self, other: "Policy") -> "Policy":
+        """What either applies: a detector on in either is on, an extra pattern of either applies."""
+        return Policy(self.dropped & other.dropped, self.extra + tuple(e for e in other.extra if e not in self.extra))
+
+    def extras(self, line: str) -> set[str]:
+        return {name for name, pattern in self.extra if pattern.search(line)}
+
+
+DEFAULT = Policy()
+
+
+def policy(document: Any) -> Policy:
+    """The `secrets:` block of a parsed memstack.yaml that passed its schema; a MemstackError naming
+    the field for an unknown detector or an extra pattern that does not compile."""
+    section = document.get("secrets") if isinstance(document, dict) else None
+    if not section:
+        return DEFAULT
+    dropped: set[str] = set()
+    for index, name in enumerate(section.get("disable") or []):
+        if name not in KIND:
+            raise MemstackError(f"secrets.disable[{index}]: unknown detector {name!r} (known: {', '.join(PLUGINS)})")
+        dropped.add(KIND[name])
+    extra: list[tuple[str, re.Pattern[str]]] = []
+    for index, item in enumerate(section.get("extra_patterns") or []):
+        try:
+            extra.append((str(item["name"]), re.compile(str(item["pattern"]))))
+        except re.error as exc:
+            raise MemstackError(f"secrets.extra_patterns[{index}].pattern: not a valid regular expression ({exc})") \
+                from None
+    return Policy(frozenset(dropped), tuple(extra))
+
+
+def for_store(store: Path) -> Policy:
+    """The `secrets:` block of the store's memstack.yaml (read once a process while the file is unchanged)."""
+    path = store / "memstack.yaml"
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return DEFAULT
+    return _loaded(path, stat.st_mtime_ns, stat.st_size)
+
+
+@cache
+def _loaded(path: Path, mtime_ns: int, size: int) -> Policy:
+    from memstack import config
+
+    try:
+        return policy(config.load(path.parent).document)
+    except MemstackError as exc:
+        if exc.message.startswith(str(path)):
+            raise
+        raise MemstackError(f"{path}: invalid memstack.yaml: {exc.message}") from None
+
+
 @cache
 def _configured() -> bool:
     from detect_secrets.settings import configure_settings_from_baseline
@@ -164,41 +239,46 @@ def _library(line: str) -> set[str]:
     return {found.type for found in scan_line(line)}
 
 
-def kinds(line: str) -> list[str]:
+def kinds(line: str, policy: Policy = DEFAULT) -> list[str]:
     """The kinds of credential on one line of text (sorted, each once); [] for most lines."""
-    if not triggered(line) or ALLOW.search(line):
+    extra = policy.extras(line) if policy.extra else set()
+    shaped = triggered(line)
+    if not (shaped or extra) or ALLOW.search(line):
         return []
-    found = _library(line)
-    bare = _BARE.fullmatch(line)
-    if bare and not found and not bare.group(3).isalpha():  # `password: required` is a word, not a secret
-        name, sign, value = bare.groups()
-        found |= _library(f'{name}: "{value}"' if sign == ":" else f'{name} = "{value}"')
-    found |= {kind for kind, pattern in _EXTRA if pattern.search(line)}
-    return sorted(found)
+    found: set[str] = set()
+    if shaped:
+        found = _library(line)
+        bare = _BARE.fullmatch(line)
+        if bare and not found and not bare.group(3).isalpha():  # `password: required` is a word, not a secret
+            name, sign, value = bare.groups()
+            found |= _library(f'{name}: "{value}"' if sign == ":" else f'{name} = "{value}"')
+        found |= {kind for kind, pattern in _EXTRA if pattern.search(line)}
+        found -= policy.dropped
+    return sorted(found | extra)
 
 
-def scan_text(text: str, field: str = "text") -> list[Finding]:
+def scan_text(text: str, field: str = "text", policy: Policy = DEFAULT) -> list[Finding]:
     """Each credential in `text`, line by line (a line number only when the text has several)."""
     low = text.lower()
-    if not any(word in low for words, _, _ in _STAGES for word in words):
+    if not policy.extra and not any(word in low for words, _, _ in _STAGES for word in words):
         return []
     parts = text.splitlines() or [text]
     numbered = len(parts) > 1
     return [Finding(field, number if numbered else 0, kind)
-            for number, line in enumerate(parts, start=1) for kind in kinds(line)]
+            for number, line in enumerate(parts, start=1) for kind in kinds(line, policy)]
 
 
 _ANY_WORD = tuple(sorted({word for words, _, _ in _STAGES for word in words}))
 
 
-def scan(value: Any, field: str = "") -> list[Finding]:
+def scan(value: Any, field: str = "", policy: Policy = DEFAULT) -> list[Finding]:
     """Each credential in a record or any JSON value: every string, and every key with its string value
     (so `{"password": "..."}` is read as the assignment it is).
 
-    A record none of whose strings holds a first-stage word is answered from one look at its JSON
-    (JSON escapes only quotes, backslashes and control characters, none of which a word holds):
-    a promotion's 100,000 facts would otherwise cost a prefilter call for each of their fields."""
-    if not isinstance(value, str):
+    Without extra patterns, a record none of whose strings holds a first-stage word is answered from
+    one look at its JSON (JSON escapes only quotes, backslashes and control characters, none of which
+    a word holds): a promotion's 100,000 facts would otherwise cost a prefilter call for each field."""
+    if not isinstance(value, str) and not policy.extra:
         import orjson
 
         try:
@@ -207,25 +287,25 @@ def scan(value: Any, field: str = "") -> list[Finding]:
             low = None
         if low is not None and not any(word in low for word in _ANY_WORD):
             return []
-    return sorted(set(_walk(value, field)))
+    return sorted(set(_walk(value, field, policy)))
 
 
-def _walk(value: Any, field: str) -> Iterator[Finding]:
+def _walk(value: Any, field: str, policy: Policy) -> Iterator[Finding]:
     import orjson
 
     if isinstance(value, str):
-        yield from scan_text(value, field or "value")
+        yield from scan_text(value, field or "value", policy)
     elif isinstance(value, dict):
         for key, item in value.items():
             path = f"{field}.{key}" if field else str(key)
-            yield from scan_text(str(key), f"{path} (the key)")
-            yield from _walk(item, path)
+            yield from scan_text(str(key), f"{path} (the key)", policy)
+            yield from _walk(item, path, policy)
             if isinstance(item, str) and _NAMED.search(str(key)) and "\n" not in item:
                 pair = orjson.dumps({str(key): item}).decode()[1:-1]  # "name":"value", as JSON holds it
-                yield from (Finding(path, 0, kind) for kind in kinds(pair) if kind == "Secret Keyword")
+                yield from (Finding(path, 0, kind) for kind in kinds(pair, policy) if kind == "Secret Keyword")
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _walk(item, f"{field}[{index}]")
+            yield from _walk(item, f"{field}[{index}]", policy)
 
 
 def message(findings: list[Finding]) -> str:
@@ -235,18 +315,19 @@ def message(findings: list[Finding]) -> str:
     return f"bad {first.field}: holds a credential ({first.kind}{where}){more} — {FIX} (I8)"
 
 
-def refuse_secrets(value: Any, field: str = "") -> None:
+def refuse_secrets(value: Any, field: str = "", store: Path | None = None) -> None:
     """Raise a MemstackError (exit 2) naming the kind and the field of the first credential in
-    `value` (a record, any JSON value, or text: then `field` names it). Every write path calls this
-    before it writes anything."""
-    findings = scan(value, field)
+    `value` (a record, any JSON value, or text: then `field` names it), with the `secrets:` block of
+    the `store`'s memstack.yaml. Every write path calls this before it writes anything."""
+    findings = scan(value, field, DEFAULT if store is None else for_store(store))
     if findings:
         raise MemstackError(message(findings))
 
 
 # ---- the checks: what a change adds to a file ----------------------------------------------------
 
-def added(new: bytes, old: bytes | None | Callable[[], bytes | None], json_lines: bool) -> list[tuple[int, Finding]]:
+def added(new: bytes, old: bytes | None | Callable[[], bytes | None], json_lines: bool,
+          policy: Policy = DEFAULT) -> list[tuple[int, Finding]]:
     """(line number, finding) for each credential on a line of `new` that `old` does not hold.
 
     One pass of the prefilter over `new`; only the lines it hits are looked up in `old` (read only
@@ -264,9 +345,13 @@ def added(new: bytes, old: bytes | None | Callable[[], bytes | None], json_lines
             lines[number] = (new[start:end], set())
             at = start
         lines[number][1].add(detector)
+    forced: set[int] = set()  # lines an extra pattern matches: past the prefilter
+    for number, line in _extra_lines(new, policy):
+        lines.setdefault(number, (line, set()))
+        forced.add(number)
     before: bytes | None = None
     found = []
-    for number, (raw, detectors) in lines.items():
+    for number, (raw, detectors) in sorted(lines.items()):
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -275,18 +360,45 @@ def added(new: bytes, old: bytes | None | Callable[[], bytes | None], json_lines
         # there, a password word is enough to read the record.
         shown = line.replace('\\"', '"') if json_lines else line
         low = shown.lower()
-        if not any((json_lines and d == _ASSIGNMENTS) or _STAGES[d][2](shown, low) for d in detectors):
+        if number not in forced and not any((json_lines and d == _ASSIGNMENTS) or _STAGES[d][2](shown, low)
+                                            for d in detectors):
             continue
         if before is None:
             base = old() if callable(old) else old
             before = b"\n" + base + (b"" if base.endswith(b"\n") else b"\n") if base else b""
         if before and b"\n" + raw + b"\n" in before:
             continue  # not added by this change
-        found += [(number, finding) for finding in _line(line, json_lines)]
+        found += [(number, finding) for finding in _line(line, json_lines, policy)]
     return found
 
 
-def _line(line: str, json_lines: bool) -> list[Finding]:
+def _extra_lines(new: bytes, policy: Policy) -> list[tuple[int, bytes]]:
+    """(line number, its bytes) for each line of `new` where an extra pattern may match: each pattern
+    searched once over the whole text (`^`, `$` at each line), then again from the next line on."""
+    if not policy.extra:
+        return []
+    text = new.decode("utf-8", "surrogateescape")
+    starts: set[int] = set()
+    for _, pattern in policy.extra:
+        multi = re.compile(pattern.pattern, pattern.flags | re.MULTILINE)
+        match = multi.search(text)
+        while match is not None:
+            starts.add(text.rfind("\n", 0, match.start()) + 1)
+            newline = text.find("\n", match.start())
+            if newline < 0:
+                break
+            match = multi.search(text, newline + 1)
+    found: list[tuple[int, bytes]] = []
+    number, at = 1, 0
+    for start in sorted(starts):
+        number += text.count("\n", at, start)
+        at = start
+        end = text.find("\n", start)
+        found.append((number, text[start:None if end < 0 else end].encode("utf-8", "surrogateescape")))
+    return found
+
+
+def _line(line: str, json_lines: bool, policy: Policy) -> list[Finding]:
     if json_lines:
         import orjson
 
@@ -297,25 +409,30 @@ def _line(line: str, json_lines: bool) -> list[Finding]:
             except orjson.JSONDecodeError:
                 continue
             if isinstance(value, (dict, list, str)):
-                return [Finding(f.field, 0, f.kind) for f in scan(value)]
-    return [Finding("text", 0, kind) for kind in kinds(line)]
+                found = [Finding(f.field, 0, f.kind) for f in scan(value, "", policy)]
+                seen = {f.kind for f in found}  # an extra pattern written for the line as it is stored
+                extra = set() if ALLOW.search(line) else policy.extras(line) - seen
+                return found + [Finding("text", 0, name) for name in sorted(extra)]
+    return [Finding("text", 0, kind) for kind in kinds(line, policy)]
 
 
 # ---- output: what a report may print --------------------------------------------------------------
 
-def redact(value: Any) -> Any:
-    """`value` with each string that holds a credential replaced by `[redacted: <kind>]`.
+def redact(value: Any, policy: Policy = DEFAULT) -> Any:
+    """`value` with each string that holds a credential replaced by `[redacted: <kind>]` (with the
+    extra patterns of `policy`; every detector, whatever it switches off: a report redacts more).
 
     A long list (a review's 100,000 facts) is screened as one JSON line per item by the byte
     prefilter; only the items it hits are walked."""
+    policy = Policy(frozenset(), policy.extra)
     if isinstance(value, str):
-        found = scan_text(value)
+        found = scan_text(value, "text", policy)
         return f"[redacted: {', '.join(sorted({f.kind for f in found}))}]" if found else value
     if isinstance(value, dict):
-        return {redact(k) if isinstance(k, str) else k: redact(v) for k, v in value.items()}
+        return {redact(k, policy) if isinstance(k, str) else k: redact(v, policy) for k, v in value.items()}
     if isinstance(value, list):
         if len(value) < 64:
-            return [redact(item) for item in value]
+            return [redact(item, policy) for item in value]
         import orjson
 
         lines = [orjson.dumps(item) for item in value]
@@ -323,6 +440,8 @@ def redact(value: Any) -> Any:
         for line in lines:
             starts.append(at)
             at += len(line) + 1
-        hit = {bisect_right(starts, offset) - 1 for offset, _ in _hits(b"\n".join(lines))}
-        return [redact(item) if index in hit else item for index, item in enumerate(value)]
+        joined = b"\n".join(lines)
+        hit = {bisect_right(starts, offset) - 1 for offset, _ in _hits(joined)}
+        hit |= {number - 1 for number, _ in _extra_lines(joined, policy)}
+        return [redact(item, policy) if index in hit else item for index, item in enumerate(value)]
     return value

@@ -39,7 +39,7 @@ def is_expired(record: dict[str, Any], now_ms: int) -> bool:
 
 def _save(store: Path, rel: str, record: dict[str, Any]) -> dict[str, Any]:
     schemas.validate("soil", record, rel)
-    refuse_secrets(record)
+    refuse_secrets(record, store=store)
     write_atomic(store / rel, jsonio.dumps_pretty(record))
     return record
 

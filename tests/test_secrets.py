@@ -433,3 +433,130 @@ def test_redact_screens_a_long_list_and_walks_only_the_items_it_hits() -> None:
     assert redacted["title"] == "[redacted: AWS Access Key]"
     assert redacted["facts"][150] == {"object": "ok", "tags": ["[redacted: GitHub Token]"]}
     assert all(redacted["facts"][n] is items[n] for n in range(200) if n != 150)  # not walked
+
+
+# ---- the `secrets:` block of memstack.yaml ----------------------------------------------------------
+
+ACME = "acme_" + "5f3c" * 8  # a credential of the store's own shape, built at run time
+EXTRA_BLOCK = "\nsecrets:\n  extra_patterns:\n    - name: Acme key\n      pattern: 'acme_[0-9a-f]{32}'\n"
+LOG = "intake/alice/2026-01-01.jsonl"
+
+
+def test_the_block_names_the_detectors_of_the_schema_and_of_detect_secrets() -> None:
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+
+    from memstack import schemas
+
+    enum = schemas.schema("config")["properties"]["secrets"]["properties"]["disable"]["items"]["enum"]
+    assert enum == list(secrets.PLUGINS) == list(secrets.KIND)
+    library = {cls.__name__: kind for kind, cls in get_mapping_from_secret_type_to_class().items()}
+    assert secrets.KIND == {name: library[name] for name in secrets.PLUGINS}
+
+
+def test_the_policy_drops_a_detector_adds_patterns_and_both_keeps_what_either_applies() -> None:
+    off = secrets.policy({"secrets": {"disable": ["GitHubTokenDetector"]}})
+    extra = secrets.policy({"secrets": {"extra_patterns": [{"name": "Acme key", "pattern": "acme_[0-9a-f]{32}"}]}})
+    fine_grained = "github_pat_" + "A1b2C3d4E5f6G7h8I9j0K1" + "_" + "x9Y8w7V6u5" * 5 + "Z1y2X3w4v"
+    assert secrets.kinds(f"t {GH}") == secrets.kinds(f"t {fine_grained}") == ["GitHub Token"]
+    assert secrets.kinds(f"t {GH}", off) == secrets.kinds(f"t {fine_grained}", off) == []  # memstack's extra too
+    assert secrets.kinds(f"t {AWS_ID}", off) == ["AWS Access Key"]  # the others stay on
+    assert secrets.kinds(f"t {ACME}") == [] and secrets.kinds(f"t {ACME}", extra) == ["Acme key"]
+    assert secrets.kinds(f"t {ACME}{ALLOW}", extra) == []
+    both = off.both(extra)
+    assert secrets.kinds(f"t {GH} {ACME}", both) == ["Acme key", "GitHub Token"]
+    # a change's added lines, past the byte prefilter, in JSON lines and text, never the base's lines
+    old = jsonl(intake(1, content=f"old {ACME}"))
+    new = old + jsonl(intake(2), intake(3, content=f"new {ACME}"))
+    assert secrets.added(new, old, True, extra) == [(3, secrets.Finding("content", 0, "Acme key"))]
+    assert secrets.added(f"a\n\nsee {ACME}\n".encode(), None, False, extra) == [
+        (3, secrets.Finding("text", 0, "Acme key"))]
+    assert secrets.added(new, old, True) == []
+
+
+def test_an_extra_pattern_refuses_a_write_and_a_commit(repo: Path) -> None:  # noqa: F811
+    append(repo, "memstack.yaml", EXTRA_BLOCK.encode())
+    committed(repo, "an extra pattern")
+    before = tree_snapshot(repo)
+    for argv in (["intake", "write", "--content", f"the token {ACME}"],
+                 ["soil", "put", "session", "acme", "--value", json.dumps({"key": ACME})]):
+        result = memstack(*argv, cwd=repo)
+        assert result.returncode == 2 and result.stdout == ""
+        assert "holds a credential (Acme key)" in result.stderr and result.stderr.count("\n") == 1, result.stderr
+        assert_silent(result.stderr, ACME)
+    assert tree_snapshot(repo) == before
+    write(repo, LOG, jsonl(intake(1, content=f"the token {ACME}")))
+    assert_silent(refused(repo, f"{LOG}:1: I8 Acme key in content"), ACME)
+    base = head(repo)
+    write(repo, "kb/facts/alice/2026-01.jsonl", jsonl(fact("0193ab0000000000eeeeeeeeeeeeeeee", subject="acme",
+                                                          obj=f"use {ACME}")))
+    tip = sneak(repo)
+    review = memstack("review", f"{base}..HEAD", cwd=repo)
+    assert f"{tip[:12]} intake/alice/2026-01-01.jsonl:1: Acme key in content" in review.stdout
+    assert f"{tip[:12]} kb/facts/alice/2026-01.jsonl:1: Acme key in object" in review.stdout
+    assert "| acme | decided | [redacted: Acme key] |" in review.stdout
+    assert_silent(review.stdout + review.stderr, ACME)
+    git(repo, "reset", "-q", "--hard", base)
+    write(repo, LOG, jsonl(intake(1, content=f"the documented example {ACME}{ALLOW}")))
+    committed(repo)
+
+
+def test_a_detector_switched_off_in_an_earlier_commit_lets_its_lines_through(repo: Path) -> None:  # noqa: F811
+    base = head(repo)
+    append(repo, "memstack.yaml", b"\nsecrets:\n  disable: [AWSKeyDetector]\n")
+    committed(repo, "AWS key ids are test fixtures here")
+    assert memstack("intake", "write", "--content", f"the fixture {AWS_ID}", cwd=repo).returncode == 0
+    refused_gh = memstack("intake", "write", "--content", f"the token {GH}", cwd=repo)
+    assert refused_gh.returncode == 2 and "(GitHub Token)" in refused_gh.stderr  # the others stay on
+    write(repo, "handoffs/alice/session_handoff-2026-01-02_alice.md", handoff_text(thread=f"use {AWS_ID}"))
+    committed(repo, "the fixture")
+    assert AWS_ID in git(repo, "show", "HEAD").stdout  # the intake line and the handoff, through the hook
+    result = run_check(repo, "--range", f"{base}..HEAD")
+    assert result.returncode == 0, result.stdout
+
+
+def test_one_commit_cannot_switch_a_detector_off_and_add_what_it_finds(repo: Path) -> None:  # noqa: F811
+    base = head(repo)
+    append(repo, "memstack.yaml", b"\nsecrets:\n  disable: [AWSKeyDetector]\n")
+    write(repo, LOG, jsonl(intake(1, content=f"the key {AWS_ID}")))
+    assert_silent(refused(repo, f"{LOG}:1: I8 AWS Access Key in content"), AWS_ID)
+    bad = sneak(repo)
+    result = run_check(repo, "--range", f"{base}..HEAD", "--json")
+    assert result.returncode == 1
+    assert [(v["commit"], v["path"], v["line"], v["what"]) for v in json.loads(result.stdout)["violations"]] == [
+        (bad, LOG, 1, "AWS Access Key in content")]
+    assert_silent(result.stdout + result.stderr, AWS_ID)
+    git(repo, "reset", "-q", "--hard", base)  # the rule alone first (a reviewable change), then the line
+    append(repo, "memstack.yaml", b"\nsecrets:\n  disable: [AWSKeyDetector]\n")
+    committed(repo, "AWS key ids are test fixtures here")
+    write(repo, LOG, jsonl(intake(1, content=f"the key {AWS_ID}")))
+    committed(repo, "the fixture")
+    assert run_check(repo, "--range", f"{base}..HEAD").returncode == 0
+
+
+def test_one_commit_cannot_drop_an_extra_pattern_and_add_what_it_matched(repo: Path) -> None:  # noqa: F811
+    config = (repo / "memstack.yaml").read_text()
+    write(repo, "memstack.yaml", config + EXTRA_BLOCK)
+    committed(repo, "an extra pattern")
+    base = head(repo)
+    write(repo, "memstack.yaml", config)
+    write(repo, "handoffs/alice/session_handoff-2026-01-02_alice.md", handoff_text(thread=f"rotate {ACME}"))
+    assert_silent(refused(repo, "session_handoff-2026-01-02_alice.md:", ": I8 Acme key in text"), ACME)
+    sneak(repo)
+    result = run_check(repo, "--range", f"{base}..HEAD")
+    assert result.returncode == 1 and ": I8 Acme key in text" in result.stdout
+    assert_silent(result.stdout + result.stderr, ACME)
+
+
+@pytest.mark.parametrize("block, message", [
+    ("\nsecrets:\n  disable: [AWSKeyDetectr]\n", "secrets.disable.0: 'AWSKeyDetectr' is not one of ['AWSKeyDetector'"),
+    ("\nsecrets:\n  extra_patterns:\n    - {name: Acme key, pattern: 'acme_(0-9'}\n",
+     "secrets.extra_patterns[0].pattern: not a valid regular expression (missing ), unterminated subpattern"),
+], ids=["unknown detector", "bad regex"])
+def test_a_bad_block_is_refused_at_write_and_at_commit(repo: Path, block: str, message: str) -> None:  # noqa: F811
+    append(repo, "memstack.yaml", block.encode())
+    result = memstack("intake", "write", "--content", "a clean line", cwd=repo)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("memstack: ") and message in result.stderr, result.stderr
+    assert result.stderr.count("\n") == 1
+    output = refused(repo, "memstack.yaml", " I5 ", message)
+    assert "Traceback" not in output
