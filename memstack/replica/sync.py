@@ -214,6 +214,7 @@ def _sync(root: Path, dsn: str, target: Head, cat: git.CatFile) -> Report:
                 plans = _apply_deletes(cur, cat, by_table.get(table.name, []), table, report)
                 _copy(cur, cat, table, plans, report)
             if report.mode == "full":
+                cur.execute("SET LOCAL maintenance_work_mem = '256MB'")  # the index builds after a whole load
                 for table in TABLES:
                     for sql in table.index_ddl():
                         cur.execute(sql)
