@@ -15,6 +15,7 @@ JSON escape).
 
 import math
 import re
+from datetime import datetime
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ import orjson
 
 from memstack import layout
 from memstack.errors import MemstackError
+from memstack.times import MAX_MS, MIN_MS, parse_ts
 
 SCHEMA = "memstack"
 VERSION = 1  # the layout of these tables; a replica of another version is dropped and copied again
@@ -58,14 +60,23 @@ def _float(value: Any) -> str:
 
 def _texts(value: Any) -> str:
     if type(value) is list and all(type(v) is str for v in value):
+        plain = "".join(value)
+        if "\\" not in plain and '"' not in plain:  # most keyword lists: nothing to quote inside the items
+            return _escape('{"' + '","'.join(value) + '"}') if value else "{}"
         items = ('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in value)
         return _escape("{" + ",".join(items) + "}")
     return NULL
 
 
 def _ms(value: Any) -> str:
-    from memstack.times import parse_ts
-
+    if type(value) is str and value.endswith("Z") and value.isascii():  # as memstack writes it: one C parse
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            pass
+        else:
+            ms = int(round(parsed.timestamp() * 1000))
+            return str(ms) if MIN_MS <= ms <= MAX_MS else NULL
     try:
         return _int(parse_ts(value, "created_at")) if type(value) is str else NULL
     except MemstackError:
