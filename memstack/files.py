@@ -44,7 +44,8 @@ def local_dir(store: Path, name: str) -> Path:
     return folder
 
 
-def _lock_path(store: Path, name: str) -> str:
+def lock_path(store: Path, name: str) -> str:
+    """The lock file `name` in `<store>/.memstack/locks/` (made if missing)."""
     return str(local_dir(store, "locks") / (name.replace("/", "__") + ".lock"))
 
 
@@ -59,9 +60,7 @@ def committing(store: Path, exclusive: bool = True) -> Iterator[None]:
     except ImportError:  # pragma: no cover - no flock: no window
         yield
         return
-    lock_dir = store / ".memstack" / "locks"
-    lock_dir.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_dir / "commit-window.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(lock_path(store, "commit-window"), os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
@@ -74,7 +73,7 @@ def locked(store: Path, relpath: str) -> Iterator[None]:
     """Hold an exclusive cross-process lock on one store file (by its store-relative path)."""
     from filelock import FileLock, Timeout
 
-    lock = FileLock(_lock_path(store, relpath))
+    lock = FileLock(lock_path(store, relpath))
     try:
         # A short poll: the default 50 ms makes contended appends ~40x slower.
         with committing(store, exclusive=False), lock.acquire(timeout=60, poll_interval=0.002):
@@ -88,7 +87,7 @@ def try_locked(store: Path, name: str) -> Iterator[bool]:
     """The lock `name` if no process holds it (True), else False at once, without waiting."""
     from filelock import FileLock, Timeout
 
-    lock = FileLock(_lock_path(store, name))
+    lock = FileLock(lock_path(store, name))
     try:
         lock.acquire(timeout=0)
     except Timeout:

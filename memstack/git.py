@@ -86,6 +86,16 @@ def identity_args(cwd: Path) -> list[str]:
     return ["-c", "user.name=memstack", "-c", "user.email=memstack@localhost"]
 
 
+def commit_env(cwd: Path) -> dict[str, str]:
+    """The environment for a commit memstack makes itself (promote, sync): git's variables stripped,
+    and memstack's own identity when git has none to use."""
+    env = no_git_env()
+    if identity_args(cwd):
+        env.update(GIT_AUTHOR_NAME="memstack", GIT_AUTHOR_EMAIL="memstack@localhost",
+                   GIT_COMMITTER_NAME="memstack", GIT_COMMITTER_EMAIL="memstack@localhost")
+    return env
+
+
 def is_worktree(path: Path) -> bool:
     proc = run(path, "rev-parse", "--is-inside-work-tree", env=no_git_env(), ok=(0, 128))
     return proc.returncode == 0 and proc.stdout.strip() == b"true"

@@ -244,10 +244,7 @@ def _commit(store: Path, message: str) -> str | None:
     git.run(top, "add", "-A", "--", *paths)
     if not git.out(top, "diff", "--cached", "--name-only", "--", *paths).strip():
         return None
-    env = git.no_git_env()
-    if git.identity_args(top):  # no identity configured: memstack signs its own commit
-        env.update(GIT_AUTHOR_NAME="memstack", GIT_AUTHOR_EMAIL="memstack@localhost",
-                   GIT_COMMITTER_NAME="memstack", GIT_COMMITTER_EMAIL="memstack@localhost")
+    env = git.commit_env(top)
     files.crash_point()
     try:
         git.run(top, "commit", "-q", "-m", message, "--", *paths, env=env)  # through the hooks

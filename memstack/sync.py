@@ -54,10 +54,7 @@ class _Git:
 
     def __init__(self, store: Path) -> None:
         self.store = store
-        self.env = git.no_git_env()
-        if git.identity_args(store):  # no identity configured: memstack signs its own commits
-            self.env.update(GIT_AUTHOR_NAME="memstack", GIT_AUTHOR_EMAIL="memstack@localhost",
-                            GIT_COMMITTER_NAME="memstack", GIT_COMMITTER_EMAIL="memstack@localhost")
+        self.env = git.commit_env(store)
 
     def __call__(self, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[int, str]:
         for attempt in range(5):
@@ -180,9 +177,8 @@ def sync(store: Path) -> dict[str, Any]:
     from filelock import FileLock, Timeout
 
     run = _Git(store)
-    (store / LOCK).parent.mkdir(parents=True, exist_ok=True)
     try:
-        held = FileLock(str(store / LOCK)).acquire(timeout=LOCK_WAIT, poll_interval=0.05)
+        held = FileLock(files.lock_path(store, "git")).acquire(timeout=LOCK_WAIT, poll_interval=0.05)
     except Timeout:
         raise MemstackError(f"sync: another sync in this clone has held {LOCK} for over {LOCK_WAIT} s") from None
     with held:
