@@ -10,7 +10,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from memstack import __version__
+from memstack import __version__, progress
 from memstack.errors import MemstackError, os_problem
 
 # Each module exports `register(subparsers, common)`; its parsers set `func`.
@@ -58,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     args.store = getattr(args, "store", None)
     args.json = getattr(args, "json", False)
+    if args.json:
+        progress.silence()
     try:
         return int(args.func(args) or 0)
     except MemstackError as exc:

@@ -48,6 +48,15 @@ def parse_ts(value: object, field: str) -> int:
     )
 
 
+def given_ts(value: object, field: str) -> int:
+    """A time a user or an agent gives: `now` (the wall clock, read at this call) or what `parse_ts` takes.
+
+    Only input from the command line and MCP goes through here; records on disk never say `now`."""
+    if isinstance(value, str) and value.strip().lower() == "now":
+        return now_ms()
+    return parse_ts(value, field)
+
+
 def iso(ms: int) -> str:
     """ISO-8601 UTC with milliseconds, e.g. 2026-11-30T12:00:00.000Z."""
     moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)

@@ -1,0 +1,86 @@
+"""Bounded answers: every verb that lists takes `--limit N` and `--cursor C` and says where to go on.
+
+A cursor is the sort key of the last item handed out, written as opaque
+base64url JSON. Continuing skips every item whose key is not past it in the
+list's own order, so a cursor is stable under concurrent appends: no item is
+handed out twice, and none that existed at the first call is skipped (items
+that sort before the cursor after it was made are simply not shown).
+
+`page(items, limit=, cursor=, key=)` walks an iterable in its order (ascending
+keys, or descending with `descending=True`), keeps at most `limit` items and
+counts the rest without keeping them.
+"""
+
+import base64
+import binascii
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import orjson
+
+from memstack.errors import MemstackError
+
+T = TypeVar("T")
+
+MCP_DEFAULT_LIMIT = 50  # what an MCP list tool hands out when the agent gives no limit
+MAX_LIMIT = 10_000      # the largest page one call may ask for
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    items: list[T]
+    next_cursor: str | None  # None: nothing more
+    remaining: int           # items after this page (0 when next_cursor is None)
+
+    def fields(self) -> dict[str, Any]:
+        """The keys a `--json` document carries beside its items."""
+        return {"next_cursor": self.next_cursor, "remaining": self.remaining}
+
+
+def encode(key: Sequence[Any]) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps(list(key))).decode().rstrip("=")
+
+
+def decode(cursor: str, field: str = "cursor") -> list[Any]:
+    try:
+        text = cursor.strip()
+        key = orjson.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+    except (binascii.Error, ValueError, orjson.JSONDecodeError, AttributeError):
+        key = None
+    if not isinstance(key, list):
+        raise MemstackError(f"bad {field} {cursor!r}: not a cursor this verb handed out (pass its next_cursor as is)")
+    return key
+
+
+def check_limit(limit: Any, field: str = "limit") -> int | None:
+    """None (no limit) or an integer in 1..MAX_LIMIT; the CLI passes strings, MCP integers."""
+    if limit is None:
+        return None
+    try:
+        value = int(limit) if not isinstance(limit, bool) else None
+    except (TypeError, ValueError):
+        value = None
+    if value is None or not 1 <= value <= MAX_LIMIT:
+        raise MemstackError(f"bad {field} {limit!r}: expected a whole number from 1 to {MAX_LIMIT}")
+    return value
+
+
+def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T], Sequence[Any]],
+         descending: bool = False, field: str = "cursor") -> Page[T]:
+    """At most `limit` items of `items` past `cursor`, in the iterable's order."""
+    size = check_limit(limit)
+    after = None if cursor in (None, "") else decode(cursor, field)
+    kept: list[T] = []
+    remaining = 0
+    for item in items:
+        if after is not None:
+            k = list(key(item))
+            if (k <= after) if not descending else (k >= after):
+                continue
+        if size is None or len(kept) < size:
+            kept.append(item)
+        else:
+            remaining += 1
+    more = remaining > 0 and kept
+    return Page(kept, encode(key(kept[-1])) if more else None, remaining)

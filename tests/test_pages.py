@@ -1,0 +1,53 @@
+"""The paging contract every list verb shares (memstack/pages.py)."""
+
+import pytest
+
+from memstack import pages
+from memstack.errors import MemstackError
+from memstack.times import given_ts, now_ms
+
+
+def walk(items, limit, key=lambda i: (i,), descending=False):
+    seen, cursor = [], None
+    while True:
+        got = pages.page(list(items), limit=limit, cursor=cursor, key=key, descending=descending)
+        seen += got.items
+        if got.next_cursor is None:
+            assert got.remaining == 0
+            return seen
+        cursor = got.next_cursor
+
+
+def test_pages_cover_every_item_once_in_order():
+    assert walk(range(23), 5) == list(range(23))
+    assert walk(range(20, 0, -1), 7, descending=True) == list(range(20, 0, -1))
+
+
+def test_a_cursor_survives_appends_between_calls():
+    items = [1, 2, 3, 4]
+    first = pages.page(items, limit=2, cursor=None, key=lambda i: (i,))
+    assert first.items == [1, 2] and first.remaining == 2
+    items += [5, 6]  # another writer appended meanwhile
+    second = pages.page(items, limit=10, cursor=first.next_cursor, key=lambda i: (i,))
+    assert second.items == [3, 4, 5, 6] and second.next_cursor is None
+
+
+@pytest.mark.parametrize("limit", [0, -1, "x", 10_001, True])
+def test_a_bad_limit_is_refused(limit):
+    with pytest.raises(MemstackError, match="bad limit"):
+        pages.page([1], limit=limit, cursor=None, key=lambda i: (i,))
+
+
+@pytest.mark.parametrize("cursor", ["not a cursor", "e30", "!!"])
+def test_a_bad_cursor_is_refused(cursor):
+    with pytest.raises(MemstackError, match="bad cursor"):
+        pages.page([1], limit=1, cursor=cursor, key=lambda i: (i,))
+
+
+def test_now_is_a_time_a_user_can_give():
+    before = now_ms()
+    assert before <= given_ts("now", "valid-from") <= now_ms()
+    assert given_ts(" NOW ", "valid-to") >= before
+    assert given_ts("2026-11-30T12:00:00Z", "at") == 1796040000000
+    with pytest.raises(MemstackError, match="bad at"):
+        given_ts("later", "at")
