@@ -39,6 +39,12 @@ def derived(base: str, suffix: str, ms: int, agent: str | None = None) -> str:
     return f"{ms:012x}{match.group(2)}{match.group(3) if agent is None else agent_tag(agent)}-{suffix}"
 
 
+def from_content(ms: int, agent: str, content: bytes) -> str:
+    """The id of a record whose identity is its content (an imported fact): the same content, time and
+    agent always give the same id, so an import done twice finds its records; bound to its file like any."""
+    return f"{ms:012x}{hashlib.sha256(content).hexdigest()[:12]}{agent_tag(agent)}"
+
+
 def problem(record_id: object, ms: int, agent: str) -> str | None:
     """Why `record_id` cannot belong to a record of `agent` at time `ms`, or None when it can."""
     if not isinstance(record_id, str):
