@@ -1,0 +1,261 @@
+"""`memstack import ferrox FILE`, `memstack export ferrox|jsonl`: a ferrox fact store in and out.
+
+Through the real command (and, for the property test, the real `main`): windows and closings
+kept, successors linked, idempotent, checked whole before anything is written, and what it
+writes passes every check and a real commit through the hooks.
+"""
+
+import json
+import shutil
+import string
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import git, memstack, tree_snapshot
+from memstack import factfiles
+from memstack.main import main
+from memstack.times import month
+
+SEED = ("subject", "predicate", "object", "valid_from", "valid_to", "confidence", "recorded_at")
+Y2024 = 1_704_067_200_000  # 2024-01-01T00:00:00Z
+DAY = 86_400_000
+
+
+def seed_fact(subject: str, predicate: str, object: str, valid_from: int, valid_to: int | None,
+              recorded_at: int, confidence: float = 1.0) -> dict[str, Any]:
+    return {"subject": subject, "predicate": predicate, "object": object, "valid_from": valid_from,
+            "valid_to": valid_to, "confidence": confidence, "recorded_at": recorded_at}
+
+
+STORE_FILE = {"facts": [
+    seed_fact("auth", "decided", "use-jwt", 100, 200, 100),
+    seed_fact("auth", "decided", "jose-lib", 200, None, 200, 0.9),
+    seed_fact("auth", "chose", "rs256", Y2024, Y2024 + 40 * DAY, Y2024),  # closed, no successor
+    seed_fact("db", "prefers", "postgres", Y2024, None, Y2024 + 35 * DAY, 0.5),
+]}
+
+
+def write(path: Path, document: Any) -> Path:
+    path.write_text(document if isinstance(document, str) else json.dumps(document))
+    return path
+
+
+def run_json(store: Path, *args: str, input: str | None = None) -> Any:
+    result = memstack(*args, "--json", cwd=store, input=input)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def exported(store: Path, *args: str) -> Any:
+    result = memstack("export", "ferrox", *args, cwd=store)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_import_keeps_windows_and_closings_and_links_successors(store: Path, tmp_path: Path) -> None:
+    done = run_json(store, "import", "ferrox", str(write(tmp_path / "memory-facts.json", STORE_FILE)))
+    assert (done["facts"], done["added"], done["closed"], done["present"], done["differs"]) == (4, 4, 0, 0, 0)
+    assert done["files"] == ["kb/facts/alice/1970-01.jsonl", "kb/facts/alice/2024-01.jsonl",
+                             "kb/facts/alice/2024-02.jsonl"]
+    old, new = run_json(store, "fact", "history", "--subject", "auth")[:2]
+    assert (old["object"], new["object"]) == ("use-jwt", "jose-lib")
+    assert old["valid_to"] == 200 and old["superseded_by"] == new["id"] and old["expired_at"] == new["recorded_at"]
+    assert new["valid_to"] is None and new["source"] == "ferrox:memory-facts.json" and new["agent"] == "alice"
+    rs256 = run_json(store, "fact", "history", "--subject", "auth")[2]
+    assert rs256["valid_to"] == Y2024 + 40 * DAY and rs256["superseded_by"] is None
+    assert rs256["expired_at"] == rs256["recorded_at"]  # the seed does not say when it learned the closing
+    assert [f["object"] for f in run_json(store, "fact", "get-valid-at", "--ts", "199")] == ["use-jwt"]
+    assert [f["object"] for f in run_json(store, "fact", "get-valid-at", "--ts", "200")] == ["jose-lib"]
+    assert exported(store) == STORE_FILE  # the round trip, in order
+
+
+def test_importing_twice_adds_nothing_and_the_result_passes_the_hooks(store: Path, tmp_path: Path) -> None:
+    path = write(tmp_path / "facts.json", STORE_FILE)
+    assert memstack("import", "ferrox", str(path), cwd=store).stdout.strip() == \
+        "imported 4 ferrox facts: 4 added, 0 closed, 0 already present"
+    assert memstack("check", cwd=store).returncode == 0
+    git(store, "add", "-A")
+    committed = git(store, "commit", "-m", "import the ferrox store", check=False)
+    assert committed.returncode == 0, committed.stdout + committed.stderr
+    assert memstack("check", "--all", cwd=store).returncode == 0
+    before = tree_snapshot(store)
+    again = run_json(store, "import", "ferrox", "-", input=path.read_text())  # stdin, another name: same facts
+    assert (again["added"], again["closed"], again["present"], again["files"]) == (0, 0, 4, [])
+    assert tree_snapshot(store) == before and git(store, "status", "--porcelain").stdout == ""
+
+
+def test_a_later_file_closes_what_an_earlier_import_left_open(store: Path, tmp_path: Path) -> None:
+    first = {"facts": [seed_fact("auth", "decided", "use-jwt", 100, None, 100)]}
+    run_json(store, "import", "ferrox", str(write(tmp_path / "v1.json", first)))
+    git(store, "add", "-A")
+    git(store, "commit", "-m", "v1")
+    later = {"facts": [seed_fact("auth", "decided", "use-jwt", 100, 200, 100),
+                       seed_fact("auth", "decided", "jose", 200, None, 200)]}
+    done = run_json(store, "import", "ferrox", str(write(tmp_path / "v2.json", later)))
+    assert (done["added"], done["closed"], done["present"]) == (1, 1, 0)
+    assert exported(store) == later
+    git(store, "add", "-A")
+    committed = git(store, "commit", "-m", "v2: the closing", check=False)  # an I2-legal closing in place
+    assert committed.returncode == 0, committed.stdout + committed.stderr
+    assert memstack("check", "--all", cwd=store).returncode == 0
+    # the older file again: the store never reopens a fact; it says so
+    done = run_json(store, "import", "ferrox", str(tmp_path / "v1.json"))
+    assert (done["added"], done["closed"], done["present"], done["differs"]) == (0, 0, 0, 1)
+    assert "1 left as the store has them" in memstack("import", "ferrox", str(tmp_path / "v1.json"), cwd=store).stdout
+
+
+def test_identical_records_stay_two_facts(store: Path, tmp_path: Path) -> None:
+    twice = {"facts": [seed_fact("s", "p", "o", 100, None, 100)] * 2}
+    path = write(tmp_path / "twice.json", twice)
+    assert run_json(store, "import", "ferrox", str(path))["added"] == 2
+    assert run_json(store, "import", "ferrox", str(path))["present"] == 2
+    assert exported(store) == twice
+
+
+def test_export_jsonl_every_fact_and_at(store: Path, tmp_path: Path) -> None:
+    run_json(store, "import", "ferrox", str(write(tmp_path / "f.json", STORE_FILE)))
+    every = [json.loads(line) for line in memstack("export", "jsonl", cwd=store).stdout.splitlines()]
+    assert [f["object"] for f in every] == ["use-jwt", "jose-lib", "rs256", "postgres"]
+    assert every == list(factfiles.scan(store))  # each fact as memstack keeps it
+    at = memstack("export", "jsonl", "--at", "150", cwd=store).stdout.splitlines()
+    assert [json.loads(line)["object"] for line in at] == ["use-jwt"]
+    now = [json.loads(line)["object"] for line in memstack("export", "jsonl", "--at", "now", cwd=store).stdout.splitlines()]
+    assert now == ["jose-lib", "postgres"]
+    assert exported(store, "--at", str(Y2024)) == {"facts": [STORE_FILE["facts"][i] for i in (1, 2, 3)]}
+    out = tmp_path / "out" / "all.jsonl"
+    out.parent.mkdir()
+    done = run_json(store, "export", "jsonl", "--output", str(out))
+    assert done == {"facts": 4, "format": "jsonl", "output": str(out)}
+    assert [json.loads(line) for line in out.read_text().splitlines()] == every
+    assert [p.name for p in out.parent.iterdir()] == ["all.jsonl"]  # no temporary file left
+    bad = memstack("export", "jsonl", "--at", "whenever", cwd=store)
+    assert bad.returncode == 2 and "at" in bad.stderr
+
+
+def test_export_of_a_store_without_facts(store: Path, tmp_path: Path) -> None:
+    assert exported(store) == {"facts": []}
+    assert memstack("export", "jsonl", cwd=store).stdout == ""
+    out = tmp_path / "facts.json"
+    assert "exported 0 facts" in memstack("export", "ferrox", "--output", str(out), cwd=store).stdout
+    assert json.loads(out.read_text()) == {"facts": []}
+    # what ferrox writes, memstack reads back: an empty store imports to nothing
+    assert run_json(store, "import", "ferrox", str(out))["facts"] == 0
+
+
+BAD = [
+    ("not json {{{", "invalid JSON"),
+    ('{"fact": []}', "not a ferrox fact store"),
+    ("[]", "not a ferrox fact store"),
+    ('{"facts": {}}', "facts must be a list"),
+    ('{"facts": [42]}', "facts[0]: a fact is a JSON object"),
+]
+
+
+def _bad_record(index: int, **change: Any) -> dict[str, Any]:
+    records = [dict(f) for f in STORE_FILE["facts"]]
+    for key, value in change.items():
+        if value is ...:
+            del records[index][key]
+        else:
+            records[index][key] = value
+    return {"facts": records}
+
+
+BAD_RECORDS = [
+    (_bad_record(2, confidence=...), "facts[2]: missing field confidence"),
+    (_bad_record(1, valid_to=...), "facts[1]: missing field valid_to"),
+    (_bad_record(3, subject=7), "facts[3].subject"),
+    (_bad_record(0, predicate="  "), "facts[0].predicate"),
+    (_bad_record(1, object=None), "facts[1].object"),
+    (_bad_record(1, valid_from="200"), "facts[1].valid_from"),
+    (_bad_record(1, valid_from=200.5), "facts[1].valid_from"),
+    (_bad_record(1, recorded_at=True), "facts[1].recorded_at"),
+    (_bad_record(1, recorded_at=-1), "facts[1].recorded_at"),
+    (_bad_record(3, recorded_at=4_070_908_800_000), "facts[3].recorded_at"),  # 2099: in the future
+    (_bad_record(0, valid_to=100), "facts[0].valid_to 100: must be after valid_from 100"),
+    (_bad_record(0, valid_to=50), "facts[0].valid_to"),
+    (_bad_record(3, confidence=1.5), "facts[3].confidence"),
+    (_bad_record(3, confidence="high"), "facts[3].confidence"),
+    (_bad_record(2, object="AKIAIOSFODNN7EXAMPLE"), "facts[2].object"),  # pragma: allowlist secret
+]
+
+
+@pytest.mark.parametrize(("content", "named"), BAD + [(json.dumps(d), n) for d, n in BAD_RECORDS])
+def test_a_bad_file_is_refused_naming_the_record_and_field_and_nothing_is_written(
+        store: Path, tmp_path: Path, content: str, named: str) -> None:
+    before = tree_snapshot(store)
+    result = memstack("import", "ferrox", str(write(tmp_path / "bad.json", content)), cwd=store)
+    assert result.returncode == 2, result.stdout
+    assert named in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert "AKIA" not in result.stderr  # a credential is never echoed
+    assert tree_snapshot(store) == before and git(store, "status", "--porcelain").stdout == ""
+
+
+def test_a_missing_file_or_no_agent_is_refused(store: Path, tmp_path: Path) -> None:
+    result = memstack("import", "ferrox", str(tmp_path / "nowhere.json"), cwd=store)
+    assert result.returncode == 2 and "no such file" in result.stderr
+    result = memstack("import", "ferrox", str(write(tmp_path / "f.json", STORE_FILE)), "--agent", "Bad Name",
+                      cwd=store)
+    assert result.returncode == 2 and "agent" in result.stderr
+    assert git(store, "status", "--porcelain").stdout == ""
+
+
+# ---- the property: any ferrox store round-trips, and importing it twice adds nothing ------------
+
+TEXT = st.text(alphabet=string.ascii_letters + string.digits + " -_.:é中", min_size=1, max_size=8).filter(str.strip)
+TIMES = st.integers(min_value=0, max_value=Y2024 + 400 * DAY)
+
+
+@st.composite
+def chains(draw: Any) -> list[dict[str, Any]]:
+    """One subject and predicate's versions: each closed at the next one's start (a linked successor),
+    the last open or closed with no successor."""
+    subject, predicate = draw(TEXT), draw(TEXT)
+    starts = sorted(draw(st.sets(TIMES, min_size=1, max_size=4)))
+    last_end = draw(st.one_of(st.none(), st.integers(min_value=1, max_value=DAY)))
+    records = []
+    for index, start in enumerate(starts):
+        end = starts[index + 1] if index + 1 < len(starts) else (None if last_end is None else start + last_end)
+        records.append(seed_fact(subject, predicate, draw(TEXT), start, end, draw(TIMES),
+                                 draw(st.floats(min_value=0, max_value=1))))
+    return records
+
+
+@st.composite
+def ferrox_stores(draw: Any) -> list[dict[str, Any]]:
+    records = [r for chain in draw(st.lists(chains(), max_size=4)) for r in chain]
+    records += draw(st.lists(st.sampled_from(records), max_size=2)) if records else []  # exact duplicates
+    return draw(st.permutations(records))
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=ferrox_stores())
+def test_any_ferrox_store_round_trips_and_imports_once(records: list[dict[str, Any]], tmp_path: Path,
+                                                       _store_template: Path, capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    root = tmp_path / "store"
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.copytree(_store_template, root, symlinks=True)
+    source = write(tmp_path / "in.json", {"facts": records})
+    out = tmp_path / "out.json"
+    assert main(["--store", str(root), "import", "ferrox", str(source)]) == 0
+    assert main(["--store", str(root), "export", "ferrox", "--output", str(out)]) == 0
+    # equal on the seed's fields, in the store's order: by month of recorded_at, then as in the file
+    expected = sorted(records, key=lambda r: month(r["recorded_at"]))
+    assert json.loads(out.read_text()) == {"facts": expected}
+    before = tree_snapshot(root)
+    capsys.readouterr()
+    assert main(["--store", str(root), "--json", "import", "ferrox", str(source)]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert (again["added"], again["closed"], again["present"]) == (0, 0, len(records))
+    assert tree_snapshot(root) == before
+    assert main(["--store", str(root), "check"]) == 0  # what it wrote passes every check
+    for fact in factfiles.scan(root):  # every closing names its successor when the file has one
+        if fact["valid_to"] is not None:
+            successors = [r for r in records if (r["subject"], r["predicate"], r["valid_from"])
+                          == (fact["subject"], fact["predicate"], fact["valid_to"])]
+            assert (fact["superseded_by"] is not None) == bool(successors)
