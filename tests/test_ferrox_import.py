@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from helpers import git, memstack, tree_snapshot
 from memstack import factfiles
+from memstack.ferrox import importing
 from memstack.main import main
 from memstack.times import month
 
@@ -123,8 +124,8 @@ def test_export_jsonl_every_fact_and_at(store: Path, tmp_path: Path) -> None:
     assert every == list(factfiles.scan(store))  # each fact as memstack keeps it
     at = memstack("export", "jsonl", "--at", "150", cwd=store).stdout.splitlines()
     assert [json.loads(line)["object"] for line in at] == ["use-jwt"]
-    now = [json.loads(line)["object"] for line in memstack("export", "jsonl", "--at", "now", cwd=store).stdout.splitlines()]
-    assert now == ["jose-lib", "postgres"]
+    now = memstack("export", "jsonl", "--at", "now", cwd=store).stdout.splitlines()
+    assert [json.loads(line)["object"] for line in now] == ["jose-lib", "postgres"]
     assert exported(store, "--at", str(Y2024)) == {"facts": [STORE_FILE["facts"][i] for i in (1, 2, 3)]}
     out = tmp_path / "out" / "all.jsonl"
     out.parent.mkdir()
@@ -233,24 +234,34 @@ def ferrox_stores(draw: Any) -> list[dict[str, Any]]:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(records=ferrox_stores())
-def test_any_ferrox_store_round_trips_and_imports_once(records: list[dict[str, Any]], tmp_path: Path,
-                                                       _store_template: Path, capsys: pytest.CaptureFixture[str]
-                                                       ) -> None:
+@given(records=ferrox_stores(), staged=st.booleans())
+def test_any_ferrox_store_round_trips_and_imports_once(records: list[dict[str, Any]], staged: bool, tmp_path: Path,
+                                                       _store_template: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(importing, "BATCH", 3)  # several batches even for a small file
     root = tmp_path / "store"
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(_store_template, root, symlinks=True)
-    source = write(tmp_path / "in.json", {"facts": records})
+
+    def imported(document: dict[str, Any]) -> dict[str, Any]:
+        capsys.readouterr()
+        source = write(tmp_path / "in.json", document)
+        assert main(["--store", str(root), "--json", "import", "ferrox", str(source)]) == 0
+        return json.loads(capsys.readouterr().out)  # type: ignore[no-any-return]
+
+    closed = sum(r["valid_to"] is not None for r in records)
+    if staged:  # first the file as it was before its closings, then as it is: the import closes them
+        assert imported({"facts": [{**r, "valid_to": None} for r in records]})["added"] == len(records)
+        done = imported({"facts": records})
+        assert (done["added"], done["closed"], done["present"]) == (0, closed, len(records) - closed)
+    else:
+        assert imported({"facts": records})["added"] == len(records)
     out = tmp_path / "out.json"
-    assert main(["--store", str(root), "import", "ferrox", str(source)]) == 0
     assert main(["--store", str(root), "export", "ferrox", "--output", str(out)]) == 0
     # equal on the seed's fields, in the store's order: by month of recorded_at, then as in the file
-    expected = sorted(records, key=lambda r: month(r["recorded_at"]))
-    assert json.loads(out.read_text()) == {"facts": expected}
+    assert json.loads(out.read_text()) == {"facts": sorted(records, key=lambda r: month(r["recorded_at"]))}
     before = tree_snapshot(root)
-    capsys.readouterr()
-    assert main(["--store", str(root), "--json", "import", "ferrox", str(source)]) == 0
-    again = json.loads(capsys.readouterr().out)
+    again = imported({"facts": records})
     assert (again["added"], again["closed"], again["present"]) == (0, 0, len(records))
     assert tree_snapshot(root) == before
     assert main(["--store", str(root), "check"]) == 0  # what it wrote passes every check

@@ -58,7 +58,8 @@ def test_supersede_dont_delete_and_half_open_windows(store: Path) -> None:
     assert sorted(objects(history)) == ["NEW", "OLD"]  # both versions kept
     assert next(f for f in history if f["object"] == "OLD")["valid_to"] == 200
     for ts, expected in ((50, []), (100, ["OLD"]), (150, ["OLD"]), (199, ["OLD"]), (200, ["NEW"]), (250, ["NEW"])):
-        assert objects(fact(store, "get-valid-at", "--ts", str(ts))) == expected, ts  # valid_to belongs to the successor
+        # the valid_to instant belongs to the successor
+        assert objects(fact(store, "get-valid-at", "--ts", str(ts))) == expected, ts
 
 
 def test_invalidate_with_nothing_open_prints_null_and_changes_nothing(store: Path) -> None:

@@ -103,30 +103,32 @@ def check_op_flags(args: Any) -> None:
 
 def run_fact(args: Any) -> int:
     check_op_flags(args)
+    forms = seed()
     if args.op == "add":
-        document: Any = seed().add(args.store, subject=args.subject, predicate=args.predicate,
-                                         object=args.object, valid_from=args.valid_from,
-                                         recorded_at=args.recorded_at, confidence=args.confidence, agent=args.agent)
+        document: Any = forms.add(args.store, subject=args.subject, predicate=args.predicate, object=args.object,
+                                  valid_from=args.valid_from, recorded_at=args.recorded_at,
+                                  confidence=args.confidence, agent=args.agent)
     elif args.op == "get-valid-at":
-        document = seed().get_valid_at(args.store, ts=args.ts, subject=args.subject)
+        document = forms.get_valid_at(args.store, ts=args.ts, subject=args.subject)
     elif args.op == "history":
-        document = seed().history(args.store, subject=args.subject)
+        document = forms.history(args.store, subject=args.subject)
     else:
-        document = seed().invalidate(args.store, subject=args.subject, predicate=args.predicate,
-                                           valid_to=args.valid_to, object=args.object, recorded_at=args.recorded_at)
-    seed().emit(document, args.raw)
+        document = forms.invalidate(args.store, subject=args.subject, predicate=args.predicate,
+                                    valid_to=args.valid_to, object=args.object, recorded_at=args.recorded_at)
+    forms.emit(document, args.raw)
     return 0
 
 
 def run_recall(args: Any) -> int:
-    seed().emit(seed().recall(args.store, subject=args.subject, now_ts=args.now_ts, limit=args.limit),
-                      args.raw)
+    forms = seed()
+    forms.emit(forms.recall(args.store, subject=args.subject, now_ts=args.now_ts, limit=args.limit), args.raw)
     return 0
 
 
 def run_capture(args: Any) -> int:
-    document = seed().capture(args.store, subject=args.subject, predicate=args.predicate, object=args.object,
-                                    valid_from=args.valid_from, recorded_at=args.recorded_at,
-                                    confidence=args.confidence, agent=args.agent, contradicts=args.contradicts)
-    seed().emit(document, args.raw)
+    forms = seed()
+    document = forms.capture(args.store, subject=args.subject, predicate=args.predicate, object=args.object,
+                             valid_from=args.valid_from, recorded_at=args.recorded_at, confidence=args.confidence,
+                             agent=args.agent, contradicts=args.contradicts)
+    forms.emit(document, args.raw)
     return 0

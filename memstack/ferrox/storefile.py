@@ -40,8 +40,10 @@ def record(index: int, value: Any) -> Record:
             raise MemstackError(f"bad {where}: missing field {field}")
     for field in ("subject", "predicate", "object"):
         text = value[field]
-        if not isinstance(text, str) or (field != "object" and not text.strip()):
-            raise MemstackError(f"bad {where}.{field} {text!r}: must be {'non-empty ' if field != 'object' else ''}text")
+        if field == "object" and not isinstance(text, str):
+            raise MemstackError(f"bad {where}.object {text!r}: must be text")
+        if field != "object" and (not isinstance(text, str) or not text.strip()):
+            raise MemstackError(f"bad {where}.{field} {text!r}: must be non-empty text")
     valid_from = _ms(value["valid_from"], f"{where}.valid_from", MIN_VALID_MS)
     valid_to = None if value["valid_to"] is None else _ms(value["valid_to"], f"{where}.valid_to", MIN_VALID_MS)
     if valid_to is not None and valid_to <= valid_from:
