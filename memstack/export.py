@@ -1,7 +1,7 @@
 """Every fact of the store, streamed out: as a ferrox fact store, or as JSON lines.
 
-The fact files are read one at a time (a file holds one agent's month), so memory stays
-bounded by the largest file, never the store. Facts come in file order (agents, then
+The fact files are read a line at a time, so memory stays bounded by one fact, never
+a file or the store. Facts come in file order (agents, then
 months, then as appended). `at` keeps only the facts valid at that instant.
 
 - `ferrox`: `{"facts": [...]}` with the seed's seven fields in the seed's order, one fact
@@ -16,7 +16,8 @@ from typing import BinaryIO
 
 import orjson
 
-from memstack import factfiles, facts, jsonio, progress
+from memstack import factfiles, facts, files, jsonio, progress
+from memstack.errors import MemstackError
 from memstack.facts import Fact
 from memstack.ferrox import FIELDS
 
@@ -24,12 +25,18 @@ FORMATS = ("ferrox", "jsonl")
 
 
 def stored(store: Path, at: int | None = None) -> Iterator[Fact]:
-    """Every fact of every fact file (valid at `at`, if given), one file in memory at a time."""
+    """Every fact of every fact file (valid at `at`, if given), read a line at a time."""
     listed = factfiles.list_files(store)
     for relpath, _ in progress.each(listed, len(listed), "exporting", "files"):
-        for fact in factfiles.read(store, relpath):
-            if at is None or facts.is_valid_at(fact, at):
-                yield fact
+        with open(store / relpath, "rb") as lines:
+            for number, line in enumerate(lines, start=1):
+                if not line.endswith(b"\n"):
+                    files.check_tail(store / relpath, relpath)  # a torn last line: say so
+                fact = jsonio.loads(line, f"{relpath}:{number}")
+                if not isinstance(fact, dict):
+                    raise MemstackError(f"{relpath}:{number}: I5 a line must be a JSON object — repair the line")
+                if at is None or facts.is_valid_at(fact, at):
+                    yield fact
 
 
 def ferrox_chunks(found: Iterator[Fact]) -> Iterator[bytes]:

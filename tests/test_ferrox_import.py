@@ -270,3 +270,15 @@ def test_any_ferrox_store_round_trips_and_imports_once(records: list[dict[str, A
             successors = [r for r in records if (r["subject"], r["predicate"], r["valid_from"])
                           == (fact["subject"], fact["predicate"], fact["valid_to"])]
             assert (fact["superseded_by"] is not None) == bool(successors)
+
+
+def test_export_names_a_bad_line_of_a_fact_file(store: Path, tmp_path: Path) -> None:
+    run_json(store, "import", "ferrox", str(write(tmp_path / "f.json", STORE_FILE)))
+    path = store / "kb/facts/alice/2024-01.jsonl"
+    path.write_bytes(path.read_bytes() + b"{not json\n")
+    result = memstack("export", "jsonl", cwd=store)
+    assert result.returncode == 2 and "kb/facts/alice/2024-01.jsonl:2" in result.stderr, result.stderr
+    path.write_bytes(path.read_bytes()[:-1])  # torn: no final newline
+    result = memstack("export", "ferrox", "--output", str(tmp_path / "out.json"), cwd=store)
+    assert result.returncode == 2 and "incomplete" in result.stderr
+    assert not (tmp_path / "out.json").exists()  # a failed export leaves no file
