@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers import git, memstack, tree_snapshot
+from team_support import check_history, clone, guarded_remote
 from memstack import factfiles
 from memstack.ferrox import importing
 from memstack.main import main
@@ -65,7 +66,7 @@ def test_import_keeps_windows_and_closings_and_links_successors(store: Path, tmp
     old, new = run_json(store, "fact", "history", "--subject", "auth")[:2]
     assert (old["object"], new["object"]) == ("use-jwt", "jose-lib")
     assert old["valid_to"] == 200 and old["superseded_by"] == new["id"] and old["expired_at"] == new["recorded_at"]
-    assert new["valid_to"] is None and new["source"] == "ferrox:memory-facts.json" and new["agent"] == "alice"
+    assert new["valid_to"] is None and new["source"] == "ferrox" and new["agent"] == "alice"
     rs256 = run_json(store, "fact", "history", "--subject", "auth")[2]
     assert rs256["valid_to"] == Y2024 + 40 * DAY and rs256["superseded_by"] is None
     assert rs256["expired_at"] == rs256["recorded_at"]  # the seed does not say when it learned the closing
@@ -107,6 +108,23 @@ def test_a_later_file_closes_what_an_earlier_import_left_open(store: Path, tmp_p
     done = run_json(store, "import", "ferrox", str(tmp_path / "v1.json"))
     assert (done["added"], done["closed"], done["present"], done["differs"]) == (0, 0, 0, 1)
     assert "1 left as the store has them" in memstack("import", "ferrox", str(tmp_path / "v1.json"), cwd=store).stdout
+
+
+def test_two_clones_importing_one_file_merge_into_one_copy(store: Path, tmp_path: Path) -> None:
+    remote = guarded_remote(store, tmp_path)
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    later = {"facts": [*STORE_FILE["facts"], seed_fact("db", "chose", "pgbouncer", Y2024, None, Y2024 + DAY)]}
+    for repo, name, document in ((a, "memory-facts.json", STORE_FILE), (b, "copy-of-it.json", later)):
+        run_json(repo, "import", "ferrox", str(write(tmp_path / name, document)))
+        git(repo, "add", "-A")
+        git(repo, "commit", "-m", "import the ferrox store")
+    git(a, "push", "-q", "origin", "main")
+    pulled = git(b, "pull", "--no-rebase", "--no-edit", "origin", "main", check=False)  # through the merge driver
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    assert sorted(map(json.dumps, exported(b)["facts"])) == sorted(map(json.dumps, later["facts"]))  # each once
+    pushed = git(b, "push", "-q", "origin", "main", check=False)  # the guarded remote accepts the merge
+    assert pushed.returncode == 0, pushed.stdout + pushed.stderr
+    check_history(b)
 
 
 def test_identical_records_stay_two_facts(store: Path, tmp_path: Path) -> None:

@@ -9,6 +9,10 @@ from memstack.output import emit
 from memstack.store import open_store, resolve_agent
 
 
+# The same on every clone, so two clones importing one file write the same lines (merged as one).
+SOURCE = "ferrox"
+
+
 def register(sub: Any, common: Any) -> None:
     top = sub.add_parser("import", help="bring facts in from another memory (ferrox)",
                          description="Bring facts in from another memory. Example: memstack import ferrox"
@@ -19,7 +23,7 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("file", metavar="FILE", help="the ferrox fact store file (memory.fact_store), or - for stdin")
     p.add_argument("--agent", metavar="A", help="whose facts they become (default MEMSTACK_AGENT, then"
                                                 " memory.default_agent)")
-    p.add_argument("--source", metavar="S", help="their provenance (default ferrox:<file name>)")
+    p.add_argument("--source", metavar="S", help="their provenance (default `ferrox`)")
     p.set_defaults(func=run)
 
 
@@ -42,8 +46,7 @@ def import_document(store: Any, file: str, data: bytes, *, agent: str | None = N
     where = "stdin" if file == "-" else Path(file).name
     records = storefile.parse(data, where)
     who = resolve_agent(store, agent)
-    return importing.run(store.root, records, agent=who, source=f"ferrox:{where}" if source is None else source
-                         ).document()
+    return importing.run(store.root, records, agent=who, source=SOURCE if source is None else source).document()
 
 
 def run(args: Any) -> int:

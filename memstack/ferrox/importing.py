@@ -1,7 +1,7 @@
 """A ferrox fact store into memstack's fact files: every window and closing kept, idempotent.
 
 - Each ferrox record becomes one memstack fact of the importing agent (table knowledge,
-  source `ferrox:<file>`), appended to that agent's month file of its `recorded_at`.
+  source `ferrox`), appended to that agent's month file of its `recorded_at`.
 - Its id is derived from its content (subject, predicate, object, valid_from, recorded_at,
   confidence, and which occurrence of that content it is in the file), bound to the agent
   and `recorded_at` like every id (`ids.from_content`). Importing the same file again finds
