@@ -147,7 +147,7 @@ def _text(report: Any) -> str:
             out.append(f"commit {result.commit[:12]} {result.subject!r} (against {result.against}):")
         out += [str(v) for v in result.violations]
     out += [f"{path}: stale — differs from a rebuild of the sources; derived files may lag them between promotions"
-            " (I4), so this is no violation — `memstack rebuild` refreshes it" for path in report.stale]
+            ", so this is no violation — `memstack rebuild` refreshes it" for path in report.stale]
     count = len(report.violations)
     if count:
         failing = sum(1 for r in report.results if r.violations)
