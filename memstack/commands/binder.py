@@ -12,7 +12,7 @@ from memstack.times import now_ms
 
 
 def register(sub: Any, common: Any) -> None:
-    top = sub.add_parser("binder", help="records waiting for human review",
+    top = sub.add_parser("binder", help="the Binder: records waiting for human review",
                          **doc("The Binder (Willow's word for what needs a human): intake records promotion"
                                " could not route on its own (low confidence, unverified), and disagreements"
                                " between agents, wait here until a person ratifies or rejects them.",

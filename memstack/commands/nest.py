@@ -11,7 +11,7 @@ from memstack.times import now_ms
 
 
 def register(sub: Any, common: Any) -> None:
-    p = sub.add_parser("nest", parents=[common], help="file a document into intake (tier verified, confidence 1.0)",
+    p = sub.add_parser("nest", parents=[common], help="the Nest: file a document into intake (tier verified, confidence 1.0)",
                        **doc("Nest (Willow's word for a human filing a document into memory): the document enters intake as"
                              " one record at tier verified, confidence 1.0, so the next promotion makes it"
                              " knowledge.", "memstack nest docs/decisions/0004-deploys.md --agent claude"))
