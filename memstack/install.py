@@ -42,13 +42,17 @@ def _drivers(python: str) -> dict[str, str]:
 
 def install(root: Path) -> list[str]:
     """Install the hooks and drivers in the clone holding `root` (idempotent); returns what was installed."""
-    done = install_report(root)
-    return done["installed"] + done["already"]
+    return [what for what, _ in _install(root)]
 
 
 def install_report(root: Path) -> dict[str, list[str]]:
-    """Install the hooks and drivers in the clone holding `root` (idempotent): what was `installed`
-    (new or changed) and what was `already` in place, each in the order of `install`."""
+    """`install`, saying what was `installed` (new or changed) and what was `already` in place."""
+    done = _install(root)
+    return {"installed": [what for what, had in done if not had], "already": [what for what, had in done if had]}
+
+
+def _install(root: Path) -> list[tuple[str, bool]]:
+    """(what, whether it was already in place) for each hook and git config entry, in order."""
     top = git.worktree_top(root)
     if top is None:
         raise MemstackError(f"{root} is not a git work tree — `memstack init {root}` makes a store")
@@ -60,14 +64,12 @@ def install_report(root: Path) -> dict[str, list[str]]:
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise MemstackError(f"pre-commit install failed in {top}: {(proc.stderr or proc.stdout).strip()}")
-    done: dict[str, list[str]] = {"installed": [], "already": []}
-    for hook in (line.split(" at ", 1)[-1] for line in proc.stdout.splitlines() if "installed at" in line):
-        name = Path(hook).name
-        done["already" if before.get(name) == (hooks / name).read_bytes() else "installed"].append(hook)
+    done = [(hook, before.get(Path(hook).name) == (hooks / Path(hook).name).read_bytes())
+            for hook in (line.split(" at ", 1)[-1] for line in proc.stdout.splitlines() if "installed at" in line)]
     for key, value in _drivers(sys.executable).items():
         had = git.run(top, "config", "--get", key, env=env, ok=(0, 1)).stdout.decode().rstrip("\n")
         git.run(top, "config", key, value, env=env)
-        done["already" if had == value else "installed"].append(f"git config {key}")
+        done.append((f"git config {key}", had == value))
     return done
 
 

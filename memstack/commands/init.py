@@ -5,6 +5,7 @@ from typing import Any
 
 from memstack import install
 from memstack.commands import doc
+from memstack.errors import MemstackError
 from memstack.output import emit
 
 
@@ -32,8 +33,6 @@ def register(sub: Any, common: Any) -> None:
 
 
 def run_init(args: Any) -> int:
-    from memstack.errors import MemstackError
-
     if args.path is not None and args.store is not None and Path(args.path).resolve() != Path(args.store).resolve():
         raise MemstackError(f"bad --store {args.store!r}: init makes the store at PATH ({args.path!r}); give one")
     result = install.init(Path(args.path or args.store or "."), args.agent, force=args.force)
