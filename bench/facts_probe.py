@@ -2,7 +2,7 @@
 
     python bench/facts_probe.py [--facts 1000000] [--out bench/out/facts-probe]
 
-Measures (SPEC section 6: recall / get-valid-at on 1,000,000 facts, < 50 ms warm, < 2 s cold):
+Measures (docs/reference.md, figures: recall / get-valid-at on 1,000,000 facts, < 50 ms warm, < 2 s cold):
 - the first query on a fresh clone (no index: it reads the files, and starts a background build),
 - that build of the SQLite index from nothing, in the background and in the foreground,
 - a cold query: a new process, the index on disk (the OS page cache may still be warm),

@@ -1,4 +1,4 @@
-"""The memstack benchmark: the figures of SPEC section 6, measured on generated stores, as one table.
+"""The memstack benchmark: the figures of docs/reference.md, measured on generated stores, as one table.
 
     python bench/run.py [--sizes 1000,100000,1000000] [--repeat 5] [--quick] [--out PATH] [--keep]
 
@@ -43,7 +43,7 @@ from memstack.ids import agent_tag  # noqa: E402
 GIB = 2**30
 SIZES = (1_000, 100_000, 1_000_000)
 QUICK_SIZES = (200, 600)
-PROMOTE_SIZE = 100_000  # SPEC: promote of 100,000 pending intake records
+PROMOTE_SIZE = 100_000  # the figure: promote of 100,000 pending intake records
 COMMIT = {"intake": 100, "facts": 100, "closed": 10}  # the pre-commit check's change
 # Text that passes both stages of the I8 prefilter yet holds no credential (a URL, "AWS", a password
 # assigned a template the detector's own filter recognises): detect-secrets reads every such line.
@@ -711,7 +711,7 @@ def no_store(sizes: list[int]) -> list[int | None]:
 
 
 def promote_stores(sizes: list[int]) -> list[int | None]:
-    """The stores of at most 100,000 pending records (the SPEC's figure), else the smallest."""
+    """The stores of at most 100,000 pending records (the target's figure), else the smallest."""
     return list([s for s in sizes if s <= PROMOTE_SIZE] or [min(sizes)])
 
 
@@ -719,7 +719,7 @@ def promote_stores(sizes: list[int]) -> list[int | None]:
 class Figure:
     key: str
     label: str
-    target: str  # as shown; "info" for figures the SPEC sets no target for
+    target: str  # as shown; "info" for figures with no target
     limit: float | None  # seconds
     measure: Callable[[Bench, Any], Outcome]
     sizes: Callable[[list[int]], list[int | None]] = each_store
@@ -789,7 +789,7 @@ def judge(figure: Figure, outcome: Outcome, smallest: float | None) -> str:
     if figure.limit is None:
         return "info"
     median = statistics.median(outcome.samples)
-    memory = 256 * 2**20 if figure.key.startswith("pg-sync") else GIB  # SPEC section 7: a sync < 256 MiB
+    memory = 256 * 2**20 if figure.key.startswith("pg-sync") else GIB  # docs/reference.md, figures: a sync < 256 MiB
     ok = median < figure.limit and outcome.peak_kib * 1024 < memory
     if figure.key.startswith("check-staged") and smallest is not None:
         ok = ok and median <= 2 * smallest

@@ -430,7 +430,7 @@ class Checker:
             for change in members:
                 actual, expected = self._new(step, change), built.get(change.path)
                 if step.audit and actual is not None and expected is not None and actual != expected:
-                    self.stale.append(change.path)  # SPEC I4: views may lag; said, not refused
+                    self.stale.append(change.path)  # I4: views may lag; said, not refused
                     continue
                 found += _compare_derived(change.path, actual, expected, entry.rebuild)
         return found
@@ -447,9 +447,9 @@ def _path_problems(change: Change, place: Place) -> list[Violation]:
         path.encode("utf-8")
     except UnicodeEncodeError:
         return [Violation(path.encode("utf-8", "surrogateescape").decode("utf-8", "replace"), 0, "I7",
-                          "the path is not UTF-8", "rename it (SPEC section 1)")]
+                          "the path is not UTF-8", "rename it (`git mv`)")]
     if place.kind == layout.BAD_NAME:
-        return [Violation(path, 0, "I7", place.problem, "rename it (SPEC section 1)")]
+        return [Violation(path, 0, "I7", place.problem, "rename it (`git mv`)")]
     if place.kind == layout.STRAY:
         return [Violation(path, 0, "I5", f"stray file: {place.problem}",
                           f"move it out of the layer folder (files there are {layout.expected_shape(path)})")]

@@ -7,7 +7,7 @@ from the files and are the reference the tests hold the index to. The bulk
 operations (`append_many`, `close_many`, `open_facts`, `existing_ids`) are
 what promotion builds on.
 
-Semantics beyond the SPEC's words (see docs/facts.md):
+Semantics in detail (see docs/facts.md):
 - A predicate may hold several values at once: `add` never closes anything.
 - `invalidate` closes every open fact of the subject and predicate (or only
   those with `object`) that began before `valid_to`; an open fact that begins

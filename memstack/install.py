@@ -42,20 +42,35 @@ def _drivers(python: str) -> dict[str, str]:
 
 def install(root: Path) -> list[str]:
     """Install the hooks and drivers in the clone holding `root` (idempotent); returns what was installed."""
+    return [what for what, _ in _install(root)]
+
+
+def install_report(root: Path) -> dict[str, list[str]]:
+    """`install`, saying what was `installed` (new or changed) and what was `already` in place."""
+    done = _install(root)
+    return {"installed": [what for what, had in done if not had], "already": [what for what, had in done if had]}
+
+
+def _install(root: Path) -> list[tuple[str, bool]]:
+    """(what, whether it was already in place) for each hook and git config entry, in order."""
     top = git.worktree_top(root)
     if top is None:
         raise MemstackError(f"{root} is not a git work tree — `memstack init {root}` makes a store")
     env = git.no_git_env()
+    hooks = Path(git.out(top, "rev-parse", "--absolute-git-dir", env=env).strip()) / "hooks"
+    before = {p.name: p.read_bytes() for p in hooks.iterdir() if p.is_file()} if hooks.is_dir() else {}
     # pre-commit writes sys.executable into the hook script: the hook runs without the venv on PATH.
     proc = subprocess.run([sys.executable, "-m", "pre_commit", "install"], cwd=top, env=env,
                           capture_output=True, text=True)
     if proc.returncode != 0:
         raise MemstackError(f"pre-commit install failed in {top}: {(proc.stderr or proc.stdout).strip()}")
-    installed = [line.split(" at ", 1)[-1] for line in proc.stdout.splitlines() if "installed at" in line]
-    drivers = _drivers(sys.executable)
-    for key, value in drivers.items():
+    done = [(hook, before.get(Path(hook).name) == (hooks / Path(hook).name).read_bytes())
+            for hook in (line.split(" at ", 1)[-1] for line in proc.stdout.splitlines() if "installed at" in line)]
+    for key, value in _drivers(sys.executable).items():
+        had = git.run(top, "config", "--get", key, env=env, ok=(0, 1)).stdout.decode().rstrip("\n")
         git.run(top, "config", key, value, env=env)
-    return installed + [f"git config {key}" for key in drivers]
+        done.append((f"git config {key}", had == value))
+    return done
 
 
 def _template_files() -> list[Path]:
@@ -134,9 +149,11 @@ def init(root: Path, agents: list[str], commit_identity: dict[str, str] | None =
     repo = root if top is None else top.resolve()
     if is_store(root):
         if git.is_worktree(root) and _committed(repo, folder):
-            return {"store": str(root), "created": False,
+            listed = config.load(root).agents
+            new = [a for a in agents if a not in listed]
+            return {"store": str(root), "created": False, "agents_not_added": new,
                     "message": f"{root} is already a memstack store; nothing changed"
-                               " (`memstack install` reinstalls the hooks in a clone)"}
+                               " (`memstack install` reinstalls the hooks in a clone)" + _not_added(new)}
         return _finish(root, repo, folder, resumed=True)
     busy = _busy(root)
     if busy and not force:
@@ -173,6 +190,16 @@ def init(root: Path, agents: list[str], commit_identity: dict[str, str] | None =
     except BaseException:
         undo.rollback()
         raise
+
+
+def _not_added(agents: list[str]) -> str:
+    """A rerun of init adds no agent: say so, and how (any agent may write with --agent already)."""
+    if not agents:
+        return ""
+    names = ", ".join(agents)
+    return (f"\nnot added: agent{'s' * (len(agents) > 1)} {names} (init never changes a finished store;"
+            f" any agent can write now with --agent; to list {'them' if len(agents) > 1 else 'it'}, add to"
+            f" `agents:` in memstack.yaml and write identity/<agent>.md, then commit)")
 
 
 def _finish(root: Path, repo: Path, folder: str, resumed: bool, undo: _Undo | None = None,

@@ -1,4 +1,4 @@
-"""Where each memory file lives (SPEC section 1): a store-relative path -> what kind of file it is.
+"""Where each memory file lives (docs/reference.md: store layout): a store-relative path -> what kind of file it is.
 
 The checks ask this module, never a path pattern of their own. A path inside a
 layer folder that has the right shape but a bad name (`intake/Alice/...`) is an
@@ -102,4 +102,4 @@ def expected_shape(path: str) -> str:
         "store": "store/<collection>/<key>.json",
         "handoffs": "handoffs/<agent>/session_handoff-YYYY-MM-DD_<agent>[-N].md",
         "identity": "identity/<agent>.md",
-    }.get(path.split("/", 1)[0], "a path of SPEC section 1")
+    }.get(path.split("/", 1)[0], "a path of memstack's store layout")

@@ -33,7 +33,8 @@ def parser() -> argparse.ArgumentParser:
     common = _common()
     top = argparse.ArgumentParser(
         prog="memstack", parents=[common],
-        description="Persistent memory for AI agents, kept in a git repository.")
+        description="Persistent memory for AI agents, kept in a git repository.",
+        epilog="Each command's --help says what it does and shows an example (memstack intake write --help).")
     top.add_argument("--version", action="version", version=f"memstack {__version__}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:

@@ -1,4 +1,4 @@
-"""Three-way merge of memory files (SPEC section 5), as a git merge driver.
+"""Three-way merge of memory files (docs/merge.md), as a git merge driver.
 
 - Append-only logs: ours as it is, then the records of theirs that ours lacks
   (matched by `id`, else by the whole line): nothing lost, each once.

@@ -1,4 +1,4 @@
-"""Names of agents, collections and keys (SPEC section 1)."""
+"""Names of agents, collections and keys (docs/reference.md: store layout)."""
 
 import re
 

@@ -21,6 +21,11 @@ def emit(args: Any, document: Any, human: str | Callable[[], str] | None = None)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 record`, `2 records`, `0 records` (`many` for a plural that is not word + s)."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
+
+
 def note(message: str) -> None:
     """Progress and remarks go to stderr, so stdout stays one document."""
     print(message, file=sys.stderr)

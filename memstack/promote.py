@@ -35,6 +35,7 @@ from typing import Any
 from memstack import binder, boot, config, factindex, facts, factstore, files, git, ids, jsonio, schemas, views
 from memstack.errors import MemstackError
 from memstack.factfiles import Closing
+from memstack.output import plural
 from memstack.routing import BROKEN, FACT_TABLES, SUB_TIERS, Rules, route
 from memstack.sources import WorktreeSource
 from memstack.times import parse_ts
@@ -181,7 +182,10 @@ def _supersede(store: Path, made: list[tuple[dict[str, Any], dict[str, Any]]]) -
 
 def _message(counts: Counter[str], ratified: int, superseded: int) -> str:
     total = sum(counts.values())
-    head = f"memstack promote: {total} records routed" + (f", {superseded} facts superseded" if superseded else "")
+    moved = ([plural(total, "record") + " routed"] if total or not ratified else []) \
+        + ([plural(ratified, "ratified record") + " made knowledge"] if ratified else []) \
+        + ([plural(superseded, "fact") + " superseded"] if superseded else [])
+    head = "memstack promote: " + ", ".join(moved)
     body = [f"{tier}: {counts[tier]}" for tier in SUB_TIERS if counts[tier]]
     if ratified:
         body.append(f"ratified by a human, now knowledge: {ratified}")

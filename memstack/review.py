@@ -18,6 +18,7 @@ import orjson
 
 from memstack import check, git, layout, secrets
 from memstack.errors import MemstackError
+from memstack.output import plural
 from memstack.textconv import window
 from memstack.times import iso
 
@@ -122,9 +123,7 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _n(count: int, word: str, plural: str | None = None) -> str:
-    """`1 fact`, `2 facts`."""
-    return f"{count} {word if count == 1 else plural or word + 's'}"
+_n = plural  # `1 fact`, `2 facts`
 
 
 def _more(count: int, word: str) -> list[str]:

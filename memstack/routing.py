@@ -1,6 +1,6 @@
 """Where promotion sends an intake record: the rules of memstack.yaml, or an external classifier.
 
-The rules are tried in the SPEC's order, the first that matches wins:
+The rules are tried in this order (docs/reference.md: promotion), the first that matches wins:
 
 1. jeles_atoms: an external citation (`source` is an http(s) URL, or tier
    `fetched`) with `relevance_score >= promotion.jeles_min_relevance`;

@@ -1,4 +1,4 @@
-"""The invariants of SPEC section 2 as pure functions of a file's old and new bytes.
+"""The invariants I1-I8 (docs/reference.md) as pure functions of a file's old and new bytes.
 
 Each function looks at one file of one change and returns the violations it
 finds, every one of them (capped per file, so a broken generator cannot drown

@@ -28,7 +28,7 @@ def is_store(path: Path) -> bool:
 
 
 def locate(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path | None:
-    """The store's root by SPEC order: --store, MEMSTACK_HOME, WILLOW_HOME, nearest ancestor,
+    """The store's root, in this order: --store, MEMSTACK_HOME, WILLOW_HOME, nearest ancestor,
     else the one store the enclosing git repository tracks (a store in a folder of a code
     repository, found from anywhere in it).
 

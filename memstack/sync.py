@@ -29,6 +29,7 @@ from typing import Any
 
 from memstack import files, git, layout
 from memstack.errors import MemstackError
+from memstack.output import plural
 
 LOCK = ".memstack/locks/git.lock"  # memstack's own git operations, one at a time per clone
 LOCK_WAIT = 600  # seconds: a sync waits for the one before it (retries and hooks included)
@@ -85,11 +86,11 @@ def _describe(numstat: str) -> tuple[str, list[str]]:
         if kind in layout.LOGS:
             what = {"intake": "intake records", "promotions": "ledger lines", "binder": "Binder decisions"}[kind]
             counts[what] += plus
-            body.append(f"{path}: +{plus} {what}")
+            body.append(f"{path}: +{plural(plus, what[:-1])}")
         elif kind == layout.FACTS:
             counts["facts"] += plus - minus
             counts["closings"] += minus
-            body.append(f"{path}: +{plus - minus} facts" + (f", {minus} closed" if minus else ""))
+            body.append(f"{path}: +{plural(plus - minus, 'fact')}" + (f", {minus} closed" if minus else ""))
         elif kind == layout.HANDOFF:
             counts["handoffs"] += 1
             body.append(f"{path}: sealed handoff")

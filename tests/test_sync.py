@@ -36,7 +36,7 @@ def test_sync_commits_with_a_message_listing_the_memory_then_pushes(remote: Path
     done = sync(a)
     message = done["committed"]["message"]
     assert message.startswith("memstack sync: 1 intake record, 1 fact\n")
-    assert "intake/alice/2026-11-02.jsonl: +1 intake records" in message
+    assert "intake/alice/2026-11-02.jsonl: +1 intake record" in message and "records" not in message
     assert done["pushed"] == git(remote, "rev-parse", "main").stdout.strip()
     assert "the build is green" in remote_file(remote, "intake/alice/2026-11-02.jsonl")
     assert git(a, "status", "--porcelain").stdout == ""

@@ -5,20 +5,30 @@ from typing import Any
 
 from memstack import binder, git
 from memstack.errors import MemstackError
+from memstack.commands import doc
 from memstack.output import emit
 from memstack.store import Store, open_store
 from memstack.times import now_ms
 
 
 def register(sub: Any, common: Any) -> None:
-    top = sub.add_parser("binder", help="records waiting for human review")
+    top = sub.add_parser("binder", help="the Binder: records waiting for human review",
+                         **doc("The Binder (Willow's word for what needs a human): intake records promotion"
+                               " could not route on its own (low confidence, unverified), and disagreements"
+                               " between agents, wait here until a person ratifies or rejects them.",
+                               "memstack binder list", "memstack binder ratify 01a22f76d85d7bac88375856c857d09d"))
     verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
-    p = verbs.add_parser("list", parents=[common], help="the records waiting for a decision")
+    p = verbs.add_parser("list", parents=[common], help="the records waiting for a decision",
+                         **doc("The intake records waiting for a human decision, oldest first, then the"
+                               " disagreements between agents.", "memstack binder list --json"))
     p.set_defaults(func=run_list)
     for verb, text in (("ratify", "ratify: the next promotion makes it knowledge (tier ratified)"),
                        ("reject", "reject: it stays in the audit trail, never routed again")):
-        p = verbs.add_parser(verb, parents=[common], help=text)
-        p.add_argument("id", metavar="ID", help="the intake record's id")
+        p = verbs.add_parser(verb, parents=[common], help=text,
+                             **doc(f"Binder decision, {text}. The decision is appended to kb/binder.jsonl;"
+                                   " commit it for review.",
+                                   f"memstack binder {verb} 01a22f76d85d7bac88375856c857d09d --note 'checked it'"))
+        p.add_argument("id", metavar="ID", help="the intake record's id (or a disputed fact's id)")
         p.add_argument("--by", metavar="NAME", help="who decides (default: git user.name, else the login name)")
         p.add_argument("--note", metavar="TEXT", help="why")
         p.set_defaults(func=run_decide)

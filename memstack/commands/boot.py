@@ -3,19 +3,29 @@
 from typing import Any
 
 from memstack import boot
+from memstack.commands import AGENT, doc
 from memstack.output import emit
 from memstack.store import Store, open_store, resolve_agent
 from memstack.times import iso
 
 
 def register(sub: Any, common: Any) -> None:
-    top = sub.add_parser("boot", help="L1 boot context: anchors and willow.md")
+    top = sub.add_parser("boot", help="L1 boot context: anchors and willow.md",
+                         **doc("L1 boot context, what an agent reads first: session_anchor_<agent>.json (its"
+                               " latest handoff's open threads and capabilities, the newest knowledge) and"
+                               " willow.md (every agent's anchor as Markdown, readable with no tools). Both"
+                               " are derived files: rebuilt, never edited by hand.",
+                               "memstack boot rebuild", "memstack boot show --agent claude"))
     verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
-    p = verbs.add_parser("rebuild", parents=[common], help="rebuild anchors and willow.md from handoffs and the KB")
+    p = verbs.add_parser("rebuild", parents=[common], help="rebuild anchors and willow.md from handoffs and the KB",
+                         **doc("Rebuild the boot anchors and willow.md from the handoffs and kb/knowledge.json;"
+                               " an unchanged store rewrites nothing.", "memstack boot rebuild --agent claude"))
     p.add_argument("--agent", metavar="A", help="only this agent's anchor (willow.md is always rebuilt)")
     p.set_defaults(func=run_rebuild)
-    p = verbs.add_parser("show", parents=[common], help="print an agent's boot anchor (files only, no git)")
-    p.add_argument("--agent", metavar="A")
+    p = verbs.add_parser("show", parents=[common], help="print an agent's boot anchor (files only, no git)",
+                         **doc("Print an agent's boot anchor: session, open threads, capabilities, knowledge.",
+                               "memstack boot show --agent claude --json"))
+    p.add_argument("--agent", metavar="A", help=AGENT)
     p.set_defaults(func=run_show)
 
 

@@ -3,6 +3,7 @@
 from typing import Any
 
 from memstack.commands.fact import render, triple, writer
+from memstack.commands import doc
 from memstack.facts import Fact
 from memstack.output import emit
 from memstack.store import Store, open_store, resolve_agent
@@ -10,7 +11,12 @@ from memstack.times import now_ms
 
 
 def register(sub: Any, common: Any) -> None:
-    p = sub.add_parser("capture", parents=[common], help="record a decision fact (table knowledge)")
+    p = sub.add_parser("capture", parents=[common], help="record a decision fact (table knowledge)",
+                       **doc("Record a decision as a knowledge fact. With --contradicts it replaces the open"
+                             " fact of the same subject and predicate: that one is closed at --valid-from"
+                             " (kept, never deleted) and the new one added.",
+                             "memstack capture --subject deploys --predicate decided --object friday"
+                             " --valid-from 2026-12-01T00:00:00Z --contradicts"))
     triple(p)
     p.add_argument("--valid-from", required=True, metavar="TS", help="when it became true (ms or ISO-8601)")
     writer(p)

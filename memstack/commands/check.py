@@ -1,4 +1,4 @@
-"""`memstack check`: the invariants I1-I8 (SPEC section 2); exit 1 when one is broken."""
+"""`memstack check`: the invariants I1-I8 (docs/reference.md); exit 1 when one is broken."""
 
 import argparse
 import os
@@ -15,11 +15,16 @@ Checks memory changes against the invariants I1-I8 and lists every violation as
 With no mode flag, the work tree (tracked and untracked files) is checked against
 HEAD: what `git add -A && git commit` would be checked for.
 """
+EXAMPLES = """\
+examples:
+  memstack check
+  memstack check --range origin/main..HEAD
+"""
 
 
 def register(sub: Any, common: Any) -> None:
     p = sub.add_parser("check", parents=[common], help="check the invariants I1-I8 (exit 1 on a violation)",
-                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=HELP, epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--staged", action="store_true", help="the staged index against HEAD (the pre-commit hook)")
     mode.add_argument("--range", dest="range_", metavar="A..B",
@@ -142,7 +147,7 @@ def _text(report: Any) -> str:
             out.append(f"commit {result.commit[:12]} {result.subject!r} (against {result.against}):")
         out += [str(v) for v in result.violations]
     out += [f"{path}: stale — differs from a rebuild of the sources; derived files may lag them between promotions"
-            " (SPEC I4), so this is no violation — `memstack rebuild` refreshes it" for path in report.stale]
+            ", so this is no violation — `memstack rebuild` refreshes it" for path in report.stale]
     count = len(report.violations)
     if count:
         failing = sum(1 for r in report.results if r.violations)

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from memstack.commands import AGENT, doc
 from memstack.facts import TABLES, Fact
 from memstack.output import emit
 from memstack.readers import FactReader, add_pg_option, fact_reader, pg_dsn
@@ -12,31 +13,55 @@ TS = "ms or ISO-8601"
 
 
 def register(sub: Any, common: Any) -> None:
-    top = sub.add_parser("fact", help="L3 bi-temporal facts: add, query, close")
+    top = sub.add_parser("fact", help="L3 bi-temporal facts: add, query, close",
+                         **doc("L3 facts: subject | predicate | object, each valid over a half-open window"
+                               " [valid_from, valid_to) and recorded at a transaction time. A fact that stops"
+                               " being true is closed (superseded), never deleted, so every past answer can"
+                               " be asked again.",
+                               "memstack fact add --subject deploys --predicate decided --object monday"
+                               " --valid-from 2026-11-02T09:00:00Z",
+                               "memstack fact get-valid-at --ts 2026-11-15T00:00:00Z --subject deploys"))
     verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
 
-    p = verbs.add_parser("add", parents=[common], help="append a fact, valid from --valid-from on")
+    p = verbs.add_parser("add", parents=[common], help="append a fact, valid from --valid-from on",
+                         **doc("Append an open fact (valid from --valid-from until closed) to the agent's"
+                               " month file, kb/facts/<agent>/YYYY-MM.jsonl. It closes nothing: use"
+                               " `capture --contradicts` or `fact invalidate` for that.",
+                               "memstack fact add --subject api --predicate uses --object grpc --valid-from"
+                               " 2026-11-02T09:00:00Z --source docs/adr/0007.md"))
     triple(p)
     p.add_argument("--valid-from", required=True, metavar="TS", help=f"when it became true ({TS})")
     writer(p)
-    p.add_argument("--table", default="knowledge", metavar="T", help=f"{', '.join(TABLES)} (default knowledge)")
+    p.add_argument("--table", default="knowledge", metavar="T",
+                   help=f"{', '.join(TABLES)} (default knowledge; jeles atoms are cited external facts,"
+                        " opus atoms syntheses)")
     p.set_defaults(func=run_add)
 
-    p = verbs.add_parser("get-valid-at", parents=[common], help="the facts valid at an instant")
+    p = verbs.add_parser("get-valid-at", parents=[common], help="the facts valid at an instant",
+                         **doc("The facts valid at an instant (valid_from <= TS < valid_to), optionally only a"
+                               " subject's, optionally as the store believed at an earlier transaction time.",
+                               "memstack fact get-valid-at --ts 2026-11-15T00:00:00Z --subject deploys",
+                               "memstack fact get-valid-at --ts 2026-11-15T00:00:00Z --as-of 2026-11-10T00:00:00Z"))
     p.add_argument("--ts", required=True, metavar="TS", help=f"the instant ({TS}); valid_from <= TS < valid_to")
     p.add_argument("--subject", metavar="S", help="only this subject")
     p.add_argument("--as-of", metavar="TS", help="answer as the store believed at this transaction time")
     add_pg_option(p)
     p.set_defaults(func=run_get_valid_at)
 
-    p = verbs.add_parser("history", parents=[common], help="every version of a subject's facts, oldest first")
-    p.add_argument("--subject", required=True, metavar="S")
+    p = verbs.add_parser("history", parents=[common], help="every version of a subject's facts, oldest first",
+                         **doc("Every version of a subject's facts, closed ones included, oldest first.",
+                               "memstack fact history --subject deploys"))
+    p.add_argument("--subject", required=True, metavar="S", help="the subject (required)")
     add_pg_option(p)
     p.set_defaults(func=run_history)
 
-    p = verbs.add_parser("invalidate", parents=[common], help="close the open fact of a subject and predicate")
-    p.add_argument("--subject", required=True, metavar="S")
-    p.add_argument("--predicate", required=True, metavar="P")
+    p = verbs.add_parser("invalidate", parents=[common], help="close the open fact of a subject and predicate",
+                         **doc("Close the open fact(s) of a subject and predicate at --valid-to: the fact is"
+                               " kept, its window ends there. Nothing open to close is an error.",
+                               "memstack fact invalidate --subject deploys --predicate decided"
+                               " --valid-to 2026-12-01T00:00:00Z"))
+    p.add_argument("--subject", required=True, metavar="S", help="the subject whose fact to close")
+    p.add_argument("--predicate", required=True, metavar="P", help="the predicate whose fact to close")
     p.add_argument("--object", metavar="O", help="close only the open fact with this object")
     p.add_argument("--valid-to", required=True, metavar="TS", help=f"when it stopped being true ({TS})")
     p.add_argument("--recorded-at", metavar="TS", help=f"when the closing is recorded ({TS}; default now)")
@@ -44,15 +69,15 @@ def register(sub: Any, common: Any) -> None:
 
 
 def triple(p: Any) -> None:
-    p.add_argument("--subject", required=True, metavar="S")
-    p.add_argument("--predicate", required=True, metavar="P")
-    p.add_argument("--object", required=True, metavar="O")
+    p.add_argument("--subject", required=True, metavar="S", help="what the fact is about, e.g. deploys")
+    p.add_argument("--predicate", required=True, metavar="P", help="the relation, e.g. decided, prefers, uses")
+    p.add_argument("--object", required=True, metavar="O", help="the value, e.g. monday")
 
 
 def writer(p: Any) -> None:
     p.add_argument("--recorded-at", metavar="TS", help=f"when the store learns it ({TS}; default now)")
     p.add_argument("--confidence", default="1.0", metavar="F", help="in [0, 1] (default 1.0)")
-    p.add_argument("--agent", metavar="A")
+    p.add_argument("--agent", metavar="A", help=AGENT)
     p.add_argument("--source", metavar="S", help="where it comes from (provenance)")
 
 

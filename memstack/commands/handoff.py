@@ -4,7 +4,7 @@ import argparse
 from typing import Any
 
 from memstack import boot, handoff
-from memstack.commands import read_text_input
+from memstack.commands import AGENT, doc, read_text_input
 from memstack.errors import MemstackError
 from memstack.output import emit
 from memstack.sources import WorktreeSource
@@ -13,15 +13,24 @@ from memstack.times import now_ms
 
 
 def register(sub: Any, common: Any) -> None:
-    top = sub.add_parser("handoff", help="L5 sealed session handoffs")
+    top = sub.add_parser("handoff", help="L5 sealed session handoffs",
+                         **doc("L5 handoffs: what a session leaves the next one, as Markdown with at least a"
+                               " non-empty `## Open threads` section and a `## Capability table`. Sealed when"
+                               " written: never edited afterwards, a new one is written instead.",
+                               "memstack handoff write --file handoff.md", "memstack handoff show"))
     verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
-    p = verbs.add_parser("write", parents=[common], help="seal a handoff (Markdown from --file or stdin)")
-    p.add_argument("--agent", metavar="A")
+    p = verbs.add_parser("write", parents=[common], help="seal a handoff (Markdown from --file or stdin)",
+                         **doc("Seal a handoff at handoffs/<agent>/session_handoff-YYYY-MM-DD_<agent>.md"
+                               " (a second one that day gets -2, -3, ...). Front matter (agent, date,"
+                               " session) is added when missing; an incomplete handoff is refused.",
+                               "memstack handoff write --file handoff.md", "memstack handoff write < handoff.md"))
+    p.add_argument("--agent", metavar="A", help=AGENT)
     p.add_argument("--file", metavar="F", help="the handoff Markdown ('-' or none: stdin)")
     p.add_argument("stdin", nargs="?", choices=["-"], help=argparse.SUPPRESS)
     p.set_defaults(func=run_write)
-    p = verbs.add_parser("show", parents=[common], help="print the agent's latest handoff")
-    p.add_argument("--agent", metavar="A")
+    p = verbs.add_parser("show", parents=[common], help="print the agent's latest handoff",
+                         **doc("Print the agent's latest sealed handoff.", "memstack handoff show --agent claude"))
+    p.add_argument("--agent", metavar="A", help=AGENT)
     p.set_defaults(func=run_show)
 
 

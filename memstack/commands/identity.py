@@ -3,14 +3,20 @@
 from typing import Any
 
 from memstack import identity
+from memstack.commands import doc
 from memstack.output import emit
 from memstack.store import open_store
 
 
 def register(sub: Any, common: Any) -> None:
-    top = sub.add_parser("identity", help="agent identity files")
+    top = sub.add_parser("identity", help="agent identity files",
+                         **doc("Identity files (identity/<agent>.md): who an agent is, written by a human and"
+                               " checked against identity.forbidden_patterns of memstack.yaml (invariant I6).",
+                               "memstack identity check"))
     verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
-    p = verbs.add_parser("check", parents=[common], help="check identity files against forbidden patterns")
+    p = verbs.add_parser("check", parents=[common], help="check identity files against forbidden patterns",
+                         **doc("Check identity files against identity.forbidden_patterns (regular expressions"
+                               " in memstack.yaml); exit 1 naming each match.", "memstack identity check --agent claude"))
     p.add_argument("--agent", metavar="A", help="only this agent's identity (default: all)")
     p.set_defaults(func=run_check)
 

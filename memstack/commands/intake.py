@@ -4,31 +4,48 @@ from collections.abc import Iterable
 from typing import Any
 
 from memstack import intake
+from memstack.commands import AGENT, doc
 from memstack.output import emit
 from memstack.store import Store, open_store, resolve_agent
 from memstack.times import now_ms
 
 
 def register(sub: Any, common: Any) -> None:
-    top = sub.add_parser("intake", help="L2 intake: the append-only log")
+    top = sub.add_parser("intake", help="L2 intake: the append-only log",
+                         **doc("L2 intake: what an agent notices, one JSON line per record in"
+                               " intake/<agent>/YYYY-MM-DD.jsonl, never rewritten (the audit trail)."
+                               " `memstack promote` (the norn-pass) later routes each record into the KB.",
+                               "memstack intake write --content 'The build needs Python 3.11'",
+                               "memstack intake list --pending"))
     verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
-    p = verbs.add_parser("write", parents=[common], help="append one record to the agent's intake")
-    p.add_argument("--agent", metavar="A")
-    p.add_argument("--content", required=True, metavar="TEXT")
-    p.add_argument("--title", default="")
-    p.add_argument("--source", default="")
+    p = verbs.add_parser("write", parents=[common], help="append one record to the agent's intake",
+                         **doc("Append one record to the agent's intake day file. The next `memstack promote`"
+                               " routes it: a verified or ratified record with confidence >= 0.80 becomes"
+                               " knowledge, a cited one (a URL source, tier fetched) a jeles atom, a synthesis"
+                               " an opus atom, anything else waits in the Binder for a human.",
+                               "memstack intake write --content 'We deploy on Mondays' --subject deploys"
+                               " --predicate decided --object monday --tier verified --confidence 0.9",
+                               "memstack intake write --content 'CI is slow' --tag ci --tag build"))
+    p.add_argument("--agent", metavar="A", help=AGENT)
+    p.add_argument("--content", required=True, metavar="TEXT", help="what was learned (required)")
+    p.add_argument("--title", default="", help="a short title (a fact without --subject takes it as subject)")
+    p.add_argument("--source", default="", help="where it comes from: a URL, a file, a person")
     p.add_argument("--tier", default="observed", metavar="TIER", help="observed, fetched, verified or ratified")
     p.add_argument("--confidence", default="0.5", metavar="F", help="in [0, 1] (default 0.5)")
-    p.add_argument("--keyword", action="append", default=[], metavar="K")
-    p.add_argument("--tag", action="append", default=[], metavar="T")
-    p.add_argument("--subject", metavar="S")
-    p.add_argument("--predicate", metavar="P")
-    p.add_argument("--object", metavar="O")
-    p.add_argument("--relevance-score", metavar="F")
+    p.add_argument("--keyword", action="append", default=[], metavar="K", help="a keyword (repeatable)")
+    p.add_argument("--tag", action="append", default=[], metavar="T",
+                   help="a tag (repeatable); `synthesis` from an opus agent routes to opus_atoms")
+    p.add_argument("--subject", metavar="S", help="the fact's subject (with --predicate and --object)")
+    p.add_argument("--predicate", metavar="P", help="the fact's predicate, e.g. decided, prefers")
+    p.add_argument("--object", metavar="O", help="the fact's object (the value)")
+    p.add_argument("--relevance-score", metavar="F",
+                   help="in [0, 1]: how relevant a citation is (>= 0.5 routes it to jeles_atoms)")
     p.add_argument("--created-at", metavar="TS", help="ms or ISO-8601 (default: now)")
     p.set_defaults(func=run_write)
-    p = verbs.add_parser("list", parents=[common], help="list intake records, oldest first")
-    p.add_argument("--agent", metavar="A")
+    p = verbs.add_parser("list", parents=[common], help="list intake records, oldest first",
+                         **doc("List intake records, oldest first, with time, agent, tier, confidence and id.",
+                               "memstack intake list --agent claude --pending"))
+    p.add_argument("--agent", metavar="A", help="only this agent's records (default: every agent)")
     p.add_argument("--pending", action="store_true", help="only records not yet promoted")
     p.set_defaults(func=run_list)
 

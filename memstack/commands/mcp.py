@@ -1,7 +1,9 @@
 """`memstack mcp`: a Model Context Protocol server on stdio exposing the verbs as tools."""
 
+import argparse
 from typing import Any
 
+from memstack.commands import doc
 from memstack.errors import MemstackError
 from memstack.names import check_name
 from memstack.output import note
@@ -9,8 +11,18 @@ from memstack.readers import add_pg_option, pg_dsn
 from memstack.store import locate
 
 
+STORE = ("the store, looked up on every call (default: MEMSTACK_HOME, WILLOW_HOME, or the nearest ancestor"
+         " with memstack.yaml)")
+
+
 def register(sub: Any, common: Any) -> None:
-    p = sub.add_parser("mcp", parents=[common], help="Model Context Protocol server on stdio (for agents)")
+    p = sub.add_parser("mcp", help="Model Context Protocol server on stdio (for agents)",
+                       **doc("A Model Context Protocol server on stdio: the verbs as tools (intake_write,"
+                             " recall, capture, fact_add, soil_put, ...) for an agent's MCP client; the"
+                             " README's MCP section lists them. Tools answer JSON, so there is no --json.",
+                             "memstack mcp --store ~/my-memory --agent claude"))
+    # Not the common options: a server prints no document, so --json would do nothing.
+    p.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS, help=STORE)
     p.add_argument("--agent", metavar="A",
                    help="the tools' default agent (a tool's `agent` argument wins; default: MEMSTACK_AGENT,"
                         " then memory.default_agent)")

@@ -5,17 +5,27 @@ from pathlib import Path
 from typing import Any
 
 from memstack import git
+from memstack.commands import doc
 from memstack.errors import MemstackError
 
 
 def register(sub: Any, common: Any) -> None:
-    p = sub.add_parser("merge-driver", help="git merge driver for memory files (%%O %%A %%B %%P)")
+    p = sub.add_parser("merge-driver", help="git merge driver for memory files (%%O %%A %%B %%P)",
+                       **doc("git's merge driver for memory files (registered by init and install; git runs"
+                             " it, not you): logs are merged by record id, fact closings kept, the result"
+                             " written to %A.", "git config merge.memstack.driver 'memstack merge-driver"
+                             " %O %A %B %P'"))
     for name in ("base", "ours", "theirs"):
-        p.add_argument(name, metavar={"base": "%O", "ours": "%A", "theirs": "%B"}[name])
+        p.add_argument(name, metavar={"base": "%O", "ours": "%A", "theirs": "%B"}[name],
+                       help={"base": "the common ancestor's file", "ours": "our file (the result is written here)",
+                             "theirs": "their file"}[name])
     p.add_argument("path", metavar="%P", help="the path in the repository")
     p.set_defaults(func=run_merge)
-    p = sub.add_parser("textconv", help="git diff text conversion for memory files")
-    p.add_argument("file", metavar="FILE")
+    p = sub.add_parser("textconv", help="git diff text conversion for memory files",
+                       **doc("git's diff text conversion for memory files (registered by init and install):"
+                             " a fact shows as its window, so `git diff` shows a closing as the window that"
+                             " changed.", "memstack textconv kb/facts/claude/2026-12.jsonl"))
+    p.add_argument("file", metavar="FILE", help="the memory file to print as text")
     p.set_defaults(func=run_textconv)
 
 

@@ -2,20 +2,30 @@
 
 from typing import Any
 
+from memstack.commands import doc
 from memstack.output import emit
 from memstack.store import locate, open_store
 
 
 def register(sub: Any, common: Any) -> None:
-    top = sub.add_parser("pg", help="the PostgreSQL replica of the committed memory (needs memstack[pg])")
+    top = sub.add_parser("pg", help="the PostgreSQL replica of the committed memory (needs memstack[pg])",
+                         **doc("The PostgreSQL replica: the memory committed at HEAD copied into schema"
+                               " memstack, for hosts with no clone (`--pg` on recall and fact queries). Git"
+                               " stays the source of truth.", "memstack pg sync postgresql://localhost/memory",
+                               "memstack pg status"))
     verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
     dsn = ("the database (a libpq DSN or URI; default: MEMSTACK_PG, then replica.postgres in memstack.yaml)")
 
-    p = verbs.add_parser("sync", parents=[common], help="copy the memory committed at HEAD into schema memstack")
+    p = verbs.add_parser("sync", parents=[common], help="copy the memory committed at HEAD into schema memstack",
+                         **doc("Copy the memory committed at HEAD into schema memstack, incrementally from the"
+                               " last synced commit, in one transaction.", "MEMSTACK_PG=postgresql:///memory"
+                               " memstack pg sync"))
     p.add_argument("dsn", nargs="?", metavar="DSN", help=dsn)
     p.set_defaults(func=run_sync)
 
-    p = verbs.add_parser("status", parents=[common], help="the commit the replica holds, how far behind HEAD, rows")
+    p = verbs.add_parser("status", parents=[common], help="the commit the replica holds, how far behind HEAD, rows",
+                         **doc("Which commit the replica holds, how far behind HEAD it is, and its row counts.",
+                               "memstack pg status --json"))
     p.add_argument("dsn", nargs="?", metavar="DSN", help=dsn)
     p.set_defaults(func=run_status)
 

@@ -2,19 +2,30 @@
 
 from typing import Any
 
-from memstack.output import emit
+from memstack.commands import doc
+from memstack.output import emit, plural
 from memstack.store import open_store
 from memstack.times import now_ms, parse_ts
 
 
 def register(sub: Any, common: Any) -> None:
     p = sub.add_parser("promote", parents=[common],
-                       help="route pending intake into the KB, rebuild the views, commit (the norn-pass)")
+                       help="route pending intake into the KB, rebuild the views, commit (the norn-pass)",
+                       **doc("The norn-pass (Willow's name for promotion): route every intake record not yet"
+                             " in kb/promotions.jsonl by the rules of memstack.yaml to knowledge (verified or"
+                             " ratified, confidence >= 0.80), jeles_atoms (cited external facts: a URL source"
+                             " or tier fetched, relevance >= 0.5), opus_atoms (syntheses of the opus agents)"
+                             " or the Binder (waits for a human); append the facts, rebuild the views and"
+                             " boot files, and commit it all in one commit.",
+                             "memstack promote", "memstack promote --dry-run"))
     p.add_argument("--now-ts", metavar="TS", help="the promotion's time, written in the ledger (default now)")
     p.add_argument("--dry-run", action="store_true", help="show the routing, write nothing")
     p.add_argument("--no-commit", action="store_true", help="write the files, leave committing to you")
     p.set_defaults(func=run_promote)
-    p = sub.add_parser("rebuild", parents=[common], help="rebuild every derived file (KB views, boot files)")
+    p = sub.add_parser("rebuild", parents=[common], help="rebuild every derived file (KB views, boot files)",
+                       **doc("Rebuild every derived file (kb/*.json views, session anchors, willow.md) from"
+                             " the sources; --check writes nothing and exits 1 naming the stale ones.",
+                             "memstack rebuild", "memstack rebuild --check"))
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 naming the files that differ")
     p.set_defaults(func=run_rebuild)
 
@@ -22,7 +33,7 @@ def register(sub: Any, common: Any) -> None:
 def _human(result: dict[str, Any]) -> str:
     if result["dry_run"]:
         lines = [f"{r['intake_id']}  {r['agent']}  -> {r['sub_tier']} ({r['via']})" for r in result["records"]]
-        return "\n".join(lines) + f"\n{len(lines)} records would be routed (dry run: nothing written)"
+        return "\n".join(lines) + f"\n{plural(len(lines), 'record')} would be routed (dry run: nothing written)"
     if result["commit"]:
         return f"{result['message'].rstrip()}\n\ncommitted {result['commit'][:12]}"
     return result["message"].rstrip()

@@ -2,13 +2,20 @@
 
 from typing import Any
 
+from memstack.commands import doc
 from memstack.output import emit
 
 
 def register(sub: Any, common: Any) -> None:
-    p = sub.add_parser("review", parents=[common], help="what a range changes in memory (for a pull request)")
-    p.add_argument("range", metavar="A..B")
-    p.add_argument("--format", choices=("md", "json"), default="md")
+    p = sub.add_parser("review", parents=[common], help="what a range changes in memory (for a pull request)",
+                       **doc("What a range of commits changes in memory, for the person reviewing a pull"
+                             " request: facts added and superseded, intake by agent, the Binder, promotions,"
+                             " handoffs, SOIL changes, credentials found, invariant violations.",
+                             "memstack review origin/main..HEAD > review.md",
+                             "memstack review HEAD~3..HEAD --format json"))
+    p.add_argument("range", metavar="A..B", help="the commits to review, as git names them (e.g. origin/main..HEAD)")
+    p.add_argument("--format", choices=("md", "json"), default="md",
+                   help="md (Markdown to paste in a pull request, the default) or json (as --json)")
     p.set_defaults(func=run)
 
 

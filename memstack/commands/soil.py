@@ -3,37 +3,57 @@
 from typing import Any
 
 from memstack import jsonio, soil
-from memstack.commands import read_text_input
+from memstack.commands import doc, read_text_input
 from memstack.errors import MemstackError
 from memstack.output import emit
 from memstack.store import Store, open_store
 from memstack.times import now_ms, parse_ts
 
 
+COLLECTION = "the collection, a name like session ([a-z0-9][a-z0-9._-]*)"
+KEY = "the record's key in the collection, a name like current"
+EXPIRED = "show expired records too (they are kept on disk)"
+
+
 def register(sub: Any, common: Any) -> None:
-    top = sub.add_parser("soil", help="L4 SOIL: session-scoped structured records")
+    top = sub.add_parser("soil", help="L4 SOIL: session-scoped structured records",
+                         **doc("L4 SOIL (Willow's structured store): session-scoped JSON records, one file per"
+                               " record at store/<collection>/<key>.json. Unlike the logs they may change;"
+                               " expiring one keeps it on disk.",
+                               "memstack soil put session current --value '{\"task\": \"fix the parser\"}'",
+                               "memstack soil get session current"))
     verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
     for verb, text in (("put", "create or replace a record"), ("update", "change an existing record")):
-        p = verbs.add_parser(verb, parents=[common], help=text)
-        p.add_argument("collection", metavar="COLLECTION")
-        p.add_argument("key", metavar="KEY")
+        p = verbs.add_parser(verb, parents=[common], help=text,
+                             **doc(f"SOIL: {text}." + (" An object value is merged key by key into the record's;"
+                                                                " any other value replaces it." if verb == "update" else ""),
+                                   f"memstack soil {verb} session current --value '{{\"step\": 2}}'",
+                                   f"memstack soil {verb} config tools --file tools.json"))
+        p.add_argument("collection", metavar="COLLECTION", help=COLLECTION)
+        p.add_argument("key", metavar="KEY", help=KEY)
         source = p.add_mutually_exclusive_group(required=True)
-        source.add_argument("--value", metavar="JSON")
+        source.add_argument("--value", metavar="JSON", help="the record's value, any JSON value")
         source.add_argument("--file", metavar="F", help="read the JSON value from F ('-' for stdin)")
         p.set_defaults(func=run_write)
-    p = verbs.add_parser("get", parents=[common], help="read one record")
-    p.add_argument("collection", metavar="COLLECTION")
-    p.add_argument("key", metavar="KEY")
-    p.add_argument("--include-expired", action="store_true")
+    p = verbs.add_parser("get", parents=[common], help="read one record",
+                         **doc("SOIL: print one record's value (--json: the whole record).",
+                               "memstack soil get session current --json"))
+    p.add_argument("collection", metavar="COLLECTION", help=COLLECTION)
+    p.add_argument("key", metavar="KEY", help=KEY)
+    p.add_argument("--include-expired", action="store_true", help=EXPIRED)
     p.set_defaults(func=run_get)
-    p = verbs.add_parser("expire", parents=[common], help="mark a record expired (it is kept)")
-    p.add_argument("collection", metavar="COLLECTION")
-    p.add_argument("key", metavar="KEY")
+    p = verbs.add_parser("expire", parents=[common], help="mark a record expired (it is kept)",
+                         **doc("SOIL: mark a record expired; it stays on disk and leaves get and list.",
+                               "memstack soil expire session current --at 2026-12-31T00:00:00Z"))
+    p.add_argument("collection", metavar="COLLECTION", help=COLLECTION)
+    p.add_argument("key", metavar="KEY", help=KEY)
     p.add_argument("--at", metavar="TS", help="when it expires (default: now)")
     p.set_defaults(func=run_expire)
-    p = verbs.add_parser("list", parents=[common], help="list a collection's records")
-    p.add_argument("collection", metavar="COLLECTION")
-    p.add_argument("--include-expired", action="store_true")
+    p = verbs.add_parser("list", parents=[common], help="list a collection's records",
+                         **doc("SOIL: list a collection's records (key, last update, expiry).",
+                               "memstack soil list session"))
+    p.add_argument("collection", metavar="COLLECTION", help=COLLECTION)
+    p.add_argument("--include-expired", action="store_true", help=EXPIRED)
     p.set_defaults(func=run_list)
 
 

@@ -2,13 +2,18 @@
 
 from typing import Any
 
+from memstack.commands import doc
 from memstack.output import emit
 from memstack.store import Store, open_store
 
 
 def register(sub: Any, common: Any) -> None:
     p = sub.add_parser("sync", parents=[common],
-                       help="commit the uncommitted memory, merge the remote's, rebuild derived files, push")
+                       help="commit the uncommitted memory, merge the remote's, rebuild derived files, push",
+                       **doc("Share this clone's memory: commit what is uncommitted (through the hooks),"
+                             " merge the remote's through the merge driver, rebuild derived files when the"
+                             " pull brought new sources, push; retried when another agent pushed first.",
+                             "memstack sync"))
     p.set_defaults(func=run)
 
 
