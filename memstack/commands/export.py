@@ -4,17 +4,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memstack.commands import doc
 from memstack.output import emit
 from memstack.store import open_store
 
 
 def register(sub: Any, common: Any) -> None:
     top = sub.add_parser("export", help="every fact, streamed: as a ferrox fact store or as JSON lines",
-                         description="Write every fact out. Example: memstack export ferrox --output facts.json")
+                         **doc("Write every fact out, streamed, as a ferrox fact store or as JSON lines.",
+                               "memstack export ferrox --output facts.json", "memstack export jsonl --at now"))
     forms = top.add_subparsers(dest="form", metavar="FORM", required=True)
     for form, what in (("ferrox", 'a ferrox fact store, {"facts": [...]}, the seed\'s seven fields'),
                        ("jsonl", "one JSON object a line, every field memstack keeps")):
-        p = forms.add_parser(form, parents=[common], help=what)
+        p = forms.add_parser(form, parents=[common], help=what,
+                             **doc(f"Every fact as {what}.", f"memstack export {form} --output facts.{form}"))
         p.add_argument("--output", metavar="FILE", help="write FILE (replaced once complete) instead of stdout")
         p.add_argument("--at", metavar="TS", help="only the facts valid at this instant (ms, ISO-8601 or `now`)")
         p.set_defaults(func=run)

@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memstack.commands import doc
 from memstack.errors import MemstackError
 from memstack.output import emit
 from memstack.store import open_store, resolve_agent
@@ -15,11 +16,15 @@ SOURCE = "ferrox"
 
 def register(sub: Any, common: Any) -> None:
     top = sub.add_parser("import", help="bring facts in from another memory (ferrox)",
-                         description="Bring facts in from another memory. Example: memstack import ferrox"
-                                     " .planning/graphs/memory-facts.json --agent alice")
+                         **doc("Bring facts in from another memory: today a ferrox fact store.",
+                               "memstack import ferrox .planning/graphs/memory-facts.json --agent alice"))
     forms = top.add_subparsers(dest="form", metavar="FORM", required=True)
     p = forms.add_parser("ferrox", parents=[common], help='a ferrox fact store, {"facts": [...]}: windows and'
-                                                          " closings kept; importing it again adds nothing")
+                                                          " closings kept; importing it again adds nothing",
+                         **doc('Import a ferrox fact store ({"facts": [...]}, its memory.fact_store file): every'
+                               " window and closing kept, successors linked, the whole file checked before"
+                               " anything is written; importing the same file again adds nothing.",
+                               "memstack import ferrox memory-facts.json", "cat facts.json | memstack import ferrox -"))
     p.add_argument("file", metavar="FILE", help="the ferrox fact store file (memory.fact_store), or - for stdin")
     p.add_argument("--agent", metavar="A", help="whose facts they become (default MEMSTACK_AGENT, then"
                                                 " memory.default_agent)")

@@ -10,6 +10,7 @@ for the others, history oldest `recorded_at` first, recall newest `recorded_at` 
 
 from typing import Any
 
+from memstack.commands import doc
 from memstack.errors import MemstackError
 from memstack.facts import RECALL_PREDICATES
 
@@ -25,15 +26,15 @@ TS = "ms, ISO-8601 or `now`"
 
 def register(sub: Any, common: Any) -> None:
     top = sub.add_parser("query", help="the ferrox seed's spellings: memory.fact, memory.recall, memory.capture",
-                         description="The ferrox seed's `query memory.<verb>` forms, same flags, JSON output"
-                                     " (docs/ferrox.md). Example: memstack query memory.recall --subject auth"
-                                     " --now-ts now")
+                         **doc("The ferrox seed's `query memory.<verb>` forms, same flags, JSON output"
+                               " (docs/ferrox.md).", "memstack query memory.recall --subject auth --now-ts now"))
     verbs = top.add_subparsers(dest="verb", metavar="memory.VERB", required=True)
 
     p = verbs.add_parser("memory.fact", parents=[common], help="--op add|get-valid-at|history|invalidate",
-                         description="The four bi-temporal operations. Example: memstack query memory.fact --op add"
-                                     " --subject auth --predicate decided --object jwt --valid-from 100"
-                                     " --recorded-at 100")
+                         **doc("The four bi-temporal operations of the ferrox seed.",
+                               "memstack query memory.fact --op add --subject auth --predicate decided --object jwt"
+                               " --valid-from 100 --recorded-at 100",
+                               "memstack query memory.fact --op get-valid-at --ts now --subject auth"))
     p.add_argument("--op", required=True, choices=OPS, help="the operation")
     p.add_argument("--subject", metavar="S", help="the subject (add, history, invalidate; a filter for get-valid-at)")
     p.add_argument("--predicate", metavar="P", help="the predicate (add, invalidate)")
@@ -49,8 +50,8 @@ def register(sub: Any, common: Any) -> None:
 
     p = verbs.add_parser("memory.recall", parents=[common],
                          help=f"valid-now facts whose predicate is {'/'.join(RECALL_PREDICATES)}, newest first",
-                         description="Prior decisions of a subject valid at --now-ts. Example: memstack query"
-                                     " memory.recall --subject auth --now-ts 300")
+                         **doc("Prior decisions of a subject valid at --now-ts, newest first.",
+                               "memstack query memory.recall --subject auth --now-ts 300"))
     p.add_argument("--subject", required=True, metavar="S", help="the subject (exact match)")
     p.add_argument("--now-ts", required=True, metavar="TS", help=f"the instant to recall at ({TS})")
     p.add_argument("--limit", type=int, metavar="N", help="at most N facts (default memory.recall_limit, 50)")
@@ -58,9 +59,9 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run_recall)
 
     p = verbs.add_parser("memory.capture", parents=[common], help="record a decision; --contradicts closes the prior",
-                         description="Record a decision fact. Example: memstack query memory.capture --subject auth"
-                                     " --predicate decided --object jose --valid-from 200 --recorded-at 200"
-                                     " --contradicts")
+                         **doc("Record a decision fact; --contradicts first closes the prior one (kept, never deleted).",
+                               "memstack query memory.capture --subject auth --predicate decided --object jose"
+                               " --valid-from 200 --recorded-at 200 --contradicts"))
     p.add_argument("--subject", required=True, metavar="S", help="the subject")
     p.add_argument("--predicate", required=True, metavar="P", help="the predicate (recall reads decided, chose, …)")
     p.add_argument("--object", required=True, metavar="O", help="the decision")
