@@ -5,7 +5,7 @@ constructor), because the registry already carries each tool's JSON Schema;
 the SDK does the protocol. Every tool call runs the same library code as the
 command line, in a worker thread, with the same file locks; a MemstackError
 (bad name, bad timestamp, not a store, ...) comes back as a tool error carrying
-the CLI's message, and the server stays up.
+the CLI's message in the tool's words (`tools.speak`), and the server stays up.
 
 Prompts (`prompts.py`): `frame` and `learn`, the ferrox seed's protocol around a piece of work.
 Resources for a cold start: `memstack://willow.md` (every agent's boot context)

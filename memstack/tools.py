@@ -1,4 +1,6 @@
-"""The MCP tools: a registry of one entry per tool (name, description, argument schema, handler).
+"""The MCP tools: a registry of one entry per tool (name, description, argument schema, handler, and the
+three fields no tool may lack: `title`, `output` (the JSON Schema of its document) and `hints` (the four MCP
+annotations); docs/agents.md).
 
 A handler takes the store and the checked arguments and returns the very
 document the equivalent command prints with `--json`: it calls the command
@@ -11,7 +13,8 @@ Checking is split as the command line splits it. Here, as argparse does: unknown
 arguments, missing required ones, wrong JSON types. In the library, as for the
 CLI: names, ranges, tiers and timestamps, refused with the CLI's own message
 before anything is written. The schemas advertise those library rules too,
-built from the library's own constants (NAME_RULE, TIERS).
+built from the library's own constants (NAME_RULE, TIERS). The library's messages
+name the CLI's options and commands; `speak` puts them in the tools' words.
 """
 
 import copy
@@ -104,13 +107,33 @@ def _kind(schema: dict[str, Any]) -> str:
 
 # --- what a tool returns: the JSON Schema of its document, built from schemas/ (one definition each) ---
 
+_SHAPE = ("type", "required", "properties", "items", "enum", "const", "anyOf", "oneOf")
+
+
+def _shape(schema: Any) -> Any:
+    """A schema's structure only: types, required keys, enums. The record was checked in full when written;
+    every byte here is read by the agent in tools/list."""
+    if not isinstance(schema, dict):
+        return schema
+    kept: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "properties":
+            kept[key] = {name: _shape(sub) for name, sub in value.items()}
+        elif key in ("items",):
+            kept[key] = _shape(value)
+        elif key in ("anyOf", "oneOf"):
+            kept[key] = [_shape(sub) for sub in value]
+        elif key in _SHAPE:
+            kept[key] = copy.deepcopy(value)
+    return kept
+
+
 def record(kind: str) -> dict[str, Any]:
-    """The schema of a record as a document carries it: schemas/<kind>.schema.json, open to added fields
-    (a document may show more than the file holds, e.g. ISO times beside ms)."""
+    """The schema of a record as a document carries it: the structure of schemas/<kind>.schema.json, open to
+    added fields (a document may show more than the file holds, e.g. ISO times beside ms)."""
     from memstack import schemas
 
-    drop = ("$schema", "$id", "additionalProperties", "dependencies")
-    return {k: copy.deepcopy(v) for k, v in schemas.schema(kind).items() if k not in drop}
+    return {"description": f"a {kind} record (schemas/{kind}.schema.json)", **_shape(schemas.schema(kind))}
 
 
 def listing(item: dict[str, Any], description: str) -> dict[str, Any]:
@@ -452,7 +475,7 @@ register(Tool(
 
 DISPUTE = document("two agents' facts that closed one predecessor differently", {
     "kind": {"const": "dispute"}, "id": STRING, "subject": STRING, "predicate": STRING,
-    "predecessor": {"anyOf": [FACT, {"type": "null"}]}, "kept_closing": {"type": ["string", "null"]},
+    "predecessor": {"type": ["object", "null"]}, "kept_closing": {"type": ["string", "null"]},
     "sides": FACTS, "created_at": STRING})
 WAITING = listing({"anyOf": [INTAKE, DISPUTE]}, "intake records waiting for a human, then disagreements")
 
