@@ -5,8 +5,9 @@ constructor), because the registry already carries each tool's JSON Schema;
 the SDK does the protocol. Every tool call runs the same library code as the
 command line, in a worker thread, with the same file locks; a MemstackError
 (bad name, bad timestamp, not a store, ...) comes back as a tool error carrying
-the CLI's message, and the server stays up.
+the CLI's message in the tool's words (`tools.speak`), and the server stays up.
 
+Prompts (`prompts.py`): `frame` and `learn`, the ferrox seed's protocol around a piece of work.
 Resources for a cold start: `memstack://willow.md` (every agent's boot context)
 and `memstack://anchor/<agent>` (an agent's `session_anchor_<agent>.json`).
 The store is resolved on every request, as each CLI invocation resolves it.
@@ -23,7 +24,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from memstack import __version__, boot, jsonio, tools
+from memstack import __version__, boot, jsonio, prompts, tools
 from memstack.errors import MemstackError, os_problem
 from memstack.names import NAME_RE
 from memstack.output import render_json
@@ -33,10 +34,13 @@ WILLOW_URI = "memstack://willow.md"
 ANCHOR_PREFIX = "memstack://anchor/"
 
 INSTRUCTIONS = (
-    "memstack is your persistent memory, kept in a git repository. At the start of a session read "
-    f"{WILLOW_URI} (or call boot_show) to pick up your open threads; record what you observe or learn with "
-    "intake_write; keep structured session state with soil_put, soil_get and soil_update; at the end seal a "
-    "handoff with handoff_write. A tool's result is the JSON document the `memstack` command prints with --json."
+    "memstack is your persistent memory, kept in a git repository. At the start of a session call boot_show"
+    f" (or read {WILLOW_URI}) to pick up your open threads. Before planning work on a subject, call recall (or use"
+    " the frame prompt) and plan within what was decided. Record decisions with capture (contradicts=true when"
+    " one replaces a prior) and observations with intake_write; promote routes intake into knowledge. Keep"
+    " structured session state with soil_put, soil_get, soil_update, soil_list and soil_expire. At the end"
+    " (the learn prompt) seal a handoff with handoff_write, then call boot_rebuild. A tool's result is the JSON"
+    " document the `memstack` command prints with --json; list tools answer a page at a time (next_cursor)."
 )
 
 
@@ -80,26 +84,29 @@ def build(store: str | None, agent: str | None, pg: str | None = None) -> Server
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[
-            types.Tool(name=tool.name, description=tool.description, input_schema=tool.schema,
-                       annotations=types.ToolAnnotations(read_only_hint=tool.read_only, destructive_hint=False))
+            types.Tool(name=tool.name, title=tool.title, description=tool.description, input_schema=tool.schema,
+                       output_schema=tool.output_schema, annotations=types.ToolAnnotations(
+                           title=tool.title, read_only_hint=tool.hints.read_only,
+                           destructive_hint=tool.hints.destructive, idempotent_hint=tool.hints.idempotent,
+                           open_world_hint=tool.hints.open_world))
             for tool in tools.TOOLS.values()])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         run = functools.partial(tools.call, params.name, params.arguments, store=store, agent=agent, pg=pg)
         try:
             document = await anyio.to_thread.run_sync(run)
-        except MemstackError as exc:
-            return _tool_error(exc.message)
+        except MemstackError as exc:  # the CLI's message, in the tool's argument names
+            return _tool_error(tools.speak(exc.message, tools.TOOLS.get(params.name)))
         except OSError as exc:  # the file system refused: the CLI's exit-2 line
             return _tool_error(os_problem(exc))
         except Exception as exc:  # an OSError, a bug: one line in the server's log, no traceback to the client
             print(f"memstack mcp: tool {params.name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             return _tool_error(f"internal error in {params.name}: {type(exc).__name__}: {exc}")
         # The text is the document `--json` prints; structured content must be an object, so a list document
-        # is wrapped as {"result": [...]}, as the SDK's own MCPServer wraps one.
+        # is wrapped as {"result": [...]} (its outputSchema says so), as the SDK's own MCPServer wraps one.
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=render_json(document))],
-            structured_content=document if isinstance(document, dict) else {"result": document})
+            structured_content=tools.TOOLS[params.name].structured(document))
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
         found = await anyio.to_thread.run_sync(resource_list, store)
@@ -116,15 +123,34 @@ def build(store: str | None, agent: str | None, pg: str | None = None) -> Server
         try:
             text, mime = await anyio.to_thread.run_sync(resource_read, params.uri, store)
         except MemstackError as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=exc.message) from None
+            raise MCPError(code=types.INVALID_PARAMS, message=tools.speak(exc.message)) from None
         # Memory changes under the client: never let it serve a stale boot file from its cache.
         contents = [types.TextResourceContents(uri=params.uri, mime_type=mime, text=text)]
         return types.ReadResourceResult(contents=contents, ttl_ms=0)
 
+    async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(prompts=[
+            types.Prompt(name=p.name, title=p.title, description=p.description, arguments=[
+                types.PromptArgument(name=key, description=text, required=required)
+                for key, (text, required) in p.arguments.items()])
+            for p in prompts.PROMPTS.values()])
+
+    async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        def recall(subject: str) -> Any:
+            return tools.call("recall", {"subject": subject}, store=store, agent=agent, pg=pg)
+
+        try:
+            prompt, text = await anyio.to_thread.run_sync(prompts.render, params.name, params.arguments, recall)
+        except MemstackError as exc:
+            raise MCPError(code=types.INVALID_PARAMS, message=tools.speak(exc.message)) from None
+        return types.GetPromptResult(description=prompt.description, messages=[
+            types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))])
+
     return Server(
         "memstack", version=__version__, instructions=INSTRUCTIONS,
         on_list_tools=list_tools, on_call_tool=call_tool, on_list_resources=list_resources,
-        on_list_resource_templates=list_resource_templates, on_read_resource=read_resource)
+        on_list_resource_templates=list_resource_templates, on_read_resource=read_resource,
+        on_list_prompts=list_prompts, on_get_prompt=get_prompt)
 
 
 def serve(store: str | None, agent: str | None, pg: str | None = None) -> None:

@@ -1,4 +1,6 @@
-"""The MCP tools: a registry of one entry per tool (name, description, argument schema, handler).
+"""The MCP tools: a registry of one entry per tool (name, description, argument schema, handler, and the
+three fields no tool may lack: `title`, `output` (the JSON Schema of its document) and `hints` (the four MCP
+annotations); docs/agents.md).
 
 A handler takes the store and the checked arguments and returns the very
 document the equivalent command prints with `--json`: it calls the command
@@ -11,10 +13,12 @@ Checking is split as the command line splits it. Here, as argparse does: unknown
 arguments, missing required ones, wrong JSON types. In the library, as for the
 CLI: names, ranges, tiers and timestamps, refused with the CLI's own message
 before anything is written. The schemas advertise those library rules too,
-built from the library's own constants (NAME_RULE, TIERS).
+built from the library's own constants (NAME_RULE, TIERS). The library's messages
+name the CLI's options and commands; `speak` puts them in the tools' words.
 """
 
 import copy
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +29,7 @@ from memstack.commands import capture as capture_cmd
 from memstack.commands import fact as fact_cmd
 from memstack.commands import handoff as handoff_cmd
 from memstack.commands import intake as intake_cmd
+from memstack.commands import promote as promote_cmd
 from memstack.commands import recall as recall_cmd
 from memstack.commands import soil as soil_cmd
 from memstack.commands import sync as sync_cmd
@@ -100,17 +105,103 @@ def _kind(schema: dict[str, Any]) -> str:
     return " or ".join(_KINDS[kind] for kind in kinds)
 
 
+# --- what a tool returns: the JSON Schema of its document, built from schemas/ (one definition each) ---
+
+_SHAPE = ("type", "required", "properties", "items", "enum", "const", "anyOf", "oneOf")
+
+
+def _shape(schema: Any) -> Any:
+    """A schema's structure only: types, required keys, enums. The record was checked in full when written;
+    every byte here is read by the agent in tools/list."""
+    if not isinstance(schema, dict):
+        return schema
+    kept: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "properties":
+            kept[key] = {name: _shape(sub) for name, sub in value.items()}
+        elif key in ("items",):
+            kept[key] = _shape(value)
+        elif key in ("anyOf", "oneOf"):
+            kept[key] = [_shape(sub) for sub in value]
+        elif key in _SHAPE:
+            kept[key] = copy.deepcopy(value)
+    return kept
+
+
+def record(kind: str) -> dict[str, Any]:
+    """The schema of a record as a document carries it: the structure of schemas/<kind>.schema.json, open to
+    added fields (a document may show more than the file holds, e.g. ISO times beside ms)."""
+    from memstack import schemas
+
+    return {"description": f"a {kind} record (schemas/{kind}.schema.json)", **_shape(schemas.schema(kind))}
+
+
+def listing(item: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"type": "array", "items": item, "description": description}
+
+
+def document(description: str, required: Mapping[str, Any], optional: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """An object document: `required` keys always present, `optional` ones sometimes."""
+    return {"type": "object", "description": description, "required": list(required),
+            "properties": {**required, **(optional or {})}}
+
+
+STRING: dict[str, Any] = {"type": "string"}
+STRINGS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+CHANGED = document("the derived files rewritten (store-relative paths; empty: already fresh)", {"changed": STRINGS})
+
+
+def paged(items: list[dict[str, Any]], arguments: Mapping[str, Any], key: Callable[[Any], Any]) -> dict[str, Any]:
+    """A list tool's page: at most `limit` (default pages.MCP_DEFAULT_LIMIT) items after `cursor`."""
+    from memstack import pages
+
+    limit = arguments.get("limit")
+    page = pages.page(items, limit=pages.MCP_DEFAULT_LIMIT if limit is None else limit,
+                      cursor=arguments.get("cursor"), key=key)
+    return {"items": page.items, **page.fields()}
+
+
+def paged_output(item: dict[str, Any], what: str) -> dict[str, Any]:
+    return document(f"one page of {what}", {
+        "items": listing(item, what),
+        "next_cursor": {"type": ["string", "null"], "description": "pass as cursor for the next page; null: no more"},
+        "remaining": {"type": "integer", "minimum": 0, "description": "how many items follow this page"}})
+
+
+LIMIT = Arg({"type": "integer", "minimum": 1, "description": "at most this many items (default 50)"})
+CURSOR = Arg({"type": "string", "description": "the next_cursor of the previous page, to continue"})
+
+
 # --- the registry ---
+
+@dataclass(frozen=True)
+class Hints:
+    """MCP tool annotations, all four said on purpose (the protocol's defaults are the pessimistic ones)."""
+    read_only: bool    # changes nothing
+    destructive: bool  # may change or hide what is there (false: only adds)
+    idempotent: bool   # a second identical call changes nothing more (timestamps aside)
+    open_world: bool   # reaches beyond the store (a git remote)
+
+
+READS = Hints(read_only=True, destructive=False, idempotent=True, open_world=False)
+APPENDS = Hints(read_only=False, destructive=False, idempotent=False, open_world=False)
+REPLACES = Hints(read_only=False, destructive=True, idempotent=True, open_world=False)
+# closes an open fact: kept forever and seen by as_of, but no longer valid, so a client should ask first
+CLOSES = Hints(read_only=False, destructive=True, idempotent=False, open_world=False)
+DERIVES = Hints(read_only=False, destructive=False, idempotent=True, open_world=False)
+
 
 @dataclass(frozen=True)
 class Tool:
     name: str
-    description: str  # one line an agent can act on
+    description: str  # what it does, when to use it, what it returns: an agent acts on this
     arguments: Mapping[str, Arg]
     handler: Handler
-    read_only: bool = False
-    optional_store: bool = False  # no store at all is a graceful answer (recall), the handler gets None
-    reads_facts: bool = False  # the handler gets a readers.FactReader: the files, or the replica with `pg`
+    title: str = field(kw_only=True)  # a short human title
+    output: dict[str, Any] = field(kw_only=True)  # the JSON Schema of the document the handler returns
+    hints: Hints = field(kw_only=True)
+    optional_store: bool = field(default=False, kw_only=True)  # no store is a graceful answer; handler gets None
+    reads_facts: bool = field(default=False, kw_only=True)  # handler gets a readers.FactReader (files or `pg`)
     schema: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -120,6 +211,21 @@ class Tool:
             "required": [key for key, arg in self.arguments.items() if arg.required],
             "additionalProperties": False,
         })
+
+    @property
+    def wraps(self) -> bool:
+        """MCP structured content is an object: a document of another kind (a list) goes under "result"."""
+        return self.output.get("type") != "object"
+
+    @property
+    def output_schema(self) -> dict[str, Any]:
+        """The outputSchema published over MCP: the schema of the structured content."""
+        if not self.wraps:
+            return self.output
+        return {"type": "object", "required": ["result"], "properties": {"result": self.output}}
+
+    def structured(self, document: Any) -> Any:
+        return {"result": document} if self.wraps else document
 
     def check(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Every declared argument, given or defaulted; raises MemstackError on a structural mistake."""
@@ -176,12 +282,54 @@ def call(tool_name: str, arguments: Mapping[str, Any] | None, *, store: str | No
     return tool.handler(open_store(store), args)
 
 
-# --- the tools whose library exists; each is one entry ---
+
+# --- the library's messages in MCP's words ---
+
+_FLAG = re.compile(r"--([a-z][a-z0-9-]*)")
+_COMMAND = re.compile(r"`(?:memstack )?([a-z][a-z-]*)(?: ([a-z][a-z-]*))?([^`]*)`")
+_METAVAR = re.compile(r"\b[A-Z][A-Z_]*\b")
+
+
+def _as_tool(match: re.Match[str]) -> str:
+    first, second, rest = match.group(1), match.group(2), match.group(3)
+    for words, tail in (((first, second), rest), ((first,), f" {second}{rest}" if second else rest)):
+        if None not in words and "_".join(words).replace("-", "_") in TOOLS:
+            args = re.sub(r"--([a-z][a-z0-9-]*) ?", lambda m: m.group(1).replace("-", "_") + "=", tail)
+            return f"`{'_'.join(words).replace('-', '_')}{args}`"
+    return match.group(0)
+
+
+def speak(message: str, tool: Tool | None = None) -> str:
+    """A library message (written for the command line) in the words of an MCP client, translated here
+    once rather than in every message: a command in backticks becomes its tool (`memstack boot rebuild`
+    -> `boot_rebuild`), an option its argument (--now-ts -> now_ts, created-at -> created_at), a
+    positional's metavar its argument (ID -> id), and --store the server's own option."""
+    message = _COMMAND.sub(_as_tool, message)
+    message = message.replace("pass --store PATH", "start `memstack mcp` with --store PATH")
+    message = _FLAG.sub(lambda m: m.group(0) if m.group(1) == "store" else m.group(1).replace("-", "_"), message)
+    if tool is not None:
+        for key in tool.arguments:
+            if "_" in key:
+                message = re.sub(rf"\b{key.replace('_', '-')}\b", key, message)
+        message = _METAVAR.sub(lambda m: m.group(0).lower() if m.group(0).lower() in tool.arguments else m.group(0),
+                               message)
+    return message
+
+# --- the tools; each is one entry ---
+
+INTAKE = record("intake")
+FACT = record("fact")
+FACTS = listing(FACT, "facts (times in ms since the epoch)")
+SOIL = record("soil")
+DECISION = record("binder")
+HANDOFF_SEALED = document("the sealed handoff", {
+    "path": STRING, "agent": STRING, "date": STRING, "session": STRING, "open_threads": STRINGS})
 
 register(Tool(
     "intake_write",
-    "Record something you observed or learned in your append-only intake log (the next promotion routes it"
-    " into the knowledge base); returns the record and the file it went to.",
+    "Record something you observed or learned in your append-only intake log; the next promotion routes it"
+    " (tier verified or ratified with confidence >= 0.8 becomes knowledge, a citation with relevance_score"
+    " >= 0.5 jeles_atoms, the rest waits in the Binder for a human). Returns the record and the file it went to.",
     {"agent": AGENT,
      "content": text("what you observed or learned", required=True),
      "title": text("a short title", default=""),
@@ -197,6 +345,9 @@ register(Tool(
      "relevance_score": fraction("relevance of an external citation, in [0, 1]"),
      "created_at": timestamp("when it was observed (default: now)")},
     lambda store, a: intake_cmd.write_document(store, **a),
+    title="Write to intake",
+    output=document("the record written", {"path": STRING, "record": INTAKE}),
+    hints=APPENDS,
 ))
 
 _COLLECTION = name("the SOIL collection, e.g. session", required=True)
@@ -208,6 +359,7 @@ register(Tool(
     " returns the record.",
     {"collection": _COLLECTION, "key": _KEY, "value": json_value("the JSON value to keep", required=True)},
     lambda store, a: soil_cmd.write_document(store, "put", **a),
+    title="Put a SOIL record", output=SOIL, hints=REPLACES,
 ))
 
 register(Tool(
@@ -215,7 +367,7 @@ register(Tool(
     "Read one session-scoped structured record (value and timestamps); a missing or expired record is an error.",
     {"collection": _COLLECTION, "key": _KEY, "include_expired": flag("also return an expired record")},
     lambda store, a: soil_cmd.get_document(store, **a),
-    read_only=True,
+    title="Get a SOIL record", output=SOIL, hints=READS,
 ))
 
 register(Tool(
@@ -224,24 +376,28 @@ register(Tool(
     " anything else replaces the value; returns the record.",
     {"collection": _COLLECTION, "key": _KEY, "value": json_value("the change", required=True)},
     lambda store, a: soil_cmd.write_document(store, "update", **a),
+    title="Update a SOIL record", output=SOIL, hints=REPLACES,
 ))
 
 register(Tool(
     "handoff_write",
     "Seal your end-of-session handoff: Markdown with a non-empty '## Open threads' section and a"
-    " '## Capability table' Markdown table (front matter is added if absent); never overwrites an earlier one.",
+    " '## Capability table' Markdown table (front matter is added if absent); never overwrites an earlier one."
+    " Then call boot_rebuild so your next session boots from it.",
     {"agent": AGENT, "text": text("the handoff Markdown (what `handoff write` reads from --file or stdin)",
                                   required=True)},
     lambda store, a: handoff_cmd.write_document(store, a["agent"], a["text"]),
+    title="Seal a handoff", output=HANDOFF_SEALED, hints=APPENDS,
 ))
 
 register(Tool(
     "boot_show",
     "Start a session here: your boot anchor (the latest handoff's open threads and capabilities, and recent"
-    " knowledge), as rebuilt by `memstack boot rebuild`.",
+    " knowledge). It is derived: after a new handoff or promotion call boot_rebuild first; no anchor yet is an"
+    " error saying so.",
     {"agent": AGENT},
     lambda store, a: boot_cmd.show_document(store, a["agent"]),
-    read_only=True,
+    title="Show the boot anchor", output=record("anchor"), hints=READS,
 ))
 
 _SUBJECT = text("the fact's subject", required=True)
@@ -252,45 +408,49 @@ _CONFIDENCE = fraction("confidence in [0, 1]", default=1.0)
 
 register(Tool(
     "recall",
-    f"What was decided or preferred about a subject: the facts valid at now_ts whose predicate is"
-    f" {', '.join(RECALL_PREDICATES)}, most recent first; an empty store answers [].",
+    f"Before planning, ask what was decided or preferred about a subject: the facts valid at now_ts whose"
+    f" predicate is {', '.join(RECALL_PREDICATES)}, most recent first; an empty store answers []. Treat them as"
+    f" settled unless you mean to supersede one (capture with contradicts).",
     {"subject": text("the subject", required=True),
      "now_ts": timestamp("the instant to recall at (default: now)"),
      "limit": integer("at most this many (default: memory.recall_limit, 50)")},
     lambda reader, a: recall_cmd.recall_document(reader, **a),
-    read_only=True, optional_store=True, reads_facts=True,
+    title="Recall decisions", output=FACTS, hints=READS, optional_store=True, reads_facts=True,
 ))
 
 register(Tool(
     "capture",
-    "Record a decision (subject, predicate, object, valid from valid_from); with contradicts, first close the"
-    " open fact of that subject and predicate at valid_from (it is kept). Returns [new, closed...].",
+    "Record a decision (subject, predicate such as decided/chose/pattern/prefers, object, valid from"
+    " valid_from); with contradicts, first close the open fact of that subject and predicate at valid_from (it"
+    " is kept, as_of still sees it). Returns [new, closed...].",
     {"subject": _SUBJECT, "predicate": _PREDICATE, "object": _OBJECT,
      "valid_from": timestamp("when it became true", required=True), "recorded_at": _RECORDED,
      "confidence": _CONFIDENCE, "agent": AGENT, "source": text("where it comes from (provenance)"),
      "contradicts": flag("close the fact it replaces")},
     lambda store, a: capture_cmd.capture_document(store, **a),
+    title="Capture a decision", output=FACTS, hints=CLOSES,
 ))
 
 register(Tool(
     "fact_add",
-    "Append a bi-temporal fact, valid from valid_from on (open-ended); returns [fact].",
+    "Append a bi-temporal fact, valid from valid_from on (open-ended), without closing anything; returns [fact].",
     {"subject": _SUBJECT, "predicate": _PREDICATE, "object": _OBJECT,
      "valid_from": timestamp("when it became true", required=True), "recorded_at": _RECORDED,
      "confidence": _CONFIDENCE, "agent": AGENT, "source": text("where it comes from (provenance)"),
      "table": Arg({"type": "string", "enum": list(TABLES), "default": "knowledge",
                    "description": "the KB sub-tier: " + ", ".join(TABLES)}, False, "knowledge")},
     lambda store, a: fact_cmd.add_document(store, **a),
+    title="Add a fact", output=FACTS, hints=APPENDS,
 ))
 
 register(Tool(
     "fact_get_valid_at",
     "The facts valid at ts (valid_from <= ts < valid_to), optionally of one subject, optionally as the store"
-    " believed at transaction time as_of.",
+    " believed at transaction time as_of; every predicate, not only recall's.",
     {"ts": timestamp("the instant", required=True), "subject": text("only this subject"),
      "as_of": timestamp("answer as the store believed at this transaction time")},
     lambda reader, a: fact_cmd.get_valid_at_document(reader, **a),
-    read_only=True, reads_facts=True,
+    title="Facts valid at a time", output=FACTS, hints=READS, reads_facts=True,
 ))
 
 register(Tool(
@@ -298,7 +458,7 @@ register(Tool(
     "Every version of a subject's facts, superseded and current, oldest first.",
     {"subject": text("the subject", required=True)},
     lambda reader, a: fact_cmd.history_document(reader, **a),
-    read_only=True, reads_facts=True,
+    title="A subject's fact history", output=FACTS, hints=READS, reads_facts=True,
 ))
 
 register(Tool(
@@ -310,15 +470,23 @@ register(Tool(
      "recorded_at": timestamp("when the closing is recorded (default: now)"),
      "object": text("close only the open fact with this object")},
     lambda store, a: fact_cmd.invalidate_document(store, **a),
+    title="Invalidate a fact", output=FACTS, hints=CLOSES,
 ))
+
+DISPUTE = document("two agents' facts that closed one predecessor differently", {
+    "kind": {"const": "dispute"}, "id": STRING, "subject": STRING, "predicate": STRING,
+    "predecessor": {"type": ["object", "null"]}, "kept_closing": {"type": ["string", "null"]},
+    "sides": FACTS, "created_at": STRING})
+WAITING = listing({"anyOf": [INTAKE, DISPUTE]}, "intake records waiting for a human, then disagreements")
 
 register(Tool(
     "binder_list",
     "The intake records waiting for a human decision (routed to the Binder, not yet ratified or rejected),"
-    " oldest first.",
+    " oldest first, then the disagreements between agents (kind dispute). Decide with binder_ratify or"
+    " binder_reject when a human has said which.",
     {},
     lambda store, a: binder_cmd.list_document(store),
-    read_only=True,
+    title="The Binder queue", output=WAITING, hints=READS,
 ))
 
 register(Tool(
@@ -328,4 +496,111 @@ register(Tool(
     " and pushed; an error names why it could not (no remote, refused by a hook, a conflict).",
     {},
     lambda store, a: sync_cmd.sync_document(store),
+    title="Sync with the remote",
+    output=document("what the sync did", {
+        "ok": {"type": "boolean"}, "remote": STRING, "branch": STRING,
+        "committed": {"type": ["object", "null"]}, "also_committed": {"type": "array"},
+        "pulls": {"type": "array"}, "rebuilt": {"type": "array"}, "pushed": {"type": ["string", "null"]},
+        "attempts": {"type": "integer"}}),
+    hints=Hints(read_only=False, destructive=False, idempotent=False, open_world=True),
+))
+
+register(Tool(
+    "boot_rebuild",
+    "Rebuild the boot files (every agent's session_anchor_<agent>.json and willow.md, or only agent's anchor"
+    " and willow.md) from the latest handoffs and the knowledge base: call it after handoff_write or promote,"
+    " before boot_show. Returns the files that changed.",
+    {"agent": Arg({"type": "string", "pattern": NAME_RULE,
+                   "description": "only this agent's anchor (willow.md is always rebuilt); default: every agent"})},
+    lambda store, a: boot_cmd.rebuild_document(store, a["agent"]),
+    title="Rebuild the boot context", output=CHANGED, hints=DERIVES,
+))
+
+register(Tool(
+    "promote",
+    "Run the norn-pass: route every pending intake record (knowledge, jeles_atoms, opus_atoms, or the Binder for"
+    " a human), append the facts (superseding a contradicted valid fact), rebuild the views, and make one git"
+    " commit. dry_run shows the routing and writes nothing. Returns what moved.",
+    {"now_ts": timestamp("the promotion's time, written in the ledger (default: now)"),
+     "dry_run": flag("show the routing, write nothing"),
+     "no_commit": flag("write the files, leave committing to git")},
+    lambda store, a: promote_cmd.promote_document(store, **a),
+    title="Promote intake",
+    output=document("what the promotion routed (with dry_run: what it would route)", {
+        "dry_run": {"type": "boolean"}, "routed": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "ratified": {"type": "integer"}}, {
+        "records": {"type": "array"}, "superseded": {"type": "integer"}, "facts_added": {"type": "integer"},
+        "changed": STRINGS, "commit": {"type": ["string", "null"]}, "message": STRING}),
+    hints=Hints(read_only=False, destructive=True, idempotent=True, open_world=False),
+))
+
+register(Tool(
+    "intake_list",
+    "List intake records, oldest first, a page at a time (50 unless limit says otherwise; next_cursor"
+    " continues): yours or every agent's, optionally only those not yet promoted (pending).",
+    {"agent": Arg({"type": "string", "pattern": NAME_RULE, "description": "only this agent's (default: every agent)"}),
+     "pending": flag("only records not yet promoted"), "limit": LIMIT, "cursor": CURSOR},
+    lambda store, a: paged(intake_cmd.list_document(store, a["agent"], a["pending"]), a,
+                           lambda r: (r["created_at"], r["id"])),
+    title="List intake", output=paged_output(INTAKE, "intake records"), hints=READS,
+))
+
+register(Tool(
+    "soil_list",
+    "List a SOIL collection's live records by key, a page at a time (50 unless limit says otherwise;"
+    " next_cursor continues); include_expired adds the expired ones.",
+    {"collection": _COLLECTION, "include_expired": flag("also list expired records"),
+     "limit": LIMIT, "cursor": CURSOR},
+    lambda store, a: paged(soil_cmd.list_document(store, a["collection"], a["include_expired"]), a,
+                           lambda r: (r["key"],)),
+    title="List SOIL records", output=paged_output(SOIL, "SOIL records"), hints=READS,
+))
+
+register(Tool(
+    "soil_expire",
+    "Mark a session-scoped record expired at `at` (default now); it is kept (soil_get with include_expired"
+    " still reads it). Returns the record.",
+    {"collection": _COLLECTION, "key": _KEY, "at": timestamp("when it expires (default: now)")},
+    lambda store, a: soil_cmd.expire_document(store, **a),
+    title="Expire a SOIL record", output=SOIL, hints=REPLACES,
+))
+
+register(Tool(
+    "handoff_show",
+    "Read your latest sealed handoff in full (front matter, open threads, capability table, text); none yet"
+    " is an error saying so.",
+    {"agent": AGENT},
+    lambda store, a: handoff_cmd.show_document(store, a["agent"]),
+    title="Show the latest handoff",
+    output=document("the latest handoff", {
+        "path": STRING, "front_matter": {"type": "object"}, "open_threads": STRINGS,
+        "capabilities": {"type": "array", "items": {"type": "object"}}, "text": STRING}),
+    hints=READS,
+))
+
+_DECIDE_ARGS = {
+    "id": text("the waiting intake record's id, or one side's fact id of a dispute (from binder_list)",
+               required=True),
+    "by": text("who decides: the human's name (default: git user.name, else the login name)"),
+    "note": text("why"),
+}
+_DECIDED = {**DECISION, "properties": {**DECISION["properties"], "closed": STRINGS}}
+
+register(Tool(
+    "binder_ratify",
+    "Record a human's ratification of a Binder record (the next promote makes it knowledge at tier ratified)"
+    " or of one side of a dispute (the other sides are closed). Only on a human's word: an agent does not"
+    " ratify its own records. Appends to kb/binder.jsonl; returns the decision.",
+    _DECIDE_ARGS,
+    lambda store, a: binder_cmd.decide_document(store, "ratify", **a),
+    title="Ratify (human decision)", output=_DECIDED, hints=APPENDS,
+))
+
+register(Tool(
+    "binder_reject",
+    "Record a human's rejection of a Binder record (it stays in the audit trail and is never routed again) or"
+    " of one side of a dispute. Only on a human's word. Appends to kb/binder.jsonl; returns the decision.",
+    _DECIDE_ARGS,
+    lambda store, a: binder_cmd.decide_document(store, "reject", **a),
+    title="Reject (human decision)", output=_DECIDED, hints=APPENDS,
 ))

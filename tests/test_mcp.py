@@ -1,6 +1,7 @@
 """`memstack mcp`: a real MCP client (the SDK's, over stdio) against a spawned `memstack mcp`."""
 
 import json
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -22,7 +23,8 @@ from memstack.times import now_ms
 
 IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_write", "boot_show", "recall",
                "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate", "binder_list",
-               "sync"}
+               "sync", "boot_rebuild", "promote", "intake_list", "soil_list", "soil_expire", "handoff_show",
+               "binder_ratify", "binder_reject"}
 
 HANDOFF = """## Open threads
 
@@ -115,6 +117,14 @@ def _cli_options(*verb: str) -> set[str]:
     ("fact_invalidate", ("fact", "invalidate"), set(), set()),
     ("binder_list", ("binder", "list"), set(), set()),
     ("sync", ("sync",), set(), set()),
+    ("boot_rebuild", ("boot", "rebuild"), set(), set()),
+    ("promote", ("promote",), set(), set()),
+    ("intake_list", ("intake", "list"), set(), {"limit", "cursor"}),  # until the verbs page (pages.py)
+    ("soil_list", ("soil", "list"), set(), {"limit", "cursor"}),
+    ("soil_expire", ("soil", "expire"), set(), set()),
+    ("handoff_show", ("handoff", "show"), set(), set()),
+    ("binder_ratify", ("binder", "ratify"), set(), set()),
+    ("binder_reject", ("binder", "reject"), set(), set()),
 ])
 def test_tool_arguments_are_the_cli_options(tool: str, verb: tuple[str, ...], cli_only: set[str],
                                             tool_only: set[str]) -> None:
@@ -177,8 +187,9 @@ def test_each_tool_over_stdio_returns_what_the_cli_prints(store: Path, mode: str
             assert cli_json(store, "handoff", "show")["path"] == sealed["path"]
             assert sealed["open_threads"] == ["wire the fact tools into the MCP server"]
 
-            assert await refused(client, "boot_show") == cli_error(store, "boot", "show")
-            assert memstack("boot", "rebuild", cwd=store).returncode == 0
+            told = await refused(client, "boot_show")
+            assert told == tools.speak(cli_error(store, "boot", "show")) and told.endswith("then run `boot_rebuild`")
+            assert await ok(client, "boot_rebuild") == {"changed": ["session_anchor_alice.json", "willow.md"]}
             assert await ok(client, "boot_show") == cli_json(store, "boot", "show")
 
             chose = await ok(client, "capture", subject="build", predicate="chose", object="make",
@@ -279,13 +290,15 @@ BAD_SHAPE = [
 
 
 def test_bad_arguments_are_tool_errors_with_the_cli_message_and_write_nothing(store: Path) -> None:
-    expected = [cli_error(store, *argv, input=BAD[i][1].get("text")) for i, (_, _, argv) in enumerate(BAD)]
+    expected = [tools.speak(cli_error(store, *argv, input=BAD[i][1].get("text")), tools.TOOLS[tool])
+                for i, (tool, _, argv) in enumerate(BAD)]
     before = tree_snapshot(store)
 
     async def session() -> None:
         async with server("--store", str(store)) as client:
             for (tool, arguments, _), message in zip(BAD, expected):
                 assert await refused(client, tool, **arguments) == message, (tool, arguments)
+                assert not re.search(r"--[a-z]", message), message  # the tool's argument names, not CLI flags
             for tool, arguments, fragment in BAD_SHAPE:
                 assert fragment in await refused(client, tool, **arguments), (tool, arguments)
             assert "unknown tool 'forget'" in await refused(client, "forget", subject="s")
@@ -299,7 +312,7 @@ def test_bad_arguments_are_tool_errors_with_the_cli_message_and_write_nothing(st
 def test_a_store_that_is_not_one_is_a_tool_error_and_the_server_stays_up(store: Path, tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    message = cli_error(store, "--store", str(empty), "soil", "get", "s", "k")
+    message = tools.speak(cli_error(store, "--store", str(empty), "soil", "get", "s", "k"))
 
     async def session() -> None:
         async with server("--store", str(empty)) as client:
@@ -365,12 +378,14 @@ def test_a_registry_entry_is_all_a_new_tool_needs(store: Path, monkeypatch: pyte
         "soil_keys", "The keys of a SOIL collection's live records, in order.",
         {"collection": tools.name("the collection", required=True), "limit": tools.integer("at most this many")},
         lambda store, a: [r["key"] for r in soil.list_records(store.root, a["collection"], now_ms())][:a["limit"]],
-        read_only=True))
+        title="SOIL keys", output=tools.listing(tools.STRING, "keys"), hints=tools.READS))
 
     def broken(store: Any, arguments: Any) -> None:
         raise RuntimeError("denied")  # an OSError is the CLI's line instead (tests/test_bad_state.py)
 
-    monkeypatch.setitem(tools.TOOLS, "broken", tools.Tool("broken", "Always fails.", {}, broken))
+    monkeypatch.setitem(tools.TOOLS, "broken", tools.Tool("broken", "Always fails.", {}, broken, title="Broken",
+                                                              output=tools.document("nothing", {}),
+                                                              hints=tools.APPENDS))
     memstack("soil", "put", "c", "k1", "--value", "1", cwd=store)
     memstack("soil", "put", "c", "k2", "--value", "2", cwd=store)
 

@@ -66,15 +66,19 @@ def _who(store: Store) -> str:
     return name.decode() if name else getpass.getuser()
 
 
-def run_decide(args: Any) -> int:
+def decide_document(store: Store, verb: str, id: str, by: str | None = None,
+                    note: str | None = None) -> dict[str, Any]:
+    """Ratify or reject; the document `binder ratify|reject --json` prints and the `binder_*` tools return."""
     from memstack import disputes
 
-    store = open_store(args.store)
-    if args.by is not None and not args.by.strip():  # given empty: bad input, not "the default"
-        raise MemstackError(f"bad --by {args.by!r}: must name who decides")
-    if disputes.side_of(store.root, args.id) is not None:  # a side of a disagreement between agents
-        record = disputes.decide(store.root, args.id, args.verb, args.by or _who(store), now_ms(), args.note)
-    else:
-        record = binder.decide(store.root, args.id, args.verb, args.by or _who(store), now_ms(), args.note)
+    if by is not None and not by.strip():  # given empty: bad input, not "the default"
+        raise MemstackError(f"bad --by {by!r}: must name who decides")
+    if disputes.side_of(store.root, id) is not None:  # a side of a disagreement between agents
+        return disputes.decide(store.root, id, verb, by or _who(store), now_ms(), note)
+    return binder.decide(store.root, id, verb, by or _who(store), now_ms(), note)
+
+
+def run_decide(args: Any) -> int:
+    record = decide_document(open_store(args.store), args.verb, args.id, args.by, args.note)
     emit(args, record, f"{binder.PAST[args.verb]} {args.id} (recorded in {binder.DECISIONS}; commit it for review)")
     return 0

@@ -29,9 +29,13 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run_show)
 
 
+def rebuild_document(store: Store, agent: str | None = None) -> dict[str, Any]:
+    """Rebuild the anchors (all, or `agent`'s) and willow.md; `boot rebuild --json` and the `boot_rebuild` tool."""
+    return {"changed": boot.rebuild(store.root, agent)}
+
+
 def run_rebuild(args: Any) -> int:
-    store = open_store(args.store)
-    changed = boot.rebuild(store.root, args.agent)
+    changed = rebuild_document(open_store(args.store), args.agent)["changed"]
     emit(args, {"changed": changed}, "\n".join(f"rebuilt {p}" for p in changed) or "boot files already fresh")
     return 0
 

@@ -47,13 +47,18 @@ def run_write(args: Any) -> int:
     return 0
 
 
-def run_show(args: Any) -> int:
-    store = open_store(args.store)
-    agent = resolve_agent(store, args.agent)
+def show_document(store: Store, agent: str | None) -> dict[str, Any]:
+    """The agent's latest handoff; the document `handoff show --json` prints and the `handoff_show` tool returns."""
+    agent = resolve_agent(store, agent)
     found = boot.latest_handoff(WorktreeSource(store.root), agent)
     if found is None:
         raise MemstackError(f"no handoff for agent {agent!r} yet (handoffs/{agent}/ is empty)")
     relpath, parsed = found
-    emit(args, {"path": relpath, "front_matter": parsed.front, "open_threads": parsed.open_threads,
-                "capabilities": parsed.capabilities, "text": parsed.text}, parsed.text)
+    return {"path": relpath, "front_matter": parsed.front, "open_threads": parsed.open_threads,
+            "capabilities": parsed.capabilities, "text": parsed.text}
+
+
+def run_show(args: Any) -> int:
+    document = show_document(open_store(args.store), args.agent)
+    emit(args, document, document["text"])
     return 0

@@ -72,9 +72,13 @@ def run_write(args: Any) -> int:
     return 0
 
 
+def list_document(store: Store, agent: str | None = None, pending: bool = False) -> list[dict[str, Any]]:
+    """Intake records, oldest first; the document `intake list --json` prints and the `intake_list` tool pages."""
+    return intake.records(store.root, agent, pending)
+
+
 def run_list(args: Any) -> int:
-    store = open_store(args.store)
-    found = intake.records(store.root, args.agent, args.pending)
+    found = list_document(open_store(args.store), args.agent, args.pending)
     emit(args, found, lambda: "\n".join(
         f"{r['created_at']}  {r['agent']}  {r['tier']:<8} {r['confidence']:.2f}  {r['id']}  "
         f"{(r['title'] or r['content']).splitlines()[0][:60]}" for r in found) or "no intake records")

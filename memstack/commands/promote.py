@@ -4,8 +4,8 @@ from typing import Any
 
 from memstack.commands import doc
 from memstack.output import emit, plural
-from memstack.store import open_store
-from memstack.times import now_ms, parse_ts
+from memstack.store import Store, open_store
+from memstack.times import given_ts, now_ms
 
 
 def register(sub: Any, common: Any) -> None:
@@ -39,12 +39,16 @@ def _human(result: dict[str, Any]) -> str:
     return result["message"].rstrip()
 
 
-def run_promote(args: Any) -> int:
+def promote_document(store: Store, now_ts: Any = None, dry_run: bool = False, no_commit: bool = False) -> dict[str, Any]:
+    """One norn-pass; the document `promote --json` prints and the `promote` tool returns."""
     from memstack import promote
 
-    store = open_store(args.store)
-    now = now_ms() if args.now_ts is None else parse_ts(args.now_ts, "--now-ts")
-    result = promote.promote(store.root, now, dry_run=args.dry_run, commit=not args.no_commit)
+    now = now_ms() if now_ts is None else given_ts(now_ts, "--now-ts")
+    return promote.promote(store.root, now, dry_run=dry_run, commit=not no_commit)
+
+
+def run_promote(args: Any) -> int:
+    result = promote_document(open_store(args.store), args.now_ts, args.dry_run, args.no_commit)
     emit(args, result, lambda: _human(result))
     return 0
 

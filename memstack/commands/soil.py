@@ -7,7 +7,7 @@ from memstack.commands import doc, read_text_input
 from memstack.errors import MemstackError
 from memstack.output import emit
 from memstack.store import Store, open_store
-from memstack.times import now_ms, parse_ts
+from memstack.times import given_ts, now_ms
 
 
 COLLECTION = "the collection, a name like session ([a-z0-9][a-z0-9._-]*)"
@@ -90,17 +90,24 @@ def run_get(args: Any) -> int:
     return 0
 
 
+def expire_document(store: Store, collection: str, key: str, at: Any = None) -> dict[str, Any]:
+    """Mark a record expired (kept); the document `soil expire --json` prints and the `soil_expire` tool returns."""
+    return soil.expire(store.root, collection, key, now_ms(), None if at is None else given_ts(at, "--at"))
+
+
+def list_document(store: Store, collection: str, include_expired: bool = False) -> list[dict[str, Any]]:
+    """A collection's records by key; the document `soil list --json` prints and the `soil_list` tool pages."""
+    return soil.list_records(store.root, collection, now_ms(), include_expired)
+
+
 def run_expire(args: Any) -> int:
-    store = open_store(args.store)
-    at = None if args.at is None else parse_ts(args.at, "--at")
-    record = soil.expire(store.root, args.collection, args.key, now_ms(), at)
+    record = expire_document(open_store(args.store), args.collection, args.key, args.at)
     emit(args, record, f"expired {soil.relpath(args.collection, args.key)} at {record['expires_at']}")
     return 0
 
 
 def run_list(args: Any) -> int:
-    store = open_store(args.store)
-    found = soil.list_records(store.root, args.collection, now_ms(), args.include_expired)
+    found = list_document(open_store(args.store), args.collection, args.include_expired)
     emit(args, found, lambda: "\n".join(
         f"{r['key']}  updated {r['updated_at']}" + (f"  expires {r['expires_at']}" if r["expires_at"] else "")
         for r in found) or f"no records in {args.collection}")

@@ -1,0 +1,300 @@
+"""Every verb over MCP (issue 14): tool metadata on the wire, each tool's result against its output schema,
+the new tools with valid and invalid arguments, the prompts, and the README's list of them."""
+
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from helpers import MEMSTACK, git, memstack, tree_snapshot
+from memstack import prompts, tools
+from team_support import guarded_remote
+from test_mcp import HANDOFF, cli_error, cli_json, refused, run, server
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_every_tool_has_a_title_an_output_schema_and_all_four_hints() -> None:
+    for tool in tools.TOOLS.values():
+        assert tool.title.strip() and len(tool.title) <= 40, tool.name
+        assert len(tool.description) >= 40 and "\n" not in tool.description, tool.name
+        Draft202012Validator.check_schema(tool.output)
+        Draft202012Validator.check_schema(tool.output_schema)
+        assert tool.output_schema["type"] == "object", tool.name  # MCP: structured content is an object
+        assert all(isinstance(getattr(tool.hints, h), bool)
+                   for h in ("read_only", "destructive", "idempotent", "open_world")), tool.name
+        if tool.hints.read_only:
+            assert not tool.hints.destructive and tool.hints.idempotent, tool.name
+    assert tools.TOOLS["sync"].hints.open_world and not tools.TOOLS["recall"].hints.open_world
+    assert tools.TOOLS["fact_invalidate"].hints.destructive and not tools.TOOLS["intake_write"].hints.destructive
+
+
+def test_a_tool_without_title_output_or_hints_cannot_be_made() -> None:
+    with pytest.raises(TypeError, match="title.*output.*hints"):
+        tools.Tool("bare", "A tool in the old format.", {}, lambda store, a: {})  # type: ignore[call-arg]
+
+
+def _rpc(lines: list[dict[str, Any]], store: Path) -> dict[int, dict[str, Any]]:
+    """Raw JSON-RPC over the server's stdio: the bytes a client sees, camelCase and all. Stdin stays open
+    until every request is answered (the server stops at end of input)."""
+    wanted = {line["id"] for line in lines if "id" in line}
+    answers: dict[int, dict[str, Any]] = {}
+    with subprocess.Popen([MEMSTACK, "mcp", "--store", str(store)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True) as process:
+        assert process.stdin and process.stdout
+        process.stdin.write("".join(json.dumps(line) + "\n" for line in lines))
+        process.stdin.flush()
+        while set(answers) != wanted:
+            line = process.stdout.readline()
+            assert line, f"the server stopped before answering {sorted(wanted - set(answers))}"
+            answer = json.loads(line)
+            if "id" in answer:
+                answers[answer["id"]] = answer
+        process.stdin.close()
+    return answers
+
+
+def test_titles_annotations_and_output_schemas_on_the_wire(store: Path) -> None:
+    answers = _rpc([
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": 3, "method": "prompts/list"},
+    ], store)
+    assert "prompts" in answers[1]["result"]["capabilities"]
+    listed = {t["name"]: t for t in answers[2]["result"]["tools"]}
+    assert set(listed) == set(tools.TOOLS)
+    for name, wire in listed.items():
+        tool = tools.TOOLS[name]
+        assert wire["title"] == tool.title and wire["outputSchema"] == tool.output_schema
+        assert wire["annotations"] == {"title": tool.title, "readOnlyHint": tool.hints.read_only,
+                                       "destructiveHint": tool.hints.destructive,
+                                       "idempotentHint": tool.hints.idempotent,
+                                       "openWorldHint": tool.hints.open_world}
+    assert listed["soil_list"]["annotations"]["readOnlyHint"] is True
+    assert listed["binder_ratify"]["annotations"]["destructiveHint"] is False  # appends a decision
+    assert {p["name"] for p in answers[3]["result"]["prompts"]} == {"frame", "learn"}
+
+
+class Checked:
+    """A client whose every successful call is checked against the tool's output schema and remembered."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+        self.called: set[str] = set()
+
+    async def ok(self, tool: str, **arguments: Any) -> Any:
+        result = await self.client.call_tool(tool, arguments)
+        assert not result.is_error, result.content
+        document = json.loads(result.content[0].text)
+        spec = tools.TOOLS[tool]
+        assert result.structured_content == spec.structured(document)
+        errors = [e.message for e in Draft202012Validator(spec.output).iter_errors(document)]
+        assert not errors, (tool, errors)
+        self.called.add(tool)
+        return document
+
+    async def refused(self, tool: str, **arguments: Any) -> str:
+        return await refused(self.client, tool, **arguments)
+
+
+def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) -> None:
+    guarded_remote(store, tmp_path)
+    day = "2026-04-01T10:00:00Z"
+
+    async def session() -> None:
+        async with server("--store", str(store)) as client:
+            c = Checked(client)
+            # intake: three by alice, one by bob; intake_list pages through them as the CLI lists them
+            written = [await c.ok("intake_write", content=f"note {i}", created_at=f"2026-04-01T10:0{i}:00Z")
+                       for i in range(3)]
+            await c.ok("intake_write", agent="bob", content="the lexer is table driven", tier="verified",
+                       confidence=0.9, subject="lexer", predicate="chose", object="tables", created_at=day)
+            everything = cli_json(store, "intake", "list")
+            first = await c.ok("intake_list", limit=3)
+            assert first["items"] == everything[:3] and first["remaining"] == 1 and first["next_cursor"]
+            rest = await c.ok("intake_list", limit=3, cursor=first["next_cursor"])
+            assert rest == {"items": everything[3:], "next_cursor": None, "remaining": 0}
+            assert (await c.ok("intake_list"))["items"] == everything  # the default page holds up to 50
+            mine = await c.ok("intake_list", agent="alice", pending=True)
+            assert [r["id"] for r in mine["items"]] == [w["record"]["id"] for w in written]
+            assert await c.refused("intake_list", limit=0) == "bad limit 0: expected a whole number from 1 to 10000"
+            assert "bad cursor 'zzz'" in await c.refused("intake_list", cursor="zzz")
+            assert await c.refused("intake_list", agent="Bob") == \
+                tools.speak(cli_error(store, "intake", "list", "--agent", "Bob"))
+
+            # promote: a dry run writes nothing; a bad now_ts names the argument; then one commit
+            before = tree_snapshot(store)
+            dry = await c.ok("promote", dry_run=True, now_ts=day)
+            assert dry["dry_run"] and len(dry["records"]) == 4 and tree_snapshot(store) == before
+            told = await c.refused("promote", now_ts="soon")
+            assert told == tools.speak(cli_error(store, "promote", "--now-ts", "soon"))
+            assert told.startswith("bad now_ts 'soon'")
+            moved = await c.ok("promote", now_ts=day)
+            assert moved["routed"] == {"binder": 3, "knowledge": 1} and moved["commit"]
+            assert git(store, "rev-parse", "HEAD").stdout.strip() == moved["commit"]
+            assert (await c.ok("promote", now_ts=day))["facts_added"] == 0  # idempotent
+
+            # the Binder: a human's decisions, recorded by the agent on their word
+            waiting = await c.ok("binder_list")
+            assert [r["id"] for r in waiting] == [w["record"]["id"] for w in written]
+            ratified = await c.ok("binder_ratify", id=waiting[0]["id"], by="Ada", note="checked")
+            assert ratified == {**ratified, "intake_id": waiting[0]["id"], "decision": "ratify", "by": "Ada"}
+            rejected = await c.ok("binder_reject", id=waiting[1]["id"], by="Ada")
+            assert rejected["decision"] == "reject"
+            assert [r["id"] for r in cli_json(store, "binder", "list")] == [waiting[2]["id"]]
+            for tool, arguments, argv in (
+                ("binder_ratify", {"id": "nope"}, ["binder", "ratify", "nope"]),
+                ("binder_reject", {"id": waiting[0]["id"]}, ["binder", "reject", waiting[0]["id"]]),
+                ("binder_ratify", {"id": waiting[2]["id"], "by": " "}, ["binder", "ratify", waiting[2]["id"],
+                                                                        "--by", " "]),
+            ):
+                told = await c.refused(tool, **arguments)
+                assert told == tools.speak(cli_error(store, *argv), tools.TOOLS[tool]), told
+                assert not re.search(r"--[a-z]|\bID\b", told), told
+            assert "already ratified by Ada" in await c.refused("binder_reject", id=waiting[0]["id"])
+            assert await c.refused("binder_ratify") == "missing argument 'id': binder_ratify needs id"
+
+            # SOIL: list a page at a time, expire (kept), include_expired
+            for key in ("a", "b", "c"):
+                await c.ok("soil_put", collection="session", key=key, value={"k": key})
+            await c.ok("soil_update", collection="session", key="a", value={"more": 1})
+            assert (await c.ok("soil_get", collection="session", key="a"))["value"] == {"k": "a", "more": 1}
+            page = await c.ok("soil_list", collection="session", limit=2)
+            assert [r["key"] for r in page["items"]] == ["a", "b"] and page["remaining"] == 1
+            more = await c.ok("soil_list", collection="session", limit=2, cursor=page["next_cursor"])
+            assert [r["key"] for r in more["items"]] == ["c"] and more["next_cursor"] is None
+            expired = await c.ok("soil_expire", collection="session", key="b", at="2026-01-01T00:00:00Z")
+            assert expired["expires_at"] == "2026-01-01T00:00:00.000Z"
+            assert json.loads((store / "store/session/b.json").read_text()) == expired
+            assert [r["key"] for r in (await c.ok("soil_list", collection="session"))["items"]] == ["a", "c"]
+            listed = await c.ok("soil_list", collection="session", include_expired=True)
+            assert [r["key"] for r in listed["items"]] == ["a", "b", "c"]
+            assert listed["items"] == cli_json(store, "soil", "list", "session", "--include-expired")
+            for tool, arguments, argv in (
+                ("soil_expire", {"collection": "session", "key": "zz"}, ["soil", "expire", "session", "zz"]),
+                ("soil_expire", {"collection": "session", "key": "a", "at": "soon"},
+                 ["soil", "expire", "session", "a", "--at", "soon"]),
+                ("soil_list", {"collection": "Session"}, ["soil", "list", "Session"]),
+            ):
+                told = await c.refused(tool, **arguments)
+                assert told == tools.speak(cli_error(store, *argv), tools.TOOLS[tool]) and "--" not in told, told
+            assert await c.refused("soil_expire", collection="session", key="a", at=True) == \
+                "bad at True: must be an integer or a string"
+
+            # handoff, boot: nothing tells the agent to run a command it cannot run
+            told = await c.refused("handoff_show")
+            assert told == cli_error(store, "handoff", "show") and "handoffs/alice/" in told
+            sealed = await c.ok("handoff_write", text=HANDOFF)
+            shown = await c.ok("handoff_show")
+            assert shown == cli_json(store, "handoff", "show") and shown["path"] == sealed["path"]
+            assert "run `boot_rebuild`" in await c.refused("boot_show")
+            told = await c.refused("boot_rebuild", agent="bob")
+            assert told == tools.speak(cli_error(store, "boot", "rebuild", "--agent", "bob")), told
+            assert "`handoff_write`" in told
+            assert await c.ok("boot_rebuild", agent="alice") == {"changed": ["session_anchor_alice.json",
+                                                                             "willow.md"]}
+            assert await c.ok("boot_rebuild") == {"changed": []}  # idempotent
+            assert (await c.ok("boot_show"))["open_threads"] == sealed["open_threads"]
+
+            # the fact tools, so that every tool's result meets its schema here
+            await c.ok("capture", subject="build", predicate="chose", object="make", valid_from=day)
+            await c.ok("capture", subject="build", predicate="chose", object="ninja", valid_from="2026-04-02T00:00:00Z",
+                       contradicts=True)
+            await c.ok("fact_add", subject="build", predicate="uses", object="ccache", valid_from=day)
+            assert [f["object"] for f in await c.ok("recall", subject="build")] == ["ninja"]
+            assert len(await c.ok("fact_get_valid_at", ts="2026-04-03T00:00:00Z", subject="build")) == 2
+            assert len(await c.ok("fact_history", subject="build")) == 3
+            await c.ok("fact_invalidate", subject="build", predicate="uses", valid_to="2026-04-03T00:00:00Z")
+
+            done = await c.ok("sync")
+            assert done["ok"] and done["pushed"]
+            assert c.called == set(tools.TOOLS), set(tools.TOOLS) - c.called  # a new tool joins this scenario
+
+    run(session)
+
+
+def test_frame_and_learn_prompts(store: Path) -> None:
+    async def session() -> None:
+        async with server("--store", str(store)) as client:
+            listed = {p.name: p for p in (await client.list_prompts()).prompts}
+            assert set(listed) == set(prompts.PROMPTS)
+            assert [(a.name, a.required) for a in listed["frame"].arguments] == [("subject", True)]
+            assert [(a.name, a.required) for a in listed["learn"].arguments] == [("subject", False)]
+            assert listed["frame"].title and listed["learn"].description
+
+            empty = (await client.get_prompt("frame", {"subject": "build"})).messages[0].content.text
+            assert "nothing yet: no decision about 'build' is recorded" in empty
+
+            for obj, when, contradicts in (("make", "2026-01-01T00:00:00Z", False),
+                                           ("ninja", "2026-02-01T00:00:00Z", True)):
+                result = await client.call_tool("capture", {"subject": "build", "predicate": "chose", "object": obj,
+                                                            "valid_from": when, "contradicts": contradicts})
+                assert not result.is_error
+            got = await client.get_prompt("frame", {"subject": "build"})
+            [message] = got.messages
+            assert message.role == "user"
+            text = message.content.text
+            assert "- build chose ninja (since 2026-02-01T00:00:00.000Z" in text
+            assert "make" not in text  # superseded: not what is decided now
+            assert "contradicts=true" in text and "capture" in text
+
+            learned = (await client.get_prompt("learn", {"subject": "build"})).messages[0].content.text
+            for word in ("capture", "contradicts=true", "intake_write", "handoff_write", "boot_rebuild",
+                         "build chose ninja"):
+                assert word in learned, word
+            plain = (await client.get_prompt("learn")).messages[0].content.text
+            assert "build chose ninja" not in plain and "handoff_write" in plain
+            for name in re.findall(r"\b[a-z]+_[a-z_]+\b", learned + text):  # every tool a prompt names exists
+                assert name in tools.TOOLS or name in ("valid_from", "fact_get_valid_at") or name in \
+                    {a for t in tools.TOOLS.values() for a in t.arguments}, name
+
+            with pytest.raises(MCPError, match="missing argument 'subject': frame needs subject"):
+                await client.get_prompt("frame", {})
+            with pytest.raises(MCPError, match="unknown argument 'topic'"):
+                await client.get_prompt("frame", {"subject": "s", "topic": "t"})
+            with pytest.raises(MCPError, match="unknown prompt 'plan': the prompts are frame, learn"):
+                await client.get_prompt("plan", {})
+
+    run(session)
+
+
+def test_the_readme_lists_every_tool_prompt_and_resource() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## MCP server\n", 1)[1].split("\n## ", 1)[0]
+    for tool in tools.TOOLS.values():
+        assert re.search(rf"^\| `{tool.name}` \|", section, re.M), f"README's MCP section lacks tool {tool.name}"
+    for name in prompts.PROMPTS:
+        assert f"`{name}`" in section, f"README's MCP section lacks prompt {name}"
+    for uri in ("memstack://willow.md", "memstack://anchor/<agent>"):
+        assert f"`{uri}`" in section, uri
+
+
+def test_speak_translates_the_command_line_into_tool_words() -> None:
+    assert tools.speak("bad --now-ts 'x': expected ms") == "bad now_ts 'x': expected ms"
+    assert tools.speak("bad created-at 5", tools.TOOLS["intake_write"]) == "bad created_at 5"
+    assert tools.speak("bad ID 'x'", tools.TOOLS["binder_ratify"]) == "bad id 'x'"
+    assert tools.speak("bad ID 'x'") == "bad ID 'x'"  # no tool: no argument to name
+    assert tools.speak("run `memstack boot rebuild`") == "run `boot_rebuild`"
+    assert tools.speak("see `memstack fact get-valid-at --ts now`") == "see `fact_get_valid_at ts=now`"
+    assert tools.speak("`memstack binder ratify <fact id>` keeps one") == "`binder_ratify <fact id>` keeps one"
+    assert tools.speak("run `memstack rebuild`") == "run `memstack rebuild`"  # no such tool: left as is
+    assert tools.speak("no store: pass --store PATH") == "no store: start `memstack mcp` with --store PATH"
+
+
+def test_a_resource_error_speaks_in_tools(store: Path) -> None:
+    async def session() -> None:
+        async with server("--store", str(store)) as client:
+            with pytest.raises(MCPError, match=r"then run `boot_rebuild`$"):
+                await client.read_resource("memstack://willow.md")
+
+    (store / "willow.md").unlink(missing_ok=True)
+    run(session)
+    assert memstack("boot", "show", cwd=store).returncode == 2
