@@ -4,24 +4,32 @@ import json
 import sys
 from typing import Any
 
+from memstack.commands import doc
 from memstack.errors import MemstackError
 from memstack.times import now_ms
 
 
 def register(sub: Any, common: Any) -> None:
-    top = sub.add_parser("hook", help="session hooks for an agent harness (Claude Code): boot context, handoff")
+    top = sub.add_parser("hook", help="session hooks for an agent harness (Claude Code): boot context, handoff",
+                         **doc("Session hooks for an agent harness: the boot context in at session start, a sealed"
+                               " handoff out at the end (docs/agents.md). A hook always exits 0.",
+                               "memstack hook settings --agent alice >> .claude/settings.json"))
     verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
-    for verb, text, func in (
-        ("session-start", "read the harness's event JSON on stdin; print the boot context as SessionStart"
+    for verb, event, text, func in (
+        ("session-start", "SessionStart", "read the harness's event JSON on stdin; print the boot context as SessionStart"
                           " additionalContext", run_start),
-        ("session-end", "read the event JSON on stdin; at Stop ask once for a handoff if none was sealed this"
+        ("session-end", "SessionEnd", "read the event JSON on stdin; at Stop ask once for a handoff if none was sealed this"
                         " session, at SessionEnd write a carry-over handoff", run_end),
     ):
-        p = verbs.add_parser(verb, parents=[common], help=text, description=text)
+        p = verbs.add_parser(verb, parents=[common], help=text,
+                             **doc(text, f"echo '{{\"hook_event_name\": \"{event}\"}}' | memstack hook {verb}"))
         p.add_argument("--agent", metavar="A", help="the agent (default: MEMSTACK_AGENT, then memory.default_agent)")
         p.set_defaults(func=func)
     p = verbs.add_parser("settings", parents=[common],
-                         help="print the .claude/settings.json hooks that run this memstack (no venv on PATH needed)")
+                         help="print the .claude/settings.json hooks that run this memstack (no venv on PATH needed)",
+                         **doc("Print the .claude/settings.json hooks block that runs this memstack by its Python's"
+                               " full path, so no virtual environment is needed on PATH.",
+                               "memstack hook settings --agent alice"))
     p.add_argument("--agent", metavar="A", help="pass --agent A to the hooks")
     p.set_defaults(func=run_settings)
 
