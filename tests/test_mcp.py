@@ -22,7 +22,7 @@ from memstack.times import now_ms
 
 IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_write", "boot_show", "recall",
                "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate", "binder_list",
-               "sync"}
+               "sync", "search"}
 
 HANDOFF = """## Open threads
 
@@ -115,6 +115,7 @@ def _cli_options(*verb: str) -> set[str]:
     ("fact_invalidate", ("fact", "invalidate"), set(), set()),
     ("binder_list", ("binder", "list"), set(), set()),
     ("sync", ("sync",), set(), set()),
+    ("search", ("search",), set(), set()),
 ])
 def test_tool_arguments_are_the_cli_options(tool: str, verb: tuple[str, ...], cli_only: set[str],
                                             tool_only: set[str]) -> None:
