@@ -1,8 +1,13 @@
 """The search index: SQLite FTS5 in `<store>/.memstack/search.sqlite3`; derived, never the truth.
 
 It follows the files the way the fact index does (memstack/factindex.py), with
-the same signature: each query first compares every file's (inode, size,
-mtime, ctime) with what the index last read, and skips the unchanged ones. An
+the same signature (inode, size, mtime, ctime), one level up first: each query
+stats every layer folder (one per agent or collection); a folder whose
+signature has not moved holds the same files as before (git replaces the files
+it changes, atomic writes rename, memstack's appends touch the folder), so only
+its newest file is stat'ed (for lines appended by other means to the current
+day or month); a folder that moved has every file stat'ed. Unchanged files are
+skipped. An
 append-only file (intake, facts) that grew with the bytes already indexed
 intact (their CRC-32 and Adler-32 still match) is read from where the index
 stopped: an appended line is indexed, not the store. Any other change (a file
@@ -21,11 +26,13 @@ once, one after the other, and neither ever sees half a file.
 
 import os
 import sqlite3
+import threading
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from memstack import files, progress
 from memstack.errors import MemstackError
@@ -35,7 +42,7 @@ from memstack.search.records import Doc
 
 DB_NAME = ".memstack/search.sqlite3"
 LOCK = "search-index"
-VERSION = 1  # an index of another layout version is dropped and rebuilt
+VERSION = 2  # an index of another layout version is dropped and rebuilt
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # stemming: "deploys" finds "deployment"
 
 _TABLES = (
@@ -46,6 +53,7 @@ _TABLES = (
     " layer TEXT NOT NULL, ref TEXT NOT NULL, agent TEXT, tier TEXT, tbl TEXT, sig INTEGER NOT NULL,"
     " valid_from INTEGER, valid_to INTEGER, recorded_at INTEGER, expired_at INTEGER)",
     "CREATE INDEX docs_by_file ON docs (file_id)",
+    "CREATE TABLE folders (relpath TEXT PRIMARY KEY, ino INTEGER, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER)",
     f"CREATE VIRTUAL TABLE fts USING fts5(head, body, tokenize='{TOKENIZER}')",
 )
 _INSERT_DOC = ("INSERT INTO docs (rowid, file_id, line, layer, ref, agent, tier, tbl, sig, valid_from, valid_to,"
@@ -57,28 +65,82 @@ _SET_FILE = ("UPDATE files SET ino = ?, size = ?, mtime_ns = ?, ctime_ns = ?, in
 @contextmanager
 def opened(store: Path) -> Iterator[sqlite3.Connection]:
     """The index, up to date with the memory files (built on first use, rebuilt if corrupt)."""
-    try:
-        db = _connect(store)
+    with _LOCK:
         try:
-            sync(db, store)
-        except BaseException:
-            db.close()
-            raise
-    except sqlite3.DatabaseError as exc:
-        if type(exc) is not sqlite3.DatabaseError:  # locked, I/O, full disk: not ours to repair
-            raise MemstackError(f"{store / DB_NAME}: {exc}") from None
-        drop(store)  # a corrupt index is only a cache: start it again
-        db = _connect(store)
-        sync(db, store)
+            entry = _cached(store)
+            sync(entry, store)
+        except sqlite3.DatabaseError as exc:
+            if type(exc) is not sqlite3.DatabaseError:  # locked, I/O, full disk: not ours to repair
+                raise MemstackError(f"{store / DB_NAME}: {exc}") from None
+            _uncache(store)
+            drop(store)  # a corrupt index is only a cache: start it again
+            entry = _cached(store)
+            sync(entry, store)
+        yield entry.db
+
+
+class _Open:
+    """One open connection per store and process, kept with the files and folders tables as last read:
+    a warm search re-reads them only when another process changed the index (PRAGMA data_version)."""
+
+    def __init__(self, db: sqlite3.Connection, inode: int) -> None:
+        self.pid, self.inode, self.db = os.getpid(), inode, db
+        self.version: int | None = None
+        self.state = State({}, {})
+
+    def current(self) -> "State":
+        version = self.db.execute("PRAGMA data_version").fetchone()[0]
+        if version != self.version:
+            self.state, self.version = State.read(self.db), version
+        return self.state
+
+
+class State:
+    """What the index holds: each file's Known, each folder's signature, the files of each folder."""
+
+    def __init__(self, known: dict[str, Known], folders: dict[str, Signature]) -> None:
+        self.known, self.folders = known, folders
+        self.inside: dict[str, list[str]] = defaultdict(list)
+        for relpath in sorted(known):
+            self.inside[relpath.rsplit("/", 1)[0]].append(relpath)
+
+    @classmethod
+    def read(cls, db: sqlite3.Connection) -> "State":
+        rows = db.execute("SELECT relpath, file_id, ino, size, mtime_ns, ctime_ns, indexed, crc, adler FROM files")
+        known = {r[0]: Known(r[1], (r[2], r[3], r[4], r[5]), r[6], r[7], r[8]) for r in rows}
+        folders = {r[0]: (r[1], r[2], r[3], r[4]) for r in db.execute(
+            "SELECT relpath, ino, size, mtime_ns, ctime_ns FROM folders")}
+        return cls(known, folders)  # type: ignore[arg-type]
+
+
+_LOCK = threading.RLock()
+_CACHE: dict[Path, _Open] = {}
+
+
+def _cached(store: Path) -> _Open:
+    entry = _CACHE.get(store)
     try:
-        yield db
-    finally:
-        db.close()
+        inode = os.stat(store / DB_NAME).st_ino
+    except (FileNotFoundError, NotADirectoryError):
+        inode = None
+    if entry is not None and (entry.pid, entry.inode) == (os.getpid(), inode):
+        return entry
+    _uncache(store)
+    db = _connect(store)
+    entry = _CACHE[store] = _Open(db, os.stat(store / DB_NAME).st_ino)
+    return entry
+
+
+def _uncache(store: Path) -> None:
+    entry = _CACHE.pop(store, None)
+    if entry is not None and entry.pid == os.getpid():
+        entry.db.close()
 
 
 def drop(store: Path) -> None:
     """Delete the index (the next search rebuilds it)."""
-    with _held(store):
+    with _LOCK, _held(store):
+        _uncache(store)
         for suffix in ("", "-wal", "-shm"):
             (store / (DB_NAME + suffix)).unlink(missing_ok=True)
 
@@ -133,33 +195,68 @@ def _writing(db: sqlite3.Connection) -> Iterator[None]:
     db.execute("COMMIT")
 
 
-def _known(db: sqlite3.Connection) -> dict[str, Known]:
-    rows = db.execute("SELECT relpath, file_id, ino, size, mtime_ns, ctime_ns, indexed, crc, adler FROM files")
-    return {r[0]: Known(r[1], (r[2], r[3], r[4], r[5]), r[6], r[7], r[8]) for r in rows}
+class Stale(NamedTuple):
+    changed: list[tuple[str, str, os.stat_result]]  # (layer, relpath, stat) of files new or changed
+    gone: list[str]  # files the index holds that are no more
+    folders: dict[str, Signature]  # every folder's signature now
+
+    def __bool__(self) -> bool:
+        return bool(self.changed or self.gone)
 
 
-def _stale(store: Path, known: dict[str, Known]) -> tuple[list[tuple[str, str, os.stat_result]], list[str]]:
-    on_disk = records.list_files(store)
-    present = {rel for _, rel, _ in on_disk}
-    changed = [(layer, rel, st) for layer, rel, st in on_disk
-               if rel not in known or known[rel].signature != signature(st)]
-    return changed, [rel for rel in known if rel not in present]
+def _stale(store: Path, state: State) -> Stale:
+    """What changed since the index last read the files, at the cost of a stat per folder.
+
+    A folder whose signature has not moved holds the same files as then: git replaces the files it
+    changes (a new inode in the folder), atomic writes rename, and memstack's appends touch the folder
+    (files.append_held). Only its newest file (by name: the current day or month) is looked at, for
+    lines appended to it some other way. A folder that moved is listed again, every file of it stat'ed.
+    """
+    changed: list[tuple[str, str, os.stat_result]] = []
+    present: set[str] = set()
+    folders: dict[str, Signature] = {}
+    for layer, folder, st in records.list_folders(store):
+        folders[folder] = signature(st)
+        held = state.inside.get(folder, [])
+        if state.folders.get(folder) == folders[folder]:
+            present.update(held)
+            if held:
+                try:
+                    newest = os.stat(store / held[-1])
+                except FileNotFoundError:
+                    present.discard(held[-1])
+                    continue
+                if state.known[held[-1]].signature != signature(newest):
+                    changed.append((layer, held[-1], newest))
+            continue
+        for relpath, fst in records.list_folder(store, layer, folder):
+            present.add(relpath)
+            if relpath not in state.known or state.known[relpath].signature != signature(fst):
+                changed.append((layer, relpath, fst))
+    gone = [relpath for relpath in state.known if relpath not in present]
+    return Stale(changed, gone, folders)
 
 
-def sync(db: sqlite3.Connection, store: Path) -> None:
+def sync(entry: _Open, store: Path) -> None:
     """Bring the index up to date with the memory files, reading only what changed."""
-    changed, gone = _stale(store, _known(db))
-    if not changed and not gone:
+    state = entry.current()
+    stale = _stale(store, state)
+    if not stale and stale.folders == state.folders:
         return
+    db = entry.db
     with _held(store), _writing(db):
-        known = _known(db)  # again under the lock: another search may have caught up meanwhile
-        changed, gone = _stale(store, known)
-        for relpath in gone:
-            _forget(db, known[relpath].file_id)
-        with progress.bar(sum(st.st_size for _, _, st in changed), "indexing for search", "B") as shown:
-            for layer, relpath, st in changed:
-                _refresh(db, store, layer, relpath, known.get(relpath))
+        state = State.read(db)  # again under the lock: another search may have caught up meanwhile
+        stale = _stale(store, state)
+        for relpath in stale.gone:
+            _forget(db, state.known[relpath].file_id)
+        with progress.bar(sum(st.st_size for _, _, st in stale.changed), "indexing for search", "B") as shown:
+            for layer, relpath, st in stale.changed:
+                _refresh(db, store, layer, relpath, state.known.get(relpath))
                 shown.update(st.st_size)
+        db.execute("DELETE FROM folders")
+        db.executemany("INSERT INTO folders VALUES (?, ?, ?, ?, ?)",
+                       ((folder, *sig) for folder, sig in stale.folders.items()))
+    entry.version = None  # our own writes do not move data_version: read the tables again
 
 
 def _forget(db: sqlite3.Connection, file_id: int) -> None:

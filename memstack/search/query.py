@@ -44,26 +44,50 @@ _RANK = f"bm25(fts, {HEAD_WEIGHT}, {BODY_WEIGHT})"
 _KNOWN_AS_OF = "recorded_at <= :as_of AND (expired_at IS NULL OR expired_at > :as_of)"
 
 
-def words(query: str) -> list[str]:
-    """The query's words as FTS5 expressions (quoted: no word is ever FTS5 syntax).
+# Words most records hold: they add nothing to a ranking and make it slow (BM25 weighs each word by
+# counting every record holding it). Left out of a query that has any other word.
+STOPWORDS = frozenset(
+    "a an and are as at be by did do does for from had has have how i in is it its of on or our that the their"
+    " them there these this those to was we were what when where which who why will with you your".split())
 
-    The porter stemmer does not map every form of a word to one stem ("deploys" is
-    `deploi`, "deployment" `deploy`), so a word of one token also matches as a
-    prefix its stem without a final `i` ("deplo*"), for stems of 4 letters or more.
+
+def words(query: str) -> list[str]:
+    """The query's words as FTS5 expressions (quoted: no word is ever FTS5 syntax), stop words left out.
+
+    The porter stemmer leaves one family of words on two stems: a final y turns to i
+    ("deploys", "deployed", "deploy" are `deploi`) unless a suffix stood after it
+    ("deployment" is `deploy`). A one-token word on either stem also matches the other
+    (`deploys` is searched as `"deploys" OR "deployment"`, `deployment` as
+    `"deployment" OR "deploy"`), so the family finds itself whichever form was written.
     """
     found = []
-    for word in query.split():
+    given = query.split()
+    if any(w.lower().strip("*") not in STOPWORDS for w in given):
+        given = [w for w in given if w.lower().strip("*") not in STOPWORDS]
+    for word in given:
         prefix = word.endswith("*")
         core = word.rstrip("*")
         terms = _terms(core)
         if not terms:
             continue
         phrase = '"' + core.replace('"', '""') + '"' + (" *" if prefix else "")
-        root = terms[0][:-1] if terms[0].endswith("i") else terms[0]
-        if len(terms) == 1 and len(root) >= 4:
-            phrase = f'({phrase} OR "{root}" *)'
+        if len(terms) == 1:
+            other = _other_stem(terms[0])
+            if other is not None:
+                phrase = f'({phrase} OR "{other}"{" *" if prefix else ""})'
         found.append(phrase)
     return found
+
+
+def _other_stem(stem: str) -> str | None:
+    """A word whose stem is `stem`'s y/i twin (see `words`), or None if there is none."""
+    if stem.endswith("i"):
+        word, twin = stem[:-1] + "yment", stem[:-1] + "y"
+    elif stem.endswith("y"):
+        word, twin = stem, stem[:-1] + "i"
+    else:
+        return None
+    return word if word.isalpha() and _terms(word) == [twin] else None
 
 
 _STEMMER: list[sqlite3.Connection] = []

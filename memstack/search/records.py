@@ -12,6 +12,7 @@ answers from what it can read; `memstack check` is what names such a line.
 """
 
 import os
+import re
 import zlib
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -22,13 +23,16 @@ import orjson
 
 from memstack import factfiles, layout
 from memstack.errors import MemstackError
+from memstack.names import NAME_RE
 from memstack.handoff import _SECTION
 from memstack.times import parse_ts
 
 LAYERS = ("facts", "intake", "handoffs", "soil")
 APPEND_ONLY = ("facts", "intake")  # read from where the index stopped when they grow (a closed fact: re-read)
-_FOLDERS = {"intake": ("intake", layout.INTAKE), "handoffs": ("handoffs", layout.HANDOFF),
-            "soil": ("store", layout.SOIL)}
+_KINDS = {"facts": layout.FACTS, "intake": layout.INTAKE, "handoffs": layout.HANDOFF, "soil": layout.SOIL}
+# A cheap first look at a name (a store holds thousands of intake days); layout.classify has the last word.
+_NAMES = {"facts": factfiles.FILE_RE, "intake": re.compile(r"\d{4}-\d{2}-\d{2}\.jsonl"),
+          "handoffs": re.compile(r"session_handoff-.*\.md"), "soil": re.compile(r".+\.json")}
 
 
 class Doc(NamedTuple):
@@ -52,21 +56,41 @@ class Doc(NamedTuple):
                                         self.recorded_at, self.head, self.body]))
 
 
-def list_files(store: Path) -> list[tuple[str, str, os.stat_result]]:
-    """(layer, store-relative path, stat) of every file search reads, sorted by path."""
-    found = [("facts", rel, st) for rel, st in factfiles.list_files(store)]
-    for layer, (top, kind) in _FOLDERS.items():
+TOPS = {"facts": "kb/facts", "intake": "intake", "handoffs": "handoffs", "soil": "store"}
+
+
+def list_folders(store: Path) -> list[tuple[str, str, os.stat_result]]:
+    """(layer, store-relative path, stat) of every folder holding a layer's files (one per agent or collection)."""
+    found = []
+    for layer, top in TOPS.items():
         try:
             with os.scandir(store / top) as entries:
-                folders = [e for e in entries if e.is_dir(follow_symlinks=False)]
+                found += [(layer, f"{top}/{e.name}", e.stat(follow_symlinks=False)) for e in entries
+                          if e.is_dir(follow_symlinks=False) and NAME_RE.fullmatch(e.name)]
         except (FileNotFoundError, NotADirectoryError):
             continue
-        for folder in folders:
-            with os.scandir(folder.path) as entries:
-                for entry in entries:
-                    rel = f"{top}/{folder.name}/{entry.name}"
-                    if entry.is_file(follow_symlinks=False) and layout.classify(rel).kind == kind:
-                        found.append((layer, rel, entry.stat(follow_symlinks=False)))
+    return found
+
+
+def list_folder(store: Path, layer: str, folder: str) -> list[tuple[str, os.stat_result]]:
+    """(store-relative path, stat) of the layer's files in one folder (links and other names left out)."""
+    shape = _NAMES[layer]
+    found = []
+    try:
+        with os.scandir(store / folder) as entries:
+            for entry in entries:
+                rel = f"{folder}/{entry.name}"
+                if shape.fullmatch(entry.name) and entry.is_file(follow_symlinks=False) \
+                        and (layer in ("intake", "facts") or layout.classify(rel).kind == _KINDS[layer]):
+                    found.append((rel, entry.stat(follow_symlinks=False)))
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    return found
+
+
+def list_files(store: Path) -> list[tuple[str, str, os.stat_result]]:
+    """(layer, store-relative path, stat) of every file search reads, sorted by path."""
+    found = [(layer, rel, st) for layer, folder, _ in list_folders(store) for rel, st in list_folder(store, layer, folder)]
     return sorted(found, key=lambda item: item[1])
 
 
