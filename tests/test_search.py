@@ -279,3 +279,17 @@ def test_the_search_tool_over_mcp(store: Path) -> None:
                 assert result.is_error and message in result.content[0].text
 
     anyio.run(session)
+
+
+def test_appends_to_an_older_file_and_by_hand_to_the_newest_are_found(store: Path) -> None:
+    old = intake(store, "the old day mentions a lighthouse", "--created-at", "2026-01-05T10:00:00Z")
+    new = intake(store, "the new day mentions a lighthouse too", "--created-at", "2026-01-09T10:00:00Z")
+    assert set(ids(search(store, "lighthouse"))) == {old, new}
+    backdated = intake(store, "a late note on the lighthouse", "--created-at", "2026-01-05T18:00:00Z")
+    assert set(ids(search(store, "lighthouse"))) == {old, new, backdated}  # not the folder's newest file
+    newest = store / "intake/alice/2026-01-09.jsonl"
+    record = json.loads(newest.read_text().splitlines()[0])
+    record.update(id=record["id"][:-1] + ("0" if record["id"][-1] != "0" else "1"), content="a lighthouse by hand")
+    with newest.open("a") as handle:  # appended in place by another tool: the folder does not move
+        handle.write(json.dumps(record) + "\n")
+    assert record["id"] in ids(search(store, "lighthouse"))
