@@ -171,10 +171,10 @@ def _connect(store: Path) -> sqlite3.Connection:
                 db.execute("PRAGMA journal_mode=WAL")
                 with _writing(db):
                     if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
+                        db.execute("DROP TABLE IF EXISTS fts")  # first: it drops its own shadow tables
                         for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
                                                   " AND sql LIKE 'CREATE TABLE%'").fetchall():
                             db.execute(f'DROP TABLE IF EXISTS "{name}"')
-                        db.execute("DROP TABLE IF EXISTS fts")
                         for sql in _TABLES:
                             db.execute(sql)
                         db.execute(f"PRAGMA user_version = {VERSION}")
