@@ -293,3 +293,15 @@ def test_appends_to_an_older_file_and_by_hand_to_the_newest_are_found(store: Pat
     with newest.open("a") as handle:  # appended in place by another tool: the folder does not move
         handle.write(json.dumps(record) + "\n")
     assert record["id"] in ids(search(store, "lighthouse"))
+
+
+def test_a_word_most_records_hold_filters_and_the_rare_words_rank(store: Path) -> None:
+    for n in range(5):
+        intake(store, f"status report {n}: all green")
+    zebra = intake(store, "status report: the zebra crossing is closed", "--title", "zebra")
+    other = intake(store, "a zebra was seen near the gate")
+    found = search(store, "status zebra")
+    assert (ids(found), found["matched"]) == ([zebra], "all words")  # "status" is in most records: it filters
+    assert ids(search(store, "zebra")) == [zebra, other]  # the title counts twice
+    assert len(search(store, "status")["hits"]) == 6
+    assert search(store, "status unicorn")["matched"] == "any word"

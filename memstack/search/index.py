@@ -42,7 +42,7 @@ from memstack.search.records import Doc
 
 DB_NAME = ".memstack/search.sqlite3"
 LOCK = "search-index"
-VERSION = 2  # an index of another layout version is dropped and rebuilt
+VERSION = 3  # an index of another layout version is dropped and rebuilt
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # stemming: "deploys" finds "deployment"
 
 _TABLES = (
@@ -55,6 +55,9 @@ _TABLES = (
     "CREATE INDEX docs_by_file ON docs (file_id)",
     "CREATE TABLE folders (relpath TEXT PRIMARY KEY, ino INTEGER, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER)",
     f"CREATE VIRTUAL TABLE fts USING fts5(head, body, tokenize='{TOKENIZER}')",
+    # How many records held a term when the index held `total` (query.py: a word most records hold
+    # adds nothing to BM25 and is left out of the ranking; counting them costs a scan, so it is kept).
+    "CREATE TABLE terms (term TEXT PRIMARY KEY, docs INTEGER NOT NULL, total INTEGER NOT NULL)",
 )
 _INSERT_DOC = ("INSERT INTO docs (rowid, file_id, line, layer, ref, agent, tier, tbl, sig, valid_from, valid_to,"
                " recorded_at, expired_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
@@ -253,10 +256,33 @@ def sync(entry: _Open, store: Path) -> None:
             for layer, relpath, st in stale.changed:
                 _refresh(db, store, layer, relpath, state.known.get(relpath))
                 shown.update(st.st_size)
+        if stale.changed or stale.gone:
+            db.execute("DELETE FROM terms WHERE total * 10 < (SELECT coalesce(max(rowid), 0) FROM docs) * 9"
+                       " OR total * 10 > (SELECT coalesce(max(rowid), 0) FROM docs) * 11")
         db.execute("DELETE FROM folders")
         db.executemany("INSERT INTO folders VALUES (?, ?, ?, ?, ?)",
                        ((folder, *sig) for folder, sig in stale.folders.items()))
     entry.version = None  # our own writes do not move data_version: read the tables again
+
+
+def common(db: sqlite3.Connection, terms: Iterable[str]) -> set[str]:
+    """Those of `terms` held by at least half the records (their BM25 weight is nil): counted once,
+    then kept until the index grows or shrinks by a tenth."""
+    total = db.execute("SELECT coalesce(max(rowid), 0) FROM docs").fetchone()[0]
+    found: set[str] = set()
+    for term in set(terms):
+        row = db.execute("SELECT docs, total FROM terms WHERE term = ?", (term,)).fetchone()
+        if row is None or not 0.9 * total <= row[1] <= 1.1 * total:
+            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, fts, 'row')")
+            docs = (db.execute("SELECT doc FROM temp.vocab WHERE term = ?", (term,)).fetchone() or (0,))[0]
+            try:
+                db.execute("INSERT OR REPLACE INTO terms VALUES (?, ?, ?)", (term, docs, total))
+            except sqlite3.OperationalError:  # busy: the count is only kept for next time
+                pass
+            row = (docs, total)
+        if total and 2 * row[0] >= total:
+            found.add(term)
+    return found
 
 
 def _forget(db: sqlite3.Connection, file_id: int) -> None:

@@ -156,12 +156,37 @@ def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier:
     _check_cursor(cursor)
     phrases = words(query)
     with index.opened(store) as db:
-        matched, rows = "all words", _ranked(db, " AND ".join(phrases), where, params)
+        matched, rows = "all words", _all_words(db, phrases, where, params)
         if not rows and len(phrases) > 1:
             matched, rows = "any word", _ranked(db, " OR ".join(phrases), where, params)
         page = pages.page(rows, limit=limit, cursor=cursor, key=lambda row: row)
         hits = _details(db, " OR ".join(phrases), [row for row in page.items], known)
     return {"query": query, "matched": matched, "hits": hits, **page.fields()}
+
+
+def _all_words(db: sqlite3.Connection, phrases: list[str], where: list[str], params: dict[str, Any]
+               ) -> list[tuple[float, int]]:
+    """Hits holding every word, ranked. A word most records hold weighs nothing in BM25, yet BM25
+    counts every record holding it: such words only filter (cheap), the others rank."""
+    common = index.common(db, [t for p in phrases for t in _phrase_terms(p)])
+    rare = [p for p in phrases if not set(_phrase_terms(p)) & common]
+    if not common or not rare:
+        return _ranked(db, " AND ".join(phrases), where, params)
+    holding = {rowid for (rowid,) in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (" AND ".join(phrases),))}
+    return [row for row in _ranked(db, " AND ".join(rare), where, params) if row[1] in holding]
+
+
+def _phrase_terms(phrase: str) -> list[str]:
+    """The single index terms of a query phrase (a one-token word and its twin); [] for a longer phrase."""
+    found = []
+    for quoted in phrase.strip("()").split(" OR "):
+        if quoted.endswith(" *"):
+            return []
+        terms = _terms(quoted.strip('"').replace('""', '"'))
+        if len(terms) != 1:
+            return []
+        found += terms
+    return found
 
 
 def _check_cursor(cursor: Any) -> None:
