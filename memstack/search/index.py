@@ -216,27 +216,28 @@ def _stale(store: Path, state: State) -> Stale:
     lines appended to it some other way. A folder that moved is listed again, every file of it stat'ed.
     """
     changed: list[tuple[str, str, os.stat_result]] = []
-    present: set[str] = set()
+    gone: list[str] = []
     folders: dict[str, Signature] = {}
     for layer, folder, st in records.list_folders(store):
         folders[folder] = signature(st)
         held = state.inside.get(folder, [])
         if state.folders.get(folder) == folders[folder]:
-            present.update(held)
             if held:
                 try:
                     newest = os.stat(store / held[-1])
                 except FileNotFoundError:
-                    present.discard(held[-1])
+                    gone.append(held[-1])
                     continue
                 if state.known[held[-1]].signature != signature(newest):
                     changed.append((layer, held[-1], newest))
             continue
+        present = set()
         for relpath, fst in records.list_folder(store, layer, folder):
             present.add(relpath)
             if relpath not in state.known or state.known[relpath].signature != signature(fst):
                 changed.append((layer, relpath, fst))
-    gone = [relpath for relpath in state.known if relpath not in present]
+        gone += [relpath for relpath in held if relpath not in present]
+    gone += [relpath for folder, held in state.inside.items() if folder not in folders for relpath in held]
     return Stale(changed, gone, folders)
 
 

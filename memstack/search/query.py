@@ -27,7 +27,9 @@ with the window shown as known then; intake records created by then, handoffs
 dated by then, SOIL records last changed by then.
 """
 
+import functools
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -91,19 +93,26 @@ def _other_stem(stem: str) -> str | None:
 
 
 _STEMMER: list[sqlite3.Connection] = []
+_STEMMING = threading.Lock()
 
 
 def _terms(text: str) -> list[str]:
     """The index's terms for `text` (its tokens, stemmed), from SQLite's own tokenizer."""
-    if not _STEMMER:
+    return list(_cached_terms(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_terms(text: str) -> tuple[str, ...]:
+    if not _STEMMER:  # (under the GIL: two threads may both make one; one is kept)
         db = sqlite3.connect(":memory:", check_same_thread=False)
         db.execute(f"CREATE VIRTUAL TABLE words USING fts5(w, tokenize='{index.TOKENIZER}')")
         db.execute("CREATE VIRTUAL TABLE terms USING fts5vocab(words, 'instance')")
         _STEMMER.append(db)
-    db = _STEMMER[0]
-    db.execute("DELETE FROM words")
-    db.execute("INSERT INTO words (w) VALUES (?)", (text,))
-    return [term for (term,) in db.execute("SELECT term FROM terms ORDER BY offset")]
+    with _STEMMING:
+        db = _STEMMER[0]
+        db.execute("DELETE FROM words")
+        db.execute("INSERT INTO words (w) VALUES (?)", (text,))
+        return tuple(term for (term,) in db.execute("SELECT term FROM terms ORDER BY offset"))
 
 
 def check_query(query: Any, field: str = "query") -> str:
