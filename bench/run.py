@@ -700,6 +700,91 @@ def fig_merge(kind: str) -> Callable[[Bench, int | None], Outcome]:
     return measure
 
 
+# ---- search (issue 14) ------------------------------------------------------------------------------
+
+SEARCH_PROBE = r"""
+import json, sys, time
+start = time.perf_counter()
+from pathlib import Path
+from memstack.search.query import search
+root, queries = Path(sys.argv[1]), sys.argv[2:]
+found = [len(search(root, queries[0], limit=20)["hits"])]
+cold = time.perf_counter() - start
+warm = []
+for query in queries[1:]:
+    t = time.perf_counter()
+    found.append(len(search(root, query, limit=20)["hits"]))
+    warm.append(time.perf_counter() - t)
+print(json.dumps({"cold": cold, "warm": warm, "found": found}))
+"""
+SEARCH_BUILD = "import sys; from pathlib import Path; from memstack.search import index; index.opened(Path(sys.argv[1])).__enter__()"
+
+
+def search_queries(store: Store, count: int) -> list[str]:
+    """Queries an agent might type, each naming a record the store holds: an intake observation by its
+    number (two words, all must match) and a fact by its subject (one hyphenated word: a phrase)."""
+    queries = []
+    for i in range(count):
+        n = 100 + (store.size - 200) * i // max(1, count)
+        queries.append(f"observation {n}" if i % 2 == 0 else f"subject-{n // 4}")
+    return queries
+
+
+def ensure_search_index(b: Bench, root: Path) -> None:
+    """The search index current (untimed): figures measure queries, not a build."""
+    b.run([sys.executable, "-c", SEARCH_BUILD, str(root)])
+
+
+def fig_search_build(b: Bench, size: int) -> Outcome:
+    store, out = b.store(size), Outcome()
+    for path in (store.root / ".memstack").glob("search.sqlite3*"):
+        path.unlink()
+    out.add(b.run([sys.executable, "-c", SEARCH_BUILD, str(store.root)]))
+    db = store.root / ".memstack" / "search.sqlite3"
+    out.note = f"the search index takes {db.stat().st_size / 2**20:.1f} MiB on disk"
+    return out
+
+
+def search_probes(b: Bench, size: int) -> list[tuple[dict[str, Any], Ran]]:
+    """--repeat new processes, each timing its first search (import included) then WARM_QUERIES more."""
+    key = ("search", size)
+    if key not in b.cache:
+        store = b.store(size)
+        ensure_search_index(b, store.root)
+        queries = search_queries(store, b.repeat * (WARM_QUERIES + 1))
+        probes = []
+        for n in range(b.repeat):
+            ran = b.run([sys.executable, "-c", SEARCH_PROBE, str(store.root), *queries[n::b.repeat]])
+            answer = json.loads(ran.out)
+            if not all(answer["found"]):
+                raise Failed("a search found nothing for a record the store holds")
+            probes.append((answer, ran))
+        b.cache[key] = probes
+    result: list[tuple[dict[str, Any], Ran]] = b.cache[key]
+    return result
+
+
+def fig_search(kind: str) -> Callable[[Bench, int], Outcome]:
+    def measure(b: Bench, size: int) -> Outcome:
+        out = Outcome()
+        for answer, ran in search_probes(b, size):
+            for seconds in ([answer["cold"]] if kind == "cold" else answer["warm"]):
+                out.add(seconds, ran.peak_kib)
+        return out
+    return measure
+
+
+def fig_search_cli(b: Bench, size: int) -> Outcome:
+    store, out = b.store(size), Outcome()
+    ensure_search_index(b, store.root)
+    for query in search_queries(store, b.repeat):
+        ran = b.ms("search", query, "--store", str(store.root), "--json", cwd=store.root)
+        if not orjson.loads(ran.out)["hits"]:
+            raise Failed(f"search found nothing for {query!r}")
+        out.add(ran)
+    return out
+
+
 # ---- the table of figures -------------------------------------------------------------------------
 
 def each_store(sizes: list[int]) -> list[int | None]:
@@ -770,6 +855,13 @@ FIGURES: tuple[Figure, ...] = (
            unit="lines"),
     Figure("merge-facts", "merge driver: two fact files, +1% and 100 closed on each side", "< 2 s", 2.0,
            fig_merge("facts"), no_store, unit="lines"),
+    Figure("search-index-build", "search index built from nothing (FTS5 over facts, intake, handoffs, SOIL)", "info",
+           None, fig_search_build),
+    Figure("search-cli", "`memstack search QUERY --json` (new process, index on disk)", "info", None,
+           fig_search_cli),
+    Figure("search-cold", "`search`, cold (new process: import + first query, index on disk)", "< 1 s", 1.0,
+           fig_search("cold")),
+    Figure("search-warm", "`search`, warm (same process)", "< 50 ms", 0.05, fig_search("warm")),
 )
 
 

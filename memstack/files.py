@@ -155,6 +155,8 @@ def append_held(path: Path, relpath: str, data: bytes) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+    # Touch the folder too: the search index re-lists a folder only when its times move (search/index.py).
+    os.utime(path.parent)
 
 
 _CLEANED: set[Path] = set()

@@ -604,3 +604,35 @@ register(Tool(
     lambda store, a: binder_cmd.decide_document(store, "reject", **a),
     title="Reject (human decision)", output=_DECIDED, hints=APPENDS,
 ))
+
+# --- search (issue 14) ---
+
+from memstack.commands import search as search_cmd  # noqa: E402  (kept beside its one entry, for merges)
+from memstack.pages import MAX_LIMIT, MCP_DEFAULT_LIMIT  # noqa: E402
+from memstack.search.records import LAYERS  # noqa: E402
+
+register(Tool(
+    "search",
+    "Find memories by words (ranked full-text search, BM25, stemmed: 'deploys' finds 'deployment') across"
+    " facts, intake, handoffs and SOIL records. Each hit says its layer, where it lives (path:line, id), a"
+    " snippet with the matched words in **bold**, its score and, for a fact, its validity window. Returns"
+    f" {{hits, matched, next_cursor, remaining}}; at most limit hits (default {MCP_DEFAULT_LIMIT}), pass"
+    " next_cursor as cursor for more.",
+    {"query": text("the words to look for (free text; every word must match, else any; word* a prefix)",
+                   required=True),
+     "layer": Arg({"type": "array", "items": {"type": "string", "enum": list(LAYERS)},
+                   "description": "only these layers: " + ", ".join(LAYERS)}, False, []),
+     "agent": name("only records written by this agent"),
+     "tier": Arg({"type": "string", "enum": list(TIERS), "description": "only records of this tier: "
+                  + ", ".join(TIERS)}),
+     "table": Arg({"type": "string", "enum": list(TABLES), "description": "only facts of this KB sub-tier: "
+                   + ", ".join(TABLES)}),
+     "valid_at": timestamp("only facts valid at this instant (or 'now')"),
+     "as_of": timestamp("as the store knew it at this transaction time (or 'now')"),
+     "limit": Arg({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": MCP_DEFAULT_LIMIT,
+                   "description": f"at most this many hits (default {MCP_DEFAULT_LIMIT})"}, False,
+                  MCP_DEFAULT_LIMIT),
+     "cursor": text("the next_cursor of the previous page, to continue")},
+    lambda store, a: search_cmd.search_document(store, **a),
+    read_only=True,
+))

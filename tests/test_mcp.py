@@ -24,7 +24,7 @@ from memstack.times import now_ms
 IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_write", "boot_show", "recall",
                "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate", "binder_list",
                "sync", "boot_rebuild", "promote", "intake_list", "soil_list", "soil_expire", "handoff_show",
-               "binder_ratify", "binder_reject"}
+               "binder_ratify", "binder_reject", "search"}
 
 HANDOFF = """## Open threads
 
@@ -125,6 +125,7 @@ def _cli_options(*verb: str) -> set[str]:
     ("handoff_show", ("handoff", "show"), set(), set()),
     ("binder_ratify", ("binder", "ratify"), set(), set()),
     ("binder_reject", ("binder", "reject"), set(), set()),
+    ("search", ("search",), set(), set()),
 ])
 def test_tool_arguments_are_the_cli_options(tool: str, verb: tuple[str, ...], cli_only: set[str],
                                             tool_only: set[str]) -> None:

@@ -1,0 +1,9 @@
+"""Full-text search across the memory layers: a derived SQLite FTS5 index in `.memstack/search.sqlite3`.
+
+- `records`: what is indexed: which files of each layer, and the searchable records in a file.
+- `index`: the index on disk, kept in step with the files incrementally (an appended line is
+  indexed, not the store), rebuilt when deleted or corrupt.
+- `query`: a free-text query turned into an FTS5 match, the filters, BM25 ranking and paging.
+
+docs/search.md is the reference.
+"""

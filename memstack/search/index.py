@@ -1,0 +1,364 @@
+"""The search index: SQLite FTS5 in `<store>/.memstack/search.sqlite3`; derived, never the truth.
+
+It follows the files the way the fact index does (memstack/factindex.py), with
+the same signature (inode, size, mtime, ctime), one level up first: each query
+stats every layer folder (one per agent or collection); a folder whose
+signature has not moved holds the same files as before (git replaces the files
+it changes, atomic writes rename, memstack's appends touch the folder), so only
+its newest file is stat'ed (for lines appended by other means to the current
+day or month); a folder that moved has every file stat'ed. Unchanged files are
+skipped. An
+append-only file (intake, facts) that grew with the bytes already indexed
+intact (their CRC-32 and Adler-32 still match) is read from where the index
+stopped: an appended line is indexed, not the store. Any other change (a file
+that shrank or changed in place after a `git pull`, merge or checkout, a fact
+closed in place, a handoff or SOIL record rewritten) re-reads that one file and
+compares its records with those held: unchanged records keep their rows, a
+closed fact gets its new window, the rest are added or removed. A file that is
+gone drops its rows. Deleting `.memstack/search.sqlite3` is always safe, and a
+corrupt one is dropped and rebuilt: the next search builds it again.
+
+Concurrency: the journal is WAL (a search never waits for a reader), catching
+up is one write transaction taken under the `search-index` lock of
+`.memstack/locks/`, so two searches that both find the index behind catch it up
+once, one after the other, and neither ever sees half a file.
+"""
+
+import os
+import sqlite3
+import threading
+import zlib
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
+
+from memstack import files, progress
+from memstack.errors import MemstackError
+from memstack.factindex import NO_SIGNATURE, Known, Signature, signature
+from memstack.search import records
+from memstack.search.records import Doc
+
+DB_NAME = ".memstack/search.sqlite3"
+LOCK = "search-index"
+VERSION = 3  # an index of another layout version is dropped and rebuilt
+TOKENIZER = "porter unicode61 remove_diacritics 2"  # stemming: "deploys" finds "deployment"
+
+_TABLES = (
+    "CREATE TABLE files (file_id INTEGER PRIMARY KEY, relpath TEXT NOT NULL UNIQUE, layer TEXT NOT NULL,"
+    " ino INTEGER, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, indexed INTEGER NOT NULL,"
+    " crc INTEGER NOT NULL, adler INTEGER NOT NULL)",
+    "CREATE TABLE docs (rowid INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, line INTEGER NOT NULL,"
+    " layer TEXT NOT NULL, ref TEXT NOT NULL, agent TEXT, tier TEXT, tbl TEXT, sig INTEGER NOT NULL,"
+    " valid_from INTEGER, valid_to INTEGER, recorded_at INTEGER, expired_at INTEGER)",
+    "CREATE INDEX docs_by_file ON docs (file_id)",
+    "CREATE TABLE folders (relpath TEXT PRIMARY KEY, ino INTEGER, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER)",
+    f"CREATE VIRTUAL TABLE fts USING fts5(head, body, tokenize='{TOKENIZER}')",
+    # How many records held a term when the index held `total` (query.py: a word most records hold
+    # adds nothing to BM25 and is left out of the ranking; counting them costs a scan, so it is kept).
+    "CREATE TABLE terms (term TEXT PRIMARY KEY, docs INTEGER NOT NULL, total INTEGER NOT NULL)",
+)
+_INSERT_DOC = ("INSERT INTO docs (rowid, file_id, line, layer, ref, agent, tier, tbl, sig, valid_from, valid_to,"
+               " recorded_at, expired_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_SET_FILE = ("UPDATE files SET ino = ?, size = ?, mtime_ns = ?, ctime_ns = ?, indexed = ?, crc = ?, adler = ?"
+             " WHERE file_id = ?")
+
+
+@contextmanager
+def opened(store: Path) -> Iterator[sqlite3.Connection]:
+    """The index, up to date with the memory files (built on first use, rebuilt if corrupt)."""
+    with _LOCK:
+        try:
+            entry = _cached(store)
+            sync(entry, store)
+        except sqlite3.DatabaseError as exc:
+            if type(exc) is not sqlite3.DatabaseError:  # locked, I/O, full disk: not ours to repair
+                raise MemstackError(f"{store / DB_NAME}: {exc}") from None
+            _uncache(store)
+            drop(store)  # a corrupt index is only a cache: start it again
+            entry = _cached(store)
+            sync(entry, store)
+        yield entry.db
+
+
+class _Open:
+    """One open connection per store and process, kept with the files and folders tables as last read:
+    a warm search re-reads them only when another process changed the index (PRAGMA data_version)."""
+
+    def __init__(self, db: sqlite3.Connection, inode: int) -> None:
+        self.pid, self.inode, self.db = os.getpid(), inode, db
+        self.version: int | None = None
+        self.state = State({}, {})
+
+    def current(self) -> "State":
+        version = self.db.execute("PRAGMA data_version").fetchone()[0]
+        if version != self.version:
+            self.state, self.version = State.read(self.db), version
+        return self.state
+
+
+class State:
+    """What the index holds: each file's Known, each folder's signature, the files of each folder."""
+
+    def __init__(self, known: dict[str, Known], folders: dict[str, Signature]) -> None:
+        self.known, self.folders = known, folders
+        self.inside: dict[str, list[str]] = defaultdict(list)
+        for relpath in sorted(known):
+            self.inside[relpath.rsplit("/", 1)[0]].append(relpath)
+
+    @classmethod
+    def read(cls, db: sqlite3.Connection) -> "State":
+        rows = db.execute("SELECT relpath, file_id, ino, size, mtime_ns, ctime_ns, indexed, crc, adler FROM files")
+        known = {r[0]: Known(r[1], (r[2], r[3], r[4], r[5]), r[6], r[7], r[8]) for r in rows}
+        folders = {r[0]: (r[1], r[2], r[3], r[4]) for r in db.execute(
+            "SELECT relpath, ino, size, mtime_ns, ctime_ns FROM folders")}
+        return cls(known, folders)  # type: ignore[arg-type]
+
+
+_LOCK = threading.RLock()
+_CACHE: dict[Path, _Open] = {}
+
+
+def _cached(store: Path) -> _Open:
+    entry = _CACHE.get(store)
+    try:
+        inode = os.stat(store / DB_NAME).st_ino
+    except (FileNotFoundError, NotADirectoryError):
+        inode = None
+    if entry is not None and (entry.pid, entry.inode) == (os.getpid(), inode):
+        return entry
+    _uncache(store)
+    db = _connect(store)
+    entry = _CACHE[store] = _Open(db, os.stat(store / DB_NAME).st_ino)
+    return entry
+
+
+def _uncache(store: Path) -> None:
+    entry = _CACHE.pop(store, None)
+    if entry is not None and entry.pid == os.getpid():
+        entry.db.close()
+
+
+def drop(store: Path) -> None:
+    """Delete the index (the next search rebuilds it)."""
+    with _LOCK, _held(store):
+        _uncache(store)
+        for suffix in ("", "-wal", "-shm"):
+            (store / (DB_NAME + suffix)).unlink(missing_ok=True)
+
+
+@contextmanager
+def _held(store: Path) -> Iterator[None]:
+    from filelock import FileLock, Timeout
+
+    try:
+        with FileLock(files.lock_path(store, LOCK)).acquire(timeout=600, poll_interval=0.005):
+            yield
+    except Timeout:
+        raise MemstackError(f"{store / DB_NAME}: another memstack process has held the search index's lock"
+                            " for over 10 minutes") from None
+
+
+def _connect(store: Path) -> sqlite3.Connection:
+    path = store / DB_NAME
+    files.local_dir(store, "")
+    if path.is_dir() or path.is_symlink():
+        raise MemstackError(f"{path}: not the search index file memstack keeps there (a folder or a link)"
+                            " — remove it; the index is rebuilt from the memory files on the next search")
+    db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute("PRAGMA synchronous=NORMAL")  # a cache: a power cut may lose its last commits, no more
+        if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
+            with _held(store):
+                db.execute("PRAGMA journal_mode=WAL")
+                with _writing(db):
+                    if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
+                        db.execute("DROP TABLE IF EXISTS fts")  # first: it drops its own shadow tables
+                        for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
+                                                  " AND sql LIKE 'CREATE TABLE%'").fetchall():
+                            db.execute(f'DROP TABLE IF EXISTS "{name}"')
+                        for sql in _TABLES:
+                            db.execute(sql)
+                        db.execute(f"PRAGMA user_version = {VERSION}")
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+@contextmanager
+def _writing(db: sqlite3.Connection) -> Iterator[None]:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+class Stale(NamedTuple):
+    changed: list[tuple[str, str, os.stat_result]]  # (layer, relpath, stat) of files new or changed
+    gone: list[str]  # files the index holds that are no more
+    folders: dict[str, Signature]  # every folder's signature now
+
+    def __bool__(self) -> bool:
+        return bool(self.changed or self.gone)
+
+
+def _stale(store: Path, state: State) -> Stale:
+    """What changed since the index last read the files, at the cost of a stat per folder.
+
+    A folder whose signature has not moved holds the same files as then: git replaces the files it
+    changes (a new inode in the folder), atomic writes rename, and memstack's appends touch the folder
+    (files.append_held). Only its newest file (by name: the current day or month) is looked at, for
+    lines appended to it some other way. A folder that moved is listed again, every file of it stat'ed.
+    """
+    changed: list[tuple[str, str, os.stat_result]] = []
+    gone: list[str] = []
+    folders: dict[str, Signature] = {}
+    for layer, folder, st in records.list_folders(store):
+        folders[folder] = signature(st)
+        held = state.inside.get(folder, [])
+        if state.folders.get(folder) == folders[folder]:
+            if held:
+                try:
+                    newest = os.stat(store / held[-1])
+                except FileNotFoundError:
+                    gone.append(held[-1])
+                    continue
+                if state.known[held[-1]].signature != signature(newest):
+                    changed.append((layer, held[-1], newest))
+            continue
+        present = set()
+        for relpath, fst in records.list_folder(store, layer, folder):
+            present.add(relpath)
+            if relpath not in state.known or state.known[relpath].signature != signature(fst):
+                changed.append((layer, relpath, fst))
+        gone += [relpath for relpath in held if relpath not in present]
+    gone += [relpath for folder, held in state.inside.items() if folder not in folders for relpath in held]
+    return Stale(changed, gone, folders)
+
+
+def sync(entry: _Open, store: Path) -> None:
+    """Bring the index up to date with the memory files, reading only what changed."""
+    state = entry.current()
+    stale = _stale(store, state)
+    if not stale and stale.folders == state.folders:
+        return
+    db = entry.db
+    with _held(store), _writing(db):
+        state = State.read(db)  # again under the lock: another search may have caught up meanwhile
+        stale = _stale(store, state)
+        for relpath in stale.gone:
+            _forget(db, state.known[relpath].file_id)
+        with progress.bar(sum(st.st_size for _, _, st in stale.changed), "indexing for search", "B") as shown:
+            for layer, relpath, st in stale.changed:
+                _refresh(db, store, layer, relpath, state.known.get(relpath))
+                shown.update(st.st_size)
+        if stale.changed or stale.gone:
+            db.execute("DELETE FROM terms WHERE total * 10 < (SELECT coalesce(max(rowid), 0) FROM docs) * 9"
+                       " OR total * 10 > (SELECT coalesce(max(rowid), 0) FROM docs) * 11")
+        db.execute("DELETE FROM folders")
+        db.executemany("INSERT INTO folders VALUES (?, ?, ?, ?, ?)",
+                       ((folder, *sig) for folder, sig in stale.folders.items()))
+    entry.version = None  # our own writes do not move data_version: read the tables again
+
+
+def common(db: sqlite3.Connection, terms: Iterable[str]) -> set[str]:
+    """Those of `terms` held by at least half the records (their BM25 weight is nil): counted once,
+    then kept until the index grows or shrinks by a tenth."""
+    total = db.execute("SELECT coalesce(max(rowid), 0) FROM docs").fetchone()[0]
+    found: set[str] = set()
+    for term in set(terms):
+        row = db.execute("SELECT docs, total FROM terms WHERE term = ?", (term,)).fetchone()
+        if row is None or not 0.9 * total <= row[1] <= 1.1 * total:
+            db.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING fts5vocab(main, fts, 'row')")
+            docs = (db.execute("SELECT doc FROM temp.vocab WHERE term = ?", (term,)).fetchone() or (0,))[0]
+            try:
+                db.execute("INSERT OR REPLACE INTO terms VALUES (?, ?, ?)", (term, docs, total))
+            except sqlite3.OperationalError:  # busy: the count is only kept for next time
+                pass
+            row = (docs, total)
+        if total and 2 * row[0] >= total:
+            found.add(term)
+    return found
+
+
+def _forget(db: sqlite3.Connection, file_id: int) -> None:
+    db.execute("DELETE FROM fts WHERE rowid IN (SELECT rowid FROM docs WHERE file_id = ?)", (file_id,))
+    db.execute("DELETE FROM docs WHERE file_id = ?", (file_id,))
+    db.execute("DELETE FROM files WHERE file_id = ?", (file_id,))
+
+
+def _refresh(db: sqlite3.Connection, store: Path, layer: str, relpath: str, known: Known | None) -> None:
+    try:
+        with open(store / relpath, "rb") as handle:
+            data = handle.read()
+            st = os.fstat(handle.fileno())
+    except FileNotFoundError:
+        if known is not None:
+            _forget(db, known.file_id)
+        return
+    end = records.indexed_end(layer, data)
+    view = memoryview(data)
+    if known is None:
+        file_id = db.execute("INSERT INTO files (relpath, layer, indexed, crc, adler) VALUES (?, ?, 0, 0, 1)",
+                             (relpath, layer)).lastrowid
+        assert file_id is not None
+        _add(db, file_id, layer, records.parse(layer, relpath, data))
+    elif layer in records.APPEND_ONLY and known.indexed <= end and known.signature[0] == st.st_ino \
+            and zlib.crc32(view[:known.indexed]) == known.crc and zlib.adler32(view[:known.indexed]) == known.adler:
+        file_id = known.file_id  # grown, the indexed bytes intact: only the new lines
+        _add(db, file_id, layer, records.parse(layer, relpath, data, known.indexed))
+    else:
+        file_id = known.file_id  # changed some other way: re-read it, keeping the records that did not change
+        _merge(db, file_id, layer, records.parse(layer, relpath, data))
+    sig: Signature = signature(st) if st.st_size == len(data) else NO_SIGNATURE
+    db.execute(_SET_FILE, (*sig, end, zlib.crc32(view[:end]), zlib.adler32(view[:end]), file_id))
+
+
+def _add(db: sqlite3.Connection, file_id: int, layer: str, docs: Iterable[Doc]) -> None:
+    """Insert records as new rows, in batches (a first build inserts millions)."""
+    batch: list[Doc] = []
+    for doc in docs:
+        batch.append(doc)
+        if len(batch) == 10_000:
+            _insert(db, file_id, layer, batch)
+            batch = []
+    _insert(db, file_id, layer, batch)
+
+
+def _insert(db: sqlite3.Connection, file_id: int, layer: str, docs: Sequence[Doc]) -> None:
+    if not docs:
+        return
+    first = db.execute("SELECT coalesce(max(rowid), 0) + 1 FROM docs").fetchone()[0]
+    db.executemany(_INSERT_DOC, ((first + n, file_id, d.line, layer, d.ref, d.agent, d.tier, d.tbl, d.sig(),
+                                  d.valid_from, d.valid_to, d.recorded_at, d.expired_at) for n, d in enumerate(docs)))
+    db.executemany("INSERT INTO fts (rowid, head, body) VALUES (?, ?, ?)",
+                   ((first + n, d.head, d.body) for n, d in enumerate(docs)))
+
+
+def _merge(db: sqlite3.Connection, file_id: int, layer: str, docs: Iterable[Doc]) -> None:
+    """Make the file's rows those of `docs`, touching only what differs."""
+    held: dict[tuple[str, int], list[tuple[int, int, int | None, int | None]]] = defaultdict(list)
+    for rowid, ref, sig, line, valid_to, expired_at in db.execute(
+            "SELECT rowid, ref, sig, line, valid_to, expired_at FROM docs WHERE file_id = ? ORDER BY rowid",
+            (file_id,)):
+        held[(ref, sig)].append((rowid, line, valid_to, expired_at))
+    new = []
+    for doc in docs:
+        same = held.get((doc.ref, doc.sig()))
+        if not same:
+            new.append(doc)
+            continue
+        rowid, *rest = same.pop(0)
+        if tuple(rest) != (doc.line, doc.valid_to, doc.expired_at):
+            db.execute("UPDATE docs SET line = ?, valid_to = ?, expired_at = ? WHERE rowid = ?",
+                       (doc.line, doc.valid_to, doc.expired_at, rowid))
+    for rows in held.values():
+        for rowid, *_ in rows:
+            db.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+            db.execute("DELETE FROM docs WHERE rowid = ?", (rowid,))
+    _add(db, file_id, layer, new)

@@ -1,0 +1,257 @@
+"""A search: free text turned into an FTS5 match, the filters, BM25 ranking, paging.
+
+Free text never reaches FTS5 as syntax: each word (split on white space) becomes
+a quoted phrase (`foo-bar` the phrase "foo bar", `"` or `AND` plain text), a
+trailing `*` keeps its meaning of a prefix, and a word with no letter or digit
+is dropped. Every word must match; when no record holds them all (after the
+filters), any word may: the answer says which (`matched`).
+
+Ranking is FTS5's BM25 with the record's head (a fact's subject, an intake
+title, a handoff section's heading, a SOIL record's collection/key) weighted
+twice its body; `score` is minus BM25 (higher is better).
+
+Paging: hits sort by (BM25, rowid of the record in the index); a cursor is that
+pair of the last hit handed out (pages.py). The rowid of a record never changes
+while the record does not, so between pages of an index that did not change
+nothing is repeated or skipped. BM25 scores depend on the whole index (how many
+records hold a word), so when records are added between two pages every score
+moves a little: a hit whose score crossed the cursor may then be repeated or
+skipped. A new first page is exact again.
+
+The bi-temporal filters reuse the fact index's rules (factindex._VALID and
+_VALID_AS_OF, facts.believed_at): `valid_at` keeps the facts valid then (other
+layers have no validity window and are left out); `as_of` keeps what the store
+knew at that transaction time: facts recorded by then and not closed as known
+then (with `valid_at` too: valid at valid_at as the store believed at as_of),
+with the window shown as known then; intake records created by then, handoffs
+dated by then, SOIL records last changed by then.
+"""
+
+import functools
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from memstack import factindex, facts, intake, pages
+from memstack.errors import MemstackError
+from memstack.names import check_name
+from memstack.search import index, records
+from memstack.times import given_ts, iso
+
+MARK = ("**", "**")  # around each matched word of a snippet (Markdown bold)
+SNIPPET_TOKENS = 16
+HEAD_WEIGHT, BODY_WEIGHT = 2.0, 1.0
+_RANK = f"bm25(fts, {HEAD_WEIGHT}, {BODY_WEIGHT})"
+_KNOWN_AS_OF = "recorded_at <= :as_of AND (expired_at IS NULL OR expired_at > :as_of)"
+
+
+# Words most records hold: they add nothing to a ranking and make it slow (BM25 weighs each word by
+# counting every record holding it). Left out of a query that has any other word.
+STOPWORDS = frozenset(
+    "a an and are as at be by did do does for from had has have how i in is it its of on or our that the their"
+    " them there these this those to was we were what when where which who why will with you your".split())
+
+
+def words(query: str) -> list[str]:
+    """The query's words as FTS5 expressions (quoted: no word is ever FTS5 syntax), stop words left out.
+
+    The porter stemmer leaves one family of words on two stems: a final y turns to i
+    ("deploys", "deployed", "deploy" are `deploi`) unless a suffix stood after it
+    ("deployment" is `deploy`). A one-token word on either stem also matches the other
+    (`deploys` is searched as `"deploys" OR "deployment"`, `deployment` as
+    `"deployment" OR "deploy"`), so the family finds itself whichever form was written.
+    """
+    found = []
+    given = query.split()
+    if any(w.lower().strip("*") not in STOPWORDS for w in given):
+        given = [w for w in given if w.lower().strip("*") not in STOPWORDS]
+    for word in given:
+        prefix = word.endswith("*")
+        core = word.rstrip("*")
+        terms = _terms(core)
+        if not terms:
+            continue
+        phrase = '"' + core.replace('"', '""') + '"' + (" *" if prefix else "")
+        if len(terms) == 1:
+            other = _other_stem(terms[0])
+            if other is not None:
+                phrase = f'({phrase} OR "{other}"{" *" if prefix else ""})'
+        found.append(phrase)
+    return found
+
+
+def _other_stem(stem: str) -> str | None:
+    """A word whose stem is `stem`'s y/i twin (see `words`), or None if there is none."""
+    if stem.endswith("i"):
+        word, twin = stem[:-1] + "yment", stem[:-1] + "y"
+    elif stem.endswith("y"):
+        word, twin = stem, stem[:-1] + "i"
+    else:
+        return None
+    return word if word.isalpha() and _terms(word) == [twin] else None
+
+
+_STEMMER: list[sqlite3.Connection] = []
+_STEMMING = threading.Lock()
+
+
+def _terms(text: str) -> list[str]:
+    """The index's terms for `text` (its tokens, stemmed), from SQLite's own tokenizer."""
+    return list(_cached_terms(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_terms(text: str) -> tuple[str, ...]:
+    if not _STEMMER:  # (under the GIL: two threads may both make one; one is kept)
+        db = sqlite3.connect(":memory:", check_same_thread=False)
+        db.execute(f"CREATE VIRTUAL TABLE words USING fts5(w, tokenize='{index.TOKENIZER}')")
+        db.execute("CREATE VIRTUAL TABLE terms USING fts5vocab(words, 'instance')")
+        _STEMMER.append(db)
+    with _STEMMING:
+        db = _STEMMER[0]
+        db.execute("DELETE FROM words")
+        db.execute("INSERT INTO words (w) VALUES (?)", (text,))
+        return tuple(term for (term,) in db.execute("SELECT term FROM terms ORDER BY offset"))
+
+
+def check_query(query: Any, field: str = "query") -> str:
+    if not isinstance(query, str) or not query.strip():
+        raise MemstackError(f"bad {field} {query!r}: give the words to search for")
+    return query
+
+
+def _filters(layers: Any, agent: Any, tier: Any, table: Any, valid_at: Any, as_of: Any
+             ) -> tuple[list[str], dict[str, Any], int | None]:
+    """SQL conditions on `docs` and their parameters; also as_of as ms (the window is shown as known then)."""
+    where: list[str] = []
+    params: dict[str, Any] = {}
+    chosen = list(layers or ())
+    for layer in chosen:
+        if layer not in records.LAYERS:
+            raise MemstackError(f"bad layer {layer!r}: must be one of {', '.join(records.LAYERS)}")
+    if chosen:
+        where.append("layer IN ({})".format(", ".join(f"'{layer}'" for layer in sorted(set(chosen)))))
+    if agent is not None:
+        where.append("agent = :agent")
+        params["agent"] = check_name(agent, "agent")
+    if tier is not None:
+        if tier not in intake.TIERS:
+            raise MemstackError(f"bad tier {tier!r}: must be one of {', '.join(intake.TIERS)}")
+        where.append("tier = :tier")
+        params["tier"] = tier
+    if table is not None:
+        if table not in facts.TABLES:
+            raise MemstackError(f"bad table {table!r}: must be one of {', '.join(facts.TABLES)}")
+        where.append("tbl = :table")
+        params["table"] = table
+    ts = None if valid_at is None else given_ts(valid_at, "valid-at")
+    known = None if as_of is None else given_ts(as_of, "as-of")
+    if ts is not None:
+        rule = factindex._VALID if known is None else factindex._VALID_AS_OF
+        where.append(f"layer = 'facts' AND {rule}")
+    elif known is not None:
+        where.append(f"((layer = 'facts' AND {_KNOWN_AS_OF}) OR (layer != 'facts' AND recorded_at <= :as_of))")
+    params.update(ts=ts, as_of=known)
+    return where, params, known
+
+
+def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier: Any = None, table: Any = None,
+           valid_at: Any = None, as_of: Any = None, limit: Any = None, cursor: Any = None) -> dict[str, Any]:
+    """The `search --json` document: {query, matched, hits, next_cursor, remaining}."""
+    check_query(query)
+    where, params, known = _filters(layer, agent, tier, table, valid_at, as_of)
+    pages.check_limit(limit)
+    _check_cursor(cursor)
+    phrases = words(query)
+    with index.opened(store) as db:
+        matched, rows = "all words", _all_words(db, phrases, where, params)
+        if not rows and len(phrases) > 1:
+            matched, rows = "any word", _ranked(db, " OR ".join(phrases), where, params)
+        page = pages.page(rows, limit=limit, cursor=cursor, key=lambda row: row)
+        hits = _details(db, " OR ".join(phrases), [row for row in page.items], known)
+    return {"query": query, "matched": matched, "hits": hits, **page.fields()}
+
+
+def _all_words(db: sqlite3.Connection, phrases: list[str], where: list[str], params: dict[str, Any]
+               ) -> list[tuple[float, int]]:
+    """Hits holding every word, ranked. A word most records hold weighs nothing in BM25, yet BM25
+    counts every record holding it: such words only filter (cheap), the others rank."""
+    common = index.common(db, [t for p in phrases for t in _phrase_terms(p)])
+    rare = [p for p in phrases if not set(_phrase_terms(p)) & common]
+    if not common or not rare:
+        return _ranked(db, " AND ".join(phrases), where, params)
+    holding = {rowid for (rowid,) in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (" AND ".join(phrases),))}
+    return [row for row in _ranked(db, " AND ".join(rare), where, params) if row[1] in holding]
+
+
+def _phrase_terms(phrase: str) -> list[str]:
+    """The single index terms of a query phrase (a one-token word and its twin); [] for a longer phrase."""
+    found = []
+    for quoted in phrase.strip("()").split(" OR "):
+        if quoted.endswith(" *"):
+            return []
+        terms = _terms(quoted.strip('"').replace('""', '"'))
+        if len(terms) != 1:
+            return []
+        found += terms
+    return found
+
+
+def _check_cursor(cursor: Any) -> None:
+    """A cursor is the (BM25, rowid) of the last hit handed out; anything else is refused, never compared."""
+    if cursor in (None, ""):
+        return
+    if not isinstance(cursor, str):
+        raise MemstackError(f"bad cursor {cursor!r}: not a cursor search handed out (pass its next_cursor as is)")
+    key = pages.decode(cursor)
+    if len(key) != 2 or type(key[0]) not in (int, float) or type(key[1]) is not int:
+        raise MemstackError(f"bad cursor {cursor!r}: not a cursor search handed out (pass its next_cursor as is)")
+
+
+def _ranked(db: sqlite3.Connection, match: str, where: list[str], params: dict[str, Any]) -> list[tuple[float, int]]:
+    if not match:
+        return []
+    conditions = "".join(f" AND {w}" for w in where)
+    sql = (f"SELECT {_RANK}, fts.rowid FROM fts JOIN docs ON docs.rowid = fts.rowid"
+           f" WHERE fts MATCH :match{conditions} ORDER BY 1, 2")
+    try:
+        return [(score, rowid) for score, rowid in db.execute(sql, {**params, "match": match})]
+    except sqlite3.OperationalError as exc:  # quoting makes this unreachable; never show FTS5's words to a user
+        raise MemstackError(f"bad query: it cannot be searched ({exc})") from None
+
+
+def _details(db: sqlite3.Connection, match: str, rows: list[tuple[float, int]], as_of: int | None
+             ) -> list[dict[str, Any]]:
+    if not rows:
+        return []
+    marks = ", ".join(str(rowid) for _, rowid in rows)
+    found = {r[0]: r for r in db.execute(
+        f"SELECT fts.rowid, snippet(fts, -1, '{MARK[0]}', '{MARK[1]}', '…', {SNIPPET_TOKENS}), fts.head,"
+        " docs.layer, docs.ref, docs.line, docs.agent, docs.tier, docs.tbl, docs.valid_from, docs.valid_to,"
+        " docs.recorded_at, docs.expired_at, files.relpath FROM fts JOIN docs ON docs.rowid = fts.rowid"
+        f" JOIN files ON files.file_id = docs.file_id WHERE fts MATCH :match AND fts.rowid IN ({marks})",
+        {"match": match})}
+    return [_hit(found[rowid], score, as_of) for score, rowid in rows if rowid in found]
+
+
+def _hit(row: tuple[Any, ...], score: float, as_of: int | None) -> dict[str, Any]:
+    (_, snippet, head, layer, ref, line, agent, tier, tbl, valid_from, valid_to, recorded_at, expired_at,
+     relpath) = row
+    hit: dict[str, Any] = {"layer": layer, "path": relpath, "line": line,
+                           "where": relpath if layer == "soil" else f"{relpath}:{line}",
+                           "title": head, "snippet": snippet, "score": round(-score, 6), "agent": agent}
+    if layer == "handoffs":
+        hit["section"] = ref
+    else:
+        hit["id"] = ref
+    if tier is not None:
+        hit["tier"] = tier
+    if layer == "facts":
+        hit["table"] = tbl
+        window = {"recorded_at": recorded_at, "expired_at": expired_at, "valid_to": valid_to, "superseded_by": None}
+        if as_of is not None:
+            window = facts.believed_at(window, as_of) or window
+        hit.update(valid_from=valid_from, valid_to=window["valid_to"], valid_from_iso=iso(valid_from),
+                   valid_to_iso=None if window["valid_to"] is None else iso(window["valid_to"]))
+    return hit
