@@ -634,5 +634,18 @@ register(Tool(
                   MCP_DEFAULT_LIMIT),
      "cursor": text("the next_cursor of the previous page, to continue")},
     lambda store, a: search_cmd.search_document(store, **a),
-    read_only=True,
+    title="Search memory",
+    output=document("ranked hits, best first", {
+        "query": STRING,
+        "matched": {"type": "string", "enum": ["all words", "any word"], "description": "any word: no record held them all"},
+        "hits": listing(document("one hit", {
+            "layer": {"type": "string", "enum": list(LAYERS)}, "path": STRING,
+            "line": {"type": ["integer", "null"]}, "where": STRING, "title": {"type": ["string", "null"]},
+            "snippet": STRING, "score": {"type": "number"}, "agent": {"type": ["string", "null"]}}, {
+            "id": STRING, "section": STRING, "tier": STRING, "table": STRING, "valid_from": {"type": "integer"},
+            "valid_to": {"type": ["integer", "null"]}, "valid_from_iso": STRING,
+            "valid_to_iso": {"type": ["string", "null"]}}), "the hits of this page"),
+        "next_cursor": {"type": ["string", "null"], "description": "pass as cursor for the next page; null: no more"},
+        "remaining": {"type": "integer", "minimum": 0, "description": "how many hits follow this page"}}),
+    hints=READS,
 ))

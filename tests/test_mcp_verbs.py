@@ -214,6 +214,11 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             assert len(await c.ok("fact_history", subject="build")) == 3
             await c.ok("fact_invalidate", subject="build", predicate="uses", valid_to="2026-04-03T00:00:00Z")
 
+            # search: ranked hits across the layers, each with where it lives
+            found = await c.ok("search", query="table driven lexer", layer=["intake"])
+            assert [h["layer"] for h in found["hits"]] == ["intake"] and found["hits"][0]["agent"] == "bob"
+            assert "bad" in await c.refused("search", query="   ")
+
             done = await c.ok("sync")
             assert done["ok"] and done["pushed"]
             assert c.called == set(tools.TOOLS), set(tools.TOOLS) - c.called  # a new tool joins this scenario

@@ -274,7 +274,7 @@ def test_the_search_tool_over_mcp(store: Path) -> None:
             cli = search(store, "migrations", "--limit", "50")
             assert ids(cli) == ids(first) + ids(second)
             for arguments, message in (({"query": ""}, "bad query"), ({"query": "x", "layer": ["kb"]}, "bad layer"),
-                                       ({"query": "x", "valid_at": "soon"}, "bad valid-at")):
+                                       ({"query": "x", "valid_at": "soon"}, "bad valid_at")):
                 result = await client.call_tool("search", arguments)
                 assert result.is_error and message in result.content[0].text
 

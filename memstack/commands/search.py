@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from memstack.commands import doc
 from memstack.errors import MemstackError
 from memstack.facts import TABLES
 from memstack.intake import TIERS
@@ -14,7 +15,13 @@ CLI_DEFAULT_LIMIT = 20
 
 def register(sub: Any, common: Any) -> None:
     p = sub.add_parser("search", parents=[common],
-                       help="ranked full-text search (BM25, stemming) across facts, intake, handoffs and SOIL")
+                       help="ranked full-text search (BM25, stemming) across facts, intake, handoffs and SOIL",
+                       **doc("Ranked full-text search (BM25, stemmed: 'deploys' finds 'deployment') across facts,"
+                             " intake, handoffs and SOIL values. Each hit: its layer, where it lives (path:line),"
+                             " a snippet and its score; a fact also its validity window. The index lives in"
+                             " .memstack/ and follows appends (docs/search.md).",
+                             "memstack search deploy --layer facts --valid-at now",
+                             "memstack search 'lexer tables' --agent bob --limit 5 --json"))
     p.add_argument("query", metavar="QUERY", help="free text; every word must match (else any word), word* a prefix")
     p.add_argument("--layer", action="append", default=[], metavar="L",
                    help=f"only this layer ({', '.join(LAYERS)}); repeatable")
