@@ -37,6 +37,10 @@ class Page(Generic[T]):
         """The keys a `--json` document carries beside its items."""
         return {"next_cursor": self.next_cursor, "remaining": self.remaining}
 
+    def document(self, items: list[Any] | None = None) -> dict[str, Any]:
+        """A list verb's `--json` document (and its MCP tool's result): `{"items", "next_cursor", "remaining"}`."""
+        return {"items": self.items if items is None else items, **self.fields()}
+
 
 def encode(key: Sequence[Any]) -> str:
     return base64.urlsafe_b64encode(orjson.dumps(list(key))).decode().rstrip("=")

@@ -32,6 +32,7 @@ from memstack.errors import MemstackError
 from memstack.facts import RECALL_PREDICATES, TABLES
 from memstack.intake import TIERS
 from memstack.names import NAME_RULE
+from memstack.pages import MAX_LIMIT, MCP_DEFAULT_LIMIT
 from memstack.store import Store, locate, open_store
 
 Handler = Callable[[Store, dict[str, Any]], Any]
@@ -57,7 +58,8 @@ def name(description: str, *, required: bool = False) -> Arg:
 
 def timestamp(description: str, *, required: bool = False) -> Arg:
     return Arg({"type": ["integer", "string"],
-                "description": f"{description}: integer ms since the epoch or ISO-8601 (e.g. 2026-11-30T12:00:00Z)"},
+                "description": f"{description}: integer ms since the epoch, ISO-8601 (e.g. 2026-11-30T12:00:00Z)"
+                               " or now"},
                required)
 
 
@@ -244,6 +246,17 @@ register(Tool(
     read_only=True,
 ))
 
+# Bounded answers (pages.py): a list tool hands out at most `limit` items, MCP_DEFAULT_LIMIT when not asked.
+LIMIT = Arg({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": MCP_DEFAULT_LIMIT,
+             "description": f"at most this many items (default {MCP_DEFAULT_LIMIT}, at most {MAX_LIMIT})"})
+CURSOR = Arg({"type": "string", "description": "continue after the page whose next_cursor this is (pass it as is)"})
+
+
+def paged(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments with the MCP page size when no limit was given."""
+    return {**arguments, "limit": MCP_DEFAULT_LIMIT if arguments["limit"] is None else arguments["limit"]}
+
+
 _SUBJECT = text("the fact's subject", required=True)
 _PREDICATE = text("the fact's predicate", required=True)
 _OBJECT = text("the fact's object (its value)", required=True)
@@ -253,11 +266,13 @@ _CONFIDENCE = fraction("confidence in [0, 1]", default=1.0)
 register(Tool(
     "recall",
     f"What was decided or preferred about a subject: the facts valid at now_ts whose predicate is"
-    f" {', '.join(RECALL_PREDICATES)}, most recent first; an empty store answers [].",
+    f" {', '.join(RECALL_PREDICATES)}, most recent first, a page at a time ({{items, next_cursor, remaining}});"
+    " an empty answer carries a note when the subject holds other facts or records waiting in the Binder.",
     {"subject": text("the subject", required=True),
      "now_ts": timestamp("the instant to recall at (default: now)"),
-     "limit": integer("at most this many (default: memory.recall_limit, 50)")},
-    lambda reader, a: recall_cmd.recall_document(reader, **a),
+     "limit": LIMIT, "cursor": CURSOR},
+    lambda reader, a: recall_cmd.recall_document(
+        reader, **{**a, "limit": min(reader.recall_limit(), MCP_DEFAULT_LIMIT) if a["limit"] is None else a["limit"]}),
     read_only=True, optional_store=True, reads_facts=True,
 ))
 
@@ -266,7 +281,7 @@ register(Tool(
     "Record a decision (subject, predicate, object, valid from valid_from); with contradicts, first close the"
     " open fact of that subject and predicate at valid_from (it is kept). Returns [new, closed...].",
     {"subject": _SUBJECT, "predicate": _PREDICATE, "object": _OBJECT,
-     "valid_from": timestamp("when it became true", required=True), "recorded_at": _RECORDED,
+     "valid_from": timestamp("when it became true (default: now)"), "recorded_at": _RECORDED,
      "confidence": _CONFIDENCE, "agent": AGENT, "source": text("where it comes from (provenance)"),
      "contradicts": flag("close the fact it replaces")},
     lambda store, a: capture_cmd.capture_document(store, **a),
@@ -276,7 +291,7 @@ register(Tool(
     "fact_add",
     "Append a bi-temporal fact, valid from valid_from on (open-ended); returns [fact].",
     {"subject": _SUBJECT, "predicate": _PREDICATE, "object": _OBJECT,
-     "valid_from": timestamp("when it became true", required=True), "recorded_at": _RECORDED,
+     "valid_from": timestamp("when it became true (default: now)"), "recorded_at": _RECORDED,
      "confidence": _CONFIDENCE, "agent": AGENT, "source": text("where it comes from (provenance)"),
      "table": Arg({"type": "string", "enum": list(TABLES), "default": "knowledge",
                    "description": "the KB sub-tier: " + ", ".join(TABLES)}, False, "knowledge")},
@@ -286,18 +301,20 @@ register(Tool(
 register(Tool(
     "fact_get_valid_at",
     "The facts valid at ts (valid_from <= ts < valid_to), optionally of one subject, optionally as the store"
-    " believed at transaction time as_of.",
+    " believed at transaction time as_of; a page at a time ({items, next_cursor, remaining}).",
     {"ts": timestamp("the instant", required=True), "subject": text("only this subject"),
-     "as_of": timestamp("answer as the store believed at this transaction time")},
-    lambda reader, a: fact_cmd.get_valid_at_document(reader, **a),
+     "as_of": timestamp("answer as the store believed at this transaction time"), "limit": LIMIT,
+     "cursor": CURSOR},
+    lambda reader, a: fact_cmd.get_valid_at_document(reader, **paged(a)),
     read_only=True, reads_facts=True,
 ))
 
 register(Tool(
     "fact_history",
-    "Every version of a subject's facts, superseded and current, oldest first.",
-    {"subject": text("the subject", required=True)},
-    lambda reader, a: fact_cmd.history_document(reader, **a),
+    "Every version of a subject's facts, superseded and current, oldest first; a page at a time"
+    " ({items, next_cursor, remaining}).",
+    {"subject": text("the subject", required=True), "limit": LIMIT, "cursor": CURSOR},
+    lambda reader, a: fact_cmd.history_document(reader, **paged(a)),
     read_only=True, reads_facts=True,
 ))
 
@@ -305,8 +322,7 @@ register(Tool(
     "fact_invalidate",
     "Close the open fact(s) of a subject and predicate at valid_to (they are kept, never deleted); nothing open"
     " to close is an error. Returns the closed facts.",
-    {"subject": _SUBJECT, "predicate": _PREDICATE, "valid_to": timestamp("when it stopped being true",
-                                                                         required=True),
+    {"subject": _SUBJECT, "predicate": _PREDICATE, "valid_to": timestamp("when it stopped being true (default: now)"),
      "recorded_at": timestamp("when the closing is recorded (default: now)"),
      "object": text("close only the open fact with this object")},
     lambda store, a: fact_cmd.invalidate_document(store, **a),
@@ -315,9 +331,9 @@ register(Tool(
 register(Tool(
     "binder_list",
     "The intake records waiting for a human decision (routed to the Binder, not yet ratified or rejected),"
-    " oldest first.",
-    {},
-    lambda store, a: binder_cmd.list_document(store),
+    " oldest first, then disagreements between agents; a page at a time ({items, next_cursor, remaining}).",
+    {"limit": LIMIT, "cursor": CURSOR},
+    lambda store, a: binder_cmd.list_document(store, **paged(a)),
     read_only=True,
 ))
 

@@ -2,6 +2,7 @@
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from memstack.errors import MemstackError
 
@@ -16,3 +17,12 @@ def read_text_input(file: str | None, what: str) -> str:
         raise MemstackError(f"bad {what} {file!r}: no such file") from None
     except (IsADirectoryError, UnicodeDecodeError):
         raise MemstackError(f"bad {what} {file!r}: not a UTF-8 text file") from None
+
+
+def page_options(parser: Any, what: str = "items") -> None:
+    """`--limit N` and `--cursor C`: the bounded answer every list verb gives (memstack/pages.py)."""
+    from memstack.pages import MAX_LIMIT
+
+    parser.add_argument("--limit", metavar="N", help=f"at most N {what} (1 to {MAX_LIMIT}); when more remain,"
+                                                     " --json says next_cursor and remaining")
+    parser.add_argument("--cursor", metavar="C", help="continue after the page that handed out this next_cursor")

@@ -4,13 +4,13 @@ from typing import Any
 
 from memstack.output import emit
 from memstack.store import open_store
-from memstack.times import now_ms, parse_ts
+from memstack.times import given_ts, now_ms
 
 
 def register(sub: Any, common: Any) -> None:
     p = sub.add_parser("promote", parents=[common],
                        help="route pending intake into the KB, rebuild the views, commit (the norn-pass)")
-    p.add_argument("--now-ts", metavar="TS", help="the promotion's time, written in the ledger (default now)")
+    p.add_argument("--now-ts", metavar="TS", help="the promotion's time, written in the ledger (ms, ISO-8601 or now; default now)")
     p.add_argument("--dry-run", action="store_true", help="show the routing, write nothing")
     p.add_argument("--no-commit", action="store_true", help="write the files, leave committing to you")
     p.set_defaults(func=run_promote)
@@ -32,7 +32,7 @@ def run_promote(args: Any) -> int:
     from memstack import promote
 
     store = open_store(args.store)
-    now = now_ms() if args.now_ts is None else parse_ts(args.now_ts, "--now-ts")
+    now = now_ms() if args.now_ts is None else given_ts(args.now_ts, "--now-ts")
     result = promote.promote(store.root, now, dry_run=args.dry_run, commit=not args.no_commit)
     emit(args, result, lambda: _human(result))
     return 0

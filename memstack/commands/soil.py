@@ -2,12 +2,12 @@
 
 from typing import Any
 
-from memstack import jsonio, soil
-from memstack.commands import read_text_input
+from memstack import jsonio, pages, soil
+from memstack.commands import page_options, read_text_input
 from memstack.errors import MemstackError
-from memstack.output import emit
+from memstack.output import emit, emit_page
 from memstack.store import Store, open_store
-from memstack.times import now_ms, parse_ts
+from memstack.times import given_or_none, now_ms
 
 
 def register(sub: Any, common: Any) -> None:
@@ -29,11 +29,12 @@ def register(sub: Any, common: Any) -> None:
     p = verbs.add_parser("expire", parents=[common], help="mark a record expired (it is kept)")
     p.add_argument("collection", metavar="COLLECTION")
     p.add_argument("key", metavar="KEY")
-    p.add_argument("--at", metavar="TS", help="when it expires (default: now)")
+    p.add_argument("--at", metavar="TS", help="when it expires (ms, ISO-8601 or now; default: now)")
     p.set_defaults(func=run_expire)
     p = verbs.add_parser("list", parents=[common], help="list a collection's records")
     p.add_argument("collection", metavar="COLLECTION")
     p.add_argument("--include-expired", action="store_true")
+    page_options(p, "records")
     p.set_defaults(func=run_list)
 
 
@@ -72,16 +73,24 @@ def run_get(args: Any) -> int:
 
 def run_expire(args: Any) -> int:
     store = open_store(args.store)
-    at = None if args.at is None else parse_ts(args.at, "--at")
+    at = given_or_none(args.at, "--at")
     record = soil.expire(store.root, args.collection, args.key, now_ms(), at)
     emit(args, record, f"expired {soil.relpath(args.collection, args.key)} at {record['expires_at']}")
     return 0
 
 
+def list_document(store: Store, collection: str, *, include_expired: bool = False, limit: Any = None,
+                  cursor: str | None = None) -> dict[str, Any]:
+    """`soil list --json`: one page of a collection's records by key, `{"items", "next_cursor", "remaining"}`."""
+    return pages.page(soil.iter_records(store.root, collection, now_ms(), include_expired), limit=limit,
+                      cursor=cursor, key=lambda r: (r["key"],)).document()
+
+
 def run_list(args: Any) -> int:
-    store = open_store(args.store)
-    found = soil.list_records(store.root, args.collection, now_ms(), args.include_expired)
-    emit(args, found, lambda: "\n".join(
+    document = list_document(open_store(args.store), args.collection, include_expired=args.include_expired,
+                             limit=args.limit, cursor=args.cursor)
+    found = document["items"]
+    emit_page(args, document, lambda: "\n".join(
         f"{r['key']}  updated {r['updated_at']}" + (f"  expires {r['expires_at']}" if r["expires_at"] else "")
         for r in found) or f"no records in {args.collection}")
     return 0
