@@ -139,6 +139,9 @@ class FileReader(Lists):
 
         return iter(()) if self.root is None else factindex.recall_rows(self.root, subject, now_ts)
 
+    def other_predicates(self, subject: str, now_ts: int) -> tuple[int, list[str]]:
+        return (0, []) if self.root is None else super().other_predicates(subject, now_ts)
+
     def binder_waiting(self, subject: str) -> int:
         if self.root is None:
             return 0

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 
-from helpers import MEMSTACK, git, memstack
+from helpers import MEMSTACK, git, items, memstack
 from memstack import factstore
 from memstack.errors import MemstackError
 from memstack.output import render_json
@@ -68,7 +68,7 @@ def test_every_read_verb_answers_the_same_document_from_the_replica(store: Path,
                      ["fact", "get-valid-at", "--ts", ts, "--subject", "beta", "--as-of", str(JAN_MS + 3 * DAY)]):
             files = stdout(*verb, "--json", cwd=store)
             assert stdout(*verb, "--json", "--pg", pg_dsn, cwd=store) == files, verb
-            asked += files != "[]\n"
+            asked += json.loads(files)["items"] != []
     assert asked > 12  # the probes found facts
     text = ["fact", "get-valid-at", "--ts", str(PROBES[2])]
     assert stdout(*text, "--pg", pg_dsn, cwd=store) == stdout(*text, cwd=store)  # the text output too
@@ -89,9 +89,9 @@ def test_a_host_with_no_clone_recalls_from_the_replica(store: Path, tmp_path: Pa
     elsewhere.mkdir()
     verb = ["recall", "--subject", "acme", "--now-ts", str(JAN_MS + 20 * DAY), "--json"]
     from_files = json.loads(stdout(*verb, cwd=store))
-    assert len(from_files) == 1  # the synced memstack.yaml's recall_limit applies
+    assert len(items(from_files)) == 1  # the synced memstack.yaml's recall_limit applies
     assert stdout(*verb, "--pg", cwd=elsewhere, env={"MEMSTACK_PG": pg_dsn}) == stdout(*verb, cwd=store)
-    assert stdout(*verb, cwd=elsewhere) == "[]\n"  # without --pg: no store here, nothing recalled
+    assert items(json.loads(stdout(*verb, cwd=elsewhere))) == []  # without --pg: no store here, nothing recalled
 
 
 def test_a_database_never_synced_is_a_clear_error(store: Path, pg_dsn: str) -> None:
