@@ -187,6 +187,14 @@ class Row(NamedTuple):
     def recall_key(self) -> tuple[int, int, str]:
         return (self.valid_from, self.recorded_at, self.id)
 
+    def size(self) -> int:
+        """About the bytes of its JSON (pages.py's byte budget), without parsing it."""
+        if self.line is not None:
+            return len(self.line)
+        import orjson
+
+        return len(orjson.dumps(self.known))
+
     def fact(self, as_of: int | None = None) -> Fact:
         """The fact; with `as_of`, as the store held it then (the row was selected as known by then)."""
         import orjson

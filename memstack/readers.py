@@ -26,11 +26,11 @@ class FactReader(Protocol):
     def recall(self, subject: Any, now_ts: Any, limit: Any = None) -> list[Fact]: ...
 
     def valid_at_page(self, ts: Any, subject: Any = None, as_of: Any = None, *, limit: Any = None,
-                      cursor: str | None = None) -> Page[Fact]: ...
+                      cursor: str | None = None, max_bytes: int | None = None) -> Page[Fact]: ...
 
-    def history_page(self, subject: Any, *, limit: Any = None, cursor: str | None = None) -> Page[Fact]: ...
+    def history_page(self, subject: Any, *, limit: Any = None, cursor: str | None = None, max_bytes: int | None = None) -> Page[Fact]: ...
 
-    def recall_page(self, subject: Any, now_ts: Any, *, limit: Any = None, cursor: str | None = None) -> Page[Fact]: ...
+    def recall_page(self, subject: Any, now_ts: Any, *, limit: Any = None, cursor: str | None = None, max_bytes: int | None = None) -> Page[Fact]: ...
 
     def other_predicates(self, subject: str, now_ts: int) -> tuple[int, list[str]]: ...
 
@@ -40,9 +40,10 @@ class FactReader(Protocol):
 
 
 def _paged(rows: Iterable[Row], limit: Any, cursor: str | None, key: Callable[[Row], Any], descending: bool = False,
-           as_of: int | None = None) -> Page[Fact]:
+           as_of: int | None = None, max_bytes: int | None = None) -> Page[Fact]:
     """One page of rows, parsed (as believed at `as_of`) only once handed out."""
-    got = pages.page(rows, limit=limit, cursor=cursor, key=key, descending=descending)
+    got = pages.page(rows, limit=limit, cursor=cursor, key=key, descending=descending, max_bytes=max_bytes,
+                     weigh=Row.size)
     return Page([row.fact(as_of) for row in got.items], got.next_cursor, got.remaining)
 
 
@@ -63,28 +64,31 @@ class Lists:
         raise NotImplementedError
 
     def valid_at_page(self, ts: Any, subject: Any = None, as_of: Any = None, *, limit: Any = None,
-                      cursor: str | None = None) -> Page[Fact]:
+                      cursor: str | None = None, max_bytes: int | None = None) -> Page[Fact]:
         from memstack import factstore
 
         ts, subject, as_of = factstore.query_args(ts, subject, as_of)
         pages.check_limit(limit)
-        return _paged(self.valid_at_rows(ts, subject, as_of), limit, cursor, Row.listing_key, as_of=as_of)
+        return _paged(self.valid_at_rows(ts, subject, as_of), limit, cursor, Row.listing_key, as_of=as_of,
+                      max_bytes=max_bytes)
 
-    def history_page(self, subject: Any, *, limit: Any = None, cursor: str | None = None) -> Page[Fact]:
+    def history_page(self, subject: Any, *, limit: Any = None, cursor: str | None = None,
+                     max_bytes: int | None = None) -> Page[Fact]:
         from memstack import facts
 
         subject = facts.text(subject, "subject")
         pages.check_limit(limit)
-        return _paged(self.history_rows(subject), limit, cursor, Row.listing_key)
+        return _paged(self.history_rows(subject), limit, cursor, Row.listing_key, max_bytes=max_bytes)
 
-    def recall_page(self, subject: Any, now_ts: Any, *, limit: Any = None, cursor: str | None = None) -> Page[Fact]:
+    def recall_page(self, subject: Any, now_ts: Any, *, limit: Any = None, cursor: str | None = None,
+                    max_bytes: int | None = None) -> Page[Fact]:
         """Most recent first; without a limit, at most memory.recall_limit."""
         from memstack import factstore
 
         subject, now, _ = factstore.recall_args(subject, now_ts, 1)
         size = pages.check_limit(limit)
         return _paged(self.recall_rows(subject, now), self.recall_limit() if size is None else size, cursor,
-                      Row.recall_key, descending=True)
+                      Row.recall_key, descending=True, max_bytes=max_bytes)
 
     def binder_waiting(self, subject: str) -> int:
         """How many intake records about `subject` wait in the Binder for a human's decision."""

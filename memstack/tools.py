@@ -32,7 +32,7 @@ from memstack.errors import MemstackError
 from memstack.facts import RECALL_PREDICATES, TABLES
 from memstack.intake import TIERS
 from memstack.names import NAME_RULE
-from memstack.pages import MAX_LIMIT, MCP_DEFAULT_LIMIT
+from memstack.pages import MAX_LIMIT, MCP_DEFAULT_LIMIT, MCP_MAX_BYTES
 from memstack.store import Store, locate, open_store
 
 Handler = Callable[[Store, dict[str, Any]], Any]
@@ -247,14 +247,15 @@ register(Tool(
 ))
 
 # Bounded answers (pages.py): a list tool hands out at most `limit` items, MCP_DEFAULT_LIMIT when not asked.
-LIMIT = Arg({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": MCP_DEFAULT_LIMIT,
-             "description": f"at most this many items (default {MCP_DEFAULT_LIMIT}, at most {MAX_LIMIT})"})
-CURSOR = Arg({"type": "string", "description": "continue after the page whose next_cursor this is (pass it as is)"})
+PAGE_LIMIT = Arg({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": MCP_DEFAULT_LIMIT,
+                  "description": f"at most this many items (default {MCP_DEFAULT_LIMIT}, at most {MAX_LIMIT})"})
+PAGE_CURSOR = Arg({"type": "string", "description": "continue after the page whose next_cursor this is (pass it as is)"})
 
 
-def paged(arguments: dict[str, Any]) -> dict[str, Any]:
-    """The arguments with the MCP page size when no limit was given."""
-    return {**arguments, "limit": MCP_DEFAULT_LIMIT if arguments["limit"] is None else arguments["limit"]}
+def page_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments with the MCP page size when no limit was given, and the MCP page's byte budget."""
+    return {**arguments, "limit": MCP_DEFAULT_LIMIT if arguments["limit"] is None else arguments["limit"],
+            "max_bytes": MCP_MAX_BYTES}
 
 
 _SUBJECT = text("the fact's subject", required=True)
@@ -270,9 +271,10 @@ register(Tool(
     " an empty answer carries a note when the subject holds other facts or records waiting in the Binder.",
     {"subject": text("the subject", required=True),
      "now_ts": timestamp("the instant to recall at (default: now)"),
-     "limit": LIMIT, "cursor": CURSOR},
+     "limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
     lambda reader, a: recall_cmd.recall_document(
-        reader, **{**a, "limit": min(reader.recall_limit(), MCP_DEFAULT_LIMIT) if a["limit"] is None else a["limit"]}),
+        reader, **page_arguments({**a, "limit": min(reader.recall_limit(), MCP_DEFAULT_LIMIT) if a["limit"] is None
+                                  else a["limit"]})),
     read_only=True, optional_store=True, reads_facts=True,
 ))
 
@@ -303,9 +305,9 @@ register(Tool(
     "The facts valid at ts (valid_from <= ts < valid_to), optionally of one subject, optionally as the store"
     " believed at transaction time as_of; a page at a time ({items, next_cursor, remaining}).",
     {"ts": timestamp("the instant", required=True), "subject": text("only this subject"),
-     "as_of": timestamp("answer as the store believed at this transaction time"), "limit": LIMIT,
-     "cursor": CURSOR},
-    lambda reader, a: fact_cmd.get_valid_at_document(reader, **paged(a)),
+     "as_of": timestamp("answer as the store believed at this transaction time"), "limit": PAGE_LIMIT,
+     "cursor": PAGE_CURSOR},
+    lambda reader, a: fact_cmd.get_valid_at_document(reader, **page_arguments(a)),
     read_only=True, reads_facts=True,
 ))
 
@@ -313,8 +315,8 @@ register(Tool(
     "fact_history",
     "Every version of a subject's facts, superseded and current, oldest first; a page at a time"
     " ({items, next_cursor, remaining}).",
-    {"subject": text("the subject", required=True), "limit": LIMIT, "cursor": CURSOR},
-    lambda reader, a: fact_cmd.history_document(reader, **paged(a)),
+    {"subject": text("the subject", required=True), "limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
+    lambda reader, a: fact_cmd.history_document(reader, **page_arguments(a)),
     read_only=True, reads_facts=True,
 ))
 
@@ -332,8 +334,8 @@ register(Tool(
     "binder_list",
     "The intake records waiting for a human decision (routed to the Binder, not yet ratified or rejected),"
     " oldest first, then disagreements between agents; a page at a time ({items, next_cursor, remaining}).",
-    {"limit": LIMIT, "cursor": CURSOR},
-    lambda store, a: binder_cmd.list_document(store, **paged(a)),
+    {"limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
+    lambda store, a: binder_cmd.list_document(store, **page_arguments(a)),
     read_only=True,
 ))
 

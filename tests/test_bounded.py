@@ -252,4 +252,17 @@ def test_mcp_list_tools_hand_out_50_by_default_and_page_with_cursors(store: Path
                 assert result.is_error and result.content[0].text.startswith(message), result.content
             assert (await call("binder_list"))["items"] == []
 
+            # a page also stops before pages.MCP_MAX_BYTES (one item always fits)
+            big, cursor = [], None
+            while True:
+                page = await call("fact_history", subject="big", **({"cursor": cursor} if cursor else {}))
+                assert len(json.dumps(page["items"])) <= pages.MCP_MAX_BYTES or len(page["items"]) == 1
+                big += ids(page["items"])
+                if not (cursor := page["next_cursor"]):
+                    break
+            assert len(set(big)) == len(big) == 10
+
+    for n in range(10):
+        factstore.add(store, subject="big", predicate="notes", object="x" * (30_000 if n != 3 else 200_000),
+                      valid_from=JAN_MS + n, recorded_at=JAN_MS + n, agent="alice")
     anyio.run(check)

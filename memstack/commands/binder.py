@@ -33,7 +33,8 @@ def _key(entry: dict[str, Any]) -> tuple[Any, ...]:
     return (0, entry["created_at"], entry["id"])
 
 
-def list_document(store: Store, *, limit: Any = None, cursor: str | None = None) -> dict[str, Any]:
+def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
+                  max_bytes: int | None = None) -> dict[str, Any]:
     """`binder list --json` and the `binder_list` tool: one page of the waiting intake records, oldest first,
     then the disagreements between agents (`"kind": "dispute"`, docs/merge.md)."""
     from memstack import disputes, views
@@ -42,7 +43,7 @@ def list_document(store: Store, *, limit: Any = None, cursor: str | None = None)
     pages.page([], limit=limit, cursor=cursor, key=_key)  # a bad cursor is refused before the queue is read
     entries = sorted(views.waiting(WorktreeSource(store.root)), key=_key) + sorted(disputes.waiting(store.root),
                                                                                   key=_key)
-    return pages.page(entries, limit=limit, cursor=cursor, key=_key).document()
+    return pages.page(entries, limit=limit, cursor=cursor, key=_key, max_bytes=max_bytes).document()
 
 
 def _line(r: dict[str, Any]) -> str:

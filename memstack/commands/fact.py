@@ -92,16 +92,16 @@ def add_document(store: Store, *, subject: Any, predicate: Any, object: Any, val
 
 
 def get_valid_at_document(reader: FactReader, *, ts: Any, subject: Any = None, as_of: Any = None,
-                          limit: Any = None, cursor: str | None = None) -> dict[str, Any]:
+                          limit: Any = None, cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
     """`fact get-valid-at --json` and the `fact_get_valid_at` tool, from the files or the replica: one page,
     `{"items": [facts], "next_cursor", "remaining"}`."""
     return reader.valid_at_page(given_or_none(ts, "ts"), subject, given_or_none(as_of, "as-of"), limit=limit,
-                                cursor=cursor).document()
+                                cursor=cursor, max_bytes=max_bytes).document()
 
 
-def history_document(reader: FactReader, *, subject: Any, limit: Any = None,
-                     cursor: str | None = None) -> dict[str, Any]:
-    return reader.history_page(subject, limit=limit, cursor=cursor).document()
+def history_document(reader: FactReader, *, subject: Any, limit: Any = None, cursor: str | None = None,
+                     max_bytes: int | None = None) -> dict[str, Any]:
+    return reader.history_page(subject, limit=limit, cursor=cursor, max_bytes=max_bytes).document()
 
 
 def invalidate_document(store: Store, *, subject: Any, predicate: Any, valid_to: Any = None,

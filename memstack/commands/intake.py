@@ -61,11 +61,11 @@ def run_write(args: Any) -> int:
     return 0
 
 
-def list_document(store: Store, *, agent: str | None = None, pending: bool = False, limit: Any = None,
-                  cursor: str | None = None) -> dict[str, Any]:
+def list_document(store: Store, agent: str | None = None, pending: bool = False, *, limit: Any = None,
+                  cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
     """`intake list --json`: one page of records, oldest first, `{"items", "next_cursor", "remaining"}`."""
     return pages.page(intake.iter_records(store.root, agent, pending), limit=limit, cursor=cursor,
-                      key=lambda r: (r["created_at"], r["id"])).document()
+                      key=lambda r: (r["created_at"], r["id"]), max_bytes=max_bytes).document()
 
 
 def run_list(args: Any) -> int:

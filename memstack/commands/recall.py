@@ -22,7 +22,7 @@ def register(sub: Any, common: Any) -> None:
 
 
 def recall_document(reader: FactReader, *, subject: Any, now_ts: Any = None, limit: Any = None,
-                    cursor: str | None = None) -> dict[str, Any]:
+                    cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
     """`recall --json` and the `recall` tool, from the files (no store at all answers nothing) or the replica:
     one page, `{"items": [facts], "next_cursor", "remaining"}`, and a `note` when nothing is recalled but
     the subject holds facts recall leaves out or records waiting in the Binder.
@@ -32,7 +32,7 @@ def recall_document(reader: FactReader, *, subject: Any, now_ts: Any = None, lim
 
     now = given_or_none(now_ts, "now-ts")
     now = now_ms() if now is None else now
-    found = reader.recall_page(subject, now, limit=limit, cursor=cursor)
+    found = reader.recall_page(subject, now, limit=limit, cursor=cursor, max_bytes=max_bytes)
     others = disputed_with(found.items)
     document = found.document([{**f, "disputed_with": others[f["id"]]} if f["id"] in others else f
                                for f in found.items])

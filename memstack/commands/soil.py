@@ -79,11 +79,11 @@ def run_expire(args: Any) -> int:
     return 0
 
 
-def list_document(store: Store, collection: str, *, include_expired: bool = False, limit: Any = None,
-                  cursor: str | None = None) -> dict[str, Any]:
+def list_document(store: Store, collection: str, include_expired: bool = False, *, limit: Any = None,
+                  cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
     """`soil list --json`: one page of a collection's records by key, `{"items", "next_cursor", "remaining"}`."""
     return pages.page(soil.iter_records(store.root, collection, now_ms(), include_expired), limit=limit,
-                      cursor=cursor, key=lambda r: (r["key"],)).document()
+                      cursor=cursor, key=lambda r: (r["key"],), max_bytes=max_bytes).document()
 
 
 def run_list(args: Any) -> int:
