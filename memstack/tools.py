@@ -249,7 +249,8 @@ register(Tool(
 # Bounded answers (pages.py): a list tool hands out at most `limit` items, MCP_DEFAULT_LIMIT when not asked.
 PAGE_LIMIT = Arg({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": MCP_DEFAULT_LIMIT,
                   "description": f"at most this many items (default {MCP_DEFAULT_LIMIT}, at most {MAX_LIMIT})"})
-PAGE_CURSOR = Arg({"type": "string", "description": "continue after the page whose next_cursor this is (pass it as is)"})
+PAGE_CURSOR = Arg({"type": "string",
+                   "description": "continue after the page whose next_cursor this is (pass it as is)"})
 
 
 def page_arguments(arguments: dict[str, Any]) -> dict[str, Any]:

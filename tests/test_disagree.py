@@ -205,7 +205,8 @@ def test_rejecting_one_side_closes_it_and_settles_a_two_sided_disagreement(outco
                        "--json", cwd=repo)
     assert decided.returncode == 0, decided.stderr
     assert json.loads(decided.stdout)["closed"] == [names["wednesday"]["id"]]
-    [wednesday] = [f for f in items(json.loads(memstack("fact", "history", "--subject", SUBJECT, "--json", cwd=repo).stdout))
+    [wednesday] = [f for f in items(json.loads(memstack("fact", "history", "--subject", SUBJECT, "--json",
+                                                        cwd=repo).stdout))
                    if f["object"] == "wednesday"]
     assert wednesday["valid_to"] is not None and wednesday["superseded_by"] is None
     assert [i for i in items(json.loads(memstack("binder", "list", "--json", cwd=repo).stdout))

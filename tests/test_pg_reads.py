@@ -222,7 +222,8 @@ def test_pages_and_recall_notes_are_the_same_from_the_replica(store: Path, pg_ds
                  ["recall", "--subject", "acme", "--now-ts", str(JAN_MS + 20 * DAY)]):
         cursor, pages = None, 0
         while True:
-            args = [*verb, "--limit", "1" if verb[0] == "recall" else "2", *(["--cursor", cursor] if cursor else []), "--json"]
+            args = [*verb, "--limit", "1" if verb[0] == "recall" else "2", *(["--cursor", cursor] if cursor else []),
+                    "--json"]
             files = stdout(*args, cwd=store)
             assert stdout(*args, "--pg", pg_dsn, cwd=store) == files, args
             pages += 1

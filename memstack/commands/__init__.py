@@ -23,8 +23,9 @@ def page_options(parser: Any, what: str = "items") -> None:
     """`--limit N` and `--cursor C`: the bounded answer every list verb gives (memstack/pages.py)."""
     from memstack.pages import MAX_LIMIT
 
-    parser.add_argument("--limit", metavar="N", type=_whole, help=f"at most N {what} (1 to {MAX_LIMIT}); when more remain,"
-                                                     " --json says next_cursor and remaining")
+    parser.add_argument("--limit", metavar="N", type=_whole,
+                        help=f"at most N {what} (1 to {MAX_LIMIT}); when more remain, --json says next_cursor and"
+                             " remaining")
     parser.add_argument("--cursor", metavar="C", help="continue after the page that handed out this next_cursor")
 
 

@@ -10,7 +10,8 @@ from memstack.times import given_ts, now_ms
 def register(sub: Any, common: Any) -> None:
     p = sub.add_parser("promote", parents=[common],
                        help="route pending intake into the KB, rebuild the views, commit (the norn-pass)")
-    p.add_argument("--now-ts", metavar="TS", help="the promotion's time, written in the ledger (ms, ISO-8601 or now; default now)")
+    p.add_argument("--now-ts", metavar="TS",
+                   help="the promotion's time, written in the ledger (ms, ISO-8601 or now; default now)")
     p.add_argument("--dry-run", action="store_true", help="show the routing, write nothing")
     p.add_argument("--no-commit", action="store_true", help="write the files, leave committing to you")
     p.set_defaults(func=run_promote)
