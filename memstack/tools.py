@@ -248,7 +248,8 @@ register(Tool(
 
 # Bounded answers (pages.py): a list tool hands out at most `limit` items, MCP_DEFAULT_LIMIT when not asked.
 PAGE_LIMIT = Arg({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": MCP_DEFAULT_LIMIT,
-                  "description": f"at most this many items (default {MCP_DEFAULT_LIMIT}, at most {MAX_LIMIT})"})
+                  "description": f"at most this many items (default {MCP_DEFAULT_LIMIT}, at most {MAX_LIMIT}); a page"
+                                 f" also ends before {MCP_MAX_BYTES // 1024} KiB of items"})
 PAGE_CURSOR = Arg({"type": "string",
                    "description": "continue after the page whose next_cursor this is (pass it as is)"})
 
