@@ -19,7 +19,7 @@ def run_json(store: Path, *args: str) -> Any:
     result = memstack(*args, "--json", cwd=store)
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
-    if "--limit" in args:
+    if "--limit" in args or args[0] == "recall":  # a page: recall's is memory.recall_limit at most
         return document["items"]
     return items(document) if args[0] == "recall" or args[:2] in (("fact", "get-valid-at"), ("fact", "history")) \
         else document
