@@ -344,7 +344,7 @@ def fig_fresh_clone_query(b: Bench, size: int) -> Outcome:
     try:
         ran = b.ms("recall", "--store", str(clone), "--subject", store.subjects(1)[0], "--now-ts", str(store.end_ts),
                    "--json", cwd=clone)
-        if not orjson.loads(ran.out):
+        if not orjson.loads(ran.out)["items"]:
             raise Failed("the first recall on a fresh clone found nothing")
         out.add(ran)
         start = time.perf_counter()
@@ -429,7 +429,7 @@ def fig_cli_query(verb: str) -> Callable[[Bench, int], Outcome]:
             args = (["recall", "--now-ts"] if verb == "recall" else ["fact", "get-valid-at", "--ts"])
             ran = b.ms(*args, str(store.end_ts), "--subject", subject, "--store", str(store.root), "--json",
                        cwd=store.root)
-            if not orjson.loads(ran.out):
+            if not orjson.loads(ran.out)["items"]:
                 raise Failed(f"{verb} found nothing for {subject}")
             out.add(ran)
         return out
@@ -619,7 +619,7 @@ def fig_pg_query_cli(b: Bench, size: int) -> Outcome:
     (store, dsn), out = synced, Outcome()
     for subject in store.subjects(b.repeat):
         ran = b.ms("recall", "--now-ts", str(store.end_ts), "--subject", subject, "--pg", dsn, "--json", cwd=b.work)
-        if not orjson.loads(ran.out):
+        if not orjson.loads(ran.out)["items"]:
             raise Failed(f"recall --pg found nothing for {subject}")
         out.add(ran)
     return out

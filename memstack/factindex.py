@@ -513,6 +513,46 @@ def crowded(store: Path) -> list[tuple[str, str]]:
     return [(subject, predicate) for subject, predicate in rows]
 
 
+# --- the same queries walked row by row, for a listing to page (pages.py): nothing held but the page ---
+
+_RECALL_ALL = _RECALL.replace(" LIMIT :limit", "")
+_COLUMNS = "subject, valid_from, recorded_at, id, line"
+
+
+def _walk(store: Path, where: str, params: dict[str, Any],
+          from_files: Callable[[], list[Fact]] | None) -> Iterator[facts.Row]:
+    """The rows of `where` (ordered there) one at a time; with `from_files`, the files answer while the
+    index is far behind (as `_select`)."""
+    with opened(store, None if from_files is None else BUILD_BUDGET) as db:
+        if db is not None:
+            for row in db.execute(f"SELECT {_COLUMNS} FROM facts WHERE {where}", params):
+                yield facts.Row(*row)
+            return
+    assert from_files is not None
+    for fact in from_files():
+        yield facts.Row.of(fact)
+
+
+def valid_at_rows(store: Path, ts: int, subject: str | None = None, as_of: int | None = None) -> Iterator[facts.Row]:
+    """`valid_at`'s facts in listing order, as rows (with `as_of`, `Row.fact(as_of)` gives them as believed)."""
+    where = _VALID if as_of is None else _VALID_AS_OF
+    if subject is not None:
+        where = "subject = :subject AND " + where
+    return _walk(store, where + _LISTING, {"ts": ts, "subject": subject, "as_of": as_of},
+                 None if subject is None else (lambda: facts.valid_at(_about(store, subject), ts, subject, as_of)))
+
+
+def history_rows(store: Path, subject: str) -> Iterator[facts.Row]:
+    return _walk(store, "subject = :subject" + _LISTING, {"subject": subject},
+                 lambda: facts.history(_about(store, subject), subject))
+
+
+def recall_rows(store: Path, subject: str, now_ts: int) -> Iterator[facts.Row]:
+    """Every fact `recall` could give, most recent first (the caller pages them)."""
+    return _walk(store, _RECALL_ALL, {"subject": subject, "ts": now_ts},
+                 lambda: facts.recall(_about(store, subject), subject, now_ts, 2**63 - 1))
+
+
 def recall(store: Path, subject: str, now_ts: int, limit: int) -> list[Fact]:
     return _select(store, _RECALL, {"subject": subject, "ts": now_ts, "limit": limit},
                    lambda: facts.recall(_about(store, subject), subject, now_ts, limit))

@@ -11,7 +11,7 @@ reference answers: the SQLite index (`factindex`) must give the same ones.
 """
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from memstack import ids
 from memstack.errors import MemstackError
@@ -165,3 +165,39 @@ def history(facts: Iterable[Fact], subject: str) -> list[Fact]:
 def recall(facts: Iterable[Fact], subject: str, now_ts: int, limit: int) -> list[Fact]:
     found = [f for f in valid_at(facts, now_ts, subject) if is_recall_predicate(f["predicate"])]
     return sorted(found, key=recall_key, reverse=True)[:limit]
+
+
+class Row(NamedTuple):
+    """A fact as a listing walks it: its sort columns and its line, parsed only if handed out (pages.py)."""
+
+    subject: str
+    valid_from: int
+    recorded_at: int
+    id: str
+    line: bytes | str | None = None  # the fact's JSON line, or None when `known` holds it parsed
+    known: Fact | None = None
+
+    @classmethod
+    def of(cls, fact: Fact) -> "Row":
+        return cls(fact["subject"], fact["valid_from"], fact["recorded_at"], fact["id"], None, fact)
+
+    def listing_key(self) -> tuple[str, int, int, str]:
+        return (self.subject, self.valid_from, self.recorded_at, self.id)
+
+    def recall_key(self) -> tuple[int, int, str]:
+        return (self.valid_from, self.recorded_at, self.id)
+
+    def size(self) -> int:
+        """About the bytes of its JSON (pages.py's byte budget), without parsing it."""
+        if self.line is not None:
+            return len(self.line)
+        import orjson
+
+        return len(orjson.dumps(self.known))
+
+    def fact(self, as_of: int | None = None) -> Fact:
+        """The fact; with `as_of`, as the store held it then (the row was selected as known by then)."""
+        import orjson
+
+        fact = self.known if self.known is not None else orjson.loads(self.line)  # type: ignore[arg-type]
+        return fact if as_of is None else believed_at(fact, as_of) or fact

@@ -1,7 +1,7 @@
 """L2 intake: the append-only staging log, `intake/<agent>/YYYY-MM-DD.jsonl`."""
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +95,26 @@ def records(store: Path, agent: str | None = None, pending: bool = False) -> lis
         found = [r for r in found if r["id"] not in done]
     found.sort(key=lambda r: (r["created_at"], r["id"]))
     return found
+
+
+def iter_records(store: Path, agent: str | None = None, pending: bool = False) -> Iterator[dict[str, Any]]:
+    """`records`' order (created_at, then id), one day at a time: a record's created_at falls on its file's
+    date (I5), so only one day's files are held at once (a listing pages them: pages.py)."""
+    if agent is not None:
+        check_name(agent, "agent")
+    root = store / "intake"
+    folders = [root / agent] if agent else sorted(p for p in root.glob("*") if p.is_dir())
+    by_day: dict[str, list[Path]] = {}
+    for folder in folders:
+        for path in folder.glob("*.jsonl"):
+            by_day.setdefault(path.name, []).append(path)
+    done = promoted_ids(store) if pending else set()
+    for name in sorted(by_day):
+        found: list[dict[str, Any]] = []
+        for path in sorted(by_day[name]):
+            found.extend(r for r in read_jsonl(path, str(path.relative_to(store))) if r["id"] not in done)
+        found.sort(key=lambda r: (r["created_at"], r["id"]))
+        yield from found
 
 
 def nest(store: Path, file: Path, agent: str, now: Any) -> dict[str, Any]:

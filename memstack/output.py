@@ -29,3 +29,11 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 def note(message: str) -> None:
     """Progress and remarks go to stderr, so stdout stays one document."""
     print(message, file=sys.stderr)
+
+
+def emit_page(args: Any, document: dict[str, Any], human: Callable[[], str]) -> None:
+    """A list verb's page (pages.Page.document): the document, or text and, when more remain, how to go on
+    on stderr."""
+    emit(args, document, human)
+    if not getattr(args, "json", False) and document.get("next_cursor"):
+        note(f"… {document['remaining']} more; --cursor {document['next_cursor']}")

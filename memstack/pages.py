@@ -25,6 +25,7 @@ T = TypeVar("T")
 
 MCP_DEFAULT_LIMIT = 50  # what an MCP list tool hands out when the agent gives no limit
 MAX_LIMIT = 10_000      # the largest page one call may ask for
+MCP_MAX_BYTES = 128 * 1024  # an MCP page stops before its items pass this many bytes (one item always fits)
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,10 @@ class Page(Generic[T]):
     def fields(self) -> dict[str, Any]:
         """The keys a `--json` document carries beside its items."""
         return {"next_cursor": self.next_cursor, "remaining": self.remaining}
+
+    def document(self, items: list[Any] | None = None) -> dict[str, Any]:
+        """A list verb's `--json` document (and its MCP tool's result): `{"items", "next_cursor", "remaining"}`."""
+        return {"items": self.items if items is None else items, **self.fields()}
 
 
 def encode(key: Sequence[Any]) -> str:
@@ -67,20 +72,33 @@ def check_limit(limit: Any, field: str = "limit") -> int | None:
 
 
 def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T], Sequence[Any]],
-         descending: bool = False, field: str = "cursor") -> Page[T]:
-    """At most `limit` items of `items` past `cursor`, in the iterable's order."""
+         descending: bool = False, field: str = "cursor", max_bytes: int | None = None,
+         weigh: Callable[[T], int] | None = None) -> Page[T]:
+    """At most `limit` items of `items` past `cursor`, in the iterable's order.
+
+    With `max_bytes`, the page also ends before its items' sizes (`weigh`, default their JSON) pass it,
+    but it always holds one item, so a caller can walk past an item larger than the budget."""
     size = check_limit(limit)
     after = None if cursor in (None, "") else decode(cursor, field)
     kept: list[T] = []
     remaining = 0
+    used, full = 0, False
     for item in items:
         if after is not None:
             k = list(key(item))
             if (k <= after) if not descending else (k >= after):
                 continue
-        if size is None or len(kept) < size:
+        if not full and max_bytes is not None:
+            used += (weigh or _json_size)(item)
+            full = used > max_bytes and bool(kept)
+        if not full and (size is None or len(kept) < size):
             kept.append(item)
         else:
+            full = True
             remaining += 1
     more = remaining > 0 and kept
     return Page(kept, encode(key(kept[-1])) if more else None, remaining)
+
+
+def _json_size(item: Any) -> int:
+    return len(orjson.dumps(item))

@@ -8,10 +8,13 @@ either source. Both implementations decide the answer with the same rules
 
 import argparse
 import os
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from memstack.facts import Fact
+from memstack import pages
+from memstack.facts import Fact, Row
+from memstack.pages import Page
 from memstack.store import Store, locate, open_store
 
 
@@ -22,10 +25,100 @@ class FactReader(Protocol):
 
     def recall(self, subject: Any, now_ts: Any, limit: Any = None) -> list[Fact]: ...
 
+    def valid_at_page(self, ts: Any, subject: Any = None, as_of: Any = None, *, limit: Any = None,
+                      cursor: str | None = None, max_bytes: int | None = None) -> Page[Fact]: ...
+
+    def history_page(self, subject: Any, *, limit: Any = None, cursor: str | None = None,
+                     max_bytes: int | None = None) -> Page[Fact]: ...
+
+    def recall_page(self, subject: Any, now_ts: Any, *, limit: Any = None, cursor: str | None = None,
+                    max_bytes: int | None = None) -> Page[Fact]: ...
+
+    def other_predicates(self, subject: str, now_ts: int) -> tuple[int, list[str]]: ...
+
+    def binder_waiting(self, subject: str) -> int: ...
+
     def close(self) -> None: ...
 
 
-class FileReader:
+def _paged(rows: Iterable[Row], limit: Any, cursor: str | None, key: Callable[[Row], Any], descending: bool = False,
+           as_of: int | None = None, max_bytes: int | None = None) -> Page[Fact]:
+    """One page of rows, parsed (as believed at `as_of`) only once handed out."""
+    got = pages.page(rows, limit=limit, cursor=cursor, key=key, descending=descending, max_bytes=max_bytes,
+                     weigh=Row.size)
+    return Page([row.fact(as_of) for row in got.items], got.next_cursor, got.remaining)
+
+
+class Lists:
+    """The answers of both sources, checked and paged alike over their rows (`*_rows`, in the files' order)."""
+
+    def valid_at_rows(self, ts: int, subject: str | None, as_of: int | None) -> Iterator[Row]:
+        raise NotImplementedError
+
+    def history_rows(self, subject: str) -> Iterator[Row]:
+        raise NotImplementedError
+
+    def recall_rows(self, subject: str, now_ts: int) -> Iterator[Row]:
+        raise NotImplementedError
+
+    def recall_limit(self) -> int:
+        """recall's page when none is asked: memory.recall_limit of (the synced) memstack.yaml."""
+        raise NotImplementedError
+
+    def valid_at_page(self, ts: Any, subject: Any = None, as_of: Any = None, *, limit: Any = None,
+                      cursor: str | None = None, max_bytes: int | None = None) -> Page[Fact]:
+        from memstack import factstore
+
+        ts, subject, as_of = factstore.query_args(ts, subject, as_of)
+        pages.check_limit(limit)
+        return _paged(self.valid_at_rows(ts, subject, as_of), limit, cursor, Row.listing_key, as_of=as_of,
+                      max_bytes=max_bytes)
+
+    def history_page(self, subject: Any, *, limit: Any = None, cursor: str | None = None,
+                     max_bytes: int | None = None) -> Page[Fact]:
+        from memstack import facts
+
+        subject = facts.text(subject, "subject")
+        pages.check_limit(limit)
+        return _paged(self.history_rows(subject), limit, cursor, Row.listing_key, max_bytes=max_bytes)
+
+    def recall_page(self, subject: Any, now_ts: Any, *, limit: Any = None, cursor: str | None = None,
+                    max_bytes: int | None = None) -> Page[Fact]:
+        """Most recent first; without a limit, at most memory.recall_limit."""
+        from memstack import factstore
+
+        subject, now, _ = factstore.recall_args(subject, now_ts, 1)
+        size = pages.check_limit(limit)
+        return _paged(self.recall_rows(subject, now), self.recall_limit() if size is None else size, cursor,
+                      Row.recall_key, descending=True, max_bytes=max_bytes)
+
+    def binder_waiting(self, subject: str) -> int:
+        """How many intake records about `subject` wait in the Binder for a human's decision."""
+        raise NotImplementedError
+
+    def other_predicates(self, subject: str, now_ts: int) -> tuple[int, list[str]]:
+        """The facts about `subject` valid at `now_ts` that recall leaves out: how many, and their predicates."""
+        from memstack.facts import is_recall_predicate
+
+        count, predicates = 0, set()
+        for row in self.valid_at_rows(now_ts, subject, None):
+            predicate = row.fact()["predicate"]
+            if not is_recall_predicate(predicate):
+                count += 1
+                predicates.add(predicate)
+        return count, sorted(predicates)
+
+    def valid_at(self, ts: Any, subject: Any = None, as_of: Any = None) -> list[Fact]:
+        return self.valid_at_page(ts, subject, as_of).items
+
+    def history(self, subject: Any) -> list[Fact]:
+        return self.history_page(subject).items
+
+    def recall(self, subject: Any, now_ts: Any, limit: Any = None) -> list[Fact]:
+        return self.recall_page(subject, now_ts, limit=limit).items
+
+
+class FileReader(Lists):
     """The store's fact files (through the fact index); no store at all (root None) recalls nothing."""
 
     def __init__(self, root: Path | None) -> None:
@@ -37,25 +130,36 @@ class FileReader:
     def _store(self) -> Path:
         return open_store(self.root).root if self.root is None else self.root
 
-    def valid_at(self, ts: Any, subject: Any = None, as_of: Any = None) -> list[Fact]:
-        from memstack import factstore
+    def valid_at_rows(self, ts: int, subject: str | None, as_of: int | None) -> Iterator[Row]:
+        from memstack import factindex
 
-        return factstore.get_valid_at(self._store(), ts, subject, as_of)
+        return factindex.valid_at_rows(self._store(), ts, subject, as_of)
 
-    def history(self, subject: Any) -> list[Fact]:
-        from memstack import factstore
+    def history_rows(self, subject: str) -> Iterator[Row]:
+        from memstack import factindex
 
-        return factstore.history(self._store(), subject)
+        return factindex.history_rows(self._store(), subject)
 
-    def recall(self, subject: Any, now_ts: Any, limit: Any = None) -> list[Fact]:
-        from memstack import factstore
+    def recall_rows(self, subject: str, now_ts: int) -> Iterator[Row]:
+        from memstack import factindex
 
+        return iter(()) if self.root is None else factindex.recall_rows(self.root, subject, now_ts)
+
+    def other_predicates(self, subject: str, now_ts: int) -> tuple[int, list[str]]:
+        return (0, []) if self.root is None else super().other_predicates(subject, now_ts)
+
+    def binder_waiting(self, subject: str) -> int:
         if self.root is None:
-            factstore.recall_args(subject, now_ts, 1 if limit is None else limit)  # bad input is still bad
-            return []
-        if limit is None:
-            limit = Store(self.root).config.get("memory", "recall_limit")
-        return factstore.recall(self.root, subject, now_ts, limit)
+            return 0
+        from memstack import views
+        from memstack.sources import WorktreeSource
+
+        return sum(1 for record in views.waiting(WorktreeSource(self.root)) if record.get("subject") == subject)
+
+    def recall_limit(self) -> int:
+        if self.root is None:
+            return pages.MCP_DEFAULT_LIMIT
+        return int(Store(self.root).config.get("memory", "recall_limit"))
 
 
 def add_pg_option(parser: argparse.ArgumentParser, what: str = "answer") -> None:

@@ -6,6 +6,7 @@ replaces it); `expire` marks a record expired without deleting it; `get` and
 `list` leave expired records out unless asked.
 """
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,10 +90,13 @@ def get(store: Path, collection: str, key: str, now_ms: int, include_expired: bo
 
 
 def list_records(store: Path, collection: str, now_ms: int, include_expired: bool = False) -> list[dict[str, Any]]:
+    return list(iter_records(store, collection, now_ms, include_expired))
+
+
+def iter_records(store: Path, collection: str, now_ms: int, include_expired: bool = False) -> Iterator[dict[str, Any]]:
+    """A collection's records by key, read one at a time (a listing pages them: pages.py)."""
     check_name(collection, "collection")
-    found = []
-    for path in sorted((store / "store" / collection).glob("*.json")):
+    for path in sorted((store / "store" / collection).glob("*.json"), key=lambda p: p.name[:-len(".json")]):
         record = _read(store, str(path.relative_to(store)))
         if record is not None and (include_expired or not is_expired(record, now_ms)):
-            found.append(record)
-    return found
+            yield record

@@ -57,6 +57,11 @@ def given_ts(value: object, field: str) -> int:
     return parse_ts(value, field)
 
 
+def given_or_none(value: object, field: str) -> int | None:
+    """`given_ts` for an optional time: None (not given) stays None."""
+    return None if value is None else given_ts(value, field)
+
+
 def iso(ms: int) -> str:
     """ISO-8601 UTC with milliseconds, e.g. 2026-11-30T12:00:00.000Z."""
     moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)

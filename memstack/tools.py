@@ -37,6 +37,7 @@ from memstack.errors import MemstackError
 from memstack.facts import RECALL_PREDICATES, TABLES
 from memstack.intake import TIERS
 from memstack.names import NAME_RULE
+from memstack.pages import MAX_LIMIT, MCP_DEFAULT_LIMIT, MCP_MAX_BYTES
 from memstack.store import Store, locate, open_store
 
 Handler = Callable[[Store, dict[str, Any]], Any]
@@ -62,7 +63,8 @@ def name(description: str, *, required: bool = False) -> Arg:
 
 def timestamp(description: str, *, required: bool = False) -> Arg:
     return Arg({"type": ["integer", "string"],
-                "description": f"{description}: integer ms since the epoch or ISO-8601 (e.g. 2026-11-30T12:00:00Z)"},
+                "description": f"{description}: integer ms since the epoch, ISO-8601 (e.g. 2026-11-30T12:00:00Z)"
+                               " or now"},
                required)
 
 
@@ -151,16 +153,6 @@ STRINGS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
 CHANGED = document("the derived files rewritten (store-relative paths; empty: already fresh)", {"changed": STRINGS})
 
 
-def paged(items: list[dict[str, Any]], arguments: Mapping[str, Any], key: Callable[[Any], Any]) -> dict[str, Any]:
-    """A list tool's page: at most `limit` (default pages.MCP_DEFAULT_LIMIT) items after `cursor`."""
-    from memstack import pages
-
-    limit = arguments.get("limit")
-    page = pages.page(items, limit=pages.MCP_DEFAULT_LIMIT if limit is None else limit,
-                      cursor=arguments.get("cursor"), key=key)
-    return {"items": page.items, **page.fields()}
-
-
 def paged_output(item: dict[str, Any], what: str) -> dict[str, Any]:
     return document(f"one page of {what}", {
         "items": listing(item, what),
@@ -168,8 +160,6 @@ def paged_output(item: dict[str, Any], what: str) -> dict[str, Any]:
         "remaining": {"type": "integer", "minimum": 0, "description": "how many items follow this page"}})
 
 
-LIMIT = Arg({"type": "integer", "minimum": 1, "description": "at most this many items (default 50)"})
-CURSOR = Arg({"type": "string", "description": "the next_cursor of the previous page, to continue"})
 
 
 # --- the registry ---
@@ -320,6 +310,9 @@ def speak(message: str, tool: Tool | None = None) -> str:
 INTAKE = record("intake")
 FACT = record("fact")
 FACTS = listing(FACT, "facts (times in ms since the epoch)")
+PAGED_FACTS = paged_output(FACT, "facts (times in ms since the epoch)")
+PAGED_FACTS_NOTE = {**PAGED_FACTS, "properties": {**PAGED_FACTS["properties"], "note": {
+    "type": "string", "description": "why nothing was recalled (other predicates, records in the Binder)"}}}
 SOIL = record("soil")
 DECISION = record("binder")
 HANDOFF_SEALED = document("the sealed handoff", {
@@ -400,6 +393,20 @@ register(Tool(
     title="Show the boot anchor", output=record("anchor"), hints=READS,
 ))
 
+# Bounded answers (pages.py): a list tool hands out at most `limit` items, MCP_DEFAULT_LIMIT when not asked.
+PAGE_LIMIT = Arg({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": MCP_DEFAULT_LIMIT,
+                  "description": f"at most this many items (default {MCP_DEFAULT_LIMIT}, at most {MAX_LIMIT}); a page"
+                                 f" also ends before {MCP_MAX_BYTES // 1024} KiB of items"})
+PAGE_CURSOR = Arg({"type": "string",
+                   "description": "continue after the page whose next_cursor this is (pass it as is)"})
+
+
+def page_arguments(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments with the MCP page size when no limit was given, and the MCP page's byte budget."""
+    return {**arguments, "limit": MCP_DEFAULT_LIMIT if arguments["limit"] is None else arguments["limit"],
+            "max_bytes": MCP_MAX_BYTES}
+
+
 _SUBJECT = text("the fact's subject", required=True)
 _PREDICATE = text("the fact's predicate", required=True)
 _OBJECT = text("the fact's object (its value)", required=True)
@@ -409,13 +416,15 @@ _CONFIDENCE = fraction("confidence in [0, 1]", default=1.0)
 register(Tool(
     "recall",
     f"Before planning, ask what was decided or preferred about a subject: the facts valid at now_ts whose"
-    f" predicate is {', '.join(RECALL_PREDICATES)}, most recent first; an empty store answers []. Treat them as"
+    f" predicate is {', '.join(RECALL_PREDICATES)}, most recent first; a page at a time ({{items, next_cursor, remaining}}); an empty answer carries a note when the subject holds other facts or records waiting in the Binder. Treat them as"
     f" settled unless you mean to supersede one (capture with contradicts).",
     {"subject": text("the subject", required=True),
      "now_ts": timestamp("the instant to recall at (default: now)"),
-     "limit": integer("at most this many (default: memory.recall_limit, 50)")},
-    lambda reader, a: recall_cmd.recall_document(reader, **a),
-    title="Recall decisions", output=FACTS, hints=READS, optional_store=True, reads_facts=True,
+     "limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
+    lambda reader, a: recall_cmd.recall_document(
+        reader, **page_arguments({**a, "limit": min(reader.recall_limit(), MCP_DEFAULT_LIMIT) if a["limit"] is None
+                                  else a["limit"]})),
+    title="Recall decisions", output=PAGED_FACTS_NOTE, hints=READS, optional_store=True, reads_facts=True,
 ))
 
 register(Tool(
@@ -424,7 +433,7 @@ register(Tool(
     " valid_from); with contradicts, first close the open fact of that subject and predicate at valid_from (it"
     " is kept, as_of still sees it). Returns [new, closed...].",
     {"subject": _SUBJECT, "predicate": _PREDICATE, "object": _OBJECT,
-     "valid_from": timestamp("when it became true", required=True), "recorded_at": _RECORDED,
+     "valid_from": timestamp("when it became true (default: now)"), "recorded_at": _RECORDED,
      "confidence": _CONFIDENCE, "agent": AGENT, "source": text("where it comes from (provenance)"),
      "contradicts": flag("close the fact it replaces")},
     lambda store, a: capture_cmd.capture_document(store, **a),
@@ -435,7 +444,7 @@ register(Tool(
     "fact_add",
     "Append a bi-temporal fact, valid from valid_from on (open-ended), without closing anything; returns [fact].",
     {"subject": _SUBJECT, "predicate": _PREDICATE, "object": _OBJECT,
-     "valid_from": timestamp("when it became true", required=True), "recorded_at": _RECORDED,
+     "valid_from": timestamp("when it became true (default: now)"), "recorded_at": _RECORDED,
      "confidence": _CONFIDENCE, "agent": AGENT, "source": text("where it comes from (provenance)"),
      "table": Arg({"type": "string", "enum": list(TABLES), "default": "knowledge",
                    "description": "the KB sub-tier: " + ", ".join(TABLES)}, False, "knowledge")},
@@ -446,27 +455,28 @@ register(Tool(
 register(Tool(
     "fact_get_valid_at",
     "The facts valid at ts (valid_from <= ts < valid_to), optionally of one subject, optionally as the store"
-    " believed at transaction time as_of; every predicate, not only recall's.",
+    " believed at transaction time as_of; every predicate, not only recall's; a page at a time ({items, next_cursor, remaining}).",
     {"ts": timestamp("the instant", required=True), "subject": text("only this subject"),
-     "as_of": timestamp("answer as the store believed at this transaction time")},
-    lambda reader, a: fact_cmd.get_valid_at_document(reader, **a),
-    title="Facts valid at a time", output=FACTS, hints=READS, reads_facts=True,
+     "as_of": timestamp("answer as the store believed at this transaction time"), "limit": PAGE_LIMIT,
+     "cursor": PAGE_CURSOR},
+    lambda reader, a: fact_cmd.get_valid_at_document(reader, **page_arguments(a)),
+    title="Facts valid at a time", output=PAGED_FACTS, hints=READS, reads_facts=True,
 ))
 
 register(Tool(
     "fact_history",
-    "Every version of a subject's facts, superseded and current, oldest first.",
-    {"subject": text("the subject", required=True)},
-    lambda reader, a: fact_cmd.history_document(reader, **a),
-    title="A subject's fact history", output=FACTS, hints=READS, reads_facts=True,
+    "Every version of a subject's facts, superseded and current, oldest first; a page at a time"
+    " ({items, next_cursor, remaining}).",
+    {"subject": text("the subject", required=True), "limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
+    lambda reader, a: fact_cmd.history_document(reader, **page_arguments(a)),
+    title="A subject's fact history", output=PAGED_FACTS, hints=READS, reads_facts=True,
 ))
 
 register(Tool(
     "fact_invalidate",
     "Close the open fact(s) of a subject and predicate at valid_to (they are kept, never deleted); nothing open"
     " to close is an error. Returns the closed facts.",
-    {"subject": _SUBJECT, "predicate": _PREDICATE, "valid_to": timestamp("when it stopped being true",
-                                                                         required=True),
+    {"subject": _SUBJECT, "predicate": _PREDICATE, "valid_to": timestamp("when it stopped being true (default: now)"),
      "recorded_at": timestamp("when the closing is recorded (default: now)"),
      "object": text("close only the open fact with this object")},
     lambda store, a: fact_cmd.invalidate_document(store, **a),
@@ -477,16 +487,16 @@ DISPUTE = document("two agents' facts that closed one predecessor differently", 
     "kind": {"const": "dispute"}, "id": STRING, "subject": STRING, "predicate": STRING,
     "predecessor": {"type": ["object", "null"]}, "kept_closing": {"type": ["string", "null"]},
     "sides": FACTS, "created_at": STRING})
-WAITING = listing({"anyOf": [INTAKE, DISPUTE]}, "intake records waiting for a human, then disagreements")
+PAGED_WAITING = paged_output({"anyOf": [INTAKE, DISPUTE]}, "intake records waiting for a human, then disagreements")
 
 register(Tool(
     "binder_list",
     "The intake records waiting for a human decision (routed to the Binder, not yet ratified or rejected),"
-    " oldest first, then the disagreements between agents (kind dispute). Decide with binder_ratify or"
+    " oldest first, then the disagreements between agents (kind dispute). A page at a time ({items, next_cursor, remaining}). Decide with binder_ratify or"
     " binder_reject when a human has said which.",
-    {},
-    lambda store, a: binder_cmd.list_document(store),
-    title="The Binder queue", output=WAITING, hints=READS,
+    {"limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
+    lambda store, a: binder_cmd.list_document(store, **page_arguments(a)),
+    title="The Binder queue", output=PAGED_WAITING, hints=READS,
 ))
 
 register(Tool(
@@ -539,9 +549,8 @@ register(Tool(
     "List intake records, oldest first, a page at a time (50 unless limit says otherwise; next_cursor"
     " continues): yours or every agent's, optionally only those not yet promoted (pending).",
     {"agent": Arg({"type": "string", "pattern": NAME_RULE, "description": "only this agent's (default: every agent)"}),
-     "pending": flag("only records not yet promoted"), "limit": LIMIT, "cursor": CURSOR},
-    lambda store, a: paged(intake_cmd.list_document(store, a["agent"], a["pending"]), a,
-                           lambda r: (r["created_at"], r["id"])),
+     "pending": flag("only records not yet promoted"), "limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
+    lambda store, a: intake_cmd.list_document(store, **page_arguments(a)),
     title="List intake", output=paged_output(INTAKE, "intake records"), hints=READS,
 ))
 
@@ -550,9 +559,8 @@ register(Tool(
     "List a SOIL collection's live records by key, a page at a time (50 unless limit says otherwise;"
     " next_cursor continues); include_expired adds the expired ones.",
     {"collection": _COLLECTION, "include_expired": flag("also list expired records"),
-     "limit": LIMIT, "cursor": CURSOR},
-    lambda store, a: paged(soil_cmd.list_document(store, a["collection"], a["include_expired"]), a,
-                           lambda r: (r["key"],)),
+     "limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
+    lambda store, a: soil_cmd.list_document(store, **page_arguments(a)),
     title="List SOIL records", output=paged_output(SOIL, "SOIL records"), hints=READS,
 ))
 

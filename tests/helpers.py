@@ -25,3 +25,14 @@ def tree_snapshot(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
             if p.is_file() and ".git" not in p.relative_to(root).parts[:1]
             and ".memstack" not in p.relative_to(root).parts[:1]}
+
+
+PAGE_KEYS = {"items", "next_cursor", "remaining"}
+
+
+def items(document: object) -> list:
+    """The items of a list verb's `--json` page (pages.py: `{"items", "next_cursor", "remaining"}`, and
+    `note` for recall), checking the shape; the whole answer fits one page here."""
+    assert isinstance(document, dict) and PAGE_KEYS <= set(document) <= PAGE_KEYS | {"note"}, document
+    assert document["next_cursor"] is None and document["remaining"] == 0, document
+    return document["items"]

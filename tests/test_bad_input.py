@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import MEMSTACK, git, memstack, tree_snapshot
+from helpers import MEMSTACK, git, items, memstack, tree_snapshot
 
 NOW = "2026-03-01T00:00:00Z"
 FACT = ("--subject", "db", "--predicate", "decided", "--object", "sqlite")
@@ -129,7 +129,7 @@ def corpus_store(tmp_path_factory: pytest.TempPathFactory, _store_template: Path
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "memory")
     assert memstack("promote", "--now-ts", NOW, cwd=root).returncode == 0
-    waiting = json.loads(memstack("binder", "list", "--json", cwd=root).stdout)
+    waiting = items(json.loads(memstack("binder", "list", "--json", cwd=root).stdout))
     inputs = tmp_path_factory.mktemp("inputs")
     (inputs / "incomplete.md").write_text("---\nagent: alice\n---\n# a handoff with no sections\n")
     (inputs / "binary.md").write_bytes(b"\xff\xfe\x00bad")

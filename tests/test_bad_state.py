@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import MEMSTACK, git, memstack, tree_snapshot
+from helpers import MEMSTACK, git, items, memstack, tree_snapshot
 
 NOW = "2026-03-01T00:00:00Z"
 FACT = ("--subject", "db", "--predicate", "decided", "--object", "sqlite")
@@ -84,7 +84,7 @@ def test_the_index_notices_an_edit_in_place_that_keeps_size_and_mtime(filled: Pa
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     after = path.stat()
     assert (after.st_ino, after.st_size, after.st_mtime_ns) == (st.st_ino, st.st_size, st.st_mtime_ns)
-    [fact] = json.loads(memstack("fact", "history", "--subject", "db", "--json", cwd=filled).stdout)
+    [fact] = items(json.loads(memstack("fact", "history", "--subject", "db", "--json", cwd=filled).stdout))
     assert fact["object"] == "oracle"
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, memstack
+from helpers import git, items, memstack
 
 NOW = "2026-03-01T00:00:00Z"
 
@@ -106,7 +106,7 @@ def test_git_s_lock_appearing_during_a_git_command_is_a_clear_error(store: Path)
 def history(store: Path, subject: str) -> list[dict]:
     result = memstack("fact", "history", "--subject", subject, "--json", cwd=store)
     assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return items(json.loads(result.stdout))
 
 
 def shape(facts: list[dict]) -> list[tuple]:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, memstack
+from helpers import git, items, memstack
 from memstack import merge
 from team_support import check_history, clone, fact_files, guarded_remote
 
@@ -93,8 +93,8 @@ def test_every_direction_gives_byte_identical_fact_files(outcomes: dict) -> None
 
 def test_the_predecessor_is_closed_once_by_the_first_closing_recorded(outcomes: dict) -> None:
     for repo, names in outcomes.values():
-        history = {f["object"]: f for f in json.loads(memstack("fact", "history", "--subject", SUBJECT, "--json",
-                                                                cwd=repo).stdout)}
+        history = {f["object"]: f for f in items(json.loads(memstack("fact", "history", "--subject", SUBJECT, "--json",
+                                                                cwd=repo).stdout))}
         assert sorted(history) == ["friday", "tuesday", "wednesday"]  # all three values
         tuesday, wednesday, friday = history["tuesday"], history["wednesday"], history["friday"]
         assert tuesday["superseded_by"] == names["wednesday"]["id"]  # alice's closing was recorded first
@@ -106,15 +106,15 @@ def test_the_predecessor_is_closed_once_by_the_first_closing_recorded(outcomes: 
 
 def test_the_disagreement_waits_in_the_binder_and_recall_shows_both_sides_marked(outcomes: dict) -> None:
     repo, names = outcomes[("alice", "merge")]
-    waiting = json.loads(memstack("binder", "list", "--json", cwd=repo).stdout)
+    waiting = items(json.loads(memstack("binder", "list", "--json", cwd=repo).stdout))
     [dispute] = [item for item in waiting if item.get("kind") == "dispute"]
     assert dispute["id"] == names["tuesday"]["id"]
     assert [s["object"] for s in dispute["sides"]] == ["wednesday", "friday"]
     assert dispute["kept_closing"] == names["wednesday"]["id"]
     text = memstack("binder", "list", cwd=repo).stdout
     assert "dispute" in text and "'tuesday' was closed by 2 facts" in text
-    recalled = json.loads(memstack("recall", "--subject", SUBJECT, "--now-ts", "2026-11-20T00:00:00Z", "--json",
-                                   cwd=repo).stdout)
+    recalled = items(json.loads(memstack("recall", "--subject", SUBJECT, "--now-ts", "2026-11-20T00:00:00Z", "--json",
+                                   cwd=repo).stdout))
     assert {f["object"]: f["disputed_with"] for f in recalled} == {
         "friday": [names["wednesday"]["id"]], "wednesday": [names["friday"]["id"]]}
     assert "DISPUTED with" in memstack("recall", "--subject", SUBJECT, "--now-ts", "2026-11-20T00:00:00Z",
@@ -142,12 +142,12 @@ def test_ratifying_one_side_settles_it(outcomes: dict, side: str) -> None:
     commit(repo, f"ratify {side}")
     push(repo)
     check_history(repo)
-    assert [i for i in json.loads(memstack("binder", "list", "--json", cwd=repo).stdout)
+    assert [i for i in items(json.loads(memstack("binder", "list", "--json", cwd=repo).stdout))
             if i.get("kind") == "dispute"] == []
-    recalled = json.loads(memstack("recall", "--subject", SUBJECT, "--json", cwd=repo).stdout)
+    recalled = items(json.loads(memstack("recall", "--subject", SUBJECT, "--json", cwd=repo).stdout))
     assert [(f["object"], "disputed_with" in f) for f in recalled] == [(side, False)]
-    history = {f["object"]: f for f in json.loads(memstack("fact", "history", "--subject", SUBJECT, "--json",
-                                                            cwd=repo).stdout)}
+    history = {f["object"]: f for f in items(json.loads(memstack("fact", "history", "--subject", SUBJECT, "--json",
+                                                            cwd=repo).stdout))}
     assert sorted(history) == ["friday", "tuesday", "wednesday"]
     assert history[other]["superseded_by"] == names[side]["id"]
     again = memstack("binder", "ratify", names[other]["id"], cwd=repo)
@@ -205,10 +205,11 @@ def test_rejecting_one_side_closes_it_and_settles_a_two_sided_disagreement(outco
                        "--json", cwd=repo)
     assert decided.returncode == 0, decided.stderr
     assert json.loads(decided.stdout)["closed"] == [names["wednesday"]["id"]]
-    [wednesday] = [f for f in json.loads(memstack("fact", "history", "--subject", SUBJECT, "--json", cwd=repo).stdout)
+    [wednesday] = [f for f in items(json.loads(memstack("fact", "history", "--subject", SUBJECT, "--json",
+                                                        cwd=repo).stdout))
                    if f["object"] == "wednesday"]
     assert wednesday["valid_to"] is not None and wednesday["superseded_by"] is None
-    assert [i for i in json.loads(memstack("binder", "list", "--json", cwd=repo).stdout)
+    assert [i for i in items(json.loads(memstack("binder", "list", "--json", cwd=repo).stdout))
             if i.get("kind") == "dispute"] == []
     commit(repo, "reject wednesday")
     push(repo)

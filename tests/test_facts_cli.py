@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from helpers import memstack, tree_snapshot
+from helpers import items, memstack, tree_snapshot
 from memstack import factfiles
 
 JAN = "2026-01-01T00:00:00Z"
@@ -18,7 +18,11 @@ JAN_MS = 1_767_225_600_000
 def run_json(store: Path, *args: str) -> Any:
     result = memstack(*args, "--json", cwd=store)
     assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    document = json.loads(result.stdout)
+    if "--limit" in args or args[0] == "recall":  # a page: recall's is memory.recall_limit at most
+        return document["items"]
+    return items(document) if args[0] == "recall" or args[:2] in (("fact", "get-valid-at"), ("fact", "history")) \
+        else document
 
 
 def add(store: Path, subject: str = "acme", predicate: str = "decided", object: str = "postgres",
@@ -156,7 +160,7 @@ def test_recall_on_an_empty_or_missing_store_is_an_empty_answer(store: Path, tmp
     nowhere = tmp_path / "nowhere"
     nowhere.mkdir()
     result = memstack("recall", "--subject", "acme", "--json", cwd=nowhere)
-    assert result.returncode == 0 and json.loads(result.stdout) == [] and result.stderr == ""
+    assert result.returncode == 0 and items(json.loads(result.stdout)) == [] and result.stderr == ""
     named = memstack("recall", "--subject", "acme", "--store", str(nowhere), cwd=nowhere)
     assert named.returncode == 2 and "not a memstack store" in named.stderr
     bad = memstack("recall", "--subject", "", cwd=nowhere)
@@ -228,5 +232,5 @@ def test_contradicting_captures_racing_on_one_value_leave_one_version_open(store
                                    "--recorded-at", str(10_000 + round_), "--contradicts"],
                                   cwd=store, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for n in range(3)]
         [p.wait() for p in procs]
-        history = json.loads(memstack("fact", "history", "--subject", "race", "--json", cwd=store).stdout)
+        history = items(json.loads(memstack("fact", "history", "--subject", "race", "--json", cwd=store).stdout))
         assert len([f for f in history if f["valid_to"] is None]) == 1, history

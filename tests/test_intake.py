@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import MEMSTACK, memstack, tree_snapshot
+from helpers import MEMSTACK, items, memstack, tree_snapshot
 from memstack import intake
 from memstack.errors import MemstackError
 
@@ -35,10 +35,10 @@ def test_list_is_oldest_first_and_filters_by_agent(store: Path) -> None:
                         ("alice", "2026-01-03T00:00:00Z")):
         assert memstack("intake", "write", "--agent", agent, "--content", f"{agent} {when}",
                         "--created-at", when, cwd=store).returncode == 0
-    everything = json.loads(memstack("intake", "list", "--json", cwd=store).stdout)
+    everything = items(json.loads(memstack("intake", "list", "--json", cwd=store).stdout))
     assert [r["content"] for r in everything] == ["alice 2026-01-01T00:00:00Z", "bob 2026-01-02T00:00:00Z",
                                                  "alice 2026-01-03T00:00:00Z"]
-    bobs = json.loads(memstack("intake", "list", "--agent", "bob", "--json", cwd=store).stdout)
+    bobs = items(json.loads(memstack("intake", "list", "--agent", "bob", "--json", cwd=store).stdout))
     assert [r["agent"] for r in bobs] == ["bob"]
 
 

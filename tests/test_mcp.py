@@ -16,7 +16,7 @@ from jsonschema import Draft202012Validator
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from helpers import MEMSTACK, memstack, tree_snapshot
+from helpers import MEMSTACK, items, memstack, tree_snapshot
 from memstack import main, mcp_server, soil, tools
 from memstack.errors import MemstackError
 from memstack.times import now_ms
@@ -168,7 +168,7 @@ def test_each_tool_over_stdio_returns_what_the_cli_prints(store: Path, mode: str
             assert written["path"] == "intake/alice/2026-03-04.jsonl"  # memory.default_agent
             assert [json.loads(line) for line in (store / written["path"]).read_text().splitlines()] == \
                 [written["record"]]
-            assert cli_json(store, "intake", "list") == [written["record"]]
+            assert items(cli_json(store, "intake", "list")) == [written["record"]]
             assert written["record"]["created_at"] == "2026-03-04T05:06:07.000Z"
             by_bob = await ok(client, "intake_write", agent="bob", content="bob was here", created_at=0)
             assert by_bob["path"] == "intake/bob/1970-01-01.jsonl" and by_bob["record"]["agent"] == "bob"
@@ -204,23 +204,25 @@ def test_each_tool_over_stdio_returns_what_the_cli_prints(store: Path, mode: str
                              valid_from=1_767_225_600_000, recorded_at=1_767_225_600_000, table="opus_atoms")
             assert added[0]["table"] == "opus_atoms"
             args = ("--subject", "build", "--now-ts", "2026-03-01T00:00:00Z")
-            assert await ok(client, "recall", subject="build", now_ts="2026-03-01T00:00:00Z") == \
-                cli_json(store, "recall", *args) == [switched[0]]
+            recalled = await ok(client, "recall", subject="build", now_ts="2026-03-01T00:00:00Z")
+            assert recalled == cli_json(store, "recall", *args) and items(recalled) == [switched[0]]
             assert await ok(client, "fact_get_valid_at", ts="2026-01-15T00:00:00Z", subject="build") == \
                 cli_json(store, "fact", "get-valid-at", "--ts", "2026-01-15T00:00:00Z", "--subject", "build")
             history = await ok(client, "fact_history", subject="build")
-            assert history == cli_json(store, "fact", "history", "--subject", "build") and len(history) == 3
+            assert history == cli_json(store, "fact", "history", "--subject", "build") and len(items(history)) == 3
             closed = await ok(client, "fact_invalidate", subject="build", predicate="uses",
                               valid_to="2026-03-01T00:00:00Z", recorded_at="2026-03-01T00:00:00Z")
             assert closed[0]["id"] == added[0]["id"] and closed[0]["valid_to"] == 1_772_323_200_000
-            [now] = [f for f in cli_json(store, "fact", "history", "--subject", "build") if f["id"] == added[0]["id"]]
+            [now] = [f for f in items(cli_json(store, "fact", "history", "--subject", "build"))
+                     if f["id"] == added[0]["id"]]
             assert now["valid_to"] == 1_772_323_200_000
 
-            assert await ok(client, "binder_list") == cli_json(store, "binder", "list") == []
+            assert await ok(client, "binder_list") == cli_json(store, "binder", "list") == \
+                {"items": [], "next_cursor": None, "remaining": 0}
             promoted = memstack("promote", cwd=store)
             assert promoted.returncode == 0, promoted.stderr  # bob's record waits for a human
             waiting = await ok(client, "binder_list")
-            assert waiting == cli_json(store, "binder", "list") and [r["agent"] for r in waiting] == ["bob"]
+            assert waiting == cli_json(store, "binder", "list") and [r["agent"] for r in items(waiting)] == ["bob"]
 
             resources = {r.uri: r for r in (await client.list_resources()).resources}
             assert set(resources) == {"memstack://willow.md", "memstack://anchor/alice"}
@@ -337,7 +339,7 @@ def test_store_and_agent_are_found_as_the_cli_finds_them(store: Path) -> None:
             assert (await ok(client, "intake_write", agent="alice", content="c"))["record"]["agent"] == "alice"
 
     run(session)
-    assert len(cli_json(store, "intake", "list", "--agent", "bob")) == 2
+    assert len(items(cli_json(store, "intake", "list", "--agent", "bob"))) == 2
 
 
 def test_a_bad_agent_option_stops_the_server_before_it_serves(store: Path) -> None:

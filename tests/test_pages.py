@@ -51,3 +51,13 @@ def test_now_is_a_time_a_user_can_give():
     assert given_ts("2026-11-30T12:00:00Z", "at") == 1796040000000
     with pytest.raises(MemstackError, match="bad at"):
         given_ts("later", "at")
+
+
+def test_a_byte_budget_ends_a_page_early_but_never_before_its_first_item():
+    items = ["a" * 10, "b" * 10, "c" * 100, "d"]
+    first = pages.page(items, limit=50, cursor=None, key=lambda i: (i,), max_bytes=30)
+    assert first.items == ["a" * 10, "b" * 10] and first.remaining == 2  # JSON: 12 bytes each
+    second = pages.page(items, limit=50, cursor=first.next_cursor, key=lambda i: (i,), max_bytes=30)
+    assert second.items == ["c" * 100] and second.remaining == 1  # larger than the budget: alone
+    third = pages.page(items, limit=50, cursor=second.next_cursor, key=lambda i: (i,), max_bytes=30)
+    assert third.items == ["d"] and third.next_cursor is None

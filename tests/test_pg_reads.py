@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 
-from helpers import MEMSTACK, git, memstack
+from helpers import MEMSTACK, git, items, memstack
 from memstack import factstore
 from memstack.errors import MemstackError
 from memstack.output import render_json
@@ -68,7 +68,7 @@ def test_every_read_verb_answers_the_same_document_from_the_replica(store: Path,
                      ["fact", "get-valid-at", "--ts", ts, "--subject", "beta", "--as-of", str(JAN_MS + 3 * DAY)]):
             files = stdout(*verb, "--json", cwd=store)
             assert stdout(*verb, "--json", "--pg", pg_dsn, cwd=store) == files, verb
-            asked += files != "[]\n"
+            asked += json.loads(files)["items"] != []
     assert asked > 12  # the probes found facts
     text = ["fact", "get-valid-at", "--ts", str(PROBES[2])]
     assert stdout(*text, "--pg", pg_dsn, cwd=store) == stdout(*text, cwd=store)  # the text output too
@@ -89,9 +89,9 @@ def test_a_host_with_no_clone_recalls_from_the_replica(store: Path, tmp_path: Pa
     elsewhere.mkdir()
     verb = ["recall", "--subject", "acme", "--now-ts", str(JAN_MS + 20 * DAY), "--json"]
     from_files = json.loads(stdout(*verb, cwd=store))
-    assert len(from_files) == 1  # the synced memstack.yaml's recall_limit applies
+    assert len(from_files["items"]) == 1 and from_files["remaining"] == 1  # the synced recall_limit applies
     assert stdout(*verb, "--pg", cwd=elsewhere, env={"MEMSTACK_PG": pg_dsn}) == stdout(*verb, cwd=store)
-    assert stdout(*verb, cwd=elsewhere) == "[]\n"  # without --pg: no store here, nothing recalled
+    assert items(json.loads(stdout(*verb, cwd=elsewhere))) == []  # without --pg: no store here, nothing recalled
 
 
 def test_a_database_never_synced_is_a_clear_error(store: Path, pg_dsn: str) -> None:
@@ -206,3 +206,32 @@ def test_any_sequence_of_writes_reads_the_same_from_the_replica(pg_cluster: Clus
 
 
 PROPERTY_DB: dict[str, str] = {}
+
+
+def test_pages_and_recall_notes_are_the_same_from_the_replica(store: Path, pg_dsn: str) -> None:
+    build_history(store)
+    stdout("capture", "--subject", "gamma", "--predicate", "uses", "--object", "git", "--valid-from", str(JAN_MS),
+           "--recorded-at", str(JAN_MS), cwd=store)
+    stdout("intake", "write", "--content", "gamma prefers tabs", "--subject", "gamma", "--predicate", "prefers",
+           "--object", "tabs", "--created-at", str(JAN_MS), cwd=store)
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "-m", "gamma")
+    stdout("promote", cwd=store)  # the intake record waits in the Binder
+    stdout("pg", "sync", pg_dsn, cwd=store)
+    for verb in (["fact", "get-valid-at", "--ts", str(JAN_MS + 5 * DAY)], ["fact", "history", "--subject", "acme"],
+                 ["recall", "--subject", "acme", "--now-ts", str(JAN_MS + 20 * DAY)]):
+        cursor, pages = None, 0
+        while True:
+            args = [*verb, "--limit", "1" if verb[0] == "recall" else "2", *(["--cursor", cursor] if cursor else []),
+                    "--json"]
+            files = stdout(*args, cwd=store)
+            assert stdout(*args, "--pg", pg_dsn, cwd=store) == files, args
+            pages += 1
+            if not (cursor := json.loads(files)["next_cursor"]):
+                break
+        assert pages >= 2, verb
+    recall = ["recall", "--subject", "gamma", "--now-ts", str(JAN_MS + DAY), "--json"]
+    files = stdout(*recall, cwd=store)
+    assert stdout(*recall, "--pg", pg_dsn, cwd=store) == files
+    note = json.loads(files)["note"]
+    assert note.startswith("1 fact about 'gamma' holds other predicates (uses)") and "waits in the Binder" in note

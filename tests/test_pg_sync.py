@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 
-from helpers import git, memstack
+from helpers import git, items, memstack
 from memstack import git as gitlib
 from memstack import layout
 from memstack.replica.tables import BY_KIND, TABLES
@@ -26,7 +26,8 @@ JAN = "2026-01-01T00:00:00Z"
 def ok(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Any:
     result = memstack(*args, "--json", cwd=cwd, env=env)
     assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    document = json.loads(result.stdout)
+    return items(document) if args[:2] in (("fact", "get-valid-at"), ("fact", "history")) else document
 
 
 def refused(*args: str, cwd: Path) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, memstack
+from helpers import git, items, memstack
 from memstack import intake, promote, routing
 from memstack.routing import Rules
 
@@ -77,7 +77,7 @@ def test_promotion_routes_writes_facts_views_and_one_commit(store: Path) -> None
     ledger = [json.loads(x) for x in (store / "kb/promotions.jsonl").read_text().splitlines()]
     assert [(x["intake_id"], x["sub_tier"], x["via"]) for x in ledger] == \
         [(known["id"], "knowledge", "rules"), (cited["id"], "jeles_atoms", "rules"), (waiting["id"], "binder", "rules")]
-    assert memstack("intake", "list", "--pending", "--json", cwd=store).stdout.strip() == "[]"
+    assert items(json.loads(memstack("intake", "list", "--pending", "--json", cwd=store).stdout)) == []
     first = git(store, "rev-list", "--max-parents=0", "HEAD").stdout.strip()
     assert memstack("check", "--range", f"{first}..HEAD", cwd=store).returncode == 0
 
@@ -110,11 +110,11 @@ def test_a_contradicting_record_supersedes_the_valid_fact(store: Path) -> None:
                 created_at="2026-02-01T00:00:00Z")
     result = promote_cli(store)
     assert result["superseded"] == 1
-    history = json.loads(memstack("fact", "history", "--subject", "deploy", "--json", cwd=store).stdout)
+    history = items(json.loads(memstack("fact", "history", "--subject", "deploy", "--json", cwd=store).stdout))
     assert [(f["object"], f["valid_to"], f["superseded_by"]) for f in history] == [
         ("friday", 1_769_904_000_000, promote.fact_id_for(new["id"], 1_769_904_000_000)), ("monday", None, None)]
     assert history[0]["intake_id"] == old["id"]
-    recalled = json.loads(memstack("recall", "--subject", "deploy", "--now-ts", NOW, "--json", cwd=store).stdout)
+    recalled = items(json.loads(memstack("recall", "--subject", "deploy", "--now-ts", NOW, "--json", cwd=store).stdout))
     assert [f["object"] for f in recalled] == ["monday"]
     knowledge = json.loads((store / "kb/knowledge.json").read_text())["facts"]
     assert [f["object"] for f in knowledge] == ["monday"]
@@ -130,7 +130,7 @@ def test_an_older_record_arrives_already_superseded_and_a_duplicate_adds_no_fact
     same = write(store, tier="verified", confidence=0.9, subject="db", predicate="chose", object="postgres",
                  created_at="2026-02-05T00:00:00Z")
     promote_cli(store)
-    history = json.loads(memstack("fact", "history", "--subject", "db", "--json", cwd=store).stdout)
+    history = items(json.loads(memstack("fact", "history", "--subject", "db", "--json", cwd=store).stdout))
     assert [(f["object"], f["valid_to"]) for f in history] == [("sqlite", 1_769_904_000_000), ("postgres", None)]
     ledger = {x["intake_id"]: x for x in map(json.loads, (store / "kb/promotions.jsonl").read_text().splitlines())}
     assert ledger[same["id"]]["fact_id"] == history[1]["id"]  # the duplicate points at the fact holding it
@@ -194,7 +194,7 @@ def test_binder_ratify_makes_knowledge_at_the_next_promotion_and_reject_never_ro
     keep = write(store, content="use tabs", title="indent")
     drop = write(store, content="use emacs", title="editor", created_at="2026-01-02T00:00:00Z")
     promote_cli(store)
-    waiting = json.loads(memstack("binder", "list", "--json", cwd=store).stdout)
+    waiting = items(json.loads(memstack("binder", "list", "--json", cwd=store).stdout))
     assert [r["id"] for r in waiting] == [keep["id"], drop["id"]]
     assert memstack("binder", "ratify", keep["id"], "--by", "ada", cwd=store).returncode == 0
     assert memstack("binder", "reject", drop["id"], "--by", "ada", cwd=store).returncode == 0
@@ -208,7 +208,7 @@ def test_binder_ratify_makes_knowledge_at_the_next_promotion_and_reject_never_ro
     assert result["ratified"] == 1
     knowledge = json.loads((store / "kb/knowledge.json").read_text())["facts"]
     assert [(f["subject"], f["tier"], f["intake_id"]) for f in knowledge] == [("indent", "ratified", keep["id"])]
-    assert json.loads(memstack("binder", "list", "--json", cwd=store).stdout) == []
+    assert items(json.loads(memstack("binder", "list", "--json", cwd=store).stdout)) == []
     assert json.loads((store / "kb/binder_queue.json").read_text())["records"] == []
     assert promote_cli(store)["ratified"] == 0  # never again
     decisions = [json.loads(x) for x in (store / "kb/binder.jsonl").read_text().splitlines()]
@@ -274,7 +274,7 @@ def test_a_record_arriving_after_an_interruption_closes_what_the_interrupted_run
     promote_cli(store)
     promote_cli(whole)
     assert _state(store) == _state(whole)
-    history = json.loads(memstack("fact", "history", "--subject", "svc", "--json", cwd=store).stdout)
+    history = items(json.loads(memstack("fact", "history", "--subject", "svc", "--json", cwd=store).stdout))
     assert [(f["object"], f["valid_to"] is None) for f in history] == [("v0", False), ("v1", False), ("v2", True)]
 
 
@@ -309,10 +309,10 @@ def test_a_ratified_record_takes_its_place_in_time_and_no_windows_overlap(store:
           created_at="2026-01-20T00:00:00Z")
     promote_cli(store)
     for day in ("2026-01-12", "2026-01-17", "2026-01-25"):
-        valid = json.loads(memstack("fact", "get-valid-at", "--ts", f"{day}T00:00:00Z", "--subject", "k",
-                                    "--json", cwd=store).stdout)
+        valid = items(json.loads(memstack("fact", "get-valid-at", "--ts", f"{day}T00:00:00Z", "--subject", "k",
+                                    "--json", cwd=store).stdout))
         assert len(valid) == 1, (day, valid)
-    history = json.loads(memstack("fact", "history", "--subject", "k", "--json", cwd=store).stdout)
+    history = items(json.loads(memstack("fact", "history", "--subject", "k", "--json", cwd=store).stdout))
     assert [f["object"] for f in history] == ["x", "r", "p"]
 
 

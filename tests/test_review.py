@@ -4,7 +4,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from helpers import git, memstack
+from helpers import git, items, memstack
 from test_handoff_boot import HANDOFF
 from memstack.ids import agent_tag
 from test_merge import bound, closed, fact, line
@@ -162,7 +162,7 @@ def test_review_shows_what_was_learned_and_what_waits_bounded_by_agent(store: Pa
                     "2026-01-01T11:00:00Z", cwd=store).returncode == 0
     commit(store, "ideas")
     assert memstack("promote", "--now-ts", "2026-01-02T00:00:00Z", cwd=store).returncode == 0
-    first = json.loads(memstack("binder", "list", "--json", cwd=store).stdout)
+    first = items(json.loads(memstack("binder", "list", "--json", cwd=store).stdout))
     waiting = first["items"] if isinstance(first, dict) else first
     assert memstack("binder", "reject", waiting[0]["id"], "--by", "carol", cwd=store).returncode == 0
     commit(store, "a decision")

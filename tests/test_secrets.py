@@ -13,7 +13,7 @@ import pytest
 
 from check_support import (append, bare, committed, fact, handoff_text, head, intake, jsonl, refused,  # noqa: F401
                            repo, run_check, sneak, store_template, write)
-from helpers import git, memstack, tree_snapshot
+from helpers import git, items, memstack, tree_snapshot
 from memstack import secrets
 from secret_corpus import AWS_ID, GH, LOOK_ALIKES, PEM, SECRETS
 
@@ -147,7 +147,7 @@ def test_every_write_verb_refuses_a_credential_and_writes_nothing(seeded: Path, 
         assert "(I8)" in result.stderr
         assert_silent(result.stdout + result.stderr, secret)
         assert tree_snapshot(seeded) == before, argv
-    history = json.loads(memstack("fact", "history", "--subject", "db", "--json", cwd=seeded).stdout)
+    history = items(json.loads(memstack("fact", "history", "--subject", "db", "--json", cwd=seeded).stdout))
     [prior] = history if isinstance(history, list) else history["facts"]
     assert prior["valid_to"] is None  # the refused capture closed nothing
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import memstack, tree_snapshot
+from helpers import items, memstack, tree_snapshot
 
 
 def test_put_get_update_expire_list_through_the_cli(store: Path) -> None:
@@ -25,15 +25,15 @@ def test_put_get_update_expire_list_through_the_cli(store: Path) -> None:
     assert json.loads(got.stdout) == record
 
     assert memstack("soil", "put", "session", "other", "--value", "[1, 2]", cwd=store).returncode == 0
-    keys = [r["key"] for r in json.loads(memstack("soil", "list", "session", "--json", cwd=store).stdout)]
+    keys = [r["key"] for r in items(json.loads(memstack("soil", "list", "session", "--json", cwd=store).stdout))]
     assert keys == ["current", "other"]
 
     expired = memstack("soil", "expire", "session", "other", "--json", cwd=store)
     assert json.loads(expired.stdout)["expires_at"] is not None
     assert (store / "store/session/other.json").exists()  # expired, never deleted
-    keys = [r["key"] for r in json.loads(memstack("soil", "list", "session", "--json", cwd=store).stdout)]
+    keys = [r["key"] for r in items(json.loads(memstack("soil", "list", "session", "--json", cwd=store).stdout))]
     assert keys == ["current"]
-    everything = json.loads(memstack("soil", "list", "session", "--include-expired", "--json", cwd=store).stdout)
+    everything = items(json.loads(memstack("soil", "list", "session", "--include-expired", "--json", cwd=store).stdout))
     assert [r["key"] for r in everything] == ["current", "other"]
     assert memstack("soil", "get", "session", "other", cwd=store).returncode == 2
     assert memstack("soil", "update", "session", "other", "--value", "1", cwd=store).returncode == 2

@@ -1,5 +1,6 @@
 """Finding the store: --store, MEMSTACK_HOME, WILLOW_HOME, then the nearest ancestor."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ def test_a_named_path_that_is_not_a_store_is_refused(tmp_path: Path, monkeypatch
 
 def test_cli_store_flag_after_the_verb(store: Path, tmp_path: Path) -> None:
     result = memstack("intake", "list", "--store", str(store), "--json", cwd=tmp_path)
-    assert result.returncode == 0 and result.stdout.strip() == "[]"
+    assert result.returncode == 0 and json.loads(result.stdout) == {"items": [], "next_cursor": None, "remaining": 0}
     result = memstack("intake", "list", "--store", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 2 and "not a memstack store" in result.stderr
 

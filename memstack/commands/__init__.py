@@ -30,3 +30,19 @@ def read_text_input(file: str | None, what: str) -> str:
         raise MemstackError(f"bad {what} {file!r}: no such file") from None
     except (IsADirectoryError, UnicodeDecodeError):
         raise MemstackError(f"bad {what} {file!r}: not a UTF-8 text file") from None
+
+
+def page_options(parser: Any, what: str = "items") -> None:
+    """`--limit N` and `--cursor C`: the bounded answer every list verb gives (memstack/pages.py)."""
+    from memstack.pages import MAX_LIMIT
+
+    parser.add_argument("--limit", metavar="N", type=_whole,
+                        help=f"at most N {what} (1 to {MAX_LIMIT}); when more remain, --json says next_cursor and"
+                             " remaining")
+    parser.add_argument("--cursor", metavar="C", help="continue after the page that handed out this next_cursor")
+
+
+def _whole(text: str) -> Any:
+    """A --limit that reads as a whole number is one (so the message about it is the MCP tool's); anything else
+    stays text, for pages.check_limit to refuse."""
+    return int(text) if text.strip().lstrip("-").isdigit() and text.strip().isascii() else text

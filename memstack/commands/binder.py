@@ -3,10 +3,11 @@
 import getpass
 from typing import Any
 
-from memstack import binder, git
+from memstack import binder, git, pages
+from memstack.commands import page_options
 from memstack.errors import MemstackError
 from memstack.commands import doc
-from memstack.output import emit
+from memstack.output import emit, emit_page
 from memstack.store import Store, open_store
 from memstack.times import now_ms
 
@@ -21,6 +22,7 @@ def register(sub: Any, common: Any) -> None:
     p = verbs.add_parser("list", parents=[common], help="the records waiting for a decision",
                          **doc("The intake records waiting for a human decision, oldest first, then the"
                                " disagreements between agents.", "memstack binder list --json"))
+    page_options(p, "entries")
     p.set_defaults(func=run_list)
     for verb, text in (("ratify", "ratify: the next promotion makes it knowledge (tier ratified)"),
                        ("reject", "reject: it stays in the audit trail, never routed again")):
@@ -34,14 +36,24 @@ def register(sub: Any, common: Any) -> None:
         p.set_defaults(func=run_decide)
 
 
-def list_document(store: Store) -> list[dict[str, Any]]:
-    """`binder list --json` and the `binder_list` tool: the waiting intake records, oldest first, then
-    the disagreements between agents (`"kind": "dispute"`, docs/merge.md)."""
+def _key(entry: dict[str, Any]) -> tuple[Any, ...]:
+    """The queue's order: waiting records by (created_at, id), then disputes by (subject, predicate, id)."""
+    if entry.get("kind") == "dispute":
+        return (1, entry["subject"], entry["predicate"], entry["id"])
+    return (0, entry["created_at"], entry["id"])
+
+
+def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
+                  max_bytes: int | None = None) -> dict[str, Any]:
+    """`binder list --json` and the `binder_list` tool: one page of the waiting intake records, oldest first,
+    then the disagreements between agents (`"kind": "dispute"`, docs/merge.md)."""
     from memstack import disputes, views
     from memstack.sources import WorktreeSource
 
-    return sorted(views.waiting(WorktreeSource(store.root)), key=lambda r: (r["created_at"], r["id"])) \
-        + disputes.waiting(store.root)
+    pages.page([], limit=limit, cursor=cursor, key=_key)  # a bad cursor is refused before the queue is read
+    entries = sorted(views.waiting(WorktreeSource(store.root)), key=_key) + sorted(disputes.waiting(store.root),
+                                                                                  key=_key)
+    return pages.page(entries, limit=limit, cursor=cursor, key=_key, max_bytes=max_bytes).document()
 
 
 def _line(r: dict[str, Any]) -> str:
@@ -56,8 +68,8 @@ def _line(r: dict[str, Any]) -> str:
 
 
 def run_list(args: Any) -> int:
-    found = list_document(open_store(args.store))
-    emit(args, found, lambda: "\n".join(_line(r) for r in found) or "the binder queue is empty")
+    document = list_document(open_store(args.store), limit=args.limit, cursor=args.cursor)
+    emit_page(args, document, lambda: "\n".join(_line(r) for r in document["items"]) or "the binder queue is empty")
     return 0
 
 

@@ -7,7 +7,7 @@ from memstack.commands import doc
 from memstack.facts import Fact
 from memstack.output import emit
 from memstack.store import Store, open_store, resolve_agent
-from memstack.times import now_ms
+from memstack.times import given_or_none, now_ms
 
 
 def register(sub: Any, common: Any) -> None:
@@ -18,21 +18,25 @@ def register(sub: Any, common: Any) -> None:
                              "memstack capture --subject deploys --predicate decided --object friday"
                              " --valid-from 2026-12-01T00:00:00Z --contradicts"))
     triple(p)
-    p.add_argument("--valid-from", required=True, metavar="TS", help="when it became true (ms or ISO-8601)")
+    p.add_argument("--valid-from", metavar="TS", help="when it became true (ms, ISO-8601 or now; default now)")
     writer(p)
     p.add_argument("--contradicts", action="store_true",
                    help="also close the open fact of this subject and predicate at --valid-from (it is kept)")
     p.set_defaults(func=run)
 
 
-def capture_document(store: Store, *, subject: Any, predicate: Any, object: Any, valid_from: Any,
+def capture_document(store: Store, *, subject: Any, predicate: Any, object: Any, valid_from: Any = None,
                      recorded_at: Any = None, confidence: Any = "1.0", agent: str | None = None,
                      source: Any = None, contradicts: bool = False) -> list[Fact]:
-    """`capture --json` and the `capture` tool: the new fact first, then the facts it closed."""
+    """`capture --json` and the `capture` tool: the new fact first, then the facts it closed.
+
+    Times not given (or `now`) are now: valid_from when called, recorded_at once the subject's lock is held."""
     from memstack import factstore
 
+    valid_from, recorded_at = given_or_none(valid_from, "valid-from"), given_or_none(recorded_at, "recorded-at")
     new, closed = factstore.capture(store.root, subject=subject, predicate=predicate, object=object,
-                                    valid_from=valid_from, recorded_at=recorded_at, clock=now_ms,
+                                    valid_from=now_ms() if valid_from is None else valid_from,
+                                    recorded_at=recorded_at, clock=now_ms,
                                     agent=resolve_agent(store, agent), contradicts=contradicts,
                                     confidence=confidence, source=source)
     return [new, *closed]

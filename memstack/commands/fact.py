@@ -2,14 +2,14 @@
 
 from typing import Any
 
-from memstack.commands import AGENT, doc
+from memstack.commands import AGENT, doc, page_options
 from memstack.facts import TABLES, Fact
-from memstack.output import emit
+from memstack.output import emit, emit_page
 from memstack.readers import FactReader, add_pg_option, fact_reader, pg_dsn
 from memstack.store import Store, open_store, resolve_agent
-from memstack.times import iso, now_ms
+from memstack.times import given_or_none, iso, now_ms
 
-TS = "ms or ISO-8601"
+TS = "ms, ISO-8601 or now"
 
 
 def register(sub: Any, common: Any) -> None:
@@ -30,7 +30,7 @@ def register(sub: Any, common: Any) -> None:
                                "memstack fact add --subject api --predicate uses --object grpc --valid-from"
                                " 2026-11-02T09:00:00Z --source docs/adr/0007.md"))
     triple(p)
-    p.add_argument("--valid-from", required=True, metavar="TS", help=f"when it became true ({TS})")
+    p.add_argument("--valid-from", metavar="TS", help=f"when it became true ({TS}; default now)")
     writer(p)
     p.add_argument("--table", default="knowledge", metavar="T",
                    help=f"{', '.join(TABLES)} (default knowledge; jeles atoms are cited external facts,"
@@ -44,14 +44,16 @@ def register(sub: Any, common: Any) -> None:
                                "memstack fact get-valid-at --ts 2026-11-15T00:00:00Z --as-of 2026-11-10T00:00:00Z"))
     p.add_argument("--ts", required=True, metavar="TS", help=f"the instant ({TS}); valid_from <= TS < valid_to")
     p.add_argument("--subject", metavar="S", help="only this subject")
-    p.add_argument("--as-of", metavar="TS", help="answer as the store believed at this transaction time")
+    p.add_argument("--as-of", metavar="TS", help=f"answer as the store believed at this transaction time ({TS})")
+    page_options(p, "facts")
     add_pg_option(p)
     p.set_defaults(func=run_get_valid_at)
 
     p = verbs.add_parser("history", parents=[common], help="every version of a subject's facts, oldest first",
                          **doc("Every version of a subject's facts, closed ones included, oldest first.",
-                               "memstack fact history --subject deploys"))
+                               "memstack fact history --subject deploys --limit 20"))
     p.add_argument("--subject", required=True, metavar="S", help="the subject (required)")
+    page_options(p, "facts")
     add_pg_option(p)
     p.set_defaults(func=run_history)
 
@@ -63,7 +65,7 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--subject", required=True, metavar="S", help="the subject whose fact to close")
     p.add_argument("--predicate", required=True, metavar="P", help="the predicate whose fact to close")
     p.add_argument("--object", metavar="O", help="close only the open fact with this object")
-    p.add_argument("--valid-to", required=True, metavar="TS", help=f"when it stopped being true ({TS})")
+    p.add_argument("--valid-to", metavar="TS", help=f"when it stopped being true ({TS}; default now)")
     p.add_argument("--recorded-at", metavar="TS", help=f"when the closing is recorded ({TS}; default now)")
     p.set_defaults(func=run_invalidate)
 
@@ -98,33 +100,43 @@ def render(found: list[Fact], empty: str = "no facts") -> str:
     return "\n".join(lines) or empty
 
 
-def add_document(store: Store, *, subject: Any, predicate: Any, object: Any, valid_from: Any,
+def add_document(store: Store, *, subject: Any, predicate: Any, object: Any, valid_from: Any = None,
                  recorded_at: Any = None, confidence: Any = "1.0", agent: str | None = None, source: Any = None,
                  table: Any = "knowledge") -> list[Fact]:
-    """`fact add --json` and the `fact_add` tool."""
+    """`fact add --json` and the `fact_add` tool; times not given (or `now`) are now."""
     from memstack import factstore
 
-    fact = factstore.add(store.root, subject=subject, predicate=predicate, object=object, valid_from=valid_from,
-                         recorded_at=now_ms() if recorded_at is None else recorded_at, confidence=confidence,
+    valid_from, recorded_at = given_or_none(valid_from, "valid-from"), given_or_none(recorded_at, "recorded-at")
+    now = now_ms()
+    fact = factstore.add(store.root, subject=subject, predicate=predicate, object=object,
+                         valid_from=now if valid_from is None else valid_from,
+                         recorded_at=now if recorded_at is None else recorded_at, confidence=confidence,
                          agent=resolve_agent(store, agent), table=table, source=source)
     return [fact]
 
 
-def get_valid_at_document(reader: FactReader, *, ts: Any, subject: Any = None, as_of: Any = None) -> list[Fact]:
-    """`fact get-valid-at --json` and the `fact_get_valid_at` tool, from the files or the replica."""
-    return reader.valid_at(ts, subject, as_of)
+def get_valid_at_document(reader: FactReader, *, ts: Any, subject: Any = None, as_of: Any = None,
+                          limit: Any = None, cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
+    """`fact get-valid-at --json` and the `fact_get_valid_at` tool, from the files or the replica: one page,
+    `{"items": [facts], "next_cursor", "remaining"}`."""
+    return reader.valid_at_page(given_or_none(ts, "ts"), subject, given_or_none(as_of, "as-of"), limit=limit,
+                                cursor=cursor, max_bytes=max_bytes).document()
 
 
-def history_document(reader: FactReader, *, subject: Any) -> list[Fact]:
-    return reader.history(subject)
+def history_document(reader: FactReader, *, subject: Any, limit: Any = None, cursor: str | None = None,
+                     max_bytes: int | None = None) -> dict[str, Any]:
+    return reader.history_page(subject, limit=limit, cursor=cursor, max_bytes=max_bytes).document()
 
 
-def invalidate_document(store: Store, *, subject: Any, predicate: Any, valid_to: Any, recorded_at: Any = None,
-                        object: Any = None) -> list[Fact]:
+def invalidate_document(store: Store, *, subject: Any, predicate: Any, valid_to: Any = None,
+                        recorded_at: Any = None, object: Any = None) -> list[Fact]:
+    """`fact invalidate --json` and the `fact_invalidate` tool; valid_to not given (or `now`) is now."""
     from memstack import factstore
 
-    return factstore.invalidate(store.root, subject=subject, predicate=predicate, object=object, valid_to=valid_to,
-                                recorded_at=recorded_at, clock=now_ms)
+    valid_to, recorded_at = given_or_none(valid_to, "valid-to"), given_or_none(recorded_at, "recorded-at")
+    return factstore.invalidate(store.root, subject=subject, predicate=predicate, object=object,
+                                valid_to=now_ms() if valid_to is None else valid_to, recorded_at=recorded_at,
+                                clock=now_ms)
 
 
 def run_add(args: Any) -> int:
@@ -137,14 +149,15 @@ def run_add(args: Any) -> int:
 
 def run_get_valid_at(args: Any) -> int:
     found = get_valid_at_document(fact_reader(args.store, pg_dsn(args.store, args.pg)), ts=args.ts,
-                                  subject=args.subject, as_of=args.as_of)
-    emit(args, found, lambda: render(found, "no facts valid then"))
+                                  subject=args.subject, as_of=args.as_of, limit=args.limit, cursor=args.cursor)
+    emit_page(args, found, lambda: render(found["items"], "no facts valid then"))
     return 0
 
 
 def run_history(args: Any) -> int:
-    found = history_document(fact_reader(args.store, pg_dsn(args.store, args.pg)), subject=args.subject)
-    emit(args, found, lambda: render(found, f"no facts about {args.subject!r}"))
+    found = history_document(fact_reader(args.store, pg_dsn(args.store, args.pg)), subject=args.subject,
+                             limit=args.limit, cursor=args.cursor)
+    emit_page(args, found, lambda: render(found["items"], f"no facts about {args.subject!r}"))
     return 0
 
 

@@ -3,11 +3,11 @@
 from collections.abc import Iterable
 from typing import Any
 
-from memstack import intake
-from memstack.commands import AGENT, doc
-from memstack.output import emit
+from memstack import intake, pages
+from memstack.commands import AGENT, doc, page_options
+from memstack.output import emit, emit_page
 from memstack.store import Store, open_store, resolve_agent
-from memstack.times import now_ms
+from memstack.times import given_or_none, now_ms
 
 
 def register(sub: Any, common: Any) -> None:
@@ -40,13 +40,14 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--object", metavar="O", help="the fact's object (the value)")
     p.add_argument("--relevance-score", metavar="F",
                    help="in [0, 1]: how relevant a citation is (>= 0.5 routes it to jeles_atoms)")
-    p.add_argument("--created-at", metavar="TS", help="ms or ISO-8601 (default: now)")
+    p.add_argument("--created-at", metavar="TS", help="ms, ISO-8601 or now (default: now)")
     p.set_defaults(func=run_write)
     p = verbs.add_parser("list", parents=[common], help="list intake records, oldest first",
                          **doc("List intake records, oldest first, with time, agent, tier, confidence and id.",
                                "memstack intake list --agent claude --pending"))
     p.add_argument("--agent", metavar="A", help="only this agent's records (default: every agent)")
     p.add_argument("--pending", action="store_true", help="only records not yet promoted")
+    page_options(p, "records")
     p.set_defaults(func=run_list)
 
 
@@ -58,8 +59,12 @@ def write_document(store: Store, *, agent: str | None, content: Any, title: Any 
     record = intake.make_record(
         agent=resolve_agent(store, agent), content=content, title=title, source=source, tier=tier,
         confidence=confidence, keywords=keyword, tags=tag, subject=subject, predicate=predicate, object=object,
-        relevance_score=relevance_score, created_at=now_ms() if created_at is None else created_at)
+        relevance_score=relevance_score, created_at=_now_if_none(given_or_none(created_at, "created-at")))
     return {"path": intake.write(store.root, record), "record": record}
+
+
+def _now_if_none(ms: int | None) -> int:
+    return now_ms() if ms is None else ms
 
 
 def run_write(args: Any) -> int:
@@ -72,14 +77,18 @@ def run_write(args: Any) -> int:
     return 0
 
 
-def list_document(store: Store, agent: str | None = None, pending: bool = False) -> list[dict[str, Any]]:
-    """Intake records, oldest first; the document `intake list --json` prints and the `intake_list` tool pages."""
-    return intake.records(store.root, agent, pending)
+def list_document(store: Store, agent: str | None = None, pending: bool = False, *, limit: Any = None,
+                  cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
+    """`intake list --json`: one page of records, oldest first, `{"items", "next_cursor", "remaining"}`."""
+    return pages.page(intake.iter_records(store.root, agent, pending), limit=limit, cursor=cursor,
+                      key=lambda r: (r["created_at"], r["id"]), max_bytes=max_bytes).document()
 
 
 def run_list(args: Any) -> int:
-    found = list_document(open_store(args.store), args.agent, args.pending)
-    emit(args, found, lambda: "\n".join(
+    document = list_document(open_store(args.store), agent=args.agent, pending=args.pending, limit=args.limit,
+                             cursor=args.cursor)
+    found = document["items"]
+    emit_page(args, document, lambda: "\n".join(
         f"{r['created_at']}  {r['agent']}  {r['tier']:<8} {r['confidence']:.2f}  {r['id']}  "
         f"{(r['title'] or r['content']).splitlines()[0][:60]}" for r in found) or "no intake records")
     return 0

@@ -2,12 +2,12 @@
 
 from typing import Any
 
-from memstack import jsonio, soil
-from memstack.commands import doc, read_text_input
+from memstack import jsonio, pages, soil
+from memstack.commands import doc, page_options, read_text_input
 from memstack.errors import MemstackError
-from memstack.output import emit
+from memstack.output import emit, emit_page
 from memstack.store import Store, open_store
-from memstack.times import given_ts, now_ms
+from memstack.times import given_or_none, now_ms
 
 
 COLLECTION = "the collection, a name like session ([a-z0-9][a-z0-9._-]*)"
@@ -47,13 +47,14 @@ def register(sub: Any, common: Any) -> None:
                                "memstack soil expire session current --at 2026-12-31T00:00:00Z"))
     p.add_argument("collection", metavar="COLLECTION", help=COLLECTION)
     p.add_argument("key", metavar="KEY", help=KEY)
-    p.add_argument("--at", metavar="TS", help="when it expires (default: now)")
+    p.add_argument("--at", metavar="TS", help="when it expires (ms, ISO-8601 or now; default: now)")
     p.set_defaults(func=run_expire)
     p = verbs.add_parser("list", parents=[common], help="list a collection's records",
                          **doc("SOIL: list a collection's records (key, last update, expiry).",
                                "memstack soil list session"))
     p.add_argument("collection", metavar="COLLECTION", help=COLLECTION)
     p.add_argument("--include-expired", action="store_true", help=EXPIRED)
+    page_options(p, "records")
     p.set_defaults(func=run_list)
 
 
@@ -92,12 +93,7 @@ def run_get(args: Any) -> int:
 
 def expire_document(store: Store, collection: str, key: str, at: Any = None) -> dict[str, Any]:
     """Mark a record expired (kept); the document `soil expire --json` prints and the `soil_expire` tool returns."""
-    return soil.expire(store.root, collection, key, now_ms(), None if at is None else given_ts(at, "--at"))
-
-
-def list_document(store: Store, collection: str, include_expired: bool = False) -> list[dict[str, Any]]:
-    """A collection's records by key; the document `soil list --json` prints and the `soil_list` tool pages."""
-    return soil.list_records(store.root, collection, now_ms(), include_expired)
+    return soil.expire(store.root, collection, key, now_ms(), given_or_none(at, "--at"))
 
 
 def run_expire(args: Any) -> int:
@@ -106,9 +102,18 @@ def run_expire(args: Any) -> int:
     return 0
 
 
+def list_document(store: Store, collection: str, include_expired: bool = False, *, limit: Any = None,
+                  cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
+    """`soil list --json`: one page of a collection's records by key, `{"items", "next_cursor", "remaining"}`."""
+    return pages.page(soil.iter_records(store.root, collection, now_ms(), include_expired), limit=limit,
+                      cursor=cursor, key=lambda r: (r["key"],), max_bytes=max_bytes).document()
+
+
 def run_list(args: Any) -> int:
-    found = list_document(open_store(args.store), args.collection, args.include_expired)
-    emit(args, found, lambda: "\n".join(
+    document = list_document(open_store(args.store), args.collection, include_expired=args.include_expired,
+                             limit=args.limit, cursor=args.cursor)
+    found = document["items"]
+    emit_page(args, document, lambda: "\n".join(
         f"{r['key']}  updated {r['updated_at']}" + (f"  expires {r['expires_at']}" if r["expires_at"] else "")
         for r in found) or f"no records in {args.collection}")
     return 0

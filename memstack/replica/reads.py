@@ -1,18 +1,20 @@
 """The fact read verbs answered from the replica (`--pg`): the same documents as from the files.
 
-SQL only narrows the rows (by subject, by validity, by transaction time); the
-answer is then made by the very functions that define it for the files
-(`facts.valid_at`, `facts.history`, `facts.recall`) from each row's line as
-committed, so the two sources cannot drift apart.
+SQL selects the rows (by subject, by validity, by transaction time) in the
+files' order and hands them over one at a time; `readers.Lists` pages them and
+parses only the lines it hands out, exactly as committed, so the two sources
+cannot drift apart.
 """
 
+import heapq
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
 
 from memstack import facts, factstore
 from memstack.errors import MemstackError
-from memstack.facts import Fact
+from memstack.readers import Lists
 from memstack.replica import db
 from memstack.replica.tables import SCHEMA
 
@@ -21,17 +23,14 @@ _VALID = "validity @> %(ts)s::bigint"
 # facts.valid_at decides).
 _VALID_AS_OF = ("recorded_at <= %(as_of)s AND valid_from <= %(ts)s"
                 " AND (valid_to IS NULL OR valid_to > %(ts)s OR expired_at > %(as_of)s)")
-_RECALL = ("subject = %(subject)s AND lower(predicate) IN ({}) AND " + _VALID
-           + " ORDER BY valid_from DESC, recorded_at DESC, id DESC").format(
-    ", ".join(f"'{p}'" for p in facts.RECALL_PREDICATES))
+_RECALL_WHERE = "subject = %(subject)s AND lower(predicate) IN ({}) AND {}".format(
+    ", ".join(f"'{p}'" for p in facts.RECALL_PREDICATES), _VALID)
+_RECALL_ORDER = " ORDER BY valid_from DESC, recorded_at DESC, id DESC"
+# The files' order (text COLLATE "C" is code point order, as Python compares strings).
+_LISTING = " ORDER BY subject, valid_from, recorded_at, id"
 
 
-def _exact(subject: str) -> bool:
-    """Whether the subject column holds this subject as it is (PostgreSQL text has no NUL: see tables)."""
-    return "\0" not in subject and "\ufffd" not in subject
-
-
-class ReplicaReader:
+class ReplicaReader(Lists):
     """Reads facts from the replica at a DSN: one connection, opened at the first question (reopened if lost),
     one read-only transaction per question."""
 
@@ -44,43 +43,74 @@ class ReplicaReader:
             self._conn.close()
             self._conn = None
 
-    def _select(self, where: str, params: dict[str, Any]) -> tuple[list[Fact], int]:
-        """The facts of the rows matching `where`, and the recall limit of the synced memstack.yaml."""
+    def _connection(self) -> Any:
         if self._conn is None or self._conn.broken or self._conn.closed:
             self._conn = db.connect(self.dsn, "connect")
-        conn = self._conn
-        with db.translated(self.dsn, "read the replica"), conn.transaction(), conn.cursor() as cur:
-            try:
-                cur.execute(f"SELECT recall_limit FROM {SCHEMA}.sync_state")
-                state = cur.fetchone()
-            except db.psycopg().errors.UndefinedTable:
-                state = None
-            if state is None:
-                raise MemstackError(f"PostgreSQL at {db.describe(self.dsn)} holds no memstack replica yet —"
-                                    " run `memstack pg sync` in a clone of the store")
-            if params.get("subject") is not None:
-                params = {**params, "subject": params["subject"].replace("\0", "\ufffd")}
-            cur.execute(f"SELECT line FROM {SCHEMA}.facts WHERE {where}", params)
-            return [orjson.loads(line) for (line,) in cur], state[0]
+        return self._conn
 
-    def valid_at(self, ts: Any, subject: Any = None, as_of: Any = None) -> list[Fact]:
-        ts, subject, as_of = factstore.query_args(ts, subject, as_of)
+    def _state(self, cur: Any) -> tuple[Any, ...]:
+        """The synced state's row (the recall limit of the synced memstack.yaml); no replica is an error."""
+        try:
+            cur.execute(f"SELECT recall_limit FROM {SCHEMA}.sync_state")
+            state = cur.fetchone()
+        except db.psycopg().errors.UndefinedTable:
+            state = None
+        if state is None:
+            raise MemstackError(f"PostgreSQL at {db.describe(self.dsn)} holds no memstack replica yet —"
+                                " run `memstack pg sync` in a clone of the store")
+        return tuple(state)
+
+    def recall_limit(self) -> int:
+        conn = self._connection()
+        with db.translated(self.dsn, "read the replica"), conn.transaction(), conn.cursor() as cur:
+            return int(self._state(cur)[0])
+
+    def _rows(self, where: str, order: str, params: dict[str, Any], subject: str | None,
+              key: Callable[[facts.Row], Any], descending: bool = False) -> Iterator[facts.Row]:
+        """The rows matching `where`, one at a time through a server-side cursor, in `key`'s order.
+
+        The subject column shows U+FFFD for NUL, so rows whose column holds U+FFFD are read apart (few:
+        only such subjects), placed by their subject as committed, and merged in; with `subject`, only
+        its exact rows are kept."""
+        conn = self._connection()
+        if subject is not None:
+            params = {**params, "subject": subject.replace("\0", "\ufffd")}
+        select = f"SELECT subject, valid_from, recorded_at, id, line FROM {SCHEMA}.facts WHERE {where} AND "
+        with db.translated(self.dsn, "read the replica"), conn.transaction():
+            with conn.cursor() as cur:
+                self._state(cur)
+                cur.execute(select + "strpos(subject, chr(65533)) > 0", params)
+                odd = sorted((facts.Row.of(orjson.loads(line)) for *_, line in cur), key=key, reverse=descending)
+            with conn.cursor(name="memstack_rows") as cur:
+                cur.itersize = 2000
+                cur.execute(select + "strpos(subject, chr(65533)) = 0" + order, params)
+                plain = (facts.Row(*row) for row in cur)
+                for row in heapq.merge(plain, odd, key=key, reverse=descending):
+                    if subject is None or row.subject == subject:
+                        yield row
+
+    def binder_waiting(self, subject: str) -> int:
+        """Intake records about `subject` routed to the Binder and not decided, as committed."""
+        conn = self._connection()
+        with db.translated(self.dsn, "read the replica"), conn.transaction(), conn.cursor() as cur:
+            self._state(cur)
+            cur.execute(f"SELECT line FROM {SCHEMA}.intake i WHERE subject = %(subject)s"
+                        f" AND EXISTS (SELECT 1 FROM {SCHEMA}.promotions p WHERE p.intake_id = i.id"
+                        " AND p.sub_tier = 'binder')"
+                        f" AND NOT EXISTS (SELECT 1 FROM {SCHEMA}.binder b WHERE b.intake_id = i.id)",
+                        {"subject": subject.replace("\0", "\ufffd")})
+            return sum(1 for (line,) in cur if orjson.loads(line).get("subject") == subject)
+
+    # The rows of each question, its arguments already checked (readers.Lists checks and pages them).
+    def valid_at_rows(self, ts: int, subject: str | None, as_of: int | None) -> Iterator[facts.Row]:
         where = _VALID if as_of is None else _VALID_AS_OF
         if subject is not None:
             where = "subject = %(subject)s AND " + where
-        found, _ = self._select(where, {"ts": ts, "subject": subject, "as_of": as_of})
-        return facts.valid_at(found, ts, subject, as_of)
+        return self._rows(where, _LISTING, {"ts": ts, "as_of": as_of}, subject, facts.Row.listing_key)
 
-    def history(self, subject: Any) -> list[Fact]:
-        subject = facts.text(subject, "subject")
-        found, _ = self._select("subject = %(subject)s", {"subject": subject})
-        return facts.history(found, subject)
+    def history_rows(self, subject: str) -> Iterator[facts.Row]:
+        return self._rows("subject = %(subject)s", _LISTING, {}, subject, facts.Row.listing_key)
 
-    def recall(self, subject: Any, now_ts: Any, limit: Any = None) -> list[Fact]:
-        """Without a limit, at most the synced memstack.yaml's memory.recall_limit (as the files answer)."""
-        subject, now, _ = factstore.recall_args(subject, now_ts, 1 if limit is None else limit)
-        where = _RECALL
-        if _exact(subject):  # else the column holds U+FFFD for NUL: facts.recall picks the exact subject
-            where += f" LIMIT COALESCE(%(limit)s::int, (SELECT recall_limit FROM {SCHEMA}.sync_state))"
-        found, default = self._select(where, {"subject": subject, "ts": now, "limit": limit})
-        return facts.recall(found, subject, now, default if limit is None else limit)
+    def recall_rows(self, subject: str, now_ts: int) -> Iterator[facts.Row]:
+        return self._rows(_RECALL_WHERE, _RECALL_ORDER, {"ts": now_ts}, subject, facts.Row.recall_key,
+                          descending=True)
