@@ -137,7 +137,7 @@ def build(store: str | None, agent: str | None, pg: str | None = None) -> Server
 
     async def get_prompt(ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         def recall(subject: str) -> Any:
-            return tools.call("recall", {"subject": subject}, store=store, agent=agent, pg=pg)
+            return tools.call("recall", {"subject": subject}, store=store, agent=agent, pg=pg)["items"]
 
         try:
             prompt, text = await anyio.to_thread.run_sync(prompts.render, params.name, params.arguments, recall)

@@ -117,7 +117,7 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
                        for i in range(3)]
             await c.ok("intake_write", agent="bob", content="the lexer is table driven", tier="verified",
                        confidence=0.9, subject="lexer", predicate="chose", object="tables", created_at=day)
-            everything = cli_json(store, "intake", "list")
+            everything = cli_json(store, "intake", "list")["items"]
             first = await c.ok("intake_list", limit=3)
             assert first["items"] == everything[:3] and first["remaining"] == 1 and first["next_cursor"]
             rest = await c.ok("intake_list", limit=3, cursor=first["next_cursor"])
@@ -143,13 +143,13 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             assert (await c.ok("promote", now_ts=day))["facts_added"] == 0  # idempotent
 
             # the Binder: a human's decisions, recorded by the agent on their word
-            waiting = await c.ok("binder_list")
+            waiting = (await c.ok("binder_list"))["items"]
             assert [r["id"] for r in waiting] == [w["record"]["id"] for w in written]
             ratified = await c.ok("binder_ratify", id=waiting[0]["id"], by="Ada", note="checked")
             assert ratified == {**ratified, "intake_id": waiting[0]["id"], "decision": "ratify", "by": "Ada"}
             rejected = await c.ok("binder_reject", id=waiting[1]["id"], by="Ada")
             assert rejected["decision"] == "reject"
-            assert [r["id"] for r in cli_json(store, "binder", "list")] == [waiting[2]["id"]]
+            assert [r["id"] for r in cli_json(store, "binder", "list")["items"]] == [waiting[2]["id"]]
             for tool, arguments, argv in (
                 ("binder_ratify", {"id": "nope"}, ["binder", "ratify", "nope"]),
                 ("binder_reject", {"id": waiting[0]["id"]}, ["binder", "reject", waiting[0]["id"]]),
@@ -177,7 +177,7 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             assert [r["key"] for r in (await c.ok("soil_list", collection="session"))["items"]] == ["a", "c"]
             listed = await c.ok("soil_list", collection="session", include_expired=True)
             assert [r["key"] for r in listed["items"]] == ["a", "b", "c"]
-            assert listed["items"] == cli_json(store, "soil", "list", "session", "--include-expired")
+            assert listed["items"] == cli_json(store, "soil", "list", "session", "--include-expired")["items"]
             for tool, arguments, argv in (
                 ("soil_expire", {"collection": "session", "key": "zz"}, ["soil", "expire", "session", "zz"]),
                 ("soil_expire", {"collection": "session", "key": "a", "at": "soon"},
@@ -209,9 +209,9 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             await c.ok("capture", subject="build", predicate="chose", object="ninja", valid_from="2026-04-02T00:00:00Z",
                        contradicts=True)
             await c.ok("fact_add", subject="build", predicate="uses", object="ccache", valid_from=day)
-            assert [f["object"] for f in await c.ok("recall", subject="build")] == ["ninja"]
-            assert len(await c.ok("fact_get_valid_at", ts="2026-04-03T00:00:00Z", subject="build")) == 2
-            assert len(await c.ok("fact_history", subject="build")) == 3
+            assert [f["object"] for f in (await c.ok("recall", subject="build"))["items"]] == ["ninja"]
+            assert len((await c.ok("fact_get_valid_at", ts="2026-04-03T00:00:00Z", subject="build"))["items"]) == 2
+            assert len((await c.ok("fact_history", subject="build"))["items"]) == 3
             await c.ok("fact_invalidate", subject="build", predicate="uses", valid_to="2026-04-03T00:00:00Z")
 
             # search: ranked hits across the layers, each with where it lives
