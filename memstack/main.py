@@ -15,7 +15,8 @@ from memstack.errors import MemstackError, os_problem
 
 # Each module exports `register(subparsers, common)`; its parsers set `func`.
 COMMANDS = ("init", "intake", "soil", "handoff", "boot", "identity", "nest", "fact", "recall", "capture",
-            "promote", "binder", "check", "review", "merge", "mcp", "pg", "sync")
+            "promote", "binder", "check", "review", "merge", "mcp", "pg", "sync",
+            "status", "related")
 
 
 def _common() -> argparse.ArgumentParser:
