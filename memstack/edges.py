@@ -57,7 +57,7 @@ def check_depth(depth: Any) -> int:
     except (TypeError, ValueError):
         value = None
     if value is None or not 1 <= value <= MAX_DEPTH:
-        raise MemstackError(f"bad depth {depth!r}: expected a whole number from 1 to {MAX_DEPTH}")
+        raise MemstackError(f"bad depth {depth}: expected a whole number from 1 to {MAX_DEPTH}")
     return value
 
 

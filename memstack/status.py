@@ -36,10 +36,7 @@ def _ledger(store: Path) -> tuple[dict[str, int], set[str], int | None]:
     last = None
     path = store / binder.LEDGER
     data = path.read_bytes() if path.exists() else b""
-    for raw in data.splitlines():
-        if not raw.strip():
-            continue
-        line = jsonio.loads(raw, binder.LEDGER)
+    for line in jsonio.iter_jsonl(data, binder.LEDGER):
         if line.get("via") != "binder" and isinstance(line.get("file"), str):
             per_file[line["file"]] = per_file.get(line["file"], 0) + 1
         if line.get("sub_tier") == "binder" and isinstance(line.get("intake_id"), str):

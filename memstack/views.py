@@ -99,17 +99,15 @@ def distilled(source: Source, facts: list[dict[str, Any]]) -> None:
     `promoted_at` of the first promotion-ledger line that names it (the promotion that put it in a view),
     else its `recorded_at` (a fact written directly, `fact add` or `capture`, is in the views as soon as it
     is recorded). A function of the logs alone, so a rebuild gives the same bytes."""
+    from memstack import jsonio
     from memstack.binder import LEDGER
 
     wanted = {f["id"] for f in facts}
     first: dict[str, int] = {}
-    data = source.read(LEDGER) or b""
-    for raw in data.splitlines():  # one line at a time: only the open facts' lines are kept
-        if raw.strip():
-            line = orjson.loads(raw)
-            ident = line.get("fact_id")
-            if ident in wanted and ident not in first and type(line.get("promoted_at")) is int:
-                first[ident] = line["promoted_at"]
+    for line in jsonio.iter_jsonl(source.read(LEDGER) or b"", LEDGER):  # only the open facts' lines are kept
+        ident = line.get("fact_id")
+        if ident in wanted and ident not in first and type(line.get("promoted_at")) is int:
+            first[ident] = line["promoted_at"]
     for fact in facts:
         fact["distilled_at"] = first.get(fact["id"], fact["recorded_at"])
 

@@ -22,7 +22,7 @@ from memstack.times import now_ms
 
 IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_write", "boot_show", "recall",
                "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate", "binder_list",
-               "sync"}
+               "sync", "soil_graduate", "binder_file", "binder_edge", "related", "status"}
 
 HANDOFF = """## Open threads
 
@@ -115,6 +115,11 @@ def _cli_options(*verb: str) -> set[str]:
     ("fact_invalidate", ("fact", "invalidate"), set(), set()),
     ("binder_list", ("binder", "list"), set(), set()),
     ("sync", ("sync",), set(), set()),
+    ("soil_graduate", ("soil", "graduate"), set(), set()),
+    ("binder_file", ("binder", "file"), set(), set()),
+    ("binder_edge", ("binder", "edge"), {"source", "target"}, {"from", "to"}),  # the CLI's --from/--to
+    ("related", ("related",), set(), set()),
+    ("status", ("status",), set(), set()),
 ])
 def test_tool_arguments_are_the_cli_options(tool: str, verb: tuple[str, ...], cli_only: set[str],
                                             tool_only: set[str]) -> None:
