@@ -1,12 +1,14 @@
 """`memstack status`: where a store stands, from the cheapest signal for each question.
 
-- pending intake per agent: each intake file's line count (a newline count, no JSON parsed)
-  less the promotion-ledger lines that name that file (one pass over the ledger);
+- pending intake per agent: each intake file's line count (a newline count, no JSON parsed;
+  remembered by the file's stat signature, and for a file that grew, only its new bytes
+  counted) less the promotion-ledger lines that name that file (one pass over the ledger,
+  remembered by the ledger's stat signature);
 - Binder waiting: intake records routed to the Binder and not decided (the same ledger pass and
   `kb/binder.jsonl`), and disagreements between agents when the fact index is in step (an indexed
   query; with the index behind they are not counted, `binder list` counts them);
 - stale derived files: the comparison `memstack rebuild --check` makes (promote.stale, O(store)),
-  remembered in `.memstack/status-derived.json` under the stat signatures of every source and
+  remembered (in `.memstack/status.json`, with the counts above) under the stat signatures of every source and
   derived file, so it is made again only after one of them changed;
 - uncommitted memory: `git status` of the store's folder;
 - last promotion: the newest commit carrying promote's `Memstack-Routed:` trailer, and the last
@@ -24,11 +26,30 @@ import orjson
 from memstack import binder, files, git, jsonio
 from memstack.times import iso
 
-CACHE = "status-derived.json"  # in .memstack/: the stale-file verdict and the signature it holds for
+CACHE = "status.json"  # in .memstack/: what status remembers, each part with the signature it holds for
 _SOURCES = ("kb", "intake", "handoffs")  # what the derived files are built from (and the views themselves)
 
 
-def _ledger(store: Path) -> tuple[dict[str, int], set[str], int | None]:
+def _stat(path: Path) -> list[int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _ledger(store: Path, memory: dict[str, Any]) -> tuple[dict[str, int], set[str], int | None]:
+    """The ledger's routed lines per intake file, Binder-routed ids and last promoted_at, remembered."""
+    signature = _stat(store / binder.LEDGER)
+    kept = memory.get("ledger")
+    if isinstance(kept, dict) and kept.get("signature") == signature:
+        return dict(kept["per_file"]), set(kept["to_binder"]), kept["last"]
+    per_file, to_binder, last = _read_ledger(store)
+    memory["ledger"] = {"signature": signature, "per_file": per_file, "to_binder": sorted(to_binder), "last": last}
+    return per_file, to_binder, last
+
+
+def _read_ledger(store: Path) -> tuple[dict[str, int], set[str], int | None]:
     """One pass over the promotion ledger: routed lines per intake file (ratifications apart), the
     intake ids routed to the Binder, and the last promoted_at."""
     per_file: dict[str, int] = {}
@@ -46,16 +67,38 @@ def _ledger(store: Path) -> tuple[dict[str, int], set[str], int | None]:
     return per_file, to_binder, last
 
 
-def pending_intake(store: Path, per_file: dict[str, int]) -> dict[str, int]:
+def _lines(path: Path, rel: str, counts: dict[str, Any]) -> int:
+    """The file's line count, remembered in `counts` with its stat signature; an append-only file that
+    grew (same inode, larger) has only its new bytes counted."""
+    signature = _stat(path) or [0, 0, 0, 0]
+    kept = counts.get(rel)
+    if kept and kept[:4] == signature:
+        return int(kept[4])
+    if kept and kept[0] == signature[0] and signature[1] > kept[1]:
+        with open(path, "rb") as handle:
+            handle.seek(kept[1])
+            count = kept[4] + handle.read().count(b"\n")
+    else:
+        count = path.read_bytes().count(b"\n")
+    counts[rel] = [*signature, count]
+    return count
+
+
+def pending_intake(store: Path, per_file: dict[str, int], memory: dict[str, Any]) -> dict[str, int]:
     """Intake records not yet routed, per agent (agents with none left out)."""
     found: dict[str, int] = {}
     root = store / "intake"
+    before = memory.get("lines") if isinstance(memory.get("lines"), dict) else {}
+    counts: dict[str, Any] = {}
     for folder in sorted(p for p in root.glob("*") if p.is_dir()) if root.is_dir() else []:
         for path in sorted(folder.glob("*.jsonl")):
-            lines = path.read_bytes().count(b"\n")
-            left = lines - per_file.get(f"intake/{folder.name}/{path.name}", 0)
+            rel = f"intake/{folder.name}/{path.name}"
+            counts[rel] = before.get(rel)
+            lines = _lines(path, rel, counts)
+            left = lines - per_file.get(rel, 0)
             if left > 0:
                 found[folder.name] = found.get(folder.name, 0) + left
+    memory["lines"] = counts
     return found
 
 
@@ -86,22 +129,26 @@ def _signature(store: Path) -> str:
     return hashlib.sha256(orjson.dumps(entries)).hexdigest()
 
 
-def stale_derived(store: Path) -> tuple[list[str], bool]:
+def stale_derived(store: Path, memory: dict[str, Any]) -> tuple[list[str], bool]:
     """The derived files that differ from a rebuild, and whether that was remembered (no rebuild made)."""
     from memstack import promote
 
-    cache = files.local_dir(store, "") / CACHE
     before = _signature(store)
-    try:
-        remembered = orjson.loads(cache.read_bytes())
-        if remembered.get("signature") == before and isinstance(remembered.get("stale"), list):
-            return list(remembered["stale"]), True
-    except (FileNotFoundError, orjson.JSONDecodeError, AttributeError):
-        pass
+    kept = memory.get("derived")
+    if isinstance(kept, dict) and kept.get("signature") == before and isinstance(kept.get("stale"), list):
+        return list(kept["stale"]), True
     stale = promote.stale(store)
     if _signature(store) == before:  # nothing changed while it was compared: worth remembering
-        files.write_atomic(cache, orjson.dumps({"signature": before, "stale": stale}))
+        memory["derived"] = {"signature": before, "stale": stale}
     return stale, False
+
+
+def _recall(store: Path) -> dict[str, Any]:
+    try:
+        memory = orjson.loads((store / files.LOCAL / CACHE).read_bytes())
+    except (FileNotFoundError, NotADirectoryError, orjson.JSONDecodeError):
+        return {}
+    return memory if isinstance(memory, dict) else {}
 
 
 def uncommitted(store: Path) -> list[dict[str, str]] | None:
@@ -146,10 +193,12 @@ def last_promotion(store: Path, last_promoted_at: int | None) -> dict[str, Any] 
 def status(store: Path) -> dict[str, Any]:
     from memstack import factindex
 
-    per_file, to_binder, last = _ledger(store)
-    pending = pending_intake(store, per_file)
+    memory = _recall(store)
+    per_file, to_binder, last = _ledger(store, memory)
+    pending = pending_intake(store, per_file, memory)
     index = factindex.freshness(store)
-    stale, remembered = stale_derived(store)
+    stale, remembered = stale_derived(store, memory)
+    files.write_atomic(files.local_dir(store, "") / CACHE, orjson.dumps(memory))
     return {
         "store": str(store),
         "pending_intake": pending,

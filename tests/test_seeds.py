@@ -5,6 +5,7 @@ Everything through the installed `memstack` command and real `git commit`s throu
 import hashlib
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -379,3 +380,15 @@ def test_the_new_tools_over_stdio_do_what_the_cli_does(store: Path, tmp_path: Pa
             assert status["uncommitted"] == cli["uncommitted"] and status["stale"] == cli["stale"]
 
     run(test)
+
+
+def test_a_filed_document_is_kept_byte_for_byte_through_git(store: Path, tmp_path: Path) -> None:
+    """`.gitattributes` (`kb/files/* -text`): git converts no line ending, so the name stays the content's hash."""
+    doc = tmp_path / "windows.md"
+    doc.write_bytes(b"# written on windows\r\nline two\r\n")
+    entry = ok(store, "binder", "file", str(doc), "--by", "Ada")
+    assert commit(store, "crlf document").returncode == 0
+    blob = subprocess.run(["git", "cat-file", "blob", f"HEAD:{entry['path']}"], cwd=store, capture_output=True,
+                          check=True).stdout
+    assert hashlib.sha256(blob).hexdigest() == entry["sha256"] == hashlib.sha256(doc.read_bytes()).hexdigest()
+    assert memstack("check", "--all", cwd=store).returncode == 0
