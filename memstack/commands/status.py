@@ -25,9 +25,10 @@ def status_document(store: Store) -> dict[str, Any]:
 
 def _human(doc: dict[str, Any]) -> str:
     pending = doc["pending_intake"]
+    per_agent = ", ".join(f"{a} {n}" for a, n in pending.items())
     lines = [f"store {doc['store']}",
-             "pending intake: " + (", ".join(f"{a} {n}" for a, n in pending.items()) + f" (total {doc['pending_total']};"
-                                   " `memstack promote` routes them)" if pending else "none")]
+             "pending intake: " + (f"{per_agent} (total {doc['pending_total']}; `memstack promote` routes them)"
+                                   if pending else "none")]
     waiting = doc["binder_waiting"]
     disputes = "not counted (fact index behind)" if waiting["disputes"] is None else str(waiting["disputes"])
     lines.append(f"Binder waiting: {waiting['records']} records, disputes {disputes}")
@@ -48,8 +49,9 @@ def _human(doc: dict[str, Any]) -> str:
         commit = f"{last['commit'][:12]} at {last['time']}" if last["commit"] else "not committed"
         lines.append(f"last promotion: {commit}; ledger's last promoted_at {last['promoted_at']}")
     index = doc["index"]
+    behind = f"behind by {index['files_behind']} files, {index['bytes_behind']:,} bytes (the next query catches up)"
     state = ("in step" if index["fresh"] else "not built yet (the next query builds it)" if not index["exists"]
-             else f"behind by {index['files_behind']} files, {index['bytes_behind']:,} bytes (the next query catches up)")
+             else behind)
     lines.append(f"fact index: {state}" + (" — a build is running" if index["building"] else ""))
     return "\n".join(lines)
 
