@@ -330,6 +330,13 @@ class Checker:
                 old_count = 0 if not old else old.count(b"\n") + (0 if old.endswith(b"\n") else 1)
                 found += self._bindings(step, path, place, check, old_count + 1, new)
             return found
+        if place.kind == layout.BINDER_FILE:
+            if not change.added and change.old_mode in git.REGULAR:
+                if change.deleted or change.new_mode not in git.REGULAR or change.old_sha != change.new_sha:
+                    return [rules.filed_document(path, change.deleted, restore)]
+                return []
+            new = self._new(step, change)
+            return rules.binder_file(path, new) if validate and new is not None else []
         if place.kind == layout.HANDOFF:
             if not change.added and change.old_mode in git.REGULAR:
                 if change.deleted or change.new_mode not in git.REGULAR or change.old_sha != change.new_sha:

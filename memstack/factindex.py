@@ -579,5 +579,45 @@ def locate(store: Path, ids: Sequence[str]) -> dict[str, tuple[str, Fact]]:
     return found
 
 
+def known_subjects(store: Path, names: Iterable[str]) -> set[str]:
+    """Which of `names` are the subject of some fact (open or closed): one indexed lookup each."""
+    wanted = sorted(set(names))
+    if not wanted:
+        return set()
+    found: set[str] = set()
+    with opened(store) as db:
+        assert db is not None
+        for at in range(0, len(wanted), 500):
+            chunk = wanted[at:at + 500]
+            marks = ", ".join("?" * len(chunk))
+            found.update(s for (s,) in db.execute(f"SELECT DISTINCT subject FROM facts WHERE subject IN ({marks})",
+                                                  chunk))
+    return found
+
+
+def freshness(store: Path) -> dict[str, Any]:
+    """Whether the index is in step with the fact files (`memstack status`), from their stats alone:
+    the index is opened read-only, neither built nor synced, and no fact file is read."""
+    on_disk = factfiles.list_files(store)
+    path = store / DB_NAME
+    known: dict[str, Known] = {}
+    exists = path.is_file()
+    if exists:
+        try:
+            db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)
+            try:
+                if db.execute("PRAGMA user_version").fetchone()[0] == VERSION:
+                    known = _known(db)
+            finally:
+                db.close()
+        except sqlite3.DatabaseError:
+            known = {}  # unreadable: the next query drops and rebuilds it
+    changed = [(rel, st) for rel, st in on_disk if rel not in known or known[rel].signature != signature(st)]
+    gone = set(known) - {rel for rel, _ in on_disk}
+    return {"exists": exists, "fresh": not changed and not gone, "files_behind": len(changed) + len(gone),
+            "bytes_behind": sum(_cost(known.get(rel), st) for rel, st in changed),
+            "building": building(store) if exists else False}
+
+
 if __name__ == "__main__":
     raise SystemExit(main())

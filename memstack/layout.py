@@ -21,6 +21,7 @@ INTAKE, PROMOTIONS, BINDER = "intake", "promotions", "binder"
 FACTS, HANDOFF, SOIL, IDENTITY = "facts", "handoff", "soil", "identity"
 ANCHOR, WILLOW_KIND, VIEW, CONFIG_KIND = "anchor", "willow", "view", "config"
 OTHER, STRAY, BAD_NAME = "other", "stray", "bad-name"
+BINDER_FILE = "binder-file"  # kb/files/<sha256>[.ext]: a document a human filed in the Binder, never changed
 
 LOGS = (INTAKE, PROMOTIONS, BINDER)
 DERIVED = (ANCHOR, WILLOW_KIND, VIEW)
@@ -46,6 +47,7 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(patte
     (INTAKE, rf"intake/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}}-\d{{2}})\.jsonl"),
     (PROMOTIONS, r"kb/promotions\.jsonl"),
     (BINDER, r"kb/binder\.jsonl"),
+    (BINDER_FILE, r"kb/files/[0-9a-f]{64}(?:\.[a-z0-9]{1,16})?"),
     (VIEW, rf"kb/(?:{'|'.join(VIEWS)})\.json"),
     (FACTS, rf"kb/facts/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}})\.jsonl"),
     (SOIL, rf"store/(?P<collection>{_N})/(?P<key>{_N})\.json"),
@@ -98,7 +100,8 @@ def expected_shape(path: str) -> str:
     """What a file in the layer folder of `path` must look like (for a stray file's fix)."""
     return {
         "intake": "intake/<agent>/YYYY-MM-DD.jsonl",
-        "kb": "kb/facts/<agent>/YYYY-MM.jsonl, kb/promotions.jsonl, kb/binder.jsonl or kb/<view>.json",
+        "kb": "kb/facts/<agent>/YYYY-MM.jsonl, kb/promotions.jsonl, kb/binder.jsonl, kb/<view>.json"
+              " or kb/files/<sha256>[.ext] (`memstack binder file`)",
         "store": "store/<collection>/<key>.json",
         "handoffs": "handoffs/<agent>/session_handoff-YYYY-MM-DD_<agent>[-N].md",
         "identity": "identity/<agent>.md",

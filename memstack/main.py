@@ -16,7 +16,7 @@ from memstack.errors import MemstackError, os_problem
 # Each module exports `register(subparsers, common)`; its parsers set `func`.
 COMMANDS = ("init", "intake", "soil", "handoff", "boot", "identity", "nest", "fact", "recall", "capture",
             "promote", "binder", "check", "review", "merge", "mcp", "pg", "sync",
-            "query", "import_", "export", "hook", "search")
+            "query", "import_", "export", "hook", "search", "status", "related")
 
 
 def _common() -> argparse.ArgumentParser:

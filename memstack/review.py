@@ -59,6 +59,7 @@ def review(repo: Path, spec: str, folder: str = "") -> dict[str, Any]:
                              folder)[0]
     report: dict[str, Any] = {"range": spec, "secrets": [], "commits": 0, "facts_added": [], "facts_superseded": [],
                               "intake": {}, "intake_records": [], "promotions": {}, "binder": [], "binder_waiting": [],
+                              "binder_edges": [], "binder_files": [],
                               "handoffs": [], "soil": [], "derived": [], "violations": []}
     intake_counts: dict[str, Counter[str]] = {}
     promotions: Counter[str] = Counter()
@@ -81,8 +82,11 @@ def review(repo: Path, spec: str, folder: str = "") -> dict[str, Any]:
                 report["binder_waiting"] += [str(line.get("intake_id")) for line in routed
                                              if line.get("sub_tier") == "binder"]
             elif place.kind == layout.BINDER:
+                entries = _new_lines(old, new)
                 report["binder"] += [{k: d.get(k) for k in ("intake_id", "decision", "by", "decided_at", "note")}
-                                     for d in _new_lines(old, new)]
+                                     for d in entries if d.get("kind") is None]
+                report["binder_edges"] += [d for d in entries if d.get("kind") == "edge"]
+                report["binder_files"] += [d for d in entries if d.get("kind") == "file"]
             elif place.kind == layout.FACTS:
                 before = {f["id"]: f for f in _records(old) if isinstance(f.get("id"), str)}
                 for fact in _records(new):
@@ -189,6 +193,29 @@ def _binder_md(report: dict[str, Any]) -> list[str]:
                        + note)
         if len(decided) > SHOWN:
             out.append(f"- … and {_n(len(decided) - SHOWN, 'more decision')}")
+        out.append("")
+    return out + _confirmed_md(report)
+
+
+def _confirmed_md(report: dict[str, Any]) -> list[str]:
+    """The relations and documents a human confirmed in the Binder (`binder edge`, `binder file`)."""
+    out: list[str] = []
+    for key, title, line in (
+            ("binder_edges", "Binder edges confirmed",
+             lambda e: f"- {_cell(e.get('from'))} —{_cell(e.get('relation'))}→ {_cell(e.get('to'))}"),
+            ("binder_files", "Binder documents filed",
+             lambda e: f"- `{e.get('path')}` ({_cell(e.get('name'))})")):
+        entries = report[key]
+        if not entries:
+            continue
+        out += [f"### {title} ({len(entries)})", ""]
+        for e in entries[:SHOWN]:
+            when = e.get("decided_at")
+            when = iso(when) if isinstance(when, int) and not isinstance(when, bool) else when
+            note = f" — {_cell(e['note'])}" if e.get("note") else ""
+            out.append(f"{line(e)} by {_cell(e.get('by'))} at {when}{note}")
+        if len(entries) > SHOWN:
+            out.append(f"- … and {len(entries) - SHOWN} more")
         out.append("")
     return out
 

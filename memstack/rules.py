@@ -234,7 +234,7 @@ def secrets_policy(document: Any) -> "Policy":
 
 # ---- I8: no credentials ------------------------------------------------------------------------
 
-TEXT_KINDS = (layout.HANDOFF, layout.IDENTITY, layout.WILLOW_KIND)
+TEXT_KINDS = (layout.HANDOFF, layout.IDENTITY, layout.WILLOW_KIND, layout.BINDER_FILE)
 
 
 def secrets(path: str, place: Place, new: bytes, old: Callable[[], bytes | None],
@@ -518,6 +518,27 @@ def handoff(path: str, place: Place, data: bytes) -> list[Violation]:
         found.append(Violation(path, 0, "I3", f"front matter date {parsed.front.get('date')!r} is not the file"
                                               f" name's date {place.date}", "name the file after its date"))
     return found
+
+
+def binder_file(path: str, data: bytes) -> list[Violation]:
+    """A document filed in the Binder: UTF-8 text whose SHA-256 is its name (kb/files/<sha256>[.ext])."""
+    import hashlib
+
+    fix = "file documents with `memstack binder file PATH`, which names the copy by its content"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [Violation(path, 0, "I7", f"is not UTF-8 (byte 0x{data[exc.start]:02x})", fix)]
+    digest = hashlib.sha256(data).hexdigest()
+    if not path.split("/")[-1].startswith(digest):
+        return [Violation(path, 0, "I5", f"its content's SHA-256 is {digest}, not its name", fix)]
+    return []
+
+
+def filed_document(path: str, deleted: bool, restore: str) -> Violation:
+    what = "deleted or renamed" if deleted else "edited"
+    return Violation(path, 0, "I1", f"a document filed in the Binder was {what}: the Binder is append-only",
+                     f"restore it ({restore}); file a new version with `memstack binder file`")
 
 
 def sealed_handoff(path: str, deleted: bool, restore: str) -> Violation:

@@ -13,7 +13,7 @@ from memstack import jsonio
 from memstack.errors import MemstackError
 from memstack.resources import data_dir
 
-KINDS = ("intake", "fact", "promotion", "binder", "soil", "anchor", "handoff", "config")
+KINDS = ("intake", "fact", "promotion", "binder", "soil", "anchor", "handoff", "config", "view")
 
 
 @cache

@@ -6,7 +6,7 @@ replaces it); `expire` marks a record expired without deleting it; `get` and
 `list` leave expired records out unless asked.
 """
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +100,32 @@ def iter_records(store: Path, collection: str, now_ms: int, include_expired: boo
         record = _read(store, str(path.relative_to(store)))
         if record is not None and (include_expired or not is_expired(record, now_ms)):
             yield record
+
+
+def content_of(value: Any) -> str:
+    """A SOIL value as intake content: a string as it is, any other value as compact JSON (keys sorted)."""
+    import orjson
+
+    return value if isinstance(value, str) else orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def graduate(store: Path, collection: str, key: str, now_ms: int,
+             make_intake: Callable[[dict[str, Any], str], dict[str, Any]]) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """Graduate a live SOIL record to intake (Willow: stable facts go on to the KB): `make_intake(record,
+    relpath)` makes the intake record, which is appended; then the SOIL record is retired: expired now and
+    marked `graduated_to` with the intake id, never deleted. Returns (intake record, its file, SOIL record)."""
+    from memstack import intake
+
+    with locked(store, relpath(collection, key)):
+        record = _read(store, relpath(collection, key))
+        if record is not None and record.get("graduated_to"):
+            raise MemstackError(f"bad key {key!r}: {collection}/{key} already graduated to intake record"
+                                f" {record['graduated_to']} (`soil put` starts it again)")
+        rel, record = _existing(store, collection, key, now_ms, "graduate")
+        if not content_of(record["value"]).strip():
+            raise MemstackError(f"bad key {key!r}: {collection}/{key} holds an empty value: nothing to graduate")
+        made = make_intake(record, rel)
+        path = intake.write(store, made)
+        retired = _save(store, rel, {**record, "expires_at": iso(now_ms), "updated_at": iso(now_ms),
+                                     "graduated_to": made["id"]})
+    return made, path, retired

@@ -31,7 +31,9 @@ from memstack.commands import handoff as handoff_cmd
 from memstack.commands import intake as intake_cmd
 from memstack.commands import promote as promote_cmd
 from memstack.commands import recall as recall_cmd
+from memstack.commands import related as related_cmd
 from memstack.commands import soil as soil_cmd
+from memstack.commands import status as status_cmd
 from memstack.commands import sync as sync_cmd
 from memstack.errors import MemstackError
 from memstack.facts import RECALL_PREDICATES, TABLES
@@ -655,5 +657,82 @@ register(Tool(
             "valid_to_iso": {"type": ["string", "null"]}}), "the hits of this page"),
         "next_cursor": {"type": ["string", "null"], "description": "pass as cursor for the next page; null: no more"},
         "remaining": {"type": "integer", "minimum": 0, "description": "how many hits follow this page"}}),
+    hints=READS,
+))
+
+
+# --- issue 17: the seed layers completed (SOIL graduation, Binder files and edges, related, status) ---
+
+register(Tool(
+    "soil_graduate",
+    "Graduate a stable SOIL record to your intake (content: its value; source: its path; the next promotion"
+    " routes it); the SOIL record is retired: expired and marked with the intake id, never deleted.",
+    {"collection": _COLLECTION, "key": _KEY, "agent": AGENT,
+     "subject": text("a fact's subject (with predicate and object)"),
+     "predicate": text("a fact's predicate (with subject and object)"),
+     "object": text("a fact's object (with subject and predicate)"),
+     "tier": Arg({"type": "string", "enum": list(TIERS), "default": "observed",
+                  "description": "how sure the source is: " + ", ".join(TIERS)}, False, "observed"),
+     "confidence": fraction("your confidence, in [0, 1]", default=0.5)},
+    lambda store, a: soil_cmd.graduate_document(store, **a),
+    title="Graduate a SOIL record to intake",
+    output=document("the intake record written and the retired SOIL record", {
+        "intake": document("the record written", {"path": STRING, "record": INTAKE}), "soil": SOIL}),
+    hints=CLOSES,
+))
+
+_BY = text("who confirms it (default: git user.name, else the login name)")
+
+register(Tool(
+    "binder_file",
+    "File a human-confirmed document (UTF-8 text) in the Binder: copied to kb/files/<sha256>[.ext] and entered"
+    " in kb/binder.jsonl (append-only); returns the entry.",
+    {"path": text("the document's path (relative to the server's working directory)", required=True),
+     "by": _BY, "note": text("why it is filed")},
+    lambda store, a: binder_cmd.file_document(store, **a),
+    title="File a confirmed document", output=record("binder"), hints=APPENDS,
+))
+
+register(Tool(
+    "binder_edge",
+    "Enter a human-confirmed relation between two subjects (from -relation-> to) in kb/binder.jsonl"
+    " (append-only); returns the entry.",
+    {"from": text("the subject the relation starts at", required=True),
+     "to": text("the subject it ends at", required=True),
+     "relation": text("how they relate, e.g. depends-on", required=True),
+     "by": _BY, "note": text("why")},
+    lambda store, a: binder_cmd.edge_document(store, source=a["from"], target=a["to"], relation=a["relation"],
+                                              by=a["by"], note=a["note"]),
+    title="Enter a confirmed relation", output=record("binder"), hints=APPENDS,
+))
+
+register(Tool(
+    "related",
+    "A subject's human-confirmed edges and its facts valid now whose object is another known subject, walked"
+    " out to depth steps, nearest first; paged (next_cursor).",
+    {"subject": text("the subject to start from", required=True),
+     "depth": Arg({"type": "integer", "minimum": 1, "default": 1, "description": "steps to walk (1 to 5)"}, False, 1),
+     "limit": Arg({"type": "integer", "minimum": 1, "default": MCP_DEFAULT_LIMIT,
+                   "description": "at most this many items"}, False, MCP_DEFAULT_LIMIT),
+     "cursor": text("continue after a previous page (its next_cursor)")},
+    lambda store, a: related_cmd.related_document(store, **a),
+    title="Related subjects",
+    output={**paged_output(document("an edge or a fact reaching another subject", {
+        "kind": {"type": "string", "enum": ["edge", "fact"]}, "depth": {"type": "integer"}, "from": STRING,
+        "relation": STRING, "to": STRING, "id": {"type": ["string", "null"]}}), "edges and facts, nearest first")},
+    hints=READS,
+))
+
+register(Tool(
+    "status",
+    "Where the store stands: pending intake per agent, Binder items waiting, stale derived files, uncommitted"
+    " memory, the last promotion, whether the fact index is in step.",
+    {},
+    lambda store, a: status_cmd.status_document(store),
+    title="Store status",
+    output=document("where the store stands", {
+        "store": STRING, "pending_intake": {"type": "object"}, "pending_total": {"type": "integer"},
+        "binder_waiting": {"type": "object"}, "stale": {}, "uncommitted": {"type": ["array", "null"]},
+        "last_promotion": {"type": "object"}, "index": {"type": "object"}}),
     hints=READS,
 ))

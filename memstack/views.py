@@ -3,7 +3,8 @@
 
 A table's view holds its open facts (`valid_to` null: what the store currently
 holds true, without reference to a clock), sorted by subject, predicate,
-valid_from and id. The queue holds the intake records routed to the binder and
+valid_from and id, each stamped with `distilled_at` (when a promotion put it
+there: `distilled`; schemas/view.schema.json). The queue holds the intake records routed to the binder and
 not yet decided. Each is JSON with one record per line, so a view's diff in a
 pull request reads as records added and removed.
 """
@@ -93,9 +94,28 @@ def open_facts(source: Source) -> list[dict[str, Any]]:
     return found
 
 
+def distilled(source: Source, facts: list[dict[str, Any]]) -> None:
+    """Stamp each fact with `distilled_at` (ADR-0004: each pattern carries its distillation time): the
+    `promoted_at` of the first promotion-ledger line that names it (the promotion that put it in a view),
+    else its `recorded_at` (a fact written directly, `fact add` or `capture`, is in the views as soon as it
+    is recorded). A function of the logs alone, so a rebuild gives the same bytes."""
+    from memstack import jsonio
+    from memstack.binder import LEDGER
+
+    wanted = {f["id"] for f in facts}
+    first: dict[str, int] = {}
+    for line in jsonio.iter_jsonl(source.read(LEDGER) or b"", LEDGER):  # only the open facts' lines are kept
+        ident = line.get("fact_id")
+        if ident in wanted and ident not in first and type(line.get("promoted_at")) is int:
+            first[ident] = line["promoted_at"]
+    for fact in facts:
+        fact["distilled_at"] = first.get(fact["id"], fact["recorded_at"])
+
+
 def build(source: Source) -> dict[str, bytes]:
     """Every KB view, by store-relative path: the I4 builder and `memstack rebuild`."""
     from memstack import disputes
 
     current = open_facts(source)
+    distilled(source, current)
     return {**table_views(current), QUEUE: queue_view(waiting(source), disputes.find(current))}

@@ -24,7 +24,8 @@ from memstack.times import now_ms
 IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_write", "boot_show", "recall",
                "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate", "binder_list",
                "sync", "boot_rebuild", "promote", "intake_list", "soil_list", "soil_expire", "handoff_show",
-               "binder_ratify", "binder_reject", "search"}
+               "binder_ratify", "binder_reject", "search",
+               "soil_graduate", "binder_file", "binder_edge", "related", "status"}
 
 HANDOFF = """## Open threads
 
@@ -119,13 +120,18 @@ def _cli_options(*verb: str) -> set[str]:
     ("sync", ("sync",), set(), set()),
     ("boot_rebuild", ("boot", "rebuild"), set(), set()),
     ("promote", ("promote",), set(), set()),
-    ("intake_list", ("intake", "list"), set(), {"limit", "cursor"}),  # until the verbs page (pages.py)
-    ("soil_list", ("soil", "list"), set(), {"limit", "cursor"}),
+    ("intake_list", ("intake", "list"), set(), set()),
+    ("soil_list", ("soil", "list"), set(), set()),
     ("soil_expire", ("soil", "expire"), set(), set()),
     ("handoff_show", ("handoff", "show"), set(), set()),
     ("binder_ratify", ("binder", "ratify"), set(), set()),
     ("binder_reject", ("binder", "reject"), set(), set()),
     ("search", ("search",), set(), set()),
+    ("soil_graduate", ("soil", "graduate"), set(), set()),
+    ("binder_file", ("binder", "file"), set(), set()),
+    ("binder_edge", ("binder", "edge"), {"source", "target"}, {"from", "to"}),  # the CLI's --from/--to
+    ("related", ("related",), set(), set()),
+    ("status", ("status",), set(), set()),
 ])
 def test_tool_arguments_are_the_cli_options(tool: str, verb: tuple[str, ...], cli_only: set[str],
                                             tool_only: set[str]) -> None:

@@ -34,6 +34,31 @@ def register(sub: Any, common: Any) -> None:
         p.add_argument("--by", metavar="NAME", help="who decides (default: git user.name, else the login name)")
         p.add_argument("--note", metavar="TEXT", help="why")
         p.set_defaults(func=run_decide)
+    register_confirmed(verbs, common)
+
+
+def register_confirmed(verbs: Any, common: Any) -> None:
+    """`binder file` and `binder edge`: what a human confirms, entered append-only in kb/binder.jsonl."""
+    p = verbs.add_parser(
+        "file", parents=[common], help="file a human-confirmed document in the Binder (kept in kb/files/)",
+        description="Copy a document (UTF-8 text) into the store as kb/files/<sha256>[.ext] and enter it in"
+                    " kb/binder.jsonl as confirmed knowledge. Append-only: never edited or deleted.",
+        epilog="example: memstack binder file docs/adr-0004.md --by 'Ada Lovelace'")
+    p.add_argument("path", metavar="PATH", help="the document to file")
+    p.add_argument("--by", metavar="NAME", help="who confirms it (default: git user.name, else the login name)")
+    p.add_argument("--note", metavar="TEXT", help="why it is filed")
+    p.set_defaults(func=run_file)
+    p = verbs.add_parser(
+        "edge", parents=[common], help="confirm a relation between two subjects (kb/binder.jsonl)",
+        description="Enter a human-confirmed relation FROM -RELATION-> TO in kb/binder.jsonl (append-only)."
+                    " `memstack related` walks these edges.",
+        epilog="example: memstack binder edge --from parser --to lexer --relation depends-on --note 'tokens first'")
+    p.add_argument("--from", dest="source", metavar="A", required=True, help="the subject the relation starts at")
+    p.add_argument("--to", dest="target", metavar="B", required=True, help="the subject it ends at")
+    p.add_argument("--relation", metavar="R", required=True, help="how A relates to B (e.g. depends-on)")
+    p.add_argument("--by", metavar="NAME", help="who confirms it (default: git user.name, else the login name)")
+    p.add_argument("--note", metavar="TEXT", help="why")
+    p.set_defaults(func=run_edge)
 
 
 def _key(entry: dict[str, Any]) -> tuple[Any, ...]:
@@ -93,4 +118,43 @@ def decide_document(store: Store, verb: str, id: str, by: str | None = None,
 def run_decide(args: Any) -> int:
     record = decide_document(open_store(args.store), args.verb, args.id, args.by, args.note)
     emit(args, record, f"{binder.PAST[args.verb]} {args.id} (recorded in {binder.DECISIONS}; commit it for review)")
+    return 0
+
+
+def _by(store: Store, by: str | None) -> str:
+    if by is not None and not by.strip():  # given empty: bad input, not "the default"
+        raise MemstackError(f"bad --by {by!r}: must name who confirms it")
+    return by or _who(store)
+
+
+def file_document(store: Store, *, path: str, by: str | None = None, note: str | None = None) -> dict[str, Any]:
+    """`binder file --json` and the `binder_file` tool: the Binder entry (the copy is at its `path`)."""
+    from pathlib import Path
+
+    from memstack import documents
+
+    if not isinstance(path, str) or not path.strip():
+        raise MemstackError(f"bad PATH {path!r}: name a document to file")
+    return documents.file_document(store.root, Path(path), _by(store, by), now_ms(), note)
+
+
+def edge_document(store: Store, *, source: str, target: str, relation: str, by: str | None = None,
+                  note: str | None = None) -> dict[str, Any]:
+    """`binder edge --json` and the `binder_edge` tool: the entry appended."""
+    from memstack import edges
+
+    return edges.add(store.root, source, target, relation, _by(store, by), now_ms(), note)
+
+
+def run_file(args: Any) -> int:
+    entry = file_document(open_store(args.store), path=args.path, by=args.by, note=args.note)
+    emit(args, entry, f"filed {args.path} as {entry['path']} (entered in {binder.DECISIONS}; commit both for review)")
+    return 0
+
+
+def run_edge(args: Any) -> int:
+    entry = edge_document(open_store(args.store), source=args.source, target=args.target, relation=args.relation,
+                          by=args.by, note=args.note)
+    emit(args, entry, f"confirmed {entry['from']} -{entry['relation']}-> {entry['to']} (in {binder.DECISIONS};"
+                      " commit it for review)")
     return 0

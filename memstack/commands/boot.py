@@ -49,12 +49,20 @@ def _human(anchor: dict[str, Any]) -> str:
     lines.append("knowledge:")
     lines += [f"  {f['subject']} {f['predicate']} {f['object']} (since {iso(f['valid_from'])})"
               for f in anchor["knowledge"]] or ["  (nothing promoted to knowledge yet)"]
+    if anchor.get("edges"):
+        lines.append("confirmed edges touching the open threads:")
+        lines += [f"  {e['from']} -{e['relation']}-> {e['to']} (by {e['by']})" for e in anchor["edges"]]
     return "\n".join(lines)
 
 
 def show_document(store: Store, agent: str | None) -> dict[str, Any]:
-    """The agent's anchor; the document `boot show --json` prints and the `boot_show` tool returns."""
-    return boot.show(store.root, resolve_agent(store, agent))
+    """The agent's anchor; the document `boot show --json` prints and the `boot_show` tool returns.
+    With it, `edges`: the Binder's confirmed edges that touch the anchor's open threads (read from
+    kb/binder.jsonl as it is now, not part of the derived anchor)."""
+    from memstack import edges
+
+    anchor = boot.show(store.root, resolve_agent(store, agent))
+    return {**anchor, "edges": edges.touching(store.root, anchor.get("open_threads") or [])}
 
 
 def run_show(args: Any) -> int:

@@ -56,6 +56,29 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--include-expired", action="store_true", help=EXPIRED)
     page_options(p, "records")
     p.set_defaults(func=run_list)
+    register_graduate(verbs, common)
+
+
+def register_graduate(verbs: Any, common: Any) -> None:
+    from memstack.intake import TIERS
+
+    p = verbs.add_parser(
+        "graduate", parents=[common], help="turn a stable record into an intake record; the SOIL record is retired",
+        description="Write an intake record from a SOIL record (content: its value; source: its path), then retire"
+                    " the SOIL record: expired now, marked with the intake id, never deleted. The next promotion"
+                    " routes the intake record like any other.",
+        epilog="example: memstack soil graduate session lexer --subject parser --predicate decided"
+               " --object 'hand-written lexer' --tier verified --confidence 0.9")
+    p.add_argument("collection", metavar="COLLECTION", help="the record's collection")
+    p.add_argument("key", metavar="KEY", help="the record's key")
+    p.add_argument("--subject", metavar="S", help="a fact's subject (with --predicate and --object)")
+    p.add_argument("--predicate", metavar="P", help="a fact's predicate (with --subject and --object)")
+    p.add_argument("--object", metavar="O", help="a fact's object (with --subject and --predicate)")
+    p.add_argument("--tier", metavar="TIER", default="observed", help=f"one of {', '.join(TIERS)} (default: observed)")
+    p.add_argument("--confidence", metavar="F", default=0.5, help="a number in [0, 1] (default: 0.5)")
+    p.add_argument("--agent", metavar="A", help="whose intake it goes to (default: MEMSTACK_AGENT, then"
+                                                " memory.default_agent)")
+    p.set_defaults(func=run_graduate)
 
 
 def _value(args: Any) -> Any:
@@ -116,4 +139,34 @@ def run_list(args: Any) -> int:
     emit_page(args, document, lambda: "\n".join(
         f"{r['key']}  updated {r['updated_at']}" + (f"  expires {r['expires_at']}" if r["expires_at"] else "")
         for r in found) or f"no records in {args.collection}")
+    return 0
+
+
+def graduate_document(store: Store, *, collection: str, key: str, agent: str | None = None, subject: Any = None,
+                      predicate: Any = None, object: Any = None, tier: Any = "observed",
+                      confidence: Any = 0.5) -> dict[str, Any]:
+    """`soil graduate --json` and the `soil_graduate` tool: the intake record, its file, the retired SOIL record."""
+    from memstack import intake
+    from memstack.store import resolve_agent
+
+    now = now_ms()
+    who = resolve_agent(store, agent)
+
+    def make(record: dict[str, Any], rel: str) -> dict[str, Any]:
+        return intake.make_record(agent=who, content=soil.content_of(record["value"]), created_at=now,
+                                  title=f"{collection}/{key}", source=f"soil:{rel}", tier=tier,
+                                  confidence=confidence, tags=["soil"], subject=subject, predicate=predicate,
+                                  object=object)
+
+    made, path, retired = soil.graduate(store.root, collection, key, now, make)
+    return {"intake": {"path": path, "record": made}, "soil": retired}
+
+
+def run_graduate(args: Any) -> int:
+    document = graduate_document(open_store(args.store), collection=args.collection, key=args.key, agent=args.agent,
+                                 subject=args.subject, predicate=args.predicate, object=args.object,
+                                 tier=args.tier, confidence=args.confidence)
+    emit(args, document, f"graduated {soil.relpath(args.collection, args.key)} to intake record"
+                         f" {document['intake']['record']['id']} in {document['intake']['path']} (the SOIL record"
+                         " is retired, not deleted)")
     return 0
