@@ -219,6 +219,20 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             assert [h["layer"] for h in found["hits"]] == ["intake"] and found["hits"][0]["agent"] == "bob"
             assert "bad" in await c.refused("search", query="   ")
 
+            # the seed layers: graduate a SOIL record, file a document, enter an edge, walk it, ask the status
+            grad = await c.ok("soil_graduate", collection="session", key="c")
+            assert grad["soil"]["graduated_to"] == grad["intake"]["record"]["id"]
+            assert "already graduated" in await c.refused("soil_graduate", collection="session", key="c")
+            (tmp_path / "adr.md").write_text("# ADR 1\nWe build with ninja.\n")
+            filed = await c.ok("binder_file", path=str(tmp_path / "adr.md"), by="Ada")
+            assert filed["kind"] == "file" and filed["path"].startswith("kb/files/")
+            edge = await c.ok("binder_edge", **{"from": "build", "to": "lexer", "relation": "feeds", "by": "Ada"})
+            assert (edge["from"], edge["to"]) == ("build", "lexer")
+            walked = await c.ok("related", subject="build")
+            assert ("edge", "lexer") in [(i["kind"], i["to"]) for i in walked["items"]]
+            state = await c.ok("status")
+            assert state["pending_total"] >= 1 and state["uncommitted"]
+
             done = await c.ok("sync")
             assert done["ok"] and done["pushed"]
             assert c.called == set(tools.TOOLS), set(tools.TOOLS) - c.called  # a new tool joins this scenario

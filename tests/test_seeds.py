@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
-from helpers import git, memstack, tree_snapshot
-from memstack import schemas
+from helpers import git, items, memstack, tree_snapshot
+from memstack import schemas, tools
 
 T0 = "2026-11-01T10:00:00Z"
 AWS_KEY = "AK" + "IA" + "Y34FZKBOKMUTVV7A"  # split, so this file holds no credential-shaped string
@@ -69,7 +69,7 @@ def test_graduate_writes_intake_from_the_soil_record_and_retires_it(store: Path)
     assert commit(store, "graduate").returncode == 0
     promoted = ok(store, "promote")
     assert promoted["routed"] == {"knowledge": 1}
-    assert [f["object"] for f in ok(store, "fact", "history", "--subject", "parser")] == ["hand-written lexer"]
+    assert [f["object"] for f in items(ok(store, "fact", "history", "--subject", "parser"))] == ["hand-written lexer"]
     # put starts the key again, unmarked
     assert "graduated_to" not in ok(store, "soil", "put", "session", "lexer", "--value", '"again"')
 
@@ -318,7 +318,7 @@ def test_status_with_pending_records_and_uncommitted_memory(store: Path) -> None
 
 
 def binder_waiting_id(store: Path) -> str:
-    return str(ok(store, "binder", "list")[0]["id"])
+    return str(items(ok(store, "binder", "list"))[0]["id"])
 
 
 def test_status_outside_git_and_with_an_index_behind(store: Path, tmp_path: Path) -> None:
@@ -360,22 +360,22 @@ def test_the_new_tools_over_stdio_do_what_the_cli_does(store: Path, tmp_path: Pa
             assert graduated["soil"]["graduated_to"] == graduated["intake"]["record"]["id"]
             assert graduated["intake"]["record"]["source"] == "soil:store/session/plan.json"
             assert await refused(client, "soil_graduate", collection="session", key="plan") == \
-                cli_error(store, "soil", "graduate", "session", "plan")
+                tools.speak(cli_error(store, "soil", "graduate", "session", "plan"))
             assert await refused(client, "soil_graduate", collection="session", key="x", tier="sure") == \
-                cli_error(store, "soil", "graduate", "session", "x", "--tier", "sure")
+                tools.speak(cli_error(store, "soil", "graduate", "session", "x", "--tier", "sure"))
             edge = await tool_ok(client, "binder_edge", **{"from": "parser", "to": "lexer"}, relation="uses",
                                  by="Ada")
             assert binder_lines(store)[-1] == edge and (edge["from"], edge["to"]) == ("parser", "lexer")
             assert await refused(client, "binder_edge", **{"from": "a", "to": "a"}, relation="is") == \
-                cli_error(store, "binder", "edge", "--from", "a", "--to", "a", "--relation", "is")
+                tools.speak(cli_error(store, "binder", "edge", "--from", "a", "--to", "a", "--relation", "is"))
             filed = await tool_ok(client, "binder_file", path=str(doc), by="Ada")
             assert (store / filed["path"]).read_text() == "# Guide\n"
             assert await refused(client, "binder_file", path=str(doc)) == \
-                cli_error(store, "binder", "file", str(doc))
+                tools.speak(cli_error(store, "binder", "file", str(doc)))
             assert await tool_ok(client, "related", subject="parser") == cli_json(store, "related", "parser",
                                                                                    "--limit", "50")
             assert await refused(client, "related", subject="parser", depth=0) == \
-                cli_error(store, "related", "parser", "--depth", "0")
+                tools.speak(cli_error(store, "related", "parser", "--depth", "0"))
             status = await tool_ok(client, "status")
             cli = cli_json(store, "status")
             assert status["pending_intake"] == cli["pending_intake"] == {"alice": 1}

@@ -4,9 +4,8 @@ import getpass
 from typing import Any
 
 from memstack import binder, git, pages
-from memstack.commands import page_options
+from memstack.commands import doc, page_options
 from memstack.errors import MemstackError
-from memstack.commands import doc
 from memstack.output import emit, emit_page
 from memstack.store import Store, open_store
 from memstack.times import now_ms
@@ -41,18 +40,18 @@ def register_confirmed(verbs: Any, common: Any) -> None:
     """`binder file` and `binder edge`: what a human confirms, entered append-only in kb/binder.jsonl."""
     p = verbs.add_parser(
         "file", parents=[common], help="file a human-confirmed document in the Binder (kept in kb/files/)",
-        description="Copy a document (UTF-8 text) into the store as kb/files/<sha256>[.ext] and enter it in"
+        **doc("Copy a document (UTF-8 text) into the store as kb/files/<sha256>[.ext] and enter it in"
                     " kb/binder.jsonl as confirmed knowledge. Append-only: never edited or deleted.",
-        epilog="example: memstack binder file docs/adr-0004.md --by 'Ada Lovelace'")
+            "memstack binder file docs/adr-0004.md --by 'Ada Lovelace'"))
     p.add_argument("path", metavar="PATH", help="the document to file")
     p.add_argument("--by", metavar="NAME", help="who confirms it (default: git user.name, else the login name)")
     p.add_argument("--note", metavar="TEXT", help="why it is filed")
     p.set_defaults(func=run_file)
     p = verbs.add_parser(
         "edge", parents=[common], help="confirm a relation between two subjects (kb/binder.jsonl)",
-        description="Enter a human-confirmed relation FROM -RELATION-> TO in kb/binder.jsonl (append-only)."
+        **doc("Enter a human-confirmed relation FROM -RELATION-> TO in kb/binder.jsonl (append-only)."
                     " `memstack related` walks these edges.",
-        epilog="example: memstack binder edge --from parser --to lexer --relation depends-on --note 'tokens first'")
+            "memstack binder edge --from parser --to lexer --relation depends-on --note 'tokens first'"))
     p.add_argument("--from", dest="source", metavar="A", required=True, help="the subject the relation starts at")
     p.add_argument("--to", dest="target", metavar="B", required=True, help="the subject it ends at")
     p.add_argument("--relation", metavar="R", required=True, help="how A relates to B (e.g. depends-on)")

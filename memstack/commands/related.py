@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from memstack.commands import doc
 from memstack import pages
 from memstack.output import emit
 from memstack.store import Store, open_store
@@ -13,10 +14,10 @@ def register(sub: Any, common: Any) -> None:
 
     p = sub.add_parser(
         "related", parents=[common], help="a subject's Binder edges and the facts naming other subjects",
-        description="Walk out from SUBJECT: the human-confirmed edges that touch it (either end), and its facts"
+        **doc("Walk out from SUBJECT: the human-confirmed edges that touch it (either end), and its facts"
                     " valid now whose object is another subject known to the store; with --depth N, again from"
                     " each subject reached, up to N steps. Nearest first.",
-        epilog="example: memstack related parser --depth 2 --json")
+            "memstack related parser --depth 2 --json"))
     p.add_argument("subject", metavar="SUBJECT", help="the subject to start from")
     p.add_argument("--depth", metavar="N", default=1, help=f"steps to walk, 1 to {MAX_DEPTH} (default: 1)")
     p.add_argument("--limit", metavar="N", help="at most N items (the --json document's next_cursor goes on)")

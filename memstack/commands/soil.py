@@ -64,11 +64,11 @@ def register_graduate(verbs: Any, common: Any) -> None:
 
     p = verbs.add_parser(
         "graduate", parents=[common], help="turn a stable record into an intake record; the SOIL record is retired",
-        description="Write an intake record from a SOIL record (content: its value; source: its path), then retire"
+        **doc("Write an intake record from a SOIL record (content: its value; source: its path), then retire"
                     " the SOIL record: expired now, marked with the intake id, never deleted. The next promotion"
                     " routes the intake record like any other.",
-        epilog="example: memstack soil graduate session lexer --subject parser --predicate decided"
-               " --object 'hand-written lexer' --tier verified --confidence 0.9")
+            "memstack soil graduate session lexer --subject parser --predicate decided"
+               " --object 'hand-written lexer' --tier verified --confidence 0.9"))
     p.add_argument("collection", metavar="COLLECTION", help="the record's collection")
     p.add_argument("key", metavar="KEY", help="the record's key")
     p.add_argument("--subject", metavar="S", help="a fact's subject (with --predicate and --object)")

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from memstack.commands import doc
 from memstack.output import emit
 from memstack.store import Store, open_store
 
@@ -9,10 +10,10 @@ from memstack.store import Store, open_store
 def register(sub: Any, common: Any) -> None:
     p = sub.add_parser(
         "status", parents=[common], help="where the store stands: pending intake, Binder, stale views, uncommitted",
-        description="Pending intake per agent, Binder items waiting for a human, derived files that lag their"
+        **doc("Pending intake per agent, Binder items waiting for a human, derived files that lag their"
                     " sources, memory not yet committed, the last promotion, and whether the fact index in"
                     " .memstack/ is in step with the fact files. Reads; writes nothing but its cache in .memstack/.",
-        epilog="example: memstack status --json")
+            "memstack status --json"))
     p.set_defaults(func=run_status)
 
 
