@@ -732,7 +732,7 @@ register(Tool(
     title="Store status",
     output=document("where the store stands", {
         "store": STRING, "pending_intake": {"type": "object"}, "pending_total": {"type": "integer"},
-        "binder_waiting": {"type": "object"}, "stale": {}, "uncommitted": {"type": ["array", "null"]},
-        "last_promotion": {"type": "object"}, "index": {"type": "object"}}),
+        "binder_waiting": {"type": ["object", "null"]}, "stale": {}, "uncommitted": {"type": ["array", "null"]},
+        "last_promotion": {"type": ["object", "null"]}, "index": {"type": ["object", "null"]}}),
     hints=READS,
 ))

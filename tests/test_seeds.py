@@ -371,7 +371,7 @@ def test_the_new_tools_over_stdio_do_what_the_cli_does(store: Path, tmp_path: Pa
             filed = await tool_ok(client, "binder_file", path=str(doc), by="Ada")
             assert (store / filed["path"]).read_text() == "# Guide\n"
             assert await refused(client, "binder_file", path=str(doc)) == \
-                tools.speak(cli_error(store, "binder", "file", str(doc)))
+                tools.speak(cli_error(store, "binder", "file", str(doc)), tools.TOOLS["binder_file"])
             assert await tool_ok(client, "related", subject="parser") == cli_json(store, "related", "parser",
                                                                                    "--limit", "50")
             assert await refused(client, "related", subject="parser", depth=0) == \
