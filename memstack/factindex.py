@@ -36,7 +36,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
-from memstack import factfiles, facts, files
+from memstack import factfiles, facts, files, progress
 from memstack.errors import MemstackError
 from memstack.facts import Fact
 
@@ -215,8 +215,10 @@ def sync(db: sqlite3.Connection, store: Path, budget: int | None = None) -> bool
                 db.execute(f'DROP INDEX "{name}"')
         for relpath in gone:
             _forget(db, known[relpath].file_id)
-        for relpath, _ in changed:
-            _refresh(db, store, relpath, known.get(relpath))
+        with progress.bar(sum(_cost(known.get(rel), st) for rel, st in changed), "indexing facts", "B") as shown:
+            for relpath, st in changed:
+                _refresh(db, store, relpath, known.get(relpath))
+                shown.update(_cost(known.get(relpath), st))
         if bulk:
             for sql in _INDEXES:
                 db.execute(sql)
