@@ -8,7 +8,9 @@ not yet decided. Each is JSON with one record per line, so a view's diff in a
 pull request reads as records added and removed.
 """
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -100,8 +102,98 @@ def open_facts(source: Source) -> list[dict[str, Any]]:
 
 
 def build(source: Source) -> dict[str, bytes]:
-    """Every KB view, by store-relative path: the I4 builder and `memstack rebuild`."""
+    """Every KB view, by store-relative path: the I4 builder and `memstack rebuild`.
+
+    Bounded memory whatever the store's size: the open facts are sorted in runs spilled to a
+    temporary file and merged (`_sorted_open`), so only the views' own bytes are held whole.
+    """
     from memstack import disputes
 
-    current = open_facts(source)
-    return {**table_views(current), QUEUE: queue_view(waiting(source), disputes.find(current))}
+    by_table: dict[str, bytearray] = {table: bytearray() for table in FACT_TABLES}
+    counts = dict.fromkeys(FACT_TABLES, 0)
+    claims: list[dict[str, Any]] = []
+    for table, line, fact in _sorted_open(source):
+        out = by_table[table]
+        if counts[table]:
+            out += b",\n"
+        out += line
+        counts[table] += 1
+        if fact is not None:
+            claims.append(fact)
+    views: dict[str, bytes] = {}
+    for table, body in by_table.items():  # the head in front, in place: never a second copy of a large view
+        body[0:0] = b'{"count": %d, "view": "%s", "facts": [\n' % (counts[table], table.encode())
+        body += (b"\n" if counts[table] else b"") + b"]}\n"
+        views[view_path(table)] = body  # a bytearray: compares and writes as the bytes it holds
+    # A disagreement needs its sides (open facts that name what they closed) and, when open, the
+    # predecessor they name: found in a second pass, only when there are rival sides at all.
+    named = [p for p, n in Counter(p for f in claims for p in f.get("supersedes") or ()).items() if n > 1]
+    predecessors = [f for f in _open_facts_with_ids(source, set(named))] if named else []
+    return {**views, QUEUE: queue_view(waiting(source), disputes.find([*predecessors, *claims]))}
+
+
+_RUN = 20_000  # open facts sorted in memory at a time (~15 MiB); more are spilled to a temporary file
+
+
+def _fact_files(source: Source) -> Iterator[str]:
+    for agent in source.listdir("kb/facts"):
+        for name in source.listdir(f"kb/facts/{agent}"):
+            if name.endswith(".jsonl"):
+                yield f"kb/facts/{agent}/{name}"
+
+
+def _open_lines(source: Source) -> Iterator[tuple[list[Any], str, bytes, dict[str, Any] | None]]:
+    """(sort key, table, view line, the fact if it names facts it closed) of every open fact."""
+    for relpath in _fact_files(source):
+        for fact in _jsonl(source.read(relpath), relpath):
+            if fact.get("valid_to") is None:
+                yield ([fact["subject"], fact["predicate"], fact["valid_from"], fact["id"]], fact["table"],
+                       bytes(memoryview(orjson.dumps(fact, option=_LINE))), fact if fact.get("supersedes") else None)
+
+
+def _sorted_open(source: Source) -> Iterator[tuple[str, bytes, dict[str, Any] | None]]:
+    """`_open_lines` in view order (fact_order), sorted in runs of _RUN, merged from a spill file."""
+    import heapq
+    import pickle
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="memstack-views-") as folder:
+        path = Path(folder) / "runs"
+        runs: list[tuple[int, int]] = []  # (offset, records) of each sorted run in the spill file
+        run: list[tuple[list[Any], str, bytes, dict[str, Any] | None]] = []
+
+        def flush() -> None:
+            run.sort(key=lambda item: item[0])
+            with path.open("ab") as spill:
+                runs.append((spill.tell(), len(run)))
+                for item in run:
+                    pickle.dump(item, spill, protocol=pickle.HIGHEST_PROTOCOL)
+            run.clear()
+
+        for item in _open_lines(source):
+            run.append(item)
+            if len(run) >= _RUN:
+                flush()
+        if not runs:  # everything fits in one run: no spill
+            run.sort(key=lambda item: item[0])
+            for _, table, line, fact in run:
+                yield table, line, fact
+            return
+        if run:
+            flush()
+
+        def read(offset: int, count: int) -> Iterator[tuple[list[Any], str, bytes, dict[str, Any] | None]]:
+            with path.open("rb", buffering=1 << 16) as handle:  # each run its own handle and position
+                handle.seek(offset)
+                for _ in range(count):
+                    yield pickle.load(handle)
+
+        for _, table, line, fact in heapq.merge(*(read(o, n) for o, n in runs), key=lambda item: item[0]):
+            yield table, line, fact
+
+
+def _open_facts_with_ids(source: Source, ids: set[str]) -> Iterator[dict[str, Any]]:
+    for relpath in _fact_files(source):
+        for fact in _jsonl(source.read(relpath), relpath):
+            if fact.get("id") in ids and fact.get("valid_to") is None:
+                yield fact
