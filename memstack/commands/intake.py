@@ -57,8 +57,9 @@ def run_write(args: Any) -> int:
 
 def run_list(args: Any) -> int:
     store = open_store(args.store)
-    found = intake.records(store.root, args.agent, args.pending)
-    emit(args, found, lambda: "\n".join(
+    from memstack.output import emit_each
+
+    emit_each(args, intake.each_record(store.root, args.agent, args.pending), lambda r: (
         f"{r['created_at']}  {r['agent']}  {r['tier']:<8} {r['confidence']:.2f}  {r['id']}  "
-        f"{(r['title'] or r['content']).splitlines()[0][:60]}" for r in found) or "no intake records")
+        f"{(r['title'] or r['content']).splitlines()[0][:60]}"), "no intake records")
     return 0
