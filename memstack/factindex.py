@@ -602,6 +602,31 @@ def valid_at(store: Path, ts: int, subject: str | None = None, as_of: int | None
     return [f for f in (facts.believed_at(f, as_of) for f in found) if f is not None]  # (a no-op on from_files')
 
 
+def each_valid_at(store: Path, ts: int, as_of: int | None = None) -> Iterator[Fact]:
+    """`valid_at` of every subject, one fact at a time (a listing of the whole store, never held whole).
+
+    Lines are read as the rows come; a line moved meanwhile cannot send an answer half written
+    back to the start, so it is an error (its file is marked, the next query re-reads it).
+    """
+    where = (_VALID if as_of is None else _VALID_AS_OF) + _LISTING
+    with _reading(store) as found:
+        assert found is not None
+        db, lines = found
+        for row in db.execute(f"SELECT {_ROW} FROM facts WHERE {where}", {"ts": ts, "as_of": as_of}):
+            try:
+                fact = lines.fact(*row)
+            except _Moved:
+                with _writing(_cached(store)):
+                    _cached(store).execute("UPDATE files SET ino = NULL, size = NULL WHERE file_id = ?", (row[0],))
+                raise MemstackError(f"{store / lines.paths.get(row[0], factfiles.FACTS_DIR)}: changed while the"
+                                    " facts were listed — run the command again") from None
+            if as_of is not None:
+                fact = facts.believed_at(fact, as_of)  # type: ignore[assignment]
+                if fact is None:
+                    continue
+            yield fact
+
+
 def history(store: Path, subject: str) -> list[Fact]:
     return _select(store, "subject = :subject" + _LISTING, {"subject": subject},
                    lambda: facts.history(_about(store, subject), subject))
