@@ -148,3 +148,16 @@ def test_an_index_build_shows_progress_on_a_terminal_only(small_store: Path) -> 
         (small_store / f".memstack/facts.sqlite3{suffix}").unlink(missing_ok=True)
     piped = memstack("fact", "get-valid-at", "--ts", "1", cwd=small_store)
     assert piped.returncode == 0 and piped.stderr == ""
+
+
+def test_list_verbs_stream_a_store_larger_than_the_memory_limit(big_store: Path) -> None:
+    ran = limited(big_store, "intake", "list")
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.splitlines()
+    assert len(lines) == 50_000 and lines == sorted(lines)  # oldest first: each line starts with created_at
+    end = generate.START + 40_000 * generate.STEP
+    ran = limited(big_store, "fact", "get-valid-at", "--ts", str(end))  # builds the index first, then lists
+    assert ran.returncode == 0, ran.stderr
+    assert len(ran.stdout.splitlines()) == 10_000
+    ran = limited(big_store, "fact", "get-valid-at", "--ts", str(end), "--json")
+    assert ran.returncode == 0 and len(orjson.loads(ran.stdout)) == 10_000, ran.stderr
