@@ -30,7 +30,7 @@ import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -215,10 +215,12 @@ def sync(db: sqlite3.Connection, store: Path, budget: int | None = None) -> bool
                 db.execute(f'DROP INDEX "{name}"')
         for relpath in gone:
             _forget(db, known[relpath].file_id)
-        with progress.bar(sum(_cost(known.get(rel), st) for rel, st in changed), "indexing facts", "B") as shown:
+        total = sum(_cost(known.get(rel), st) for rel, st in changed)
+        with (progress.bar(total, "indexing facts", "B") if total >= SHOW_PROGRESS else nullcontext()) as shown:
             for relpath, st in changed:
                 _refresh(db, store, relpath, known.get(relpath))
-                shown.update(_cost(known.get(relpath), st))
+                if shown is not None:
+                    shown.update(_cost(known.get(relpath), st))
         if bulk:
             for sql in _INDEXES:
                 db.execute(sql)
@@ -234,6 +236,8 @@ def _cost(known: Known | None, st: os.stat_result) -> int:
 
 # --- catching up in the background ---------------------------------------------------------------
 
+SHOW_PROGRESS = 2**20  # bytes to index from which a bar is drawn (under a terminal): a catch-up of a few
+# appended lines never pays for importing tqdm
 BUILD_BUDGET = 32 * 2**20  # bytes of fact files a query indexes itself (~1 s) before it answers from the files
 _BUILD_LOCK = ".memstack/locks/facts-index-build.lock"
 _BUILD_FAILED = ".memstack/facts-index-build.failed"
