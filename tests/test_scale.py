@@ -138,16 +138,21 @@ def test_check_all_and_range_show_progress_on_a_terminal_only(small_store: Path)
     assert piped.returncode == 0 and piped.stderr == ""
 
 
-def test_an_index_build_shows_progress_on_a_terminal_only(small_store: Path) -> None:
-    code, out, shown = on_terminal(small_store, "fact", "get-valid-at", "--ts", "1")
-    assert code == 0 and out.count("decided") == 3
+def test_an_index_build_shows_progress_on_a_terminal_only(store: Path) -> None:
+    from memstack import factindex
+
+    generate.write_files(store, generate.facts(5_000))  # ~1.7 MB of fact files: a build worth a bar
+    assert sum(p.stat().st_size for p in (store / "kb/facts").rglob("*.jsonl")) >= factindex.SHOW_PROGRESS
+    end = str(generate.START + 5_000 * generate.STEP)
+    code, out, shown = on_terminal(store, "fact", "get-valid-at", "--ts", end)
+    assert code == 0 and len(out.splitlines()) == 1_250
     assert "indexing facts" in shown
-    code, out, shown = on_terminal(small_store, "fact", "get-valid-at", "--ts", "1")
+    code, out, shown = on_terminal(store, "fact", "get-valid-at", "--ts", end)
     assert code == 0 and "indexing facts" not in shown  # built: nothing to catch up
     for suffix in ("", "-wal", "-shm"):
-        (small_store / f".memstack/facts.sqlite3{suffix}").unlink(missing_ok=True)
-    piped = memstack("fact", "get-valid-at", "--ts", "1", cwd=small_store)
-    assert piped.returncode == 0 and piped.stderr == ""
+        (store / f".memstack/facts.sqlite3{suffix}").unlink(missing_ok=True)
+    piped = memstack("fact", "get-valid-at", "--ts", end, cwd=store)
+    assert piped.returncode == 0 and piped.stderr == "" and len(piped.stdout.splitlines()) == 1_250
 
 
 def test_list_verbs_stream_a_store_larger_than_the_memory_limit(big_store: Path) -> None:
