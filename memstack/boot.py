@@ -35,9 +35,47 @@ def knowledge_facts(source: Source) -> list[dict[str, Any]]:
     return [f for f in facts if isinstance(f, dict)]
 
 
+def knowledge_summary(source: Source) -> tuple[list[dict[str, Any]], int]:
+    """The BOOT_FACTS most recent facts of the knowledge view, and how many it holds, one line at
+    a time (a view as `views.py` writes it: one fact a line); any other shape is parsed whole."""
+    import heapq
+
+    data = source.read(KNOWLEDGE_VIEW)
+    if data is None:
+        return [], 0
+    first = data[:data.find(b"\n") + 1]
+    if not (first.startswith(b'{"count": ') and first.endswith(b'"facts": [\n') and data.endswith(b"\n]}\n")):
+        every = knowledge_facts(source)
+        return recent_facts(every), len(every)
+    count = 0
+
+    def each() -> Any:
+        nonlocal count
+        from io import BytesIO
+
+        for line in BytesIO(data):  # shares `data`'s buffer: one line at a time, no list of them
+            line = line.rstrip(b"\n")
+            if line in (first[:-1], b"]}", b""):
+                continue
+            fact = jsonio.loads(line[:-1] if line.endswith(b",") else line, KNOWLEDGE_VIEW)
+            if isinstance(fact, dict):
+                count += 1
+                yield fact
+
+    return heapq.nsmallest(BOOT_FACTS, each(), key=_recency), count
+
+
+def _recency(fact: dict[str, Any]) -> tuple[int, str]:
+    return (-int(fact.get("recorded_at", 0)), str(fact.get("id")))
+
+
+def recent_facts(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(facts, key=_recency)[:BOOT_FACTS]
+
+
 def recent_knowledge(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The BOOT_FACTS most recently recorded facts, in brief."""
-    recent = sorted(facts, key=lambda f: (-int(f.get("recorded_at", 0)), str(f.get("id"))))[:BOOT_FACTS]
+    recent = recent_facts(facts)
     return [{k: f[k] for k in ("id", "subject", "predicate", "object", "valid_from")} for f in recent]
 
 
@@ -66,7 +104,7 @@ def latest_handoff(source: Source, agent: str) -> tuple[str, handoff.Handoff] | 
 
 def build(source: Source) -> dict[str, bytes]:
     """Every boot file, by store-relative path, as a rebuild writes it."""
-    facts = knowledge_facts(source)
+    facts, count = knowledge_summary(source)  # the most recent only: an anchor and willow.md show no more
     anchors = []
     for agent in source.listdir("handoffs"):
         if NAME_RE.fullmatch(agent):
@@ -74,11 +112,11 @@ def build(source: Source) -> dict[str, bytes]:
             if latest is not None:
                 anchors.append(build_anchor(agent, latest, facts))
     outputs = {anchor_name(a["agent"]): jsonio.dumps_pretty(a) for a in anchors}
-    outputs[WILLOW] = render_willow(anchors, facts).encode("utf-8")
+    outputs[WILLOW] = render_willow(anchors, facts, count).encode("utf-8")
     return outputs
 
 
-def render_willow(anchors: list[dict[str, Any]], facts: list[dict[str, Any]]) -> str:
+def render_willow(anchors: list[dict[str, Any]], facts: list[dict[str, Any]], count: int | None = None) -> str:
     out = ["# Willow — boot context", "",
            "Derived by `memstack boot rebuild` from the latest handoffs and the knowledge base;",
            "never edit by hand. Start here: read your agent's section, then the knowledge.", ""]
@@ -98,7 +136,8 @@ def render_willow(anchors: list[dict[str, Any]], facts: list[dict[str, Any]]) ->
             out.append("(none listed)")
         out.append("")
     recent = recent_knowledge(facts)
-    out += [f"## Knowledge ({len(recent)} most recent of {len(facts)} valid facts)", ""]
+    out += [f"## Knowledge ({len(recent)} most recent of {len(facts) if count is None else count} valid facts)",
+            ""]
     out += [f"- **{f['subject']}** {f['predicate']} {f['object']} (since {iso(f['valid_from'])})" for f in recent]
     if not recent:
         out.append("Nothing promoted to knowledge yet.")

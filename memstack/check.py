@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memstack import clock, derived, git, guard, layout, rules, secrets
+from memstack import clock, derived, git, guard, layout, progress, rules, secrets
 from memstack.errors import MemstackError
 from memstack.git import Change
 from memstack.layout import Place
@@ -104,6 +104,7 @@ class Checker:
         self.clock = clock.Clock(self.now, lambda: clock.DEFAULT_SKEW_SECONDS)
         self.policy: secrets.Policy | None = None  # I8's `secrets:` block in force in this step, once read
         self._policies: dict[bytes, secrets.Policy] = {}  # by memstack.yaml's bytes
+        self.shown: Any = None  # a progress bar (progress.bar) counting the changes checked, if one is drawn
 
     def close(self) -> None:
         self.blobs.close()
@@ -178,6 +179,8 @@ class Checker:
                     if new is not None:
                         file_found += rules.soil(change.path, place, new)
             found += rules.cap(file_found, change.path)
+            if self.shown is not None:
+                self.shown.update(1)
         changed_identities = list(identity_paths)
         if (config_changed and patterns is not None) or all_identities:
             identity_paths = [f"identity/{name}" for name in step.source.listdir("identity")
@@ -510,7 +513,7 @@ def audit(repo: Path, folder: str = "") -> Report:
     if tree is None:
         return Report("all", "HEAD (no commits yet)")
     changes = git.tree_diffs(repo, [(git.EMPTY_TREE, tree)], folder)[0]
-    with Checker(repo, folder) as checker:
+    with Checker(repo, folder) as checker, progress.bar(len(changes), "checking", "files") as checker.shown:
         step = Step(changes, GitSource(repo, checker.blobs, "HEAD", folder), restore="`git checkout HEAD -- {path}`",
                     audit=True)
         violations = checker.step(step)
@@ -537,9 +540,11 @@ def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tupl
     rewritten = [(old, new, FORCE_PUSH) for old, new in rewrites if not git.is_ancestor(repo, old, new)]
     rewritten += [(old, new, RECREATED) for old, new in recreated if not git.is_ancestor(repo, old, new)]
     pairs += [(_tree(repo, trees, old), _tree(repo, trees, new)) for old, new, _ in rewritten]
-    diffs = iter(git.tree_diffs(repo, pairs, folder))
+    listed_diffs = git.tree_diffs(repo, pairs, folder)
+    diffs = iter(listed_diffs)
     report = Report(mode, scope)
-    with Checker(repo, folder) as checker:
+    with Checker(repo, folder) as checker, \
+            progress.bar(sum(map(len, listed_diffs)), f"checking {len(inside)} commits", "files") as checker.shown:
         for commit in inside:
             parents = commit.parents or (git.EMPTY_TREE,)
             per_parent = [next(diffs) for _ in parents]

@@ -159,8 +159,7 @@ def close(store: Path, relpath: str, closings: Sequence[Closing]) -> list[Fact]:
         files.write_atomic(path, rewritten)
         from memstack import factindex
 
-        factindex.note_rewrite(store, relpath, before, os.stat(path), rewritten,
-                               [(new, line) for _, _, line, new in spans])
+        factindex.note_rewrite(store, relpath, before, os.stat(path), rewritten, spans)
     closed = {new["id"]: new for _, _, _, new in spans}
     return [closed[c.fact_id] for c in closings]
 

@@ -9,8 +9,13 @@ that file whole; a file that is gone drops its rows. A write made by memstack
 tells the index what it changed (`note_append`, `note_rewrite`), so the next
 query re-reads nothing. Deleting `.memstack/` is always safe: the next query rebuilds it.
 
-Each row keeps the fact's line as written, so an answer from the index is
-byte for byte what the file holds.
+Each row keeps where its fact's line is (file, byte offset, length), not the
+line: an answer reads the line from the file, so it is byte for byte what the
+file holds, and checks that it is the fact the row names (the line ends where
+the row says and holds the row's id). A line not where the index says (a file
+changed between the sync and the read) makes the query sync again and retry.
+An index of another layout (say, one that kept copies of the lines) is dropped
+and rebuilt on first use (VERSION).
 
 When the index is far behind (a fresh clone, a large pull: more than
 BUILD_BUDGET bytes to read), a query about one subject is answered from the
@@ -25,34 +30,35 @@ import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
-from memstack import factfiles, facts, files
+from memstack import factfiles, facts, files, progress
 from memstack.errors import MemstackError
 from memstack.facts import Fact
 
 DB_NAME = ".memstack/facts.sqlite3"
-VERSION = 2  # an index written by another layout version is dropped and rebuilt
+VERSION = 3  # an index written by another layout version is dropped and rebuilt
 
 _TABLES = (
     "CREATE TABLE files (file_id INTEGER PRIMARY KEY, relpath TEXT NOT NULL UNIQUE, ino INTEGER, size INTEGER,"
     " mtime_ns INTEGER, ctime_ns INTEGER, indexed INTEGER NOT NULL, crc INTEGER NOT NULL, adler INTEGER NOT NULL)",
     "CREATE TABLE facts (file_id INTEGER NOT NULL, id TEXT NOT NULL, subject TEXT NOT NULL, predicate TEXT NOT NULL,"
     " valid_from INTEGER NOT NULL, valid_to INTEGER, recorded_at INTEGER NOT NULL, expired_at INTEGER,"
-    " line BLOB NOT NULL)",
+    " pos INTEGER NOT NULL, len INTEGER NOT NULL)",
 )
 _INDEXES = (
     "CREATE INDEX IF NOT EXISTS facts_by_subject ON facts (subject, predicate)",
     "CREATE INDEX IF NOT EXISTS facts_by_id ON facts (id)",
-    "CREATE INDEX IF NOT EXISTS facts_by_file ON facts (file_id)",
+    "CREATE INDEX IF NOT EXISTS facts_by_file ON facts (file_id, pos)",
 )
-_INSERT = "INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT = "INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _INT64 = range(-(2**63), 2**63)
 
+T = TypeVar("T")
 Signature = tuple[int, int, int, int] | tuple[None, None, None, None]
 NO_SIGNATURE: Signature = (None, None, None, None)
 
@@ -209,8 +215,12 @@ def sync(db: sqlite3.Connection, store: Path, budget: int | None = None) -> bool
                 db.execute(f'DROP INDEX "{name}"')
         for relpath in gone:
             _forget(db, known[relpath].file_id)
-        for relpath, _ in changed:
-            _refresh(db, store, relpath, known.get(relpath))
+        total = sum(_cost(known.get(rel), st) for rel, st in changed)
+        with (progress.bar(total, "indexing facts", "B") if total >= SHOW_PROGRESS else nullcontext()) as shown:
+            for relpath, st in changed:
+                _refresh(db, store, relpath, known.get(relpath))
+                if shown is not None:
+                    shown.update(_cost(known.get(relpath), st))
         if bulk:
             for sql in _INDEXES:
                 db.execute(sql)
@@ -226,6 +236,8 @@ def _cost(known: Known | None, st: os.stat_result) -> int:
 
 # --- catching up in the background ---------------------------------------------------------------
 
+SHOW_PROGRESS = 2**20  # bytes to index from which a bar is drawn (under a terminal): a catch-up of a few
+# appended lines never pays for importing tqdm
 BUILD_BUDGET = 32 * 2**20  # bytes of fact files a query indexes itself (~1 s) before it answers from the files
 _BUILD_LOCK = ".memstack/locks/facts-index-build.lock"
 _BUILD_FAILED = ".memstack/facts-index-build.failed"
@@ -339,12 +351,14 @@ _SET_FILE = ("UPDATE files SET ino = ?, size = ?, mtime_ns = ?, ctime_ns = ?, in
 def _rows(relpath: str, data: bytes, start: int, end: int, file_id: int) -> Iterator[tuple[Any, ...]]:
     number = data.count(b"\n", 0, start)
     loads = orjson.loads
+    pos = start
     for line in data[start:end].split(b"\n")[:-1]:
         number += 1
+        at, pos = pos, pos + len(line) + 1
         try:
             fact = loads(line)
             row = (file_id, fact["id"], fact["subject"], fact["predicate"], fact["valid_from"], fact["valid_to"],
-                   fact["recorded_at"], fact["expired_at"], line)
+                   fact["recorded_at"], fact["expired_at"], at, len(line))
         except (orjson.JSONDecodeError, KeyError, TypeError):
             row = None
         # The fast check, once per line of a million; `_problem` says what exactly is wrong.
@@ -356,9 +370,9 @@ def _rows(relpath: str, data: bytes, start: int, end: int, file_id: int) -> Iter
         yield row
 
 
-def _row(file_id: int, fact: Fact, line: bytes) -> tuple[Any, ...]:
+def _row(file_id: int, fact: Fact, pos: int, length: int) -> tuple[Any, ...]:
     return (file_id, fact["id"], fact["subject"], fact["predicate"], fact["valid_from"], fact["valid_to"],
-            fact["recorded_at"], fact["expired_at"], line)
+            fact["recorded_at"], fact["expired_at"], pos, length)
 
 
 def line_problem(line: bytes) -> str | None:
@@ -419,7 +433,11 @@ def note_append(store: Path, relpath: str, before: os.stat_result | None, after:
         data = b"".join(lines)
         if known is None:
             known = Known(_new_file(db, relpath), NO_SIGNATURE, 0, 0, 1)
-        db.executemany(_INSERT, (_row(known.file_id, f, line[:-1]) for f, line in zip(new, lines, strict=True)))
+        rows, pos = [], known.indexed
+        for fact, line in zip(new, lines, strict=True):
+            rows.append(_row(known.file_id, fact, pos, len(line) - 1))
+            pos += len(line)
+        db.executemany(_INSERT, rows)
         indexed = known.indexed + len(data)
         sig = signature(after) if after.st_size == indexed else NO_SIGNATURE
         db.execute(_SET_FILE, (*sig, indexed, zlib.crc32(data, known.crc), zlib.adler32(data, known.adler),
@@ -427,14 +445,28 @@ def note_append(store: Path, relpath: str, before: os.stat_result | None, after:
 
 
 def note_rewrite(store: Path, relpath: str, before: os.stat_result, after: os.stat_result, data: bytes,
-                 closed: Iterable[tuple[Fact, bytes]]) -> None:
-    """Record facts just closed by rewriting `relpath` (now `data`)."""
+                 closed: Iterable[tuple[int, int, bytes, Fact]]) -> None:
+    """Record facts just closed by rewriting `relpath` (now `data`): each closed fact's old line was
+    `data_before[start:end]` (its newline at `end`), and is now `line` (with its newline).
+
+    The lines after a closed one moved by the difference in length: their rows move with them.
+    New positions are written negated first (-pos - 1), so a row moved once is never moved again.
+    """
     with _if_current(store, relpath, before) as (db, known):
         if db is None or known is None:
             return
-        db.executemany("UPDATE facts SET valid_to = ?, expired_at = ?, line = ? WHERE file_id = ? AND id = ?",
-                       ((f["valid_to"], f["expired_at"], line.rstrip(b"\n"), known.file_id, f["id"])
-                        for f, line in closed))
+        spans = sorted(closed, key=lambda span: span[0])
+        shift = 0
+        for number, (start, end, line, fact) in enumerate(spans):
+            db.execute("UPDATE facts SET valid_to = ?, expired_at = ?, pos = ?, len = ? WHERE file_id = ? AND pos = ?",
+                       (fact["valid_to"], fact["expired_at"], -(start + shift) - 1, len(line) - 1, known.file_id,
+                        start))
+            shift += len(line) - (end + 1 - start)
+            upto = spans[number + 1][0] if number + 1 < len(spans) else 2**62
+            if shift:
+                db.execute("UPDATE facts SET pos = -(pos + ?) - 1 WHERE file_id = ? AND pos > ? AND pos < ?",
+                           (shift, known.file_id, start, upto))
+        db.execute("UPDATE facts SET pos = -pos - 1 WHERE file_id = ? AND pos < 0", (known.file_id,))
         sig = signature(after) if after.st_size == len(data) else NO_SIGNATURE
         db.execute(_SET_FILE, (*sig, len(data), zlib.crc32(data), zlib.adler32(data), known.file_id))
 
@@ -456,14 +488,107 @@ _RECALL = ("subject = :subject AND lower(predicate) IN ({}) AND " + _VALID
 LOCATE_FROM_FILES = 16  # up to this many ids are found in the files while the index catches up
 
 
+class _Moved(Exception):
+    """A line is not where the index says: its file changed after the index was synced."""
+
+    def __init__(self, file_id: int) -> None:
+        self.file_id = file_id
+
+
+_ROW = "facts.file_id, facts.pos, facts.len, facts.id"  # what `_Lines.fact` takes
+_OPEN_FILES = 64  # file descriptors one query keeps open
+
+
+class _Lines:
+    """Reads the facts the index's rows point at, each checked to be the fact its row names."""
+
+    def __init__(self, store: Path, db: sqlite3.Connection) -> None:
+        self.store = store
+        self.paths: dict[int, str] = dict(db.execute("SELECT file_id, relpath FROM files"))
+        self.fds: OrderedDict[int, int] = OrderedDict()
+
+    def _fd(self, file_id: int) -> int:
+        fd = self.fds.get(file_id)
+        if fd is not None:
+            self.fds.move_to_end(file_id)
+            return fd
+        try:
+            fd = os.open(self.store / self.paths[file_id], os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        except (OSError, KeyError):
+            raise _Moved(file_id) from None
+        self.fds[file_id] = fd
+        while len(self.fds) > _OPEN_FILES:
+            os.close(self.fds.popitem(last=False)[1])
+        return fd
+
+    def fact(self, file_id: int, pos: int, length: int, fact_id: str) -> Fact:
+        data = os.pread(self._fd(file_id), length + 1, pos)
+        if len(data) != length + 1 or data[-1] != 0x0A:
+            raise _Moved(file_id)
+        try:
+            fact = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            raise _Moved(file_id) from None
+        if not isinstance(fact, dict) or fact.get("id") != fact_id:
+            raise _Moved(file_id)
+        return fact  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            os.close(fd)
+        self.fds.clear()
+
+
+_ATTEMPTS = 3  # a file that changes under a query this many times running is a writer gone wild
+
+
+@contextmanager
+def _reading(store: Path, budget: int | None = None) -> Iterator[tuple[sqlite3.Connection, _Lines] | None]:
+    """`opened`'s index and a reader of the lines its rows point at; None as `opened` says.
+
+    A line not where its row says (`_Moved`, raised inside the block) marks its file for a
+    re-read, and the block runs again on the synced index: use it as `for attempt in _attempts()`.
+    """
+    with opened(store, budget) as db:
+        if db is None:
+            yield None
+            return
+        lines = _Lines(store, db)
+        try:
+            db.execute("BEGIN")  # one snapshot of the rows for the whole answer
+            try:
+                yield db, lines
+            finally:
+                db.execute("COMMIT")
+        finally:
+            lines.close()
+
+
+def _answer(store: Path, budget: int | None, ask: Callable[[sqlite3.Connection, _Lines], T],
+            from_files: Callable[[], T] | None = None) -> T:
+    """`ask` the index (kept in step with the files), or `from_files` while it is far behind."""
+    for _ in range(_ATTEMPTS):
+        with _reading(store, budget) as found:
+            if found is None:
+                assert from_files is not None
+                return from_files()
+            try:
+                return ask(*found)
+            except _Moved as moved:
+                stale = moved.file_id
+        with _writing(_cached(store)):  # the next sync reads that file again
+            _cached(store).execute("UPDATE files SET ino = NULL, size = NULL WHERE file_id = ?", (stale,))
+    raise MemstackError(f"{store / factfiles.FACTS_DIR}: the fact files changed under {_ATTEMPTS} queries running"
+                        " (a writer that does not stop?) — try again")
+
+
 def _select(store: Path, where: str, params: dict[str, Any],
             from_files: Callable[[], list[Fact]] | None = None) -> list[Fact]:
     """Facts from the index; if it is far behind and `from_files` is given, that answers instead."""
-    with opened(store, None if from_files is None else BUILD_BUDGET) as db:
-        if db is not None:
-            return [orjson.loads(line) for (line,) in db.execute(f"SELECT line FROM facts WHERE {where}", params)]
-    assert from_files is not None
-    return from_files()
+    def ask(db: sqlite3.Connection, lines: _Lines) -> list[Fact]:
+        return [lines.fact(*row) for row in db.execute(f"SELECT {_ROW} FROM facts WHERE {where}", params)]
+
+    return _answer(store, None if from_files is None else BUILD_BUDGET, ask, from_files)
 
 
 def _about(store: Path, subject: str) -> list[Fact]:
@@ -481,6 +606,31 @@ def valid_at(store: Path, ts: int, subject: str | None = None, as_of: int | None
     return [f for f in (facts.believed_at(f, as_of) for f in found) if f is not None]  # (a no-op on from_files')
 
 
+def each_valid_at(store: Path, ts: int, as_of: int | None = None) -> Iterator[Fact]:
+    """`valid_at` of every subject, one fact at a time (a listing of the whole store, never held whole).
+
+    Lines are read as the rows come; a line moved meanwhile cannot send an answer half written
+    back to the start, so it is an error (its file is marked, the next query re-reads it).
+    """
+    where = (_VALID if as_of is None else _VALID_AS_OF) + _LISTING
+    with _reading(store) as found:
+        assert found is not None
+        db, lines = found
+        for row in db.execute(f"SELECT {_ROW} FROM facts WHERE {where}", {"ts": ts, "as_of": as_of}):
+            try:
+                fact = lines.fact(*row)
+            except _Moved:
+                with _writing(_cached(store)):
+                    _cached(store).execute("UPDATE files SET ino = NULL, size = NULL WHERE file_id = ?", (row[0],))
+                raise MemstackError(f"{store / lines.paths.get(row[0], factfiles.FACTS_DIR)}: changed while the"
+                                    " facts were listed — run the command again") from None
+            if as_of is not None:
+                fact = facts.believed_at(fact, as_of)  # type: ignore[assignment]
+                if fact is None:
+                    continue
+            yield fact
+
+
 def history(store: Path, subject: str) -> list[Fact]:
     return _select(store, "subject = :subject" + _LISTING, {"subject": subject},
                    lambda: facts.history(_about(store, subject), subject))
@@ -495,13 +645,13 @@ def versions(store: Path, subject: str, predicate: str) -> list[Fact]:
 
 def open_by_key(store: Path, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], list[Fact]]:
     """The open facts of many (subject, predicate) keys, oldest first, in one pass over one connection."""
-    found: dict[tuple[str, str], list[Fact]] = {}
-    with opened(store) as db:
-        assert db is not None
-        query = "SELECT line FROM facts WHERE subject = ? AND predicate = ? AND valid_to IS NULL" + _LISTING
-        for key in keys:
-            found[key] = [orjson.loads(line) for (line,) in db.execute(query, key)]
-    return found
+    wanted = list(keys)
+
+    def ask(db: sqlite3.Connection, lines: _Lines) -> dict[tuple[str, str], list[Fact]]:
+        query = f"SELECT {_ROW} FROM facts WHERE subject = ? AND predicate = ? AND valid_to IS NULL" + _LISTING
+        return {key: [lines.fact(*row) for row in db.execute(query, key)] for key in wanted}
+
+    return _answer(store, None, ask)
 
 
 def crowded(store: Path) -> list[tuple[str, str]]:
@@ -560,23 +710,25 @@ def recall(store: Path, subject: str, now_ts: int, limit: int) -> list[Fact]:
 
 def locate(store: Path, ids: Sequence[str]) -> dict[str, tuple[str, Fact]]:
     """Where each of `ids` is (store-relative file) and what it holds now; missing ids are left out."""
-    found: dict[str, tuple[str, Fact]] = {}
-    with opened(store, BUILD_BUDGET if len(ids) <= LOCATE_FROM_FILES else None) as db:
-        if db is None:
-            wanted = set(ids)
-            for relpath, fact in factfiles.scan_for(store, ids):
-                if fact["id"] in wanted:
-                    found.setdefault(fact["id"], (relpath, fact))
-            return found
+    def from_files() -> dict[str, tuple[str, Fact]]:
+        found: dict[str, tuple[str, Fact]] = {}
+        wanted = set(ids)
+        for relpath, fact in factfiles.scan_for(store, ids):
+            if fact["id"] in wanted:
+                found.setdefault(fact["id"], (relpath, fact))
+        return found
+
+    def ask(db: sqlite3.Connection, lines: _Lines) -> dict[str, tuple[str, Fact]]:
+        found: dict[str, tuple[str, Fact]] = {}
         for at in range(0, len(ids), 500):
             chunk = list(ids[at:at + 500])
             marks = ", ".join("?" * len(chunk))
-            for relpath, line in db.execute(
-                    f"SELECT files.relpath, facts.line FROM facts JOIN files USING (file_id)"
-                    f" WHERE facts.id IN ({marks})", chunk):
-                fact = orjson.loads(line)
-                found.setdefault(fact["id"], (relpath, fact))
-    return found
+            for row in db.execute(f"SELECT {_ROW} FROM facts WHERE facts.id IN ({marks})", chunk):
+                fact = lines.fact(*row)
+                found.setdefault(fact["id"], (lines.paths[row[0]], fact))
+        return found
+
+    return _answer(store, BUILD_BUDGET if len(ids) <= LOCATE_FROM_FILES else None, ask, from_files)
 
 
 def known_subjects(store: Path, names: Iterable[str]) -> set[str]:

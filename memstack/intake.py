@@ -82,37 +82,24 @@ def promoted_ids(store: Path) -> set[str]:
 
 def records(store: Path, agent: str | None = None, pending: bool = False) -> list[dict[str, Any]]:
     """Intake records, oldest first (by created_at, then id); `pending`: not yet in the ledger."""
+    return list(each_record(store, agent, pending))
+
+
+def each_record(store: Path, agent: str | None = None, pending: bool = False) -> Iterator[dict[str, Any]]:
+    """`records`, one day at a time: a record lies in the file of its agent and day (I5), so the
+    days in order, each day's files sorted together, are the whole log in order."""
     if agent is not None:
         check_name(agent, "agent")
     root = store / "intake"
     folders = [root / agent] if agent else sorted(p for p in root.glob("*") if p.is_dir())
-    found: list[dict[str, Any]] = []
-    for folder in folders:
-        for path in sorted(folder.glob("*.jsonl")):
-            found.extend(read_jsonl(path, str(path.relative_to(store))))
-    if pending:
-        done = promoted_ids(store)
-        found = [r for r in found if r["id"] not in done]
-    found.sort(key=lambda r: (r["created_at"], r["id"]))
-    return found
-
-
-def iter_records(store: Path, agent: str | None = None, pending: bool = False) -> Iterator[dict[str, Any]]:
-    """`records`' order (created_at, then id), one day at a time: a record's created_at falls on its file's
-    date (I5), so only one day's files are held at once (a listing pages them: pages.py)."""
-    if agent is not None:
-        check_name(agent, "agent")
-    root = store / "intake"
-    folders = [root / agent] if agent else sorted(p for p in root.glob("*") if p.is_dir())
-    by_day: dict[str, list[Path]] = {}
+    days: dict[str, list[Path]] = {}
     for folder in folders:
         for path in folder.glob("*.jsonl"):
-            by_day.setdefault(path.name, []).append(path)
+            days.setdefault(path.name, []).append(path)
     done = promoted_ids(store) if pending else set()
-    for name in sorted(by_day):
-        found: list[dict[str, Any]] = []
-        for path in sorted(by_day[name]):
-            found.extend(r for r in read_jsonl(path, str(path.relative_to(store))) if r["id"] not in done)
+    for name in sorted(days):
+        found = [r for path in sorted(days[name]) for r in read_jsonl(path, str(path.relative_to(store)))
+                 if r["id"] not in done]
         found.sort(key=lambda r: (r["created_at"], r["id"]))
         yield from found
 

@@ -10,8 +10,12 @@ from memstack.errors import MemstackError
 
 
 def dumps_line(obj: Any) -> bytes:
-    """A compact, key-sorted JSON line ending in a newline (the JSONL record format)."""
-    return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+    """A compact, key-sorted JSON line ending in a newline (the JSONL record format).
+
+    A copy of exactly its size: orjson (3.13) hands back each result in a buffer of at least
+    4 KiB, so 100,000 lines kept in a list would hold 400 MiB instead of the 30 MiB they are.
+    """
+    return bytes(memoryview(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)))
 
 
 def dumps_pretty(obj: Any) -> bytes:

@@ -1,7 +1,7 @@
 """What a command prints: one JSON document with --json, readable text otherwise."""
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -37,3 +37,23 @@ def emit_page(args: Any, document: dict[str, Any], human: Callable[[], str]) -> 
     emit(args, document, human)
     if not getattr(args, "json", False) and document.get("next_cursor"):
         note(f"… {document['remaining']} more; --cursor {document['next_cursor']}")
+
+
+def emit_each(args: Any, items: Iterable[Any], line: Callable[[Any], str], empty: str) -> None:
+    """A whole list as one page, written item by item (never held whole): the bytes `emit_page` would write
+    for `{"items": [...], "next_cursor": null, "remaining": 0}`; as text, `line(item)` for each item, `empty`
+    when there is none."""
+    out = sys.stdout
+    as_json = getattr(args, "json", False)
+    count = 0
+    for item in items:
+        if as_json:
+            text = orjson.dumps(item, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+            out.write(('{\n  "items": [\n' if not count else ",\n") + "    " + text.replace("\n", "\n    "))
+        else:
+            out.write(line(item) + "\n")
+        count += 1
+    if as_json:
+        out.write(("\n  ],\n" if count else '{\n  "items": [],\n') + '  "next_cursor": null,\n  "remaining": 0\n}\n')
+    elif not count and empty:
+        out.write(empty + "\n")

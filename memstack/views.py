@@ -4,12 +4,15 @@
 A table's view holds its open facts (`valid_to` null: what the store currently
 holds true, without reference to a clock), sorted by subject, predicate,
 valid_from and id, each stamped with `distilled_at` (when a promotion put it
-there: `distilled`; schemas/view.schema.json). The queue holds the intake records routed to the binder and
+there: `distillations`; schemas/view.schema.json). The queue holds the intake records routed to the binder and
 not yet decided. Each is JSON with one record per line, so a view's diff in a
 pull request reads as records added and removed.
 """
 
-from collections.abc import Iterable
+import hashlib
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -26,9 +29,15 @@ def view_path(table: str) -> str:
 
 
 def _render(name: str, key: str, records: list[dict[str, Any]]) -> bytes:
-    body = b",\n".join(orjson.dumps(r, option=_LINE) for r in records)
-    return (b'{"count": %d, "view": "%s", "%s": [\n' % (len(records), name.encode(), key.encode())
-            + body + (b"\n" if records else b"") + b"]}\n")
+    # Into one buffer, record by record: orjson's results hold 4 KiB each (jsonio.dumps_line), so a
+    # list of them (what a join makes) would take ~10x the view's size.
+    out = bytearray(b'{"count": %d, "view": "%s", "%s": [\n' % (len(records), name.encode(), key.encode()))
+    for number, record in enumerate(records):
+        if number:
+            out += b",\n"
+        out += orjson.dumps(record, option=_LINE)
+    out += (b"\n" if records else b"") + b"]}\n"
+    return bytes(out)
 
 
 def fact_order(fact: dict[str, Any]) -> tuple[str, str, int, str]:
@@ -94,28 +103,125 @@ def open_facts(source: Source) -> list[dict[str, Any]]:
     return found
 
 
-def distilled(source: Source, facts: list[dict[str, Any]]) -> None:
-    """Stamp each fact with `distilled_at` (ADR-0004: each pattern carries its distillation time): the
-    `promoted_at` of the first promotion-ledger line that names it (the promotion that put it in a view),
-    else its `recorded_at` (a fact written directly, `fact add` or `capture`, is in the views as soon as it
-    is recorded). A function of the logs alone, so a rebuild gives the same bytes."""
+def _key(fact_id: str) -> int:
+    """A fact id as 8 bytes of its digest: a lookup key a quarter the size of the id's string."""
+    return int.from_bytes(hashlib.blake2b(fact_id.encode(), digest_size=8).digest(), "big")
+
+
+def distillations(source: Source) -> dict[int, int]:
+    """`distilled_at` (ADR-0004: each pattern carries its distillation time) by `_key(fact id)`: the
+    `promoted_at` of the first promotion-ledger line that names the fact (the promotion that put it in a
+    view). A fact the ledger does not name (written directly, `fact add` or `capture`) is in the views as
+    soon as it is recorded: its `recorded_at`. A function of the logs alone, so a rebuild gives the same
+    bytes. Held as small integers (one ledger line of a million costs ~80 bytes), times shared."""
     from memstack import jsonio
     from memstack.binder import LEDGER
 
-    wanted = {f["id"] for f in facts}
-    first: dict[str, int] = {}
-    for line in jsonio.iter_jsonl(source.read(LEDGER) or b"", LEDGER):  # only the open facts' lines are kept
-        ident = line.get("fact_id")
-        if ident in wanted and ident not in first and type(line.get("promoted_at")) is int:
-            first[ident] = line["promoted_at"]
-    for fact in facts:
-        fact["distilled_at"] = first.get(fact["id"], fact["recorded_at"])
+    first: dict[int, int] = {}
+    times: dict[int, int] = {}
+    for line in jsonio.iter_jsonl(source.read(LEDGER) or b"", LEDGER):
+        ident, at = line.get("fact_id"), line.get("promoted_at")
+        if isinstance(ident, str) and type(at) is int:
+            first.setdefault(_key(ident), times.setdefault(at, at))
+    return first
 
 
 def build(source: Source) -> dict[str, bytes]:
-    """Every KB view, by store-relative path: the I4 builder and `memstack rebuild`."""
+    """Every KB view, by store-relative path: the I4 builder and `memstack rebuild`.
+
+    Bounded memory whatever the store's size: the open facts are sorted in runs spilled to a
+    temporary file and merged (`_sorted_open`), so only the views' own bytes are held whole.
+    """
     from memstack import disputes
 
-    current = open_facts(source)
-    distilled(source, current)
-    return {**table_views(current), QUEUE: queue_view(waiting(source), disputes.find(current))}
+    by_table: dict[str, bytearray] = {table: bytearray() for table in FACT_TABLES}
+    counts = dict.fromkeys(FACT_TABLES, 0)
+    claims: list[dict[str, Any]] = []
+    for table, line, fact in _sorted_open(source):
+        out = by_table[table]
+        if counts[table]:
+            out += b",\n"
+        out += line
+        counts[table] += 1
+        if fact is not None:
+            claims.append(fact)
+    views: dict[str, bytes] = {}
+    for table, body in by_table.items():  # the head in front, in place: never a second copy of a large view
+        body[0:0] = b'{"count": %d, "view": "%s", "facts": [\n' % (counts[table], table.encode())
+        body += (b"\n" if counts[table] else b"") + b"]}\n"
+        views[view_path(table)] = body  # a bytearray: compares and writes as the bytes it holds
+    # A disagreement needs its sides (open facts that name what they closed) and, when open, the
+    # predecessor they name: found in a second pass, only when there are rival sides at all.
+    named = [p for p, n in Counter(p for f in claims for p in f.get("supersedes") or ()).items() if n > 1]
+    predecessors = [f for f in _open_facts_with_ids(source, set(named))] if named else []
+    return {**views, QUEUE: queue_view(waiting(source), disputes.find([*predecessors, *claims]))}
+
+
+_RUN = 20_000  # open facts sorted in memory at a time (~15 MiB); more are spilled to a temporary file
+
+
+def _fact_files(source: Source) -> Iterator[str]:
+    for agent in source.listdir("kb/facts"):
+        for name in source.listdir(f"kb/facts/{agent}"):
+            if name.endswith(".jsonl"):
+                yield f"kb/facts/{agent}/{name}"
+
+
+def _open_lines(source: Source) -> Iterator[tuple[list[Any], str, bytes, dict[str, Any] | None]]:
+    """(sort key, table, view line, the fact if it names facts it closed) of every open fact, each
+    stamped with its `distilled_at`."""
+    first = distillations(source)
+    for relpath in _fact_files(source):
+        for fact in _jsonl(source.read(relpath), relpath):
+            if fact.get("valid_to") is None:
+                fact["distilled_at"] = first.get(_key(fact["id"]), fact["recorded_at"])
+                yield ([fact["subject"], fact["predicate"], fact["valid_from"], fact["id"]], fact["table"],
+                       bytes(memoryview(orjson.dumps(fact, option=_LINE))), fact if fact.get("supersedes") else None)
+
+
+def _sorted_open(source: Source) -> Iterator[tuple[str, bytes, dict[str, Any] | None]]:
+    """`_open_lines` in view order (fact_order), sorted in runs of _RUN, merged from a spill file."""
+    import heapq
+    import pickle
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="memstack-views-") as folder:
+        path = Path(folder) / "runs"
+        runs: list[tuple[int, int]] = []  # (offset, records) of each sorted run in the spill file
+        run: list[tuple[list[Any], str, bytes, dict[str, Any] | None]] = []
+
+        def flush() -> None:
+            run.sort(key=lambda item: item[0])
+            with path.open("ab") as spill:
+                runs.append((spill.tell(), len(run)))
+                for item in run:
+                    pickle.dump(item, spill, protocol=pickle.HIGHEST_PROTOCOL)
+            run.clear()
+
+        for item in _open_lines(source):
+            run.append(item)
+            if len(run) >= _RUN:
+                flush()
+        if not runs:  # everything fits in one run: no spill
+            run.sort(key=lambda item: item[0])
+            for _, table, line, fact in run:
+                yield table, line, fact
+            return
+        if run:
+            flush()
+
+        def read(offset: int, count: int) -> Iterator[tuple[list[Any], str, bytes, dict[str, Any] | None]]:
+            with path.open("rb", buffering=1 << 16) as handle:  # each run its own handle and position
+                handle.seek(offset)
+                for _ in range(count):
+                    yield pickle.load(handle)
+
+        for _, table, line, fact in heapq.merge(*(read(o, n) for o, n in runs), key=lambda item: item[0]):
+            yield table, line, fact
+
+
+def _open_facts_with_ids(source: Source, ids: set[str]) -> Iterator[dict[str, Any]]:
+    for relpath in _fact_files(source):
+        for fact in _jsonl(source.read(relpath), relpath):
+            if fact.get("id") in ids and fact.get("valid_to") is None:
+                yield fact

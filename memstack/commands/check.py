@@ -92,6 +92,10 @@ def _memory_like(path: str, layout: Any) -> bool:
 
 def run(args: Any) -> int:
     hook = args.staged or args.pre_push or args.pre_receive
+    if args.format == "json":
+        from memstack import progress
+
+        progress.silence()  # one document on stdout, nothing beside it
     lines = list(sys.stdin) if args.pre_receive else []
     # Old tips too: a push that deletes a store is checked against the store it deletes.
     tips = [sha for parts in (line.split() for line in lines) if len(parts) == 3 for sha in parts[:2] if sha.strip("0")]

@@ -85,19 +85,21 @@ def writer(p: Any) -> None:
 
 def render(found: list[Fact], empty: str = "no facts") -> str:
     """One line per fact, times in ISO-8601."""
-    lines = []
-    for f in found:
-        until = "open" if f["valid_to"] is None else iso(f["valid_to"])
-        line = (f"{f['id']}  [{iso(f['valid_from'])}, {until})  {f['subject']} | {f['predicate']} | {f['object']}"
-                f"  (confidence {f['confidence']:.2f}, {f['table']}, {f['agent']}, recorded {iso(f['recorded_at'])}")
-        if f["expired_at"] is not None:
-            line += f", closed {iso(f['expired_at'])}"
-        if f["superseded_by"] is not None:
-            line += f", superseded by {f['superseded_by']}"
-        if f.get("supersedes"):
-            line += f", supersedes {', '.join(f['supersedes'])}"
-        lines.append(line + ")")
-    return "\n".join(lines) or empty
+    return "\n".join(render_line(f) for f in found) or empty
+
+
+def render_line(f: Fact) -> str:
+    """One fact as one line, times in ISO-8601."""
+    until = "open" if f["valid_to"] is None else iso(f["valid_to"])
+    line = (f"{f['id']}  [{iso(f['valid_from'])}, {until})  {f['subject']} | {f['predicate']} | {f['object']}"
+            f"  (confidence {f['confidence']:.2f}, {f['table']}, {f['agent']}, recorded {iso(f['recorded_at'])}")
+    if f["expired_at"] is not None:
+        line += f", closed {iso(f['expired_at'])}"
+    if f["superseded_by"] is not None:
+        line += f", superseded by {f['superseded_by']}"
+    if f.get("supersedes"):
+        line += f", supersedes {', '.join(f['supersedes'])}"
+    return line + ")"
 
 
 def add_document(store: Store, *, subject: Any, predicate: Any, object: Any, valid_from: Any = None,
@@ -148,6 +150,15 @@ def run_add(args: Any) -> int:
 
 
 def run_get_valid_at(args: Any) -> int:
+    if args.pg is None and args.subject is None and args.limit is None and args.cursor is None:
+        # every subject, the whole answer: streamed, never held whole
+        from memstack import factindex, factstore
+        from memstack.output import emit_each
+
+        ts, _, as_of = factstore.query_args(args.ts, None, args.as_of)
+        emit_each(args, factindex.each_valid_at(open_store(args.store).root, ts, as_of), render_line,
+                  "no facts valid then")
+        return 0
     found = get_valid_at_document(fact_reader(args.store, pg_dsn(args.store, args.pg)), ts=args.ts,
                                   subject=args.subject, as_of=args.as_of, limit=args.limit, cursor=args.cursor)
     emit_page(args, found, lambda: render(found["items"], "no facts valid then"))

@@ -5,7 +5,7 @@ from typing import Any
 
 from memstack import intake, pages
 from memstack.commands import AGENT, doc, page_options
-from memstack.output import emit, emit_page
+from memstack.output import emit, emit_each, emit_page
 from memstack.store import Store, open_store, resolve_agent
 from memstack.times import given_or_none, now_ms
 
@@ -80,15 +80,20 @@ def run_write(args: Any) -> int:
 def list_document(store: Store, agent: str | None = None, pending: bool = False, *, limit: Any = None,
                   cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
     """`intake list --json`: one page of records, oldest first, `{"items", "next_cursor", "remaining"}`."""
-    return pages.page(intake.iter_records(store.root, agent, pending), limit=limit, cursor=cursor,
+    return pages.page(intake.each_record(store.root, agent, pending), limit=limit, cursor=cursor,
                       key=lambda r: (r["created_at"], r["id"]), max_bytes=max_bytes).document()
 
 
 def run_list(args: Any) -> int:
-    document = list_document(open_store(args.store), agent=args.agent, pending=args.pending, limit=args.limit,
-                             cursor=args.cursor)
-    found = document["items"]
-    emit_page(args, document, lambda: "\n".join(
-        f"{r['created_at']}  {r['agent']}  {r['tier']:<8} {r['confidence']:.2f}  {r['id']}  "
-        f"{(r['title'] or r['content']).splitlines()[0][:60]}" for r in found) or "no intake records")
+    store = open_store(args.store)
+
+    def line(r: dict[str, Any]) -> str:
+        return (f"{r['created_at']}  {r['agent']}  {r['tier']:<8} {r['confidence']:.2f}  {r['id']}  "
+                f"{(r['title'] or r['content']).splitlines()[0][:60]}")
+
+    if args.limit is None and args.cursor is None:  # the whole log: streamed, never held whole
+        emit_each(args, intake.each_record(store.root, args.agent, args.pending), line, "no intake records")
+        return 0
+    document = list_document(store, agent=args.agent, pending=args.pending, limit=args.limit, cursor=args.cursor)
+    emit_page(args, document, lambda: "\n".join(line(r) for r in document["items"]) or "no intake records")
     return 0

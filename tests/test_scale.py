@@ -1,0 +1,168 @@
+"""Issue 15: whole-store work in bounded memory, and progress shown on a terminal only.
+
+The memory test runs real `memstack` processes under an address-space limit
+(`resource.setrlimit(RLIMIT_AS)`, set in the child before it starts) smaller than
+the store's memory files: a command that loaded a whole layer would die of a
+MemoryError. The progress tests give the command's stderr a pseudo-terminal (`pty`),
+as a user's terminal is, then a pipe, as a CI log is.
+"""
+
+import fcntl
+import os
+import pty
+import resource
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import orjson
+import pytest
+
+from helpers import MEMSTACK, git, memstack
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import generate  # noqa: E402  (bench/generate.py: stores written straight in the store's format)
+
+LIMIT_MIB = 96  # the address space a command gets; `memstack check --all` itself needs ~55 MiB on a tiny store
+PAD = " ".join(["the build log of this module says what each step took and why"] * 30)  # ~1.9 KB of plain words
+
+
+def padded(files: dict[str, list[bytes]], field: str, text: str) -> dict[str, list[bytes]]:
+    out = {}
+    for relpath, lines in files.items():
+        records = [orjson.loads(line) for line in lines]
+        for record in records:
+            record[field] += text
+        out[relpath] = [orjson.dumps(r, option=generate.OPTS) for r in records]
+    return out
+
+
+@pytest.fixture(scope="module")
+def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store whose memory files (~120 MB) are larger than LIMIT_MIB: 40,000 facts, 50,000 intake records."""
+    from memstack import install
+
+    root = tmp_path_factory.mktemp("big") / "store"
+    install.init(root, generate.AGENTS)
+    generate.write_files(root, padded(generate.facts(40_000), "object", " " + PAD[:300]))
+    generate.write_files(root, padded(generate.intake(50_000), "content", " " + PAD))
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--no-verify", "-m", "a store larger than the memory limit")  # hooks: not the point
+    return root
+
+
+def memory_files(root: Path) -> int:
+    return sum(p.stat().st_size for top in ("intake", "kb") for p in (root / top).rglob("*.jsonl"))
+
+
+def limited(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (LIMIT_MIB << 20, LIMIT_MIB << 20))
+
+    return subprocess.run([MEMSTACK, *args], cwd=root, capture_output=True, text=True, preexec_fn=limit)
+
+
+def test_a_store_larger_than_the_memory_limit_rebuilds_and_checks(big_store: Path) -> None:
+    assert memory_files(big_store) > LIMIT_MIB << 20
+    ran = limited(big_store, "rebuild")
+    assert ran.returncode == 0, ran.stderr
+    assert "rebuilt kb/knowledge.json" in ran.stdout
+    view = orjson.loads((big_store / "kb/knowledge.json").read_bytes())
+    assert view["count"] == 10_000  # every fourth generated fact is the open one
+    assert [f["subject"] for f in view["facts"]] == sorted(f["subject"] for f in view["facts"])
+    git(big_store, "add", "-A")
+    git(big_store, "commit", "-q", "--no-verify", "-m", "views")
+    ran = limited(big_store, "rebuild", "--check")
+    assert (ran.returncode, ran.stdout.strip()) == (0, "derived files are fresh"), ran.stderr
+    ran = limited(big_store, "check", "--all")  # the views committed: the audit rebuilds them to compare
+    assert (ran.returncode, ran.stdout.strip()) == (0, "memstack check: ok — every file at HEAD"), ran.stderr
+    ran = limited(big_store, "check", "--range", "HEAD~2..HEAD")
+    assert ran.returncode == 0 and "ok" in ran.stdout, ran.stderr
+
+
+def test_the_limit_is_real(big_store: Path) -> None:
+    """The same limit kills a process that holds the store's intake in memory (so the test above means something)."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (LIMIT_MIB << 20, LIMIT_MIB << 20))
+
+    hog = "import sys, pathlib; data = [p.read_bytes() for p in pathlib.Path('intake').rglob('*.jsonl')]; print(len(data))"
+    ran = subprocess.run([sys.executable, "-c", hog], cwd=big_store, capture_output=True, text=True, preexec_fn=limit)
+    assert ran.returncode != 0 and "MemoryError" in ran.stderr
+
+
+# ---- progress -----------------------------------------------------------------------------------
+
+def on_terminal(root: Path, *args: str) -> tuple[int, str, str]:
+    """Run memstack with stderr on a pseudo-terminal of 100 columns; (exit code, stdout, what the terminal got)."""
+    main, child = pty.openpty()
+    fcntl.ioctl(child, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal has a size
+    proc = subprocess.Popen([MEMSTACK, *args], cwd=root, stdout=subprocess.PIPE, stderr=child)
+    os.close(child)
+    shown = b""
+    while True:
+        try:
+            data = os.read(main, 4096)
+        except OSError:  # the terminal's other end closed: the process is done writing
+            break
+        if not data:
+            break
+        shown += data
+    os.close(main)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    proc.stdout.close()
+    return proc.wait(), out.decode(), shown.decode(errors="replace")
+
+
+@pytest.fixture
+def small_store(store: Path) -> Path:
+    for n in range(3):
+        memstack("fact", "add", "--subject", f"s{n}", "--predicate", "decided", "--object", "o", "--valid-from", "0",
+                 "--recorded-at", "1767225600000", cwd=store)
+        git(store, "add", "-A")
+        git(store, "commit", "-q", "--no-verify", "-m", f"fact {n}")
+    return store
+
+
+def test_check_all_and_range_show_progress_on_a_terminal_only(small_store: Path) -> None:
+    code, out, shown = on_terminal(small_store, "check", "--all")
+    assert code == 0 and out.startswith("memstack check: ok")
+    assert "checking" in shown and "files" in shown and "\r" in shown
+    code, out, shown = on_terminal(small_store, "check", "--range", "HEAD~2..HEAD")
+    assert code == 0 and "checking 2 commits" in shown
+    code, out, shown = on_terminal(small_store, "check", "--all", "--json")
+    assert code == 0 and orjson.loads(out)["ok"] and shown == ""
+    piped = memstack("check", "--all", cwd=small_store)
+    assert piped.returncode == 0 and piped.stderr == ""
+
+
+def test_an_index_build_shows_progress_on_a_terminal_only(store: Path) -> None:
+    from memstack import factindex
+
+    generate.write_files(store, generate.facts(5_000))  # ~1.7 MB of fact files: a build worth a bar
+    assert sum(p.stat().st_size for p in (store / "kb/facts").rglob("*.jsonl")) >= factindex.SHOW_PROGRESS
+    end = str(generate.START + 5_000 * generate.STEP)
+    code, out, shown = on_terminal(store, "fact", "get-valid-at", "--ts", end)
+    assert code == 0 and len(out.splitlines()) == 1_250
+    assert "indexing facts" in shown
+    code, out, shown = on_terminal(store, "fact", "get-valid-at", "--ts", end)
+    assert code == 0 and "indexing facts" not in shown  # built: nothing to catch up
+    for suffix in ("", "-wal", "-shm"):
+        (store / f".memstack/facts.sqlite3{suffix}").unlink(missing_ok=True)
+    piped = memstack("fact", "get-valid-at", "--ts", end, cwd=store)
+    assert piped.returncode == 0 and piped.stderr == "" and len(piped.stdout.splitlines()) == 1_250
+
+
+def test_list_verbs_stream_a_store_larger_than_the_memory_limit(big_store: Path) -> None:
+    ran = limited(big_store, "intake", "list")
+    assert ran.returncode == 0, ran.stderr
+    lines = ran.stdout.splitlines()
+    assert len(lines) == 50_000 and lines == sorted(lines)  # oldest first: each line starts with created_at
+    end = generate.START + 40_000 * generate.STEP
+    ran = limited(big_store, "fact", "get-valid-at", "--ts", str(end))  # builds the index first, then lists
+    assert ran.returncode == 0, ran.stderr
+    assert len(ran.stdout.splitlines()) == 10_000
+    ran = limited(big_store, "fact", "get-valid-at", "--ts", str(end), "--json")
+    assert ran.returncode == 0 and len(orjson.loads(ran.stdout)) == 10_000, ran.stderr
