@@ -1,5 +1,6 @@
 """The one JSON reader and writer: orjson, sorted keys, so file bytes are stable."""
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -34,8 +35,13 @@ def parse_value(text: str, field: str) -> Any:
 
 def parse_jsonl(data: bytes, relpath: str) -> list[dict[str, Any]]:
     """Every record of JSONL bytes; an empty or bad line is an error naming `relpath:line`."""
-    records = []
-    for number, line in enumerate(data.splitlines(), start=1):
+    return list(iter_jsonl(data, relpath))
+
+
+def iter_jsonl(data: bytes, relpath: str, first: int = 1) -> Iterator[dict[str, Any]]:
+    """The records of JSONL bytes one by one (what parse_jsonl lists): a reader that keeps only some
+    of them never holds the rest. `first`: the number of the first line (a file read in parts)."""
+    for number, line in enumerate(data.splitlines(), start=first):
         where = f"{relpath}:{number}: I5"
         if not line.strip():
             raise MemstackError(f"{where} empty line — remove it")
@@ -46,5 +52,4 @@ def parse_jsonl(data: bytes, relpath: str) -> list[dict[str, Any]]:
                                 " (a merge conflict left in it?)") from None
         if not isinstance(record, dict):
             raise MemstackError(f"{where} a line must be a JSON object — repair the line")
-        records.append(record)
-    return records
+        yield record

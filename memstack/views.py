@@ -8,7 +8,7 @@ not yet decided. Each is JSON with one record per line, so a view's diff in a
 pull request reads as records added and removed.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -24,31 +24,22 @@ def view_path(table: str) -> str:
     return f"kb/{table}.json"
 
 
-def _render(name: str, key: str, records: list[dict[str, Any]]) -> bytes:
-    body = b",\n".join(orjson.dumps(r, option=_LINE) for r in records)
-    return (b'{"count": %d, "view": "%s", "%s": [\n' % (len(records), name.encode(), key.encode())
-            + body + (b"\n" if records else b"") + b"]}\n")
+def _render_lines(name: str, key: str, lines: list[bytes]) -> bytes:
+    body = b",\n".join(lines)
+    return (b'{"count": %d, "view": "%s", "%s": [\n' % (len(lines), name.encode(), key.encode())
+            + body + (b"\n" if lines else b"") + b"]}\n")
 
 
 def fact_order(fact: dict[str, Any]) -> tuple[str, str, int, str]:
     return (fact["subject"], fact["predicate"], fact["valid_from"], fact["id"])
 
 
-def table_views(open_facts: Iterable[dict[str, Any]]) -> dict[str, bytes]:
-    """The three fact views from the store's open facts (any order in, sorted out)."""
-    by_table: dict[str, list[dict[str, Any]]] = {table: [] for table in FACT_TABLES}
-    for fact in open_facts:
-        if fact["valid_to"] is None:
-            by_table[fact["table"]].append(fact)
-    return {view_path(table): _render(table, "facts", sorted(facts, key=fact_order))
-            for table, facts in by_table.items()}
-
-
 def queue_view(waiting: Iterable[dict[str, Any]], disputes: list[dict[str, Any]] | None = None) -> bytes:
     """The binder queue from the intake records waiting for a human decision, and the disagreements
-    between agents (`disputes`: a predecessor and the open facts that each closed it), when there are any."""
-    records = sorted(waiting, key=lambda r: (r["created_at"], r["id"]))
-    data = _render("binder_queue", "records", records)
+    between agents (`disputes`: a predecessor and the open facts that each closed it), when there are any.
+    Each record is kept as its line once read (a dict costs several times its bytes)."""
+    keyed = sorted(((r["created_at"], r["id"]), n, orjson.dumps(r, option=_LINE)) for n, r in enumerate(waiting))
+    data = _render_lines("binder_queue", "records", [line for _, _, line in keyed])
     if not disputes:
         return data
     body = b",\n".join(orjson.dumps({"predecessor": d["id"], "subject": d["subject"], "predicate": d["predicate"],
@@ -62,40 +53,65 @@ def parse(data: bytes) -> list[dict[str, Any]]:
     return list(view.get("facts", view.get("records", [])))
 
 
-def _jsonl(data: bytes | None, relpath: str) -> list[dict[str, Any]]:
-    """The records of a JSONL file read through a Source (none when it does not exist)."""
-    from memstack.jsonio import parse_jsonl
-
-    return parse_jsonl(data or b"", relpath)
-
-
 def waiting(source: Source) -> list[dict[str, Any]]:
     """The intake records routed to the binder and not yet decided, read through `source`."""
-    from memstack.binder import DECISIONS, LEDGER, waiting_ids
+    return list(_waiting(source))
 
-    ledger = _jsonl(source.read(LEDGER), LEDGER)
-    ids = set(waiting_ids(ledger, _jsonl(source.read(DECISIONS), DECISIONS)))
-    files = sorted({line["file"] for line in ledger if line.get("intake_id") in ids and line.get("file")})
-    found = []
-    for relpath in files:
-        found += [r for r in _jsonl(source.read(relpath), relpath) if r.get("id") in ids]
-    return found
+
+def _waiting(source: Source) -> Iterator[dict[str, Any]]:
+    """The waiting records one by one, the logs read line by line: only the waiting ids and their
+    files are kept, never the whole ledger."""
+    from memstack.binder import DECISIONS, LEDGER
+    from memstack.jsonio import iter_jsonl
+
+    decided = {d.get("intake_id") for d in iter_jsonl(source.read(DECISIONS) or b"", DECISIONS)}
+    files_of: dict[str, set[str]] = {}  # binder-routed id -> the intake files its ledger lines name
+    for line in iter_jsonl(source.read(LEDGER) or b"", LEDGER):
+        ident = line.get("intake_id")
+        if line.get("sub_tier") == "binder" and isinstance(ident, str) and ident not in decided:
+            files_of.setdefault(ident, set())
+        if ident in files_of and line.get("file"):
+            files_of[ident].add(line["file"])
+    for relpath in sorted({name for names in files_of.values() for name in names}):
+        for record in iter_jsonl(source.read(relpath) or b"", relpath):
+            if record.get("id") in files_of:
+                yield record
 
 
 def open_facts(source: Source) -> list[dict[str, Any]]:
     """Every open fact of the store, read through `source` (O(store): used when views change)."""
-    found = []
-    for agent in source.listdir("kb/facts"):
-        for name in source.listdir(f"kb/facts/{agent}"):
-            if name.endswith(".jsonl"):
-                relpath = f"kb/facts/{agent}/{name}"
-                found += [f for f in _jsonl(source.read(relpath), relpath) if f.get("valid_to") is None]
-    return found
+    return list(_open_facts(source))
+
+
+def _fact_files(source: Source) -> list[str]:
+    return [f"kb/facts/{agent}/{name}" for agent in source.listdir("kb/facts")
+            for name in source.listdir(f"kb/facts/{agent}") if name.endswith(".jsonl")]
+
+
+def _open_facts(source: Source) -> Iterator[dict[str, Any]]:
+    from memstack import progress
+    from memstack.jsonio import iter_jsonl
+
+    paths = _fact_files(source)
+    for relpath in progress.each(paths, len(paths), "views: reading fact files", "files"):
+        yield from (f for f in iter_jsonl(source.read(relpath) or b"", relpath) if f.get("valid_to") is None)
 
 
 def build(source: Source) -> dict[str, bytes]:
-    """Every KB view, by store-relative path: the I4 builder and `memstack rebuild`."""
+    """Every KB view, by store-relative path: the I4 builder and `memstack rebuild`.
+
+    Streamed: each open fact is kept as its view line and sort key, and only the few that claim a
+    predecessor (`supersedes`: a disagreement's sides) as records, so memory follows the views' size."""
     from memstack import disputes
 
-    current = open_facts(source)
-    return {**table_views(current), QUEUE: queue_view(waiting(source), disputes.find(current))}
+    by_table: dict[str, list[tuple[tuple[str, str, int, str], bytes]]] = {table: [] for table in FACT_TABLES}
+    claiming = []
+    for fact in _open_facts(source):
+        by_table[fact["table"]].append((fact_order(fact), orjson.dumps(fact, option=_LINE)))
+        if fact.get("supersedes"):
+            claiming.append(fact)
+    views = {}
+    for table, keyed in by_table.items():
+        keyed.sort(key=lambda pair: pair[0])
+        views[view_path(table)] = _render_lines(table, "facts", [line for _, line in keyed])
+    return {**views, QUEUE: queue_view(_waiting(source), disputes.find(claiming))}
