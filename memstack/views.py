@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from memstack.jsonio import compact
 from memstack.routing import FACT_TABLES
 from memstack.sources import Source
 
@@ -30,6 +31,11 @@ def _render_lines(name: str, key: str, lines: list[bytes]) -> bytes:
             + body + (b"\n" if lines else b"") + b"]}\n")
 
 
+def _dumped(record: dict[str, Any]) -> bytes:
+    """A record's view line, as kept until the view is written (jsonio.compact: no write buffer kept)."""
+    return compact(orjson.dumps(record, option=_LINE))
+
+
 def fact_order(fact: dict[str, Any]) -> tuple[str, str, int, str]:
     return (fact["subject"], fact["predicate"], fact["valid_from"], fact["id"])
 
@@ -38,7 +44,7 @@ def queue_view(waiting: Iterable[dict[str, Any]], disputes: list[dict[str, Any]]
     """The binder queue from the intake records waiting for a human decision, and the disagreements
     between agents (`disputes`: a predecessor and the open facts that each closed it), when there are any.
     Each record is kept as its line once read (a dict costs several times its bytes)."""
-    keyed = sorted(((r["created_at"], r["id"]), n, orjson.dumps(r, option=_LINE)) for n, r in enumerate(waiting))
+    keyed = sorted(((r["created_at"], r["id"]), n, _dumped(r)) for n, r in enumerate(waiting))
     data = _render_lines("binder_queue", "records", [line for _, _, line in keyed])
     if not disputes:
         return data
@@ -107,7 +113,7 @@ def build(source: Source) -> dict[str, bytes]:
     by_table: dict[str, list[tuple[tuple[str, str, int, str], bytes]]] = {table: [] for table in FACT_TABLES}
     claiming = []
     for fact in _open_facts(source):
-        by_table[fact["table"]].append((fact_order(fact), orjson.dumps(fact, option=_LINE)))
+        by_table[fact["table"]].append((fact_order(fact), _dumped(fact)))
         if fact.get("supersedes"):
             claiming.append(fact)
     views = {}
