@@ -107,14 +107,14 @@ def test_progress_shows_on_a_terminal_and_never_through_a_pipe(tmp_path: Path, v
                                                                 bar: bytes) -> None:
     store = generated(tmp_path / "store", 300, 300)
     if verb[0] == "rebuild":
-        (store / "kb" / "knowledge.json").unlink()  # something to rebuild
+        (store / "kb" / "knowledge.json").unlink(missing_ok=True)  # something to rebuild
     piped = memstack(*verb, cwd=store)
     assert piped.returncode == 0, piped.stderr
     assert bar.decode() not in piped.stderr and "\r" not in piped.stderr
     git(store, "reset", "-q", "--hard")
     git(store, "clean", "-fdq")
     if verb[0] == "rebuild":
-        (store / "kb" / "knowledge.json").unlink()
+        (store / "kb" / "knowledge.json").unlink(missing_ok=True)
     code, out, shown = under_a_terminal(*verb, cwd=store)
     assert code == 0, shown
     assert bar in shown and b"\r" in shown  # tqdm's bar, redrawn in place
@@ -122,7 +122,7 @@ def test_progress_shows_on_a_terminal_and_never_through_a_pipe(tmp_path: Path, v
     git(store, "reset", "-q", "--hard")
     git(store, "clean", "-fdq")
     if verb[0] == "rebuild":
-        (store / "kb" / "knowledge.json").unlink()
+        (store / "kb" / "knowledge.json").unlink(missing_ok=True)
     code, out, shown = under_a_terminal(*verb, "--json", cwd=store)
     assert code == 0 and bar not in shown  # --json: one document, no bar beside it
     json.loads(out)
