@@ -257,3 +257,19 @@ def read_jsonl(path: Path, relpath: str) -> list[dict]:  # type: ignore[type-arg
     if data and not data.endswith(b"\n"):
         check_tail(path, relpath)
     return jsonio.parse_jsonl(data, relpath)
+
+
+def iter_jsonl(path: Path, relpath: str) -> Iterator[dict]:  # type: ignore[type-arg]
+    """The records of a JSONL file one by one, read a megabyte at a time (what read_jsonl lists): a
+    reader that keeps a few of a long log's records never holds the rest, nor the whole file."""
+    from memstack import jsonio
+
+    check_tail(path, relpath)
+    number = 1
+    with path.open("rb") as handle:
+        while True:
+            lines = handle.readlines(2**20)
+            if not lines:
+                return
+            yield from jsonio.iter_jsonl(b"".join(lines), relpath, number)
+            number += len(lines)

@@ -64,53 +64,81 @@ def _pending_problem(record: dict[str, Any]) -> str | None:
     return None
 
 
-def _load_intake(store: Path, done: set[str]) -> tuple[list[tuple[str, dict[str, Any]]], dict[str, dict[str, Any]]]:
-    """(pending records with their files, every record by id) from one read of the intake files.
+def _load_intake(store: Path, done: set[str], wanted: set[str]) -> tuple[list[tuple[str, dict[str, Any]]],
+                                                                          dict[str, dict[str, Any]]]:
+    """(pending records with their files, the records of `wanted` ids by id) from one read of the intake
+    files, one file at a time: a record already promoted is dropped once its id is read.
     A pending record that is not a valid intake record stops the promotion, named by path:line."""
-    pending, by_id = [], {}
-    for folder in sorted(p for p in (store / "intake").glob("*") if p.is_dir()):
-        for path in sorted(folder.glob("*.jsonl")):
-            relpath = str(path.relative_to(store))
-            for number, record in enumerate(files.read_jsonl(path, relpath), start=1):
-                ident = record.get("id")
-                if isinstance(ident, str) and ident in done:
+    from memstack import progress
+
+    pending, by_id, seen = [], {}, set()
+    paths = [path for folder in sorted(p for p in (store / "intake").glob("*") if p.is_dir())
+             for path in sorted(folder.glob("*.jsonl"))]
+    for path in progress.each(paths, len(paths), "promote: reading intake", "files"):
+        relpath = str(path.relative_to(store))
+        for number, record in enumerate(files.read_jsonl(path, relpath), start=1):
+            ident = record.get("id")
+            if isinstance(ident, str) and ident in done:
+                if ident in wanted:
                     by_id[ident] = record
-                    continue
-                if ident in by_id:  # the same id twice (the hook refuses it; an uncommitted copy): once
-                    print(f"memstack promote: {relpath}:{number}: intake id {ident} appears twice; the first"
-                          " is promoted, this one is left out", file=sys.stderr)
-                    continue
-                problem = _pending_problem(record)
-                if problem:
-                    raise MemstackError(f"{relpath}:{number}: {problem} — fix the record (`git checkout --"
-                                        f" {relpath}` if it was committed fine), then promote again")
+                continue
+            if ident in seen:  # the same id twice (the hook refuses it; an uncommitted copy): once
+                print(f"memstack promote: {relpath}:{number}: intake id {ident} appears twice; the first"
+                      " is promoted, this one is left out", file=sys.stderr)
+                continue
+            problem = _pending_problem(record)
+            if problem:
+                raise MemstackError(f"{relpath}:{number}: {problem} — fix the record (`git checkout --"
+                                    f" {relpath}` if it was committed fine), then promote again")
+            seen.add(ident)
+            if ident in wanted:
                 by_id[ident] = record
-                pending.append((relpath, record))
+            pending.append((relpath, record))
     pending.sort(key=lambda item: (item[1]["created_at"], item[1]["id"]))
     return pending, by_id
 
 
-def _progress(done: int, total: int) -> None:
-    if sys.stderr.isatty() and total >= 5000 and (done % 5000 == 0 or done == total):
-        print(f"\rmemstack promote: routed {done:,} of {total:,}", end="\n" if done == total else "",
-              file=sys.stderr, flush=True)
+def _ledger(store: Path) -> tuple[set[str], list[dict[str, Any]], dict[str, str | None]]:
+    """From one streamed read of the ledger: the intake ids it holds, the ratify decisions whose record
+    is not yet a fact (binder.ratified_unpromoted), and the intake file the ledger names for each."""
+    decisions = binder.read_log(store, binder.DECISIONS)  # a human's decisions: few
+    first: dict[str, dict[str, Any]] = {}
+    for d in decisions:  # one decision per record counts: the first (a side of a disagreement: disputes.py)
+        if isinstance(d.get("intake_id"), str):
+            first.setdefault(d["intake_id"], d)
+    ratify = {i: d for i, d in first.items() if d.get("decision") == "ratify"}
+    done: set[str] = set()
+    promoted: set[str] = set()
+    files_of: dict[str, str | None] = {}
+    path = store / binder.LEDGER
+    if path.exists():
+        for line in files.iter_jsonl(path, binder.LEDGER):
+            ident = line.get("intake_id")
+            done.add(ident)
+            if ident in ratify:
+                files_of[ident] = line.get("file")
+                if line.get("sub_tier") != "binder":
+                    promoted.add(ident)
+    return done, [d for i, d in ratify.items() if i not in promoted], files_of
 
 
 def plan(store: Path) -> dict[str, Any]:
     """What a promotion would do, without writing: every routed record and how."""
+    from memstack import progress
+
     rules = Rules.from_config(config.load(store))
-    ledger, decisions = binder.read_log(store, binder.LEDGER), binder.read_log(store, binder.DECISIONS)
-    pending, by_id = _load_intake(store, {line["intake_id"] for line in ledger})
+    done, ratified, files_of = _ledger(store)
+    pending, by_id = _load_intake(store, done, {d["intake_id"] for d in ratified})
     routed = []
-    for n, (relpath, record) in enumerate(pending, start=1):
-        sub_tier, via = route(record, rules, cwd=store)
-        if via.endswith(BROKEN + ")"):
-            print(f"memstack promote: {via[len('rules ('):-1]}; the rules route the rest", file=sys.stderr)
-            rules = dataclasses.replace(rules, classifier=None)
-        routed.append({"record": record, "file": relpath, "sub_tier": sub_tier, "via": via, "ratified": None})
-        _progress(n, len(pending))
-    files_of = {line["intake_id"]: line.get("file") for line in ledger}
-    for decision in binder.ratified_unpromoted(ledger, decisions):
+    with progress.bar(len(pending), "promote: routing") as shown:
+        for relpath, record in pending:
+            sub_tier, via = route(record, rules, cwd=store)
+            if via.endswith(BROKEN + ")"):
+                print(f"memstack promote: {via[len('rules ('):-1]}; the rules route the rest", file=sys.stderr)
+                rules = dataclasses.replace(rules, classifier=None)
+            routed.append({"record": record, "file": relpath, "sub_tier": sub_tier, "via": via, "ratified": None})
+            shown.update(1)
+    for decision in ratified:
         record = by_id.get(decision["intake_id"])
         if record is not None:
             routed.append({"record": record, "file": files_of.get(record["id"]), "sub_tier": "knowledge",
@@ -213,19 +241,44 @@ def stale(store: Path) -> list[str]:
     return sorted(p for p, data in built.items() if source.read(p) != data)
 
 
+def _committed_prefix(store: Path) -> int:
+    """How many leading bytes of the ledger file are the ledger at HEAD (0 when they are not: then
+    every line counts as new). Compared by the blob's hash, streamed: the ledger is never held."""
+    import hashlib
+
+    env = git.no_git_env()
+    spec = f"HEAD:./{binder.LEDGER}"
+    found = git.run(store, "rev-parse", "--verify", "-q", spec, env=env, ok=(0, 1, 128)).stdout.decode().strip()
+    if not found:
+        return 0
+    size = int(git.out(store, "cat-file", "-s", found, env=env))
+    kind = git.run(store, "rev-parse", "--show-object-format", env=env, ok=(0, 128)).stdout.decode().strip()
+    digest = hashlib.new(kind or "sha1", b"blob %d\0" % size)
+    left = size
+    with (store / binder.LEDGER).open("rb") as handle:
+        while left:
+            chunk = handle.read(min(left, 2**20))
+            if not chunk:
+                return 0  # shorter than at HEAD
+            digest.update(chunk)
+            left -= len(chunk)
+    return size if digest.hexdigest() == found else 0
+
+
 def _uncommitted_ledger(store: Path) -> tuple[Counter[str], int]:
     """Ledger lines not in HEAD, counted by sub-tier (ratified records apart)."""
-    committed = git.run(store, "show", f"HEAD:{binder.LEDGER}", env=git.no_git_env(), ok=(0, 128)).stdout
-    lines = (store / binder.LEDGER).read_bytes()
-    new = lines[len(committed):] if lines.startswith(committed) else lines
     counts: Counter[str] = Counter()
     ratified = 0
-    for line in new.splitlines():
-        entry = jsonio.loads(line, binder.LEDGER)
-        if entry.get("via") == "binder":
-            ratified += 1
-        else:
-            counts[str(entry.get("sub_tier"))] += 1
+    if not (store / binder.LEDGER).exists():
+        return counts, ratified
+    with (store / binder.LEDGER).open("rb") as handle:
+        handle.seek(_committed_prefix(store))
+        for line in handle:
+            entry = jsonio.loads(line, binder.LEDGER)
+            if entry.get("via") == "binder":
+                ratified += 1
+            else:
+                counts[str(entry.get("sub_tier"))] += 1
     return counts, ratified
 
 

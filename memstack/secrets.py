@@ -259,8 +259,7 @@ def kinds(line: str, policy: Policy = DEFAULT) -> list[str]:
 
 def scan_text(text: str, field: str = "text", policy: Policy = DEFAULT) -> list[Finding]:
     """Each credential in `text`, line by line (a line number only when the text has several)."""
-    low = text.lower()
-    if not policy.extra and not any(word in low for words, _, _ in _STAGES for word in words):
+    if not policy.extra and not _ANY_WORD_IN.search(text.lower()):
         return []
     parts = text.splitlines() or [text]
     numbered = len(parts) > 1
@@ -269,6 +268,9 @@ def scan_text(text: str, field: str = "text", policy: Policy = DEFAULT) -> list[
 
 
 _ANY_WORD = tuple(sorted({word for words, _, _ in _STAGES for word in words}))
+# The same test as one expression: on the short strings of a record (a key, a field) one search is
+# several times cheaper than a loop of substring tests (a promotion scans 16 fields of each fact).
+_ANY_WORD_IN = re.compile("|".join(map(re.escape, _ANY_WORD)))
 
 
 def scan(value: Any, field: str = "", policy: Policy = DEFAULT) -> list[Finding]:

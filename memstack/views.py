@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from memstack.jsonio import compact
 from memstack.routing import FACT_TABLES
 from memstack.sources import Source
 
@@ -28,37 +29,27 @@ def view_path(table: str) -> str:
     return f"kb/{table}.json"
 
 
-def _render(name: str, key: str, records: list[dict[str, Any]]) -> bytes:
-    # Into one buffer, record by record: orjson's results hold 4 KiB each (jsonio.dumps_line), so a
-    # list of them (what a join makes) would take ~10x the view's size.
-    out = bytearray(b'{"count": %d, "view": "%s", "%s": [\n' % (len(records), name.encode(), key.encode()))
-    for number, record in enumerate(records):
-        if number:
-            out += b",\n"
-        out += orjson.dumps(record, option=_LINE)
-    out += (b"\n" if records else b"") + b"]}\n"
-    return bytes(out)
+def _render_lines(name: str, key: str, lines: list[bytes]) -> bytes:
+    body = b",\n".join(lines)
+    return (b'{"count": %d, "view": "%s", "%s": [\n' % (len(lines), name.encode(), key.encode())
+            + body + (b"\n" if lines else b"") + b"]}\n")
+
+
+def _dumped(record: dict[str, Any]) -> bytes:
+    """A record's view line, as kept until the view is written (jsonio.compact: no write buffer kept)."""
+    return compact(orjson.dumps(record, option=_LINE))
 
 
 def fact_order(fact: dict[str, Any]) -> tuple[str, str, int, str]:
     return (fact["subject"], fact["predicate"], fact["valid_from"], fact["id"])
 
 
-def table_views(open_facts: Iterable[dict[str, Any]]) -> dict[str, bytes]:
-    """The three fact views from the store's open facts (any order in, sorted out)."""
-    by_table: dict[str, list[dict[str, Any]]] = {table: [] for table in FACT_TABLES}
-    for fact in open_facts:
-        if fact["valid_to"] is None:
-            by_table[fact["table"]].append(fact)
-    return {view_path(table): _render(table, "facts", sorted(facts, key=fact_order))
-            for table, facts in by_table.items()}
-
-
 def queue_view(waiting: Iterable[dict[str, Any]], disputes: list[dict[str, Any]] | None = None) -> bytes:
     """The binder queue from the intake records waiting for a human decision, and the disagreements
-    between agents (`disputes`: a predecessor and the open facts that each closed it), when there are any."""
-    records = sorted(waiting, key=lambda r: (r["created_at"], r["id"]))
-    data = _render("binder_queue", "records", records)
+    between agents (`disputes`: a predecessor and the open facts that each closed it), when there are any.
+    Each record is kept as its line once read (a dict costs several times its bytes)."""
+    keyed = sorted(((r["created_at"], r["id"]), n, _dumped(r)) for n, r in enumerate(waiting))
+    data = _render_lines("binder_queue", "records", [line for _, _, line in keyed])
     if not disputes:
         return data
     body = b",\n".join(orjson.dumps({"predecessor": d["id"], "subject": d["subject"], "predicate": d["predicate"],
@@ -72,35 +63,28 @@ def parse(data: bytes) -> list[dict[str, Any]]:
     return list(view.get("facts", view.get("records", [])))
 
 
-def _jsonl(data: bytes | None, relpath: str) -> list[dict[str, Any]]:
-    """The records of a JSONL file read through a Source (none when it does not exist)."""
-    from memstack.jsonio import parse_jsonl
-
-    return parse_jsonl(data or b"", relpath)
-
-
 def waiting(source: Source) -> list[dict[str, Any]]:
     """The intake records routed to the binder and not yet decided, read through `source`."""
-    from memstack.binder import DECISIONS, LEDGER, waiting_ids
-
-    ledger = _jsonl(source.read(LEDGER), LEDGER)
-    ids = set(waiting_ids(ledger, _jsonl(source.read(DECISIONS), DECISIONS)))
-    files = sorted({line["file"] for line in ledger if line.get("intake_id") in ids and line.get("file")})
-    found = []
-    for relpath in files:
-        found += [r for r in _jsonl(source.read(relpath), relpath) if r.get("id") in ids]
-    return found
+    return list(_waiting(source))
 
 
-def open_facts(source: Source) -> list[dict[str, Any]]:
-    """Every open fact of the store, read through `source` (O(store): used when views change)."""
-    found = []
-    for agent in source.listdir("kb/facts"):
-        for name in source.listdir(f"kb/facts/{agent}"):
-            if name.endswith(".jsonl"):
-                relpath = f"kb/facts/{agent}/{name}"
-                found += [f for f in _jsonl(source.read(relpath), relpath) if f.get("valid_to") is None]
-    return found
+def _waiting(source: Source) -> Iterator[dict[str, Any]]:
+    """The waiting records one by one, the logs read line by line: only the waiting ids and their
+    files are kept, never the whole ledger."""
+    from memstack.binder import DECISIONS, LEDGER
+
+    decided = {d.get("intake_id") for d in _jsonl(source.read(DECISIONS), DECISIONS)}
+    files_of: dict[str, set[str]] = {}  # binder-routed id -> the intake files its ledger lines name
+    for line in _jsonl(source.read(LEDGER), LEDGER):
+        ident = line.get("intake_id")
+        if line.get("sub_tier") == "binder" and isinstance(ident, str) and ident not in decided:
+            files_of.setdefault(ident, set())
+        if ident in files_of and line.get("file"):
+            files_of[ident].add(line["file"])
+    for relpath in sorted({name for names in files_of.values() for name in names}):
+        for record in _jsonl(source.read(relpath), relpath):
+            if record.get("id") in files_of:
+                yield record
 
 
 def _key(fact_id: str) -> int:
@@ -160,6 +144,13 @@ def build(source: Source) -> dict[str, bytes]:
 _RUN = 20_000  # open facts sorted in memory at a time (~15 MiB); more are spilled to a temporary file
 
 
+def _jsonl(data: bytes | None, relpath: str) -> Iterator[dict[str, Any]]:
+    """The records of a JSONL file read through a Source, one at a time (none when it does not exist)."""
+    from memstack.jsonio import iter_jsonl
+
+    return iter_jsonl(data or b"", relpath)
+
+
 def _fact_files(source: Source) -> Iterator[str]:
     for agent in source.listdir("kb/facts"):
         for name in source.listdir(f"kb/facts/{agent}"):
@@ -170,8 +161,11 @@ def _fact_files(source: Source) -> Iterator[str]:
 def _open_lines(source: Source) -> Iterator[tuple[list[Any], str, bytes, dict[str, Any] | None]]:
     """(sort key, table, view line, the fact if it names facts it closed) of every open fact, each
     stamped with its `distilled_at`."""
+    from memstack import progress
+
     first = distillations(source)
-    for relpath in _fact_files(source):
+    paths = list(_fact_files(source))
+    for relpath in progress.each(paths, len(paths), "views: reading fact files", "files"):
         for fact in _jsonl(source.read(relpath), relpath):
             if fact.get("valid_to") is None:
                 fact["distilled_at"] = first.get(_key(fact["id"]), fact["recorded_at"])

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memstack import __version__, git, layout
+from memstack import __version__, git, layout, progress
 from memstack.errors import MemstackError
 from memstack.replica import db
 from memstack.replica.tables import BY_KIND, SCHEMA, SYNC_STATE, TABLES, VERSION, Table, copy_lines
@@ -164,7 +164,7 @@ def _apply_deletes(cur: Any, cat: git.CatFile, changes: list[git.Change], table:
     return plans
 
 
-def _copy(cur: Any, cat: git.CatFile, table: Table, plans: list[_Plan], report: Report) -> None:
+def _copy(cur: Any, cat: git.CatFile, table: Table, plans: list[_Plan], report: Report, shown: Any) -> None:
     if not plans:
         return
     count = 0
@@ -179,6 +179,7 @@ def _copy(cur: Any, cat: git.CatFile, table: Table, plans: list[_Plan], report: 
             wanted = range(1, len(lines) + 1) if plan.lines is None else plan.lines
             copy.write(copy_lines(table, plan.path, ((n, lines[n - 1]) for n in wanted)))
             count += len(wanted)
+            shown.update(1)
     report.inserted[table.name] = report.inserted.get(table.name, 0) + count
 
 
@@ -210,9 +211,11 @@ def _sync(root: Path, dsn: str, target: Head, cat: git.CatFile) -> Report:
             for table, change in _memory_changes(changes):
                 by_table.setdefault(table.name, []).append(change)
             report.files = sum(len(c) for c in by_table.values())
-            for table in TABLES:
-                plans = _apply_deletes(cur, cat, by_table.get(table.name, []), table, report)
-                _copy(cur, cat, table, plans, report)
+            with progress.bar(report.files, "pg sync", "files") as shown:
+                for table in TABLES:
+                    plans = _apply_deletes(cur, cat, by_table.get(table.name, []), table, report)
+                    shown.update(len(by_table.get(table.name, [])) - len(plans))  # files that only lost rows
+                    _copy(cur, cat, table, plans, report, shown)
             if report.mode == "full":
                 cur.execute("SET LOCAL maintenance_work_mem = '256MB'")  # the index builds after a whole load
                 for table in TABLES:

@@ -1,0 +1,128 @@
+"""Promotion at scale: streamed reads that fit a memory limit, views a rebuild agrees with, progress on a terminal."""
+
+import fcntl
+import json
+import os
+import pty
+import resource
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+
+from helpers import MEMSTACK, git, memstack
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import generate  # noqa: E402  (bench/generate.py: a store written straight in the store's format)
+
+NOW = "2026-03-01T00:00:00Z"
+
+
+def generated(root: Path, facts: int, intake: int) -> Path:
+    return generate.make_store(root, facts, intake)
+
+
+def limited(limit_mib: int, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`memstack ARGS` with its address space (and that of git and the hook it starts) capped."""
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit_mib * 2**20, limit_mib * 2**20))
+
+    return subprocess.run([MEMSTACK, *args], cwd=cwd, capture_output=True, text=True, preexec_fn=cap)
+
+
+def test_a_store_larger_than_a_memory_limit_still_promotes_and_checks(tmp_path: Path) -> None:
+    # 20,000 facts and 20,000 pending records: the code before streaming needed more than 150 MiB of
+    # address space for this promotion alone (killed at that limit); now it, its commit's hook and
+    # check --all all fit.
+    store = generated(tmp_path / "store", 20_000, 20_000)
+    files = sum(p.stat().st_size for p in (store / "kb" / "facts").rglob("*.jsonl"))
+    files += sum(p.stat().st_size for p in (store / "intake").rglob("*.jsonl"))
+    assert files > 12 * 2**20
+    done = limited(150, "promote", "--now-ts", NOW, "--json", cwd=store)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert sum(result["routed"].values()) == 20_000 and result["commit"]
+    assert git(store, "status", "--porcelain").stdout == ""
+    checked = limited(150, "check", "--all", cwd=store)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_after_promote_a_rebuild_changes_nothing(tmp_path: Path) -> None:
+    store = generated(tmp_path / "store", 400, 400)
+    first = json.loads(memstack("promote", "--now-ts", NOW, "--json", cwd=store).stdout)
+    assert first["routed"]["binder"] > 0 and first["commit"]
+    # the views lag the facts (a direct fact add), a human ratifies one waiting record, new intake arrives
+    added = memstack("fact", "add", "--agent", "agent1", "--subject", "subject-3", "--predicate", "decided",
+                     "--object", "something else", "--valid-from", "2025-01-01T00:00:00Z",
+                     "--recorded-at", "2025-01-01T00:00:00Z", cwd=store)
+    assert added.returncode == 0, added.stderr
+    queue = json.loads((store / "kb" / "binder_queue.json").read_bytes())
+    waiting = queue["records"][0]["id"]
+    decided = memstack("binder", "ratify", waiting, "--by", "a human", cwd=store)
+    assert decided.returncode == 0, decided.stderr
+    wrote = memstack("intake", "write", "--agent", "agent2", "--content", "tabs are fine", "--tier", "verified",
+                     "--confidence", "0.9", "--subject", "subject-7", "--predicate", "prefers", "--object", "tabs",
+                     "--created-at", "2025-06-01T00:00:00Z", cwd=store)
+    assert wrote.returncode == 0, wrote.stderr
+    second = json.loads(memstack("promote", "--now-ts", NOW, "--json", cwd=store).stdout)
+    assert second["ratified"] == 1 and second["routed"] == {"knowledge": 1} and second["commit"]
+    queue = json.loads((store / "kb" / "binder_queue.json").read_bytes())
+    assert waiting not in {r["id"] for r in queue["records"]}
+    for args in (("rebuild", "--check"), ("check", "--all")):
+        ran = memstack(*args, cwd=store)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert json.loads(memstack("rebuild", "--json", cwd=store).stdout)["changed"] == []
+    third = json.loads(memstack("promote", "--now-ts", NOW, "--json", cwd=store).stdout)
+    assert third["routed"] == {} and third["commit"] is None
+
+
+def under_a_terminal(*args: str, cwd: Path) -> tuple[int, bytes, bytes]:
+    """`memstack ARGS` with stderr on a pseudo-terminal: (exit code, stdout, what the terminal showed)."""
+    main, secondary = pty.openpty()
+    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))  # 30 rows, 100 columns
+    proc = subprocess.Popen([MEMSTACK, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=secondary)
+    os.close(secondary)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: the terminal's last writer is gone
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    assert proc.stdout is not None
+    with proc.stdout:
+        out = proc.stdout.read()
+    return proc.wait(), out, shown
+
+
+@pytest.mark.parametrize(("verb", "bar"), [(("promote", "--now-ts", NOW), b"promote: routing"),
+                                           (("rebuild",), b"views: reading fact files")])
+def test_progress_shows_on_a_terminal_and_never_through_a_pipe(tmp_path: Path, verb: tuple[str, ...],
+                                                                bar: bytes) -> None:
+    store = generated(tmp_path / "store", 300, 300)
+    if verb[0] == "rebuild":
+        (store / "kb" / "knowledge.json").unlink(missing_ok=True)  # something to rebuild
+    piped = memstack(*verb, cwd=store)
+    assert piped.returncode == 0, piped.stderr
+    assert bar.decode() not in piped.stderr and "\r" not in piped.stderr
+    git(store, "reset", "-q", "--hard")
+    git(store, "clean", "-fdq")
+    if verb[0] == "rebuild":
+        (store / "kb" / "knowledge.json").unlink(missing_ok=True)
+    code, out, shown = under_a_terminal(*verb, cwd=store)
+    assert code == 0, shown
+    assert bar in shown and b"\r" in shown  # tqdm's bar, redrawn in place
+    assert bar not in out  # never on stdout
+    git(store, "reset", "-q", "--hard")
+    git(store, "clean", "-fdq")
+    if verb[0] == "rebuild":
+        (store / "kb" / "knowledge.json").unlink(missing_ok=True)
+    code, out, shown = under_a_terminal(*verb, "--json", cwd=store)
+    assert code == 0 and bar not in shown  # --json: one document, no bar beside it
+    json.loads(out)
