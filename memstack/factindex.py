@@ -533,6 +533,14 @@ class _Lines:
             raise _Moved(file_id)
         return fact  # type: ignore[no-any-return]
 
+    def line(self, file_id: int, pos: int, length: int, fact_id: str) -> bytes:
+        """The line a row points at, unparsed (a listing parses only what it hands out), checked to end
+        where the row says and to hold the row's id (lines are compact JSON with sorted keys)."""
+        data = os.pread(self._fd(file_id), length + 1, pos)
+        if len(data) != length + 1 or data[-1] != 0x0A or b'"id":"%s"' % fact_id.encode() not in data:
+            raise _Moved(file_id)
+        return data[:-1]
+
     def close(self) -> None:
         for fd in self.fds.values():
             os.close(fd)
@@ -620,15 +628,21 @@ def each_valid_at(store: Path, ts: int, as_of: int | None = None) -> Iterator[Fa
             try:
                 fact = lines.fact(*row)
             except _Moved:
-                with _writing(_cached(store)):
-                    _cached(store).execute("UPDATE files SET ino = NULL, size = NULL WHERE file_id = ?", (row[0],))
-                raise MemstackError(f"{store / lines.paths.get(row[0], factfiles.FACTS_DIR)}: changed while the"
-                                    " facts were listed — run the command again") from None
+                raise _listed_moved(store, lines, row[0]) from None
             if as_of is not None:
                 fact = facts.believed_at(fact, as_of)  # type: ignore[assignment]
                 if fact is None:
                     continue
             yield fact
+
+
+def _listed_moved(store: Path, lines: _Lines, file_id: int) -> MemstackError:
+    """A line moved while a listing streamed: its file is marked for the next sync to re-read, and the
+    listing stops (an answer half written cannot start again)."""
+    with _writing(_cached(store)):
+        _cached(store).execute("UPDATE files SET ino = NULL, size = NULL WHERE file_id = ?", (file_id,))
+    return MemstackError(f"{store / lines.paths.get(file_id, factfiles.FACTS_DIR)}: changed while the facts were"
+                         " listed — run the command again")
 
 
 def history(store: Path, subject: str) -> list[Fact]:
@@ -666,17 +680,23 @@ def crowded(store: Path) -> list[tuple[str, str]]:
 # --- the same queries walked row by row, for a listing to page (pages.py): nothing held but the page ---
 
 _RECALL_ALL = _RECALL.replace(" LIMIT :limit", "")
-_COLUMNS = "subject, valid_from, recorded_at, id, line"
+_COLUMNS = f"subject, valid_from, recorded_at, {_ROW}"
 
 
 def _walk(store: Path, where: str, params: dict[str, Any],
           from_files: Callable[[], list[Fact]] | None) -> Iterator[facts.Row]:
-    """The rows of `where` (ordered there) one at a time; with `from_files`, the files answer while the
-    index is far behind (as `_select`)."""
-    with opened(store, None if from_files is None else BUILD_BUDGET) as db:
-        if db is not None:
-            for row in db.execute(f"SELECT {_COLUMNS} FROM facts WHERE {where}", params):
-                yield facts.Row(*row)
+    """The rows of `where` (ordered there) one at a time, each with its line read but not parsed; with
+    `from_files`, the files answer while the index is far behind (as `_select`)."""
+    with _reading(store, None if from_files is None else BUILD_BUDGET) as found:
+        if found is not None:
+            db, lines = found
+            for subject, valid_from, recorded_at, file_id, pos, length, ident in db.execute(
+                    f"SELECT {_COLUMNS} FROM facts WHERE {where}", params):
+                try:
+                    line = lines.line(file_id, pos, length, ident)
+                except _Moved:
+                    raise _listed_moved(store, lines, file_id) from None
+                yield facts.Row(subject, valid_from, recorded_at, ident, line)
             return
     assert from_files is not None
     for fact in from_files():
