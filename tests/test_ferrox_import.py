@@ -63,15 +63,15 @@ def test_import_keeps_windows_and_closings_and_links_successors(store: Path, tmp
     assert (done["facts"], done["added"], done["closed"], done["present"], done["differs"]) == (4, 4, 0, 0, 0)
     assert done["files"] == ["kb/facts/alice/1970-01.jsonl", "kb/facts/alice/2024-01.jsonl",
                              "kb/facts/alice/2024-02.jsonl"]
-    old, new = run_json(store, "fact", "history", "--subject", "auth")[:2]
+    old, new = run_json(store, "fact", "history", "--subject", "auth")["items"][:2]
     assert (old["object"], new["object"]) == ("use-jwt", "jose-lib")
     assert old["valid_to"] == 200 and old["superseded_by"] == new["id"] and old["expired_at"] == new["recorded_at"]
     assert new["valid_to"] is None and new["source"] == "ferrox" and new["agent"] == "alice"
-    rs256 = run_json(store, "fact", "history", "--subject", "auth")[2]
+    rs256 = run_json(store, "fact", "history", "--subject", "auth")["items"][2]
     assert rs256["valid_to"] == Y2024 + 40 * DAY and rs256["superseded_by"] is None
     assert rs256["expired_at"] == rs256["recorded_at"]  # the seed does not say when it learned the closing
-    assert [f["object"] for f in run_json(store, "fact", "get-valid-at", "--ts", "199")] == ["use-jwt"]
-    assert [f["object"] for f in run_json(store, "fact", "get-valid-at", "--ts", "200")] == ["jose-lib"]
+    assert [f["object"] for f in run_json(store, "fact", "get-valid-at", "--ts", "199")["items"]] == ["use-jwt"]
+    assert [f["object"] for f in run_json(store, "fact", "get-valid-at", "--ts", "200")["items"]] == ["jose-lib"]
     assert exported(store) == STORE_FILE  # the round trip, in order
 
 

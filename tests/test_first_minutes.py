@@ -97,7 +97,7 @@ def test_recall_without_a_store_answers_empty_and_says_why_on_stderr(tmp_path: P
     assert proc.stdout == "nothing recalled about 'deploys'\n"
     assert "no memstack store here" in proc.stderr
     document = memstack("recall", "--subject", "deploys", "--json", cwd=tmp_path)
-    assert document.stdout.strip() == "[]" and "no memstack store here" in document.stderr
+    assert json.loads(document.stdout)["items"] == [] and "no memstack store here" in document.stderr
 
 
 def test_recall_in_a_store_says_nothing_on_stderr(store: Path) -> None:

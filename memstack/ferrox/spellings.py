@@ -72,7 +72,7 @@ def get_valid_at(store: str | None, *, ts: Any, subject: Any = None) -> list[Fac
     if _no_store(store):
         factstore.query_args(instant, subject, None)  # bad input is still bad
         return []
-    return get_valid_at_document(FileReader(open_store(store).root), ts=instant, subject=subject)
+    return get_valid_at_document(FileReader(open_store(store).root), ts=instant, subject=subject)["items"]
 
 
 def history(store: str | None, *, subject: Any) -> list[Fact]:
@@ -83,7 +83,7 @@ def history(store: str | None, *, subject: Any) -> list[Fact]:
     if _no_store(store):
         facts.text(subject, "subject")
         return []
-    found = history_document(FileReader(open_store(store).root), subject=subject)
+    found = history_document(FileReader(open_store(store).root), subject=subject)["items"]
     return sorted(found, key=lambda f: f["recorded_at"])  # stable: memstack's order among equal times
 
 
@@ -106,7 +106,7 @@ def invalidate(store: str | None, *, subject: Any, predicate: Any, valid_to: Any
 
 def recall(store: str | None, *, subject: Any, now_ts: Any, limit: Any = None) -> list[Fact]:
     """memstack's recall (the predicate set, case-insensitive; valid at now-ts), in the seed's order."""
-    from memstack import factstore
+    from memstack import factstore, pages
     from memstack.commands.recall import recall_document
     from memstack.readers import FileReader
 
@@ -117,7 +117,13 @@ def recall(store: str | None, *, subject: Any, now_ts: Any, limit: Any = None) -
     factstore.recall_args(subject, now, limit)
     if root is None:
         return []
-    everything = recall_document(FileReader(root), subject=subject, now_ts=now, limit=factstore.MAX_LIMIT)
+    everything, cursor = [], None
+    while True:  # every fact recall gives, page after page, to order them as the seed does
+        page = recall_document(FileReader(root), subject=subject, now_ts=now, limit=pages.MAX_LIMIT, cursor=cursor)
+        everything += page["items"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
     newest = sorted(everything, key=lambda f: (f["recorded_at"], f["valid_from"], f["id"]), reverse=True)
     return newest[:limit]
 
