@@ -65,3 +65,16 @@ def decide(store: Path, intake_id: str, decision: str, by: str, now_ms: int, not
             raise MemstackError(f"bad ID {intake_id!r}: not waiting in the binder queue (`memstack binder list`)")
         append_line(store, DECISIONS, jsonio.dumps_line(record))
     return record
+
+
+def check_entry(store: Path, entry: dict[str, Any], note: str | None) -> None:
+    """A confirmed document or edge (`documents.py`, `edges.py`) made ready for kb/binder.jsonl: its note
+    added, then refused if it holds a credential (I8) or does not match schemas/binder.schema.json."""
+    from memstack.secrets import refuse_secrets
+
+    if note:
+        entry["note"] = note
+    refuse_secrets(entry, store=store)
+    problems = schemas.errors("binder", entry)
+    if problems:
+        raise MemstackError(f"bad {problems[0].split(':', 1)[0]}: {problems[0].split(': ', 1)[-1]}")

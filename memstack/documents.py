@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memstack import binder, jsonio, schemas
+from memstack import binder, jsonio
 from memstack.errors import MemstackError
 from memstack.files import append_line, create_exclusive, locked
 from memstack.secrets import refuse_secrets
@@ -60,12 +60,7 @@ def file_document(store: Path, path: Path, by: str, now_ms: int, note: str | Non
     rel = stored_path(data, path.name)
     entry: dict[str, Any] = {"kind": "file", "path": rel, "sha256": hashlib.sha256(data).hexdigest(),
                              "name": path.name, "decided_at": now_ms, "by": by}
-    if note:
-        entry["note"] = note
-    refuse_secrets(entry, store=store)
-    problems = schemas.errors("binder", entry)
-    if problems:
-        raise MemstackError(f"bad {problems[0].split(':', 1)[0]}: {problems[0].split(': ', 1)[-1]}")
+    binder.check_entry(store, entry, note)
     with locked(store, binder.DECISIONS + ".decide"):
         earlier = [d for d in filed(store) if d.get("sha256") == entry["sha256"]]
         if earlier:

@@ -12,10 +12,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memstack import binder, jsonio, schemas
+from memstack import binder, jsonio
 from memstack.errors import MemstackError
 from memstack.files import append_line, locked
-from memstack.secrets import refuse_secrets
 
 MAX_DEPTH = 5
 FIELDS = {"from": "--from", "to": "--to", "relation": "--relation"}
@@ -36,12 +35,7 @@ def add(store: Path, source: str, target: str, relation: str, by: str, now_ms: i
             raise MemstackError(f"bad {option} {entry[key]!r}: must be non-empty text")
     if source == target:
         raise MemstackError(f"bad --to {target!r}: an edge joins two different subjects")
-    if note:
-        entry["note"] = note
-    refuse_secrets(entry, store=store)
-    problems = schemas.errors("binder", entry)
-    if problems:
-        raise MemstackError(f"bad {problems[0].split(':', 1)[0]}: {problems[0].split(': ', 1)[-1]}")
+    binder.check_entry(store, entry, note)
     with locked(store, binder.DECISIONS + ".decide"):
         for edge in all_edges(store):
             if (edge.get("from"), edge.get("relation"), edge.get("to")) == (source, relation, target):
