@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from memstack import facts, factstore
+from memstack import facts
 from memstack.errors import MemstackError
 from memstack.readers import Lists
 from memstack.replica import db
