@@ -3,7 +3,7 @@
 from typing import Any
 
 from memstack.commands import doc
-from memstack.output import emit
+from memstack.output import emit, plural
 from memstack.store import Store, open_store
 
 
@@ -32,7 +32,7 @@ def _human(doc: dict[str, Any]) -> str:
                                    if pending else "none")]
     waiting = doc["binder_waiting"]
     disputes = "not counted (fact index behind)" if waiting["disputes"] is None else str(waiting["disputes"])
-    lines.append(f"Binder waiting: {waiting['records']} records, disputes {disputes}")
+    lines.append(f"Binder waiting: {plural(waiting['records'], 'record')}, disputes {disputes}")
     lines.append("stale derived files: " + (", ".join(doc["stale"]) + " (`memstack rebuild`)" if doc["stale"]
                                             else "none"))
     changed = doc["uncommitted"]
