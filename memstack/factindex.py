@@ -158,7 +158,7 @@ def _connect(store: Path) -> sqlite3.Connection:
             # WAL, kept in the file: a query never waits for a writer, not even for a build that takes
             # seconds (a rollback journal locks readers out once a big transaction spills to disk).
             db.execute("PRAGMA journal_mode=WAL")
-            with _writing(db):
+            with writing(db):
                 if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
                     for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
                         db.execute(f'DROP TABLE "{name}"')
@@ -172,7 +172,7 @@ def _connect(store: Path) -> sqlite3.Connection:
 
 
 @contextmanager
-def _writing(db: sqlite3.Connection) -> Iterator[None]:
+def writing(db: sqlite3.Connection) -> Iterator[None]:
     """One write transaction, taken at once (other processes wait for it, then see its result)."""
     db.execute("BEGIN IMMEDIATE")
     try:
@@ -205,7 +205,7 @@ def sync(db: sqlite3.Connection, store: Path, budget: int | None = None) -> bool
         return True
     if budget is not None and sum(_cost(known.get(rel), st) for rel, st in changed) > budget:
         return False
-    with _writing(db):
+    with writing(db):
         known = _known(db)  # again under the write lock: another process may have caught up meanwhile
         changed, gone = stale(known)
         bulk = not known and len(changed) > 0
@@ -411,7 +411,7 @@ def _if_current(store: Path, relpath: str, before: os.stat_result | None) -> Ite
         yield None, None  # the next query repairs or rebuilds it
         return
     try:
-        with _writing(db):
+        with writing(db):
             row = _known(db).get(relpath)
             if before is None:
                 current = row is None
@@ -584,7 +584,7 @@ def _answer(store: Path, budget: int | None, ask: Callable[[sqlite3.Connection, 
                 return ask(*found)
             except _Moved as moved:
                 stale = moved.file_id
-        with _writing(_cached(store)):  # the next sync reads that file again
+        with writing(_cached(store)):  # the next sync reads that file again
             _cached(store).execute("UPDATE files SET ino = NULL, size = NULL WHERE file_id = ?", (stale,))
     raise MemstackError(f"{store / factfiles.FACTS_DIR}: the fact files changed under {_ATTEMPTS} queries running"
                         " (a writer that does not stop?) — try again")
@@ -639,7 +639,7 @@ def each_valid_at(store: Path, ts: int, as_of: int | None = None) -> Iterator[Fa
 def _listed_moved(store: Path, lines: _Lines, file_id: int) -> MemstackError:
     """A line moved while a listing streamed: its file is marked for the next sync to re-read, and the
     listing stops (an answer half written cannot start again)."""
-    with _writing(_cached(store)):
+    with writing(_cached(store)):
         _cached(store).execute("UPDATE files SET ino = NULL, size = NULL WHERE file_id = ?", (file_id,))
     return MemstackError(f"{store / lines.paths.get(file_id, factfiles.FACTS_DIR)}: changed while the facts were"
                          " listed — run the command again")

@@ -36,7 +36,7 @@ from typing import NamedTuple
 
 from memstack import files, progress
 from memstack.errors import MemstackError
-from memstack.factindex import NO_SIGNATURE, Known, Signature, signature
+from memstack.factindex import NO_SIGNATURE, Known, Signature, signature, writing
 from memstack.search import records
 from memstack.search.records import Doc
 
@@ -172,7 +172,7 @@ def _connect(store: Path) -> sqlite3.Connection:
         if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
             with _held(store):
                 db.execute("PRAGMA journal_mode=WAL")
-                with _writing(db):
+                with writing(db):
                     if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
                         db.execute("DROP TABLE IF EXISTS fts")  # first: it drops its own shadow tables
                         for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
@@ -185,17 +185,6 @@ def _connect(store: Path) -> sqlite3.Connection:
         db.close()
         raise
     return db
-
-
-@contextmanager
-def _writing(db: sqlite3.Connection) -> Iterator[None]:
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
 
 
 class Stale(NamedTuple):
@@ -248,7 +237,7 @@ def sync(entry: _Open, store: Path) -> None:
     if not stale and stale.folders == state.folders:
         return
     db = entry.db
-    with _held(store), _writing(db):
+    with _held(store), writing(db):
         state = State.read(db)  # again under the lock: another search may have caught up meanwhile
         stale = _stale(store, state)
         for relpath in stale.gone:
