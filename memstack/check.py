@@ -105,6 +105,7 @@ class Checker:
         self.policy: secrets.Policy | None = None  # I8's `secrets:` block in force in this step, once read
         self._policies: dict[bytes, secrets.Policy] = {}  # by memstack.yaml's bytes
         self.shown: Any = None  # a progress bar (progress.bar) counting the changes checked, if one is drawn
+        self.appended: dict[str, int] = {}  # where each log's appended lines begin (I1), for I8
 
     def close(self) -> None:
         self.blobs.close()
@@ -312,6 +313,7 @@ class Checker:
             if validate:
                 found += rules.final_newline(path, new)
                 if start >= 0:
+                    self.appended[path] = start
                     appended = rules.appended_lines(new, start)
                     found += rules.records(path, place, appended, old or b"")
                     found += self._bindings(step, path, place, appended, 1)
@@ -354,9 +356,17 @@ class Checker:
         folders are not memory)."""
         if place.kind in (layout.OTHER, layout.CONFIG_KIND):
             return []
+        if place.kind in layout.DERIVED and not step.audit:
+            return []  # I4 holds a derived file to what its sources make, and I8 holds the sources
         new = self._new(step, change)
-        return [] if new is None else rules.secrets(change.path, place, new, lambda: self._old(change),
-                                                    self._secrets_policy(step))
+        if new is None:
+            return []
+        start = self.appended.pop(change.path, 0)  # a log: only its appended lines are new (I1 checked the rest)
+        if not start:
+            return rules.secrets(change.path, place, new, lambda: self._old(change), self._secrets_policy(step))
+        before = new.count(b"\n", 0, start)
+        return [dataclasses.replace(v, line=v.line + before if v.line else 0)
+                for v in rules.secrets(change.path, place, new[start:], lambda: None, self._secrets_policy(step))]
 
     def _secrets_policy(self, step: Step) -> secrets.Policy:
         """The `secrets:` block in force: this state's, and where the step changes memstack.yaml, the
@@ -415,6 +425,16 @@ class Checker:
             found += problems or identity.violations_in(path, data.decode("utf-8"), patterns)
         return found
 
+    def _views(self, step: Step) -> dict[str, bytes]:
+        """The KB views of the step's state: the last checked views patched with what changed since
+        (viewpatch.py), or built from every fact file where they cannot be."""
+        from memstack import viewpatch, views
+
+        target = _target(step)
+        if target is False:
+            return views.build(step.source)
+        return viewpatch.views_of(self.repo, self.folder, self.blobs, target, step.source)
+
     def _derived(self, step: Step, changes: list[Change]) -> list[Violation]:
         """I4: each changed derived file equals what its builder makes from this same state."""
         groups: dict[derived.Derived, list[Change]] = {}
@@ -431,7 +451,7 @@ class Checker:
                         found += rules.view_json(change.path, new, entry.rebuild)
                 continue
             try:
-                built = entry.build(step.source)
+                built = self._views(step) if entry.builder == VIEWS_BUILDER else entry.build(step.source)
             except (MemstackError, KeyError, TypeError, ValueError) as exc:
                 why = exc.message if isinstance(exc, MemstackError) else f"{type(exc).__name__}: {exc}"
                 found += [Violation(c.path, 0, "I4", f"cannot be rebuilt from the sources in this state ({why})",
@@ -444,6 +464,19 @@ class Checker:
                     continue
                 found += _compare_derived(change.path, actual, expected, entry.rebuild)
         return found
+
+
+VIEWS_BUILDER = "memstack.views:build"
+
+
+def _target(step: Step) -> str | None | bool:
+    """What viewpatch.since calls the step's new state; False when its views are always built whole
+    (`--all`, a merge's other parents: no one base to patch)."""
+    if step.audit or not step.prefix:
+        return False
+    if isinstance(step.source, GitSource):
+        return step.source.rev
+    return git.WORKTREE if step.worktree is not None else False
 
 
 def _path_problems(change: Change, place: Place) -> list[Violation]:

@@ -246,6 +246,43 @@ def tree_diffs(cwd: Path, pairs: Sequence[tuple[str, str]], prefix: str = "") ->
     return diffs
 
 
+WORKTREE = "worktree"  # a target of `changes_since`: the work tree, untracked files included
+
+
+def changes_since(cwd: Path, base: str, target: str | None, paths: Sequence[str], prefix: str = "") -> list[Change]:
+    """The raw diff from commit `base` to `target` (None: the index; WORKTREE: the work tree, where a
+    new side has `new_sha` ZERO and untracked files count as added; else a commit), limited to
+    `paths` (store-relative)."""
+    spec = ["--", *(prefix + p for p in paths)]
+    if target is None:
+        args = ["diff-index", "--cached", *_RAW, base, *spec]
+    elif target == WORKTREE:
+        args = ["diff", "--no-color", *_RAW, base, *spec]
+    else:
+        args = ["diff-tree", "-r", *_RAW, base, target, *spec]
+    changes = _parse_raw(run(cwd, "--literal-pathspecs", *args).stdout, prefix=prefix)[0]
+    if target != WORKTREE:
+        return changes
+    changes = [Change(c.path, c.status, c.old_mode, c.new_mode, c.old_sha, ZERO) for c in changes]
+    others = run(cwd, "--literal-pathspecs", "ls-files", "-z", "--others", "--exclude-standard", *spec).stdout
+    changes += [Change(_decode_path(raw)[len(prefix):], "A", "000000", "100644", ZERO, ZERO)
+                for raw in others.split(b"\0") if raw and not raw.endswith(b"/")]
+    return changes
+
+
+def blob_prefix(cwd: Path, sha: str, data: bytes) -> int | None:
+    """The size of blob `sha` when `data` begins with it (hashed as git hashes a blob: only the size is
+    asked of git), else None."""
+    import hashlib
+
+    size = int(out(cwd, "cat-file", "-s", sha))
+    if len(data) < size:
+        return None
+    digest = hashlib.new("sha256" if len(sha) == 64 else "sha1", b"blob %d\0" % size)
+    digest.update(memoryview(data)[:size])
+    return size if digest.hexdigest() == sha else None
+
+
 @dataclass(frozen=True, slots=True)
 class Commit:
     sha: str

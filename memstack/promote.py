@@ -32,7 +32,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from memstack import binder, boot, config, factindex, facts, factstore, files, git, ids, jsonio, schemas, views
+from memstack import binder, boot, config, factindex, facts, factstore, files, git, ids, jsonio, pending, schemas, views
 from memstack.errors import MemstackError
 from memstack.factfiles import Closing
 from memstack.output import plural
@@ -64,44 +64,63 @@ def _pending_problem(record: dict[str, Any]) -> str | None:
     return None
 
 
-def _load_intake(store: Path, done: set[str], wanted: set[str]) -> tuple[list[tuple[str, dict[str, Any]]],
-                                                                          dict[str, dict[str, Any]]]:
-    """(pending records with their files, the records of `wanted` ids by id) from one read of the intake
-    files, one file at a time: a record already promoted is dropped once its id is read.
-    A pending record that is not a valid intake record stops the promotion, named by path:line."""
+class _Pending:
+    """The records a promotion routes, gathered one file at a time: a record already promoted is
+    dropped once its id is read; one that is not a valid intake record stops the promotion, named
+    by path:line."""
+
+    def __init__(self, done: set[str], wanted: set[str]) -> None:
+        self.done, self.wanted = done, wanted
+        self.records: list[tuple[str, dict[str, Any]]] = []
+        self.by_id: dict[str, dict[str, Any]] = {}
+        self.seen: set[str] = set()
+
+    def take(self, relpath: str, number: int, record: dict[str, Any]) -> None:
+        ident = record.get("id")
+        if isinstance(ident, str) and ident in self.done:
+            if ident in self.wanted:
+                self.by_id[ident] = record
+            return
+        if ident in self.seen:  # the same id twice (the hook refuses it; an uncommitted copy): once
+            print(f"memstack promote: {relpath}:{number}: intake id {ident} appears twice; the first"
+                  " is promoted, this one is left out", file=sys.stderr)
+            return
+        problem = _pending_problem(record)
+        if problem:
+            raise MemstackError(f"{relpath}:{number}: {problem} — fix the record (`git checkout --"
+                                f" {relpath}` if it was committed fine), then promote again")
+        self.seen.add(ident)  # type: ignore[arg-type]
+        if ident in self.wanted:
+            self.by_id[ident] = record  # type: ignore[index]
+        self.records.append((relpath, record))
+
+    def sorted(self) -> list[tuple[str, dict[str, Any]]]:
+        return sorted(self.records, key=lambda item: (item[1]["created_at"], item[1]["id"]))
+
+
+def _load_intake(store: Path, gathered: _Pending, marks: dict[str, list[int]]) -> None:
+    """Every intake file read once (`marks`: how far, for pending.save)."""
     from memstack import progress
 
-    pending, by_id, seen = [], {}, set()
-    paths = [path for folder in sorted(p for p in (store / "intake").glob("*") if p.is_dir())
-             for path in sorted(folder.glob("*.jsonl"))]
+    paths = pending.intake_files(store)
     for path in progress.each(paths, len(paths), "promote: reading intake", "files"):
-        relpath = str(path.relative_to(store))
-        for number, record in enumerate(files.read_jsonl(path, relpath), start=1):
-            ident = record.get("id")
-            if isinstance(ident, str) and ident in done:
-                if ident in wanted:
-                    by_id[ident] = record
-                continue
-            if ident in seen:  # the same id twice (the hook refuses it; an uncommitted copy): once
-                print(f"memstack promote: {relpath}:{number}: intake id {ident} appears twice; the first"
-                      " is promoted, this one is left out", file=sys.stderr)
-                continue
-            problem = _pending_problem(record)
-            if problem:
-                raise MemstackError(f"{relpath}:{number}: {problem} — fix the record (`git checkout --"
-                                    f" {relpath}` if it was committed fine), then promote again")
-            seen.add(ident)
-            if ident in wanted:
-                by_id[ident] = record
-            pending.append((relpath, record))
-    pending.sort(key=lambda item: (item[1]["created_at"], item[1]["id"]))
-    return pending, by_id
+        relpath = path.relative_to(store).as_posix()
+        st = path.stat()
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            files.check_tail(path, relpath)
+        for number, record in enumerate(jsonio.iter_jsonl(data, relpath), start=1):
+            gathered.take(relpath, number, record)
+        marks[relpath] = pending.mark(path, data, st)
 
 
-def _ledger(store: Path) -> tuple[set[str], list[dict[str, Any]], dict[str, str | None]]:
+def _ledger(store: Path) -> tuple[set[str], list[dict[str, Any]], dict[str, str | None], int]:
     """From one streamed read of the ledger: the intake ids it holds, the ratify decisions whose record
-    is not yet a fact (binder.ratified_unpromoted), and the intake file the ledger names for each."""
-    decisions = binder.read_log(store, binder.DECISIONS)  # a human's decisions: few
+    is not yet a fact (binder.ratified_unpromoted), the intake file the ledger names for each, and the
+    size of the decisions log as read."""
+    path = store / binder.DECISIONS
+    data = path.read_bytes() if path.exists() else b""  # a human's decisions: few
+    decisions = list(jsonio.iter_jsonl(data, binder.DECISIONS))
     first: dict[str, dict[str, Any]] = {}
     for d in decisions:  # one decision per record counts: the first (a side of a disagreement: disputes.py)
         if isinstance(d.get("intake_id"), str):
@@ -119,19 +138,31 @@ def _ledger(store: Path) -> tuple[set[str], list[dict[str, Any]], dict[str, str 
                 files_of[ident] = line.get("file")
                 if line.get("sub_tier") != "binder":
                     promoted.add(ident)
-    return done, [d for i, d in ratify.items() if i not in promoted], files_of
+    return done, [d for i, d in ratify.items() if i not in promoted], files_of, len(data)
 
 
 def plan(store: Path) -> dict[str, Any]:
-    """What a promotion would do, without writing: every routed record and how."""
+    """What a promotion would do, without writing: every routed record and how; `read` is how far
+    the logs were read (pending.save)."""
     from memstack import progress
 
     rules = Rules.from_config(config.load(store))
-    done, ratified, files_of = _ledger(store)
-    pending, by_id = _load_intake(store, done, {d["intake_id"] for d in ratified})
+    found = pending.since_last(store)
+    if found is not None:  # only what was written since the last promotion
+        gathered = _Pending(found.done, set())
+        for relpath, number, record in found.records:
+            gathered.take(relpath, number, record)
+        ratified, by_id, marks, decisions = found.ratified, found.by_id, found.marks, found.decisions
+        files_of: dict[str, str | None] = dict(found.files)
+    else:
+        done, ratified, files_of, decisions = _ledger(store)
+        gathered, marks = _Pending(done, {d["intake_id"] for d in ratified}), {}
+        _load_intake(store, gathered, marks)
+        by_id = gathered.by_id
     routed = []
-    with progress.bar(len(pending), "promote: routing") as shown:
-        for relpath, record in pending:
+    pending_records = gathered.sorted()
+    with progress.bar(len(pending_records), "promote: routing") as shown:
+        for relpath, record in pending_records:
             sub_tier, via = route(record, rules, cwd=store)
             if via.endswith(BROKEN + ")"):
                 print(f"memstack promote: {via[len('rules ('):-1]}; the rules route the rest", file=sys.stderr)
@@ -143,7 +174,7 @@ def plan(store: Path) -> dict[str, Any]:
         if record is not None:
             routed.append({"record": record, "file": files_of.get(record["id"]), "sub_tier": "knowledge",
                            "via": "binder", "ratified": decision})
-    return {"routed": routed}
+    return {"routed": routed, "read": (marks, decisions)}
 
 
 def _facts_of(routed: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -223,9 +254,20 @@ def _message(counts: Counter[str], ratified: int, superseded: int) -> str:
                         "\n".join(trailers)]) + "\n"
 
 
-def rebuild(store: Path) -> list[str]:
-    """Rewrite the KB views, then the boot files that read them; returns the paths that changed."""
-    return files.write_changed(store, views.build(WorktreeSource(store))) + boot.rebuild(store)
+def rebuild(store: Path, patched: bool = False) -> list[str]:
+    """Rewrite the KB views, then the boot files that read them; returns the paths that changed.
+    `patched`: the views of the last commit that changed them, patched with what changed since
+    (viewpatch.py), where they can be; else (and by default) built from every fact file."""
+    source = WorktreeSource(store)
+    if not (patched and git.is_worktree(store) and git.has_commits(store)):
+        return files.write_changed(store, views.build(source)) + boot.rebuild(store)
+    from memstack import viewpatch
+    from memstack.store import folder_of
+
+    top, folder = folder_of(store)
+    with git.CatFile(top, git.no_git_env()) as blobs:
+        built = viewpatch.views_of(top, folder, blobs, git.WORKTREE, source)
+    return files.write_changed(store, built) + boot.rebuild(store)
 
 
 def stale(store: Path) -> list[str]:
@@ -242,27 +284,12 @@ def stale(store: Path) -> list[str]:
 
 
 def _committed_prefix(store: Path) -> int:
-    """How many leading bytes of the ledger file are the ledger at HEAD (0 when they are not: then
-    every line counts as new). Compared by the blob's hash, streamed: the ledger is never held."""
-    import hashlib
-
+    """How many leading bytes of the ledger file are the ledger at HEAD: its size there (the hook
+    refuses a commit whose ledger does not begin with HEAD's, so only the size is asked of git)."""
     env = git.no_git_env()
-    spec = f"HEAD:./{binder.LEDGER}"
-    found = git.run(store, "rev-parse", "--verify", "-q", spec, env=env, ok=(0, 1, 128)).stdout.decode().strip()
-    if not found:
-        return 0
-    size = int(git.out(store, "cat-file", "-s", found, env=env))
-    kind = git.run(store, "rev-parse", "--show-object-format", env=env, ok=(0, 128)).stdout.decode().strip()
-    digest = hashlib.new(kind or "sha1", b"blob %d\0" % size)
-    left = size
-    with (store / binder.LEDGER).open("rb") as handle:
-        while left:
-            chunk = handle.read(min(left, 2**20))
-            if not chunk:
-                return 0  # shorter than at HEAD
-            digest.update(chunk)
-            left -= len(chunk)
-    return size if digest.hexdigest() == found else 0
+    found = git.run(store, "rev-parse", "--verify", "-q", f"HEAD:./{binder.LEDGER}", env=env,
+                    ok=(0, 1, 128)).stdout.decode().strip()
+    return int(git.out(store, "cat-file", "-s", found, env=env)) if found else 0
 
 
 def _uncommitted_ledger(store: Path) -> tuple[Counter[str], int]:
@@ -328,7 +355,8 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
     with files.locked(store, "promote"):
         if not dry_run:
             factstore.finish_pending(store)  # a capture a killed process left half done
-        planned = plan(store)["routed"]
+        planning = plan(store)
+        planned = planning["routed"]
         counts = Counter(item["sub_tier"] for item in planned if item["ratified"] is None)
         ratified = sum(1 for item in planned if item["ratified"] is not None)
         made = _facts_of(planned)
@@ -354,7 +382,8 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
         if lines:
             with files.locked(store, binder.LEDGER):
                 files.append_held(store / binder.LEDGER, binder.LEDGER, lines)
-        changed = rebuild(store)
+        pending.save(store, *planning["read"])  # the next promotion reads only what is written after
+        changed = rebuild(store, patched=True)
         if commit:  # what the commit moves: this run's lines and any an interrupted run left
             counts, ratified = _uncommitted_ledger(store)
         message = _message(counts, ratified, superseded)

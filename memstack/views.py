@@ -35,11 +35,6 @@ def _render_lines(name: str, key: str, lines: list[bytes]) -> bytes:
             + body + (b"\n" if lines else b"") + b"]}\n")
 
 
-def _dumped(record: dict[str, Any]) -> bytes:
-    """A record's view line, as kept until the view is written (jsonio.compact: no write buffer kept)."""
-    return compact(orjson.dumps(record, option=_LINE))
-
-
 def fact_order(fact: dict[str, Any]) -> tuple[str, str, int, str]:
     return (fact["subject"], fact["predicate"], fact["valid_from"], fact["id"])
 
@@ -48,13 +43,26 @@ def queue_view(waiting: Iterable[dict[str, Any]], disputes: list[dict[str, Any]]
     """The binder queue from the intake records waiting for a human decision, and the disagreements
     between agents (`disputes`: a predecessor and the open facts that each closed it), when there are any.
     Each record is kept as its line once read (a dict costs several times its bytes)."""
-    keyed = sorted(((r["created_at"], r["id"]), n, _dumped(r)) for n, r in enumerate(waiting))
-    data = _render_lines("binder_queue", "records", [line for _, _, line in keyed])
-    if not disputes:
+    keyed = sorted(((r["created_at"], r["id"]), n, line(r)) for n, r in enumerate(waiting))
+    return render_queue([text for _, _, text in keyed], [dispute_line(d) for d in disputes or ()])
+
+
+def dispute_line(dispute: dict[str, Any]) -> bytes:
+    """A disagreement's line in the queue: the predecessor, its subject and predicate, the sides' ids."""
+    return orjson.dumps({"predecessor": dispute["id"], "subject": dispute["subject"],
+                         "predicate": dispute["predicate"], "sides": [s["id"] for s in dispute["sides"]]},
+                        option=_LINE)
+
+
+def render_queue(lines: list[bytes], dispute_lines: list[bytes]) -> bytes:
+    data = _render_lines("binder_queue", "records", lines)
+    if not dispute_lines:
         return data
-    body = b",\n".join(orjson.dumps({"predecessor": d["id"], "subject": d["subject"], "predicate": d["predicate"],
-                                     "sides": [s["id"] for s in d["sides"]]}, option=_LINE) for d in disputes)
-    return data[:-2] + b', "disputes": [\n' + body + b"\n]}\n"
+    return data[:-2] + b', "disputes": [\n' + b",\n".join(dispute_lines) + b"\n]}\n"
+
+
+def render_facts(table: str, lines: list[bytes]) -> bytes:
+    return _render_lines(table, "facts", lines)
 
 
 def parse(data: bytes) -> list[dict[str, Any]]:
@@ -87,27 +95,42 @@ def _waiting(source: Source) -> Iterator[dict[str, Any]]:
                 yield record
 
 
-def _key(fact_id: str) -> int:
-    """A fact id as 8 bytes of its digest: a lookup key a quarter the size of the id's string."""
-    return int.from_bytes(hashlib.blake2b(fact_id.encode(), digest_size=8).digest(), "big")
+def _key(fact_id: str, intake_id: str) -> int:
+    """A fact id and the intake id it was made from, as 8 bytes of their digest: a lookup key a
+    quarter the size of the ids' strings."""
+    return int.from_bytes(hashlib.blake2b(f"{fact_id}\0{intake_id}".encode(), digest_size=8).digest(), "big")
 
 
 def distillations(source: Source) -> dict[int, int]:
-    """`distilled_at` (ADR-0004: each pattern carries its distillation time) by `_key(fact id)`: the
-    `promoted_at` of the first promotion-ledger line that names the fact (the promotion that put it in a
-    view). A fact the ledger does not name (written directly, `fact add` or `capture`) is in the views as
-    soon as it is recorded: its `recorded_at`. A function of the logs alone, so a rebuild gives the same
-    bytes. Held as small integers (one ledger line of a million costs ~80 bytes), times shared."""
+    """`distilled_at` (ADR-0004: each pattern carries its distillation time) by `_key(fact id, intake id)`:
+    the `promoted_at` of the first promotion-ledger line that made the fact (names it and the intake
+    record it was made from: the promotion that put it in a view). A line that only points a
+    duplicate record at a fact does not count, so a fact's distillation never changes once it is in a
+    view. A fact no ledger line made (written directly, `fact add` or `capture`) is in the views as
+    soon as it is recorded: its `recorded_at`. A function of the logs alone, so a rebuild gives the
+    same bytes. Held as small integers (one ledger line of a million costs ~80 bytes), times shared."""
     from memstack import jsonio
     from memstack.binder import LEDGER
 
     first: dict[int, int] = {}
     times: dict[int, int] = {}
     for line in jsonio.iter_jsonl(source.read(LEDGER) or b"", LEDGER):
-        ident, at = line.get("fact_id"), line.get("promoted_at")
-        if isinstance(ident, str) and type(at) is int:
-            first.setdefault(_key(ident), times.setdefault(at, at))
+        ident, intake, at = line.get("fact_id"), line.get("intake_id"), line.get("promoted_at")
+        if isinstance(ident, str) and isinstance(intake, str) and type(at) is int:
+            first.setdefault(_key(ident, intake), times.setdefault(at, at))
     return first
+
+
+def distilled_at(fact: dict[str, Any], first: dict[int, int]) -> int:
+    intake = fact.get("intake_id")
+    found = first.get(_key(fact["id"], intake)) if isinstance(intake, str) else None
+    return fact["recorded_at"] if found is None else found
+
+
+def line(record: dict[str, Any]) -> bytes:
+    """A record's line in its view (a fact stamped with `distilled_at` already), as kept until the view
+    is written (jsonio.compact: no write buffer kept)."""
+    return compact(orjson.dumps(record, option=_LINE))
 
 
 def build(source: Source) -> dict[str, bytes]:
@@ -121,11 +144,11 @@ def build(source: Source) -> dict[str, bytes]:
     by_table: dict[str, bytearray] = {table: bytearray() for table in FACT_TABLES}
     counts = dict.fromkeys(FACT_TABLES, 0)
     claims: list[dict[str, Any]] = []
-    for table, line, fact in _sorted_open(source):
+    for table, text, fact in _sorted_open(source):
         out = by_table[table]
         if counts[table]:
             out += b",\n"
-        out += line
+        out += text
         counts[table] += 1
         if fact is not None:
             claims.append(fact)
@@ -168,9 +191,9 @@ def _open_lines(source: Source) -> Iterator[tuple[list[Any], str, bytes, dict[st
     for relpath in progress.each(paths, len(paths), "views: reading fact files", "files"):
         for fact in _jsonl(source.read(relpath), relpath):
             if fact.get("valid_to") is None:
-                fact["distilled_at"] = first.get(_key(fact["id"]), fact["recorded_at"])
+                fact["distilled_at"] = distilled_at(fact, first)
                 yield ([fact["subject"], fact["predicate"], fact["valid_from"], fact["id"]], fact["table"],
-                       bytes(memoryview(orjson.dumps(fact, option=_LINE))), fact if fact.get("supersedes") else None)
+                       line(fact), fact if fact.get("supersedes") else None)
 
 
 def _sorted_open(source: Source) -> Iterator[tuple[str, bytes, dict[str, Any] | None]]:
@@ -198,8 +221,8 @@ def _sorted_open(source: Source) -> Iterator[tuple[str, bytes, dict[str, Any] | 
                 flush()
         if not runs:  # everything fits in one run: no spill
             run.sort(key=lambda item: item[0])
-            for _, table, line, fact in run:
-                yield table, line, fact
+            for _, table, text, fact in run:
+                yield table, text, fact
             return
         if run:
             flush()
@@ -210,8 +233,8 @@ def _sorted_open(source: Source) -> Iterator[tuple[str, bytes, dict[str, Any] | 
                 for _ in range(count):
                     yield pickle.load(handle)
 
-        for _, table, line, fact in heapq.merge(*(read(o, n) for o, n in runs), key=lambda item: item[0]):
-            yield table, line, fact
+        for _, table, text, fact in heapq.merge(*(read(o, n) for o, n in runs), key=lambda item: item[0]):
+            yield table, text, fact
 
 
 def _open_facts_with_ids(source: Source, ids: set[str]) -> Iterator[dict[str, Any]]:

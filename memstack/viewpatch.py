@@ -1,0 +1,292 @@
+"""The KB views patched, not rebuilt: what `views.build` makes, in time that follows the change.
+
+A view file is a pure function of the fact files and the two logs (views.py). A
+commit whose views changed had them checked (I4) as what a rebuild makes from
+its sources: it is a *base*. From the last such commit, the views of a later
+state (the index in the pre-commit hook, the work tree in `memstack promote`, a
+commit in a range check) are the base's views with:
+
+- every fact of a fact file changed since taken out by its sort key and its open
+  facts put back (facts are never deleted, a fact lives in one file and its key
+  never changes, so this is exact), each stamped with `distilled_at` from the
+  ledger lines appended since (`views.distillations`);
+- the Binder queue without the records decided since and with the records the
+  ledger routed to the binder since;
+- the disagreements recounted for every predecessor a fact that came or went names.
+
+The cost is the change's (its fact files, the logs' new lines), O(log n) line
+parses per fact to place it, and one copy of the views' lines. Anything out of
+the ordinary (no base, a fact file deleted, a log that does not continue the
+base's, a view not in the shape views.py writes, a change larger than a twentieth
+of the views) answers None, and the caller rebuilds from everything.
+"""
+
+import bisect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memstack import disputes, git, jsonio, views
+from memstack.binder import DECISIONS, LEDGER
+from memstack.routing import FACT_TABLES
+from memstack.sources import GitSource, Source, WorktreeSource
+
+VIEWS = tuple(views.view_path(t) for t in FACT_TABLES) + (views.QUEUE,)
+FACTS = "kb/facts/"
+_SHARE = 20  # more changed facts than 1/_SHARE of the views' lines: rebuilding is as cheap
+
+
+@dataclass
+class Since:
+    """What changed from a base (a commit whose views were checked) to the state being built."""
+
+    base: str  # the base commit
+    views: dict[str, bytes | None]  # the base's view files
+    facts: list[str] = field(default_factory=list)  # fact files changed or added since
+    ledger: bytes = b""  # the ledger's lines appended since
+    decisions: bytes = b""  # the decisions' lines appended since
+
+
+def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: Source) -> Since | None:
+    """From the last commit before `target` whose views changed (None: the index, whose base is sought
+    from HEAD; git.WORKTREE: the work tree; else a commit, sought from its first parent)."""
+    start = "HEAD" if target in (None, git.WORKTREE) else f"{target}^"
+    if git.rev_parse(repo, start) is None:
+        return None
+    base = git.out(repo, "log", "-1", "--format=%H", start, "--", *(folder + p for p in VIEWS)).strip()
+    if not base:
+        return None
+    changes = git.changes_since(repo, base, target, ["kb/facts", LEDGER, DECISIONS, *VIEWS], folder)
+    changed = {c.path: c for c in changes}
+    at_base = GitSource(repo, blobs, base, folder)
+    on_disk = WorktreeSource(repo / folder)
+    found = Since(base, {p: (on_disk if target == git.WORKTREE and p not in changed else at_base).read(p)
+                         for p in VIEWS})
+    for change in changes:
+        if change.path.startswith(FACTS):
+            if change.deleted:
+                return None
+            found.facts.append(change.path)
+        elif change.path in (LEDGER, DECISIONS):
+            if change.deleted:
+                return None
+            data = new.read(change.path) or b""
+            size = 0 if change.added else git.blob_prefix(repo, change.old_sha, data)
+            if size is None:  # not an append to the base's log (a merge, a rewrite): rebuild
+                return None
+            if change.path == LEDGER:
+                found.ledger = data[size:]
+            else:
+                found.decisions = data[size:]
+    return found
+
+
+def views_of(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: Source) -> dict[str, bytes]:
+    """Every KB view of the state `new` (the `target` of `since`): patched when it can be, else built."""
+    found = since(repo, folder, blobs, target, new)
+    patched = patch(found, new) if found is not None else None
+    return patched if patched is not None else views.build(new)
+
+
+# --- the patch -----------------------------------------------------------------------------------
+
+def _fact_key(line: bytes) -> tuple[str, str, int, str]:
+    fact = orjson.loads(line)
+    return (fact["subject"], fact["predicate"], fact["valid_from"], fact["id"])
+
+
+def _queue_key(line: bytes) -> tuple[str, str]:
+    record = orjson.loads(line)
+    return (record["created_at"], record["id"])
+
+
+def _lines(data: bytes | None, head: bytes) -> list[bytes] | None:
+    """The lines of a view's list, when `data` is in the shape views.py writes (lines are joined by
+    ",\n", which no line holds: JSON keeps a newline in a string as `\n`)."""
+    if data is None or not data.startswith(head):
+        return None
+    first = data.index(b"\n") + 1
+    if data[first:] == b"]}\n":
+        return []
+    if not data.endswith(b"\n]}\n"):
+        return None
+    return data[first:-4].split(b",\n")
+
+
+def _head(data: bytes | None, name: str, key: str) -> bytes:
+    count = data[data.find(b" ") + 1:data.find(b",")] if data else b""
+    return b'{"count": %s, "view": "%s", "%s": [\n' % (count, name.encode(), key.encode())
+
+
+def _find(lines: list[bytes], key: Any, parse: Callable[[bytes], Any]) -> int | None:
+    pos = bisect.bisect_left(lines, key, key=parse)
+    return pos if pos < len(lines) and parse(lines[pos]) == key else None
+
+
+def _apply(lines: list[bytes], remove: set[int], add: list[tuple[Any, bytes]],
+           parse: Callable[[bytes], Any]) -> list[bytes]:
+    """`lines` without the positions `remove`, with the (key, line) pairs of `add` in key order."""
+    kept = [line for n, line in enumerate(lines) if n not in remove] if remove else lines
+    out: list[bytes] = []
+    done = 0
+    for key, line in sorted(add, key=lambda item: item[0]):
+        at = bisect.bisect_left(kept, key, lo=done, key=parse)
+        out += kept[done:at]
+        out.append(line)
+        done = at
+    out += kept[done:]
+    return out
+
+
+def patch(since: Since, new: Source) -> dict[str, bytes] | None:
+    """The views of `new`, from the base's and what changed since; None when they must be rebuilt."""
+    tables: dict[str, list[bytes]] = {}  # the lines of each view a change touches, split when first touched
+
+    def lines_of(table: str) -> list[bytes] | None:
+        if table not in tables:
+            data = since.views[views.view_path(table)]
+            found = _lines(data, _head(data, table, "facts"))
+            if found is None:
+                return None
+            tables[table] = found
+        return tables[table]
+
+    made: dict[tuple[str, str], int] = {}  # (fact id, intake id) -> promoted_at of the first line since
+    routed: list[dict[str, Any]] = []
+    for entry in jsonio.iter_jsonl(since.ledger, LEDGER):
+        ident, intake, at = entry.get("fact_id"), entry.get("intake_id"), entry.get("promoted_at")
+        if isinstance(ident, str) and isinstance(intake, str) and type(at) is int:
+            made.setdefault((ident, intake), at)
+        if entry.get("sub_tier") == "binder":
+            routed.append(entry)
+    remove: dict[str, set[int]] = {table: set() for table in FACT_TABLES}
+    add: dict[str, list[tuple[Any, bytes]]] = {table: [] for table in FACT_TABLES}
+    moved: list[dict[str, Any]] = []  # facts that came into a view or left one
+    for relpath in since.facts:
+        for fact in jsonio.iter_jsonl(new.read(relpath) or b"", relpath):
+            lines = lines_of(fact.get("table"))  # type: ignore[arg-type]
+            if lines is None:
+                return None
+            key = views.fact_order(fact)
+            at = _find(lines, key, _fact_key)
+            old = lines[at] if at is not None else None
+            if fact.get("valid_to") is None:
+                stamp = made.get((fact["id"], fact.get("intake_id")))  # type: ignore[arg-type]
+                if old is not None:
+                    if stamp is not None:  # made again after it was in a view: only a rebuild knows which is first
+                        return None
+                    stamp = orjson.loads(old).get("distilled_at")
+                elif stamp is None:
+                    if fact.get("intake_id") is not None:  # promoted before the base, yet in no view of it
+                        return None
+                    stamp = fact["recorded_at"]
+                fact["distilled_at"] = stamp
+                line = views.line(fact)
+                if line == old:
+                    continue
+                add[fact["table"]].append((key, line))
+            elif old is None:
+                continue
+            if at is not None:
+                remove[fact["table"]].add(at)
+                moved.append(orjson.loads(lines[at]))
+            if fact.get("valid_to") is None:
+                moved.append(fact)
+            if len(moved) * _SHARE > len(lines) + 1000:
+                return None
+    out: dict[str, bytes] = {}
+    for table in FACT_TABLES:
+        path = views.view_path(table)
+        data = since.views[path]
+        if table in tables and (remove[table] or add[table]):
+            out[path] = views.render_facts(table, _apply(tables[table], remove[table], add[table], _fact_key))
+        elif data is not None and data.startswith(_head(data, table, "facts")):
+            out[path] = data  # untouched
+        else:
+            return None
+    disputed = {p for fact in moved for p in fact.get("supersedes") or ()}
+    data = since.views[views.QUEUE]
+    if not (routed or since.decisions or disputed):
+        if data is None or not data.startswith(_head(data, "binder_queue", "records")):
+            return None
+        out[views.QUEUE] = data  # untouched
+        return out
+    queue = _queue(data)
+    if queue is None:
+        return None
+    records = _patch_queue(queue[0], routed, since.decisions, new)
+    if records is None:
+        return None
+    dispute_lines = _recount(queue[1], disputed, [out[views.view_path(t)] for t in FACT_TABLES])
+    out[views.QUEUE] = views.render_queue(records, dispute_lines)
+    return out
+
+
+def _queue(data: bytes | None) -> tuple[list[bytes], list[bytes]] | None:
+    """The record lines and the disagreement lines of the Binder queue view."""
+    if data is None:
+        return None
+    cut = data.rfind(b'], "disputes": [\n')
+    if cut < 0:
+        records = _lines(data, _head(data, "binder_queue", "records"))
+        return None if records is None else (records, [])
+    records = _lines(data[:cut] + b"]}\n", _head(data, "binder_queue", "records"))
+    found = _lines(b"x\n" + data[cut + len(b'], "disputes": [\n'):], b"x")
+    return None if records is None or found is None else (records, found)
+
+
+def _patch_queue(lines: list[bytes], routed: list[dict[str, Any]], decided_since: bytes,
+                 new: Source) -> list[bytes] | None:
+    """The queue without the records decided since, with the records routed to the binder since."""
+    gone = {d.get("intake_id") for d in jsonio.iter_jsonl(decided_since, DECISIONS)} - {None}
+    if gone:
+        lines = [line for line in lines if _record_id(line) not in gone]
+    if not routed:
+        return lines
+    decided = {d.get("intake_id") for d in jsonio.iter_jsonl(new.read(DECISIONS) or b"", DECISIONS)}
+    wanted: dict[str, set[str]] = {}
+    for entry in routed:
+        if entry.get("intake_id") not in decided and isinstance(entry.get("file"), str):
+            wanted.setdefault(entry["file"], set()).add(entry["intake_id"])
+    if len(routed) * _SHARE > len(lines) + 1000:
+        return None
+    add = [(_queue_key(line), line) for relpath in sorted(wanted)
+           for record in jsonio.iter_jsonl(new.read(relpath) or b"", relpath)
+           if record.get("id") in wanted[relpath] for line in [views.line(record)]]
+    return _apply(lines, set(), add, _queue_key)
+
+
+def _record_id(line: bytes) -> str | None:
+    """The `id` of a record's line (keys sorted: the first `"id":` is the record's own; a string value
+    holds no bare quote)."""
+    at = line.find(b'"id":"')
+    return None if at < 0 else line[at + 6:line.index(b'"', at + 6)].decode()
+
+
+def _recount(dispute_lines: list[bytes], named: set[str], bodies: list[bytes]) -> list[bytes]:
+    """The disagreement lines, each predecessor in `named` recounted from the patched views."""
+    if not named:
+        return dispute_lines
+    claims: dict[str, dict[str, Any]] = {}
+    todo, seen = set(named), set()
+    while todo:  # a side may name other predecessors: their disagreements are recounted too
+        predecessor = todo.pop()
+        seen.add(predecessor)
+        needle = b'"' + predecessor.encode() + b'"'
+        for body in bodies:
+            at = body.find(needle)
+            while at >= 0:
+                start, end = body.rfind(b"\n", 0, at) + 1, body.find(b"\n", at)
+                text = body[start:end if end >= 0 else len(body)].rstrip(b",")
+                if text.startswith(b"{"):
+                    fact = orjson.loads(text)
+                    if predecessor in (fact.get("supersedes") or ()):
+                        claims[fact["id"]] = fact
+                        todo.update(p for p in fact["supersedes"] if p not in seen)
+                at = body.find(needle, at + 1)
+    kept = [line for line in dispute_lines if orjson.loads(line)["predecessor"] not in seen]
+    fresh = [views.dispute_line(d) for d in disputes.find(claims.values()) if d["id"] in seen]
+    return sorted(kept + fresh, key=lambda line: orjson.loads(line)["predecessor"])

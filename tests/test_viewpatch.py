@@ -1,0 +1,169 @@
+"""Promotion that follows what is pending: views patched from the last checked ones (viewpatch.py),
+pending records found from where the last promotion stopped reading (pending.py).
+
+Each step of a seeded random history changes the store as agents and humans do (intake routed to
+knowledge or the binder, a direct fact, a capture that contradicts, a ratify, a reject), then:
+the patched views equal a rebuild from every file, and are not a rebuild in disguise (the patch
+answers); the records found since the last promotion are the records a full read finds; the
+promotion commits through the hooks, whose I4 check patches too; `rebuild --check` and
+`check --all` agree.
+"""
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from helpers import git, items, memstack
+from memstack import git as gitlayer
+from memstack import intake, pending, viewpatch, views
+from memstack.sources import WorktreeSource
+
+NOW = "2026-06-01T00:00:00Z"
+
+
+def write(store: Path, n: int, **fields: object) -> dict:
+    rec = intake.make_record(agent=fields.pop("agent", "alice"), content=f"record {n}",  # type: ignore[arg-type]
+                             created_at=f"2026-02-{n % 27 + 1:02d}T{n % 24:02d}:00:00Z", **fields)
+    intake.write(store, rec)
+    return rec
+
+
+def patched(store: Path) -> dict[str, bytes] | None:
+    source = WorktreeSource(store)
+    with gitlayer.CatFile(store) as blobs:
+        found = viewpatch.since(store, "", blobs, gitlayer.WORKTREE, source)
+        return None if found is None else viewpatch.patch(found, source)
+
+
+def unpromoted(store: Path) -> list[str]:
+    """The intake ids no ledger line names, from every file."""
+    ledger = store / "kb/promotions.jsonl"
+    done = {json.loads(x)["intake_id"] for x in ledger.read_text().splitlines()} if ledger.exists() else set()
+    return sorted(r["id"] for path in (store / "intake").rglob("*.jsonl")
+                  for r in map(json.loads, path.read_text().splitlines()) if r["id"] not in done)
+
+
+def promote_cli(store: Path) -> dict:
+    result = memstack("promote", "--now-ts", NOW, "--json", cwd=store)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def step(store: Path, rng: random.Random, n: int) -> None:
+    """One change an agent or a human makes."""
+    subject = f"svc{rng.randrange(4)}"
+    kind = rng.choice(["knowledge", "knowledge", "binder", "fact", "contradict", "decide"])
+    if kind == "knowledge":
+        write(store, n, tier="verified", confidence=0.9, subject=subject, predicate="decided", object=f"v{n}")
+    elif kind == "binder":
+        write(store, n, title=f"maybe {n}", agent=rng.choice(["alice", "bob"]))
+    elif kind == "fact":
+        result = memstack("fact", "add", "--agent", "bob", "--subject", subject, "--predicate", "owns",
+                          "--object", f"team {n}", "--valid-from", f"2026-03-{n % 27 + 1:02d}T00:00:00Z",
+                          "--recorded-at", f"2026-03-{n % 27 + 1:02d}T01:00:00Z", cwd=store)
+        assert result.returncode == 0, result.stderr
+    elif kind == "contradict":
+        result = memstack("capture", "--agent", "alice", "--subject", subject, "--predicate", "prefers",
+                          "--object", f"choice {n}", "--contradicts", "--valid-from",
+                          f"2026-04-{n % 27 + 1:02d}T{n % 24:02d}:00:00Z", "--recorded-at",
+                          f"2026-04-{n % 27 + 1:02d}T{n % 24:02d}:30:00Z", cwd=store)
+        assert result.returncode == 0 or "must begin after it" in result.stderr, result.stderr
+    else:
+        waiting = items(json.loads(memstack("binder", "list", "--json", cwd=store).stdout))
+        records = [w for w in waiting if "id" in w and w.get("kind") != "dispute"]
+        if records:
+            verb = rng.choice(["ratify", "reject"])
+            result = memstack("binder", verb, rng.choice(records)["id"], "--by", "ada", cwd=store)
+            assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_patched_promotion_equals_a_rebuild_at_every_step(store: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    for n in range(6):
+        write(store, n, tier="verified", confidence=0.9, subject=f"svc{n % 4}", predicate="decided", object=f"v{n}")
+        write(store, 100 + n, title=f"maybe {n}")
+    promote_cli(store)  # the first views: the base every later patch starts from
+    n = 200
+    for _ in range(6):
+        for _ in range(rng.randrange(1, 4)):
+            step(store, rng, n)
+            n += 1
+        expected = views.build(WorktreeSource(store))
+        assert patched(store) == expected  # the patch answers (None would mean "rebuild"), and is exact
+        found = pending.since_last(store)
+        assert found is not None and sorted(r["id"] for _, _, r in found.records) == unpromoted(store)
+        promote_cli(store)  # its commit passes the hooks, whose I4 check patches the views too
+        assert memstack("rebuild", "--check", cwd=store).returncode == 0
+        assert git(store, "status", "--porcelain", "--", "kb", "intake").stdout == ""
+    audit = memstack("check", "--all", cwd=store)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
+    assert "stale" not in audit.stdout
+
+
+def test_the_records_found_since_the_last_promotion_are_what_a_full_read_finds(store: Path) -> None:
+    for n in range(4):
+        write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="x")
+    keep = write(store, 10, title="keep me")
+    promote_cli(store)
+    new = [write(store, 20 + n, tier="verified", confidence=0.9, subject="later", predicate="uses", object=f"o{n}")
+           for n in range(3)]
+    assert memstack("binder", "ratify", keep["id"], "--by", "ada", cwd=store).returncode == 0
+    found = pending.since_last(store)
+    assert found is not None
+    assert sorted(r["id"] for _, _, r in found.records) == sorted(r["id"] for r in new)
+    assert [d["intake_id"] for d in found.ratified] == [keep["id"]] and found.by_id[keep["id"]] == keep
+    pending.forget(store)
+    assert promote_cli(store)["ratified"] == 1  # no state: a full read, which records one
+    assert (store / ".memstack" / pending.STATE).exists()
+    more = write(store, 40, tier="verified", confidence=0.9, subject="later", predicate="uses", object="o9")
+    assert [r["id"] for _, _, r in pending.since_last(store).records] == [more["id"]]  # type: ignore[union-attr]
+
+
+def test_a_state_that_does_not_match_the_files_falls_back_to_reading_everything(store: Path) -> None:
+    for n in range(3):
+        write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="x")
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "-m", "three records")
+    base = git(store, "rev-parse", "HEAD").stdout.strip()
+    promote_cli(store)
+    write(store, 5, tier="verified", confidence=0.9, subject="t", predicate="decided", object="y")
+    promote_cli(store)
+    assert pending.since_last(store) is not None
+    git(store, "reset", "-q", "--hard", base)  # before the promotions: the ledger is gone
+    assert pending.since_last(store) is None
+    result = promote_cli(store)
+    assert result["routed"] == {"knowledge": 3}  # every record, found by a full read
+    ledger = (store / "kb/promotions.jsonl").read_text().splitlines()
+    assert len(ledger) == 3
+    # an intake file rewritten in place (same name, other bytes) is not a file the state knows
+    path = next((store / "intake" / "alice").glob("*.jsonl"))
+    path.write_bytes(path.read_bytes().replace(b"record", b"RECORD"))
+    assert pending.since_last(store) is None
+
+
+def test_a_hand_edited_view_is_still_refused_by_the_patching_hook(store: Path) -> None:
+    for n in range(3):
+        write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="x")
+    promote_cli(store)
+    write(store, 9, tier="verified", confidence=0.9, subject="s9", predicate="decided", object="y")
+    assert memstack("promote", "--now-ts", NOW, "--no-commit", cwd=store).returncode == 0
+    view = store / "kb/knowledge.json"
+    view.write_bytes(view.read_bytes().replace(b'"object":"y"', b'"object":"z"'))
+    git(store, "add", "-A")
+    refused = git(store, "commit", "-q", "-m", "edited view", check=False)
+    assert refused.returncode != 0 and "I4" in refused.stdout + refused.stderr
+    assert "kb/knowledge.json" in refused.stdout + refused.stderr
+
+
+def test_a_log_that_does_not_continue_the_base_is_rebuilt_not_patched(store: Path) -> None:
+    for n in range(3):
+        write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="x")
+    promote_cli(store)
+    ledger = store / "kb/promotions.jsonl"
+    lines = ledger.read_bytes().splitlines(keepends=True)
+    ledger.write_bytes(b"".join(reversed(lines)))  # the same lines, another order: not an append
+    assert patched(store) is None
+    assert memstack("rebuild", "--check", cwd=store).returncode == 0  # the order changes no view
