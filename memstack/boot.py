@@ -6,6 +6,7 @@ into one Markdown file an agent can read with no tools at all. Both are pure
 functions of the files: no clock, sorted output, so a rebuild is byte-stable.
 """
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -35,34 +36,39 @@ def knowledge_facts(source: Source) -> list[dict[str, Any]]:
     return [f for f in facts if isinstance(f, dict)]
 
 
+_RECORDED = re.compile(rb'"recorded_at":(-?[0-9]+)[,}]')
+
+
 def knowledge_summary(source: Source) -> tuple[list[dict[str, Any]], int]:
-    """The BOOT_FACTS most recent facts of the knowledge view, and how many it holds, one line at
-    a time (a view as `views.py` writes it: one fact a line); any other shape is parsed whole."""
+    """The BOOT_FACTS most recent facts of the knowledge view, and how many it holds, from a view as
+    `views.py` writes it (one fact a line, keys sorted) without parsing every line: each line's
+    `recorded_at` is found by one pattern over the bytes (a JSON string holds no bare quote, so it is
+    the fact's own), and only the lines as recent as the BOOT_FACTS-th are parsed. Any other shape is
+    parsed whole."""
     import heapq
 
     data = source.read(KNOWLEDGE_VIEW)
     if data is None:
         return [], 0
     first = data[:data.find(b"\n") + 1]
-    if not (first.startswith(b'{"count": ') and first.endswith(b'"facts": [\n') and data.endswith(b"\n]}\n")):
+    if not (first.startswith(b'{"count": ') and first.endswith(b'"facts": [\n') and data.endswith(b"]}\n")):
         every = knowledge_facts(source)
         return recent_facts(every), len(every)
-    count = 0
-
-    def each() -> Any:
-        nonlocal count
-        from io import BytesIO
-
-        for line in BytesIO(data):  # shares `data`'s buffer: one line at a time, no list of them
-            line = line.rstrip(b"\n")
-            if line in (first[:-1], b"]}", b""):
-                continue
-            fact = jsonio.loads(line[:-1] if line.endswith(b",") else line, KNOWLEDGE_VIEW)
-            if isinstance(fact, dict):
-                count += 1
-                yield fact
-
-    return heapq.nsmallest(BOOT_FACTS, each(), key=_recency), count
+    count = int(first[len(b'{"count": '):first.index(b",")])
+    times = [(int(m.group(1)), m.start()) for m in _RECORDED.finditer(data, len(first))]
+    if len(times) != count:  # not one recorded_at a line: read it whole
+        every = knowledge_facts(source)
+        return recent_facts(every), len(every)
+    if not times:
+        return [], 0
+    least = heapq.nlargest(BOOT_FACTS, (t for t, _ in times))[-1]
+    chosen = []
+    for recorded, at in times:
+        if recorded >= least:
+            start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
+            line = data[start:end]
+            chosen.append(jsonio.loads(line[:-1] if line.endswith(b",") else line, KNOWLEDGE_VIEW))
+    return recent_facts(chosen), count
 
 
 def _recency(fact: dict[str, Any]) -> tuple[int, str]:

@@ -39,6 +39,13 @@ def derived(base: str, suffix: str, ms: int, agent: str | None = None) -> str:
     return f"{ms:012x}{match.group(2)}{match.group(3) if agent is None else agent_tag(agent)}-{suffix}"
 
 
+def made_from(fact_id: str, intake_id: str) -> bool:
+    """Whether `fact_id` is an id `derived` from `intake_id` by promotion (`-f`, or `-r` when ratified)."""
+    match = ID.match(intake_id)
+    middle = match.group(2) if match else hashlib.sha256(intake_id.encode("utf-8")).hexdigest()[:12]
+    return fact_id.endswith(("-f", "-r")) and fact_id[12:24] == middle
+
+
 def from_content(ms: int, agent: str, content: bytes) -> str:
     """The id of a record whose identity is its content (an imported fact): the same content, time and
     agent always give the same id, so an import done twice finds its records; bound to its file like any."""

@@ -22,14 +22,14 @@ of the views) answers None, and the caller rebuilds from everything.
 """
 
 import bisect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from memstack import disputes, git, jsonio, views
+from memstack import disputes, git, ids, jsonio, views
 from memstack.binder import DECISIONS, LEDGER
 from memstack.routing import FACT_TABLES
 from memstack.sources import GitSource, Source, WorktreeSource
@@ -39,12 +39,25 @@ FACTS = "kb/facts/"
 _SHARE = 20  # more changed facts than 1/_SHARE of the views' lines: rebuilding is as cheap
 
 
+class _Lazy(dict):  # type: ignore[type-arg]
+    """The base's view files, each read when first asked for (a check compares only the views a
+    commit changes: the others are never read)."""
+
+    def __init__(self, read: Callable[[str], bytes | None]) -> None:
+        super().__init__()
+        self.read = read
+
+    def __missing__(self, path: str) -> bytes | None:
+        self[path] = found = self.read(path)
+        return found
+
+
 @dataclass
 class Since:
     """What changed from a base (a commit whose views were checked) to the state being built."""
 
-    base: str  # the base commit
-    views: dict[str, bytes | None]  # the base's view files
+    base: Source  # the base commit's files
+    views: dict[str, bytes | None]  # the base's view files (read when first asked for)
     facts: list[str] = field(default_factory=list)  # fact files changed or added since
     ledger: bytes = b""  # the ledger's lines appended since
     decisions: bytes = b""  # the decisions' lines appended since
@@ -63,8 +76,8 @@ def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: 
     changed = {c.path: c for c in changes}
     at_base = GitSource(repo, blobs, base, folder)
     on_disk = WorktreeSource(repo / folder)
-    found = Since(base, {p: (on_disk if target == git.WORKTREE and p not in changed else at_base).read(p)
-                         for p in VIEWS})
+    found = Since(at_base, _Lazy(lambda p: (on_disk if target == git.WORKTREE and p not in changed
+                                            else at_base).read(p)))
     for change in changes:
         if change.path.startswith(FACTS):
             if change.deleted:
@@ -84,10 +97,12 @@ def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: 
     return found
 
 
-def views_of(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: Source) -> dict[str, bytes]:
-    """Every KB view of the state `new` (the `target` of `since`): patched when it can be, else built."""
+def views_of(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: Source,
+             wanted: Iterable[str] = VIEWS) -> dict[str, bytes]:
+    """The KB views (those `wanted`, or more) of the state `new` (the `target` of `since`): patched
+    when they can be, else built."""
     found = since(repo, folder, blobs, target, new)
-    patched = patch(found, new) if found is not None else None
+    patched = patch(found, new, wanted) if found is not None else None
     return patched if patched is not None else views.build(new)
 
 
@@ -141,8 +156,9 @@ def _apply(lines: list[bytes], remove: set[int], add: list[tuple[Any, bytes]],
     return out
 
 
-def patch(since: Since, new: Source) -> dict[str, bytes] | None:
-    """The views of `new`, from the base's and what changed since; None when they must be rebuilt."""
+def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str, bytes] | None:
+    """The views of `new` (those `wanted`, and any a change touches), from the base's and what changed
+    since; None when they must be rebuilt."""
     tables: dict[str, list[bytes]] = {}  # the lines of each view a change touches, split when first touched
 
     def lines_of(table: str) -> list[bytes] | None:
@@ -165,8 +181,14 @@ def patch(since: Since, new: Source) -> dict[str, bytes] | None:
     remove: dict[str, set[int]] = {table: set() for table in FACT_TABLES}
     add: dict[str, list[tuple[Any, bytes]]] = {table: [] for table in FACT_TABLES}
     moved: list[dict[str, Any]] = []  # facts that came into a view or left one
+    seen: set[str] = set()  # the facts of the lines changed since
     for relpath in since.facts:
-        for fact in jsonio.iter_jsonl(new.read(relpath) or b"", relpath):
+        data = new.read(relpath) or b""
+        before = set((since.base.read(relpath) or b"").splitlines(keepends=True))
+        # A line the base held unchanged is a fact whose place in the views has not changed.
+        changed = b"".join(line for line in data.splitlines(keepends=True) if line not in before)
+        for fact in jsonio.iter_jsonl(changed, relpath):
+            seen.add(fact.get("id"))  # type: ignore[arg-type]
             lines = lines_of(fact.get("table"))  # type: ignore[arg-type]
             if lines is None:
                 return None
@@ -197,23 +219,27 @@ def patch(since: Since, new: Source) -> dict[str, bytes] | None:
                 moved.append(fact)
             if len(moved) * _SHARE > len(lines) + 1000:
                 return None
+    if any(f not in seen and ids.made_from(f, x) for f, x in made):
+        return None  # a ledger line since made a fact the base already held: only a rebuild knows which is first
     out: dict[str, bytes] = {}
+    disputed = {p for fact in moved for p in fact.get("supersedes") or ()}
     for table in FACT_TABLES:
         path = views.view_path(table)
-        data = since.views[path]
         if table in tables and (remove[table] or add[table]):
             out[path] = views.render_facts(table, _apply(tables[table], remove[table], add[table], _fact_key))
-        elif data is not None and data.startswith(_head(data, table, "facts")):
+        elif path in wanted or disputed:
+            data = since.views[path]
+            if data is None or not data.startswith(_head(data, table, "facts")):
+                return None
             out[path] = data  # untouched
-        else:
-            return None
-    disputed = {p for fact in moved for p in fact.get("supersedes") or ()}
-    data = since.views[views.QUEUE]
     if not (routed or since.decisions or disputed):
-        if data is None or not data.startswith(_head(data, "binder_queue", "records")):
-            return None
-        out[views.QUEUE] = data  # untouched
+        if views.QUEUE in wanted:
+            data = since.views[views.QUEUE]
+            if data is None or not data.startswith(_head(data, "binder_queue", "records")):
+                return None
+            out[views.QUEUE] = data  # untouched
         return out
+    data = since.views[views.QUEUE]
     queue = _queue(data)
     if queue is None:
         return None
