@@ -270,6 +270,15 @@ def changes_since(cwd: Path, base: str, target: str | None, paths: Sequence[str]
     return changes
 
 
+def blob_id(data: bytes, like: str) -> str:
+    """The id git gives a blob of `data`, in the hash of the id `like` (sha1, or sha256 by its length)."""
+    import hashlib
+
+    digest = hashlib.new("sha256" if len(like) == 64 else "sha1", b"blob %d\0" % len(data))
+    digest.update(data)
+    return digest.hexdigest()
+
+
 def blob_prefix(cwd: Path, sha: str, data: bytes) -> int | None:
     """The size of blob `sha` when `data` begins with it (hashed as git hashes a blob: only the size is
     asked of git), else None."""

@@ -22,6 +22,7 @@ of the views) answers None, and the caller rebuilds from everything.
 """
 
 import bisect
+from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -118,17 +119,43 @@ def _queue_key(line: bytes) -> tuple[str, str]:
     return (record["created_at"], record["id"])
 
 
-def _lines(data: bytes | None, head: bytes) -> list[bytes] | None:
-    """The lines of a view's list, when `data` is in the shape views.py writes (lines are joined by
-    ",\n", which no line holds: JSON keeps a newline in a string as `\n`)."""
+class _Lines:
+    """The lines of a view's list, as offsets into the view's bytes (lines are joined by ",\n", which
+    no line holds: JSON keeps a newline in a string as `\n`): a sequence `bisect` searches, with no
+    copy of the lines."""
+
+    def __init__(self, data: bytes, start: int, end: int) -> None:
+        self.data = data
+        self.offsets = array("q")
+        if start < end:
+            self.offsets.append(start)
+            at = data.find(b",\n", start, end)
+            while at >= 0:
+                self.offsets.append(at + 2)
+                at = data.find(b",\n", at + 2, end)
+        self.offsets.append(end + 2)  # as if a separator followed the last line
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, index: int) -> bytes:
+        return self.data[self.offsets[index]:self.offsets[index + 1] - 2]
+
+    def run(self, first: int, stop: int) -> memoryview:
+        """Lines first..stop-1 with their separators between them, as they stand in the view."""
+        return memoryview(self.data)[self.offsets[first]:self.offsets[stop] - 2]
+
+
+def _lines(data: bytes | None, head: bytes) -> _Lines | None:
+    """The lines of a view's list, when `data` is in the shape views.py writes."""
     if data is None or not data.startswith(head):
         return None
     first = data.index(b"\n") + 1
     if data[first:] == b"]}\n":
-        return []
+        return _Lines(data, first, first)
     if not data.endswith(b"\n]}\n"):
         return None
-    return data[first:-4].split(b",\n")
+    return _Lines(data, first, len(data) - 4)
 
 
 def _head(data: bytes | None, name: str, key: str) -> bytes:
@@ -136,32 +163,43 @@ def _head(data: bytes | None, name: str, key: str) -> bytes:
     return b'{"count": %s, "view": "%s", "%s": [\n' % (count, name.encode(), key.encode())
 
 
-def _find(lines: list[bytes], key: Any, parse: Callable[[bytes], Any]) -> int | None:
+def _find(lines: _Lines, key: Any, parse: Callable[[bytes], Any]) -> int | None:
     pos = bisect.bisect_left(lines, key, key=parse)
     return pos if pos < len(lines) and parse(lines[pos]) == key else None
 
 
-def _apply(lines: list[bytes], remove: set[int], add: list[tuple[Any, bytes]],
-           parse: Callable[[bytes], Any]) -> list[bytes]:
-    """`lines` without the positions `remove`, with the (key, line) pairs of `add` in key order."""
-    kept = [line for n, line in enumerate(lines) if n not in remove] if remove else lines
-    out: list[bytes] = []
-    done = 0
+def _apply(lines: _Lines, remove: set[int], add: list[tuple[Any, bytes]],
+           parse: Callable[[bytes], Any]) -> tuple[bytearray, int]:
+    """The list's body (lines joined by ",\n") without the positions `remove`, with the (key, line)
+    pairs of `add` in key order; and how many lines it holds. Unchanged runs are copied whole."""
+    at = {}  # position among the lines -> the new lines that go before it
     for key, line in sorted(add, key=lambda item: item[0]):
-        at = bisect.bisect_left(kept, key, lo=done, key=parse)
-        out += kept[done:at]
-        out.append(line)
-        done = at
-    out += kept[done:]
-    return out
+        at.setdefault(bisect.bisect_left(lines, key, key=parse), []).append(line)
+    body, count, first = bytearray(), 0, 0
+
+    def put(piece: bytes | memoryview) -> None:
+        nonlocal count
+        if count:
+            body.extend(b",\n")
+        body.extend(piece)
+
+    for cut in sorted(set(at) | remove | {len(lines)}):  # a cut at the end puts what goes after every line
+        if first < cut:  # the untouched lines before the cut, in one piece
+            put(lines.run(first, cut))
+            count += cut - first
+        for line in at.get(cut, ()):
+            put(line)
+            count += 1
+        first = cut + 1 if cut in remove else cut
+    return body, count
 
 
 def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str, bytes] | None:
     """The views of `new` (those `wanted`, and any a change touches), from the base's and what changed
     since; None when they must be rebuilt."""
-    tables: dict[str, list[bytes]] = {}  # the lines of each view a change touches, split when first touched
+    tables: dict[str, _Lines] = {}  # the lines of each view a change touches, found when first touched
 
-    def lines_of(table: str) -> list[bytes] | None:
+    def lines_of(table: str) -> _Lines | None:
         if table not in tables:
             data = since.views[views.view_path(table)]
             found = _lines(data, _head(data, table, "facts"))
@@ -226,7 +264,7 @@ def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str,
     for table in FACT_TABLES:
         path = views.view_path(table)
         if table in tables and (remove[table] or add[table]):
-            out[path] = views.render_facts(table, _apply(tables[table], remove[table], add[table], _fact_key))
+            out[path] = views.render_body(table, "facts", *_apply(tables[table], remove[table], add[table], _fact_key))
         elif path in wanted or disputed:
             data = since.views[path]
             if data is None or not data.startswith(_head(data, table, "facts")):
@@ -246,33 +284,36 @@ def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str,
     records = _patch_queue(queue[0], routed, since.decisions, new)
     if records is None:
         return None
-    dispute_lines = _recount(queue[1], disputed, [out[views.view_path(t)] for t in FACT_TABLES])
-    out[views.QUEUE] = views.render_queue(records, dispute_lines)
+    dispute_lines = _recount(queue[1], disputed, [out[views.view_path(t)] for t in FACT_TABLES] if disputed else [])
+    out[views.QUEUE] = views.render_queue_body(*records, dispute_lines)
     return out
 
 
-def _queue(data: bytes | None) -> tuple[list[bytes], list[bytes]] | None:
+_DISPUTES = b'], "disputes": [\n'
+
+
+def _queue(data: bytes | None) -> tuple[_Lines, list[bytes]] | None:
     """The record lines and the disagreement lines of the Binder queue view."""
     if data is None:
         return None
-    cut = data.rfind(b'], "disputes": [\n')
+    cut = data.rfind(_DISPUTES)
     if cut < 0:
         records = _lines(data, _head(data, "binder_queue", "records"))
         return None if records is None else (records, [])
-    records = _lines(data[:cut] + b"]}\n", _head(data, "binder_queue", "records"))
-    found = _lines(b"x\n" + data[cut + len(b'], "disputes": [\n'):], b"x")
-    return None if records is None or found is None else (records, found)
+    head = _head(data, "binder_queue", "records")
+    if not data.startswith(head) or not data.endswith(b"\n]}\n"):
+        return None
+    records = _Lines(data, len(head), max(len(head), cut - 1))
+    return records, list(_Lines(data, cut + len(_DISPUTES), len(data) - 4))
 
 
-def _patch_queue(lines: list[bytes], routed: list[dict[str, Any]], decided_since: bytes,
-                 new: Source) -> list[bytes] | None:
-    """The queue without the records decided since, with the records routed to the binder since."""
+def _patch_queue(lines: _Lines, routed: list[dict[str, Any]], decided_since: bytes,
+                 new: Source) -> tuple[bytearray, int] | None:
+    """The queue's body without the records decided since, with the records routed to the binder since."""
     gone = {d.get("intake_id") for d in jsonio.iter_jsonl(decided_since, DECISIONS)} - {None}
-    if gone:
-        lines = [line for line in lines if _record_id(line) not in gone]
-    if not routed:
-        return lines
-    decided = {d.get("intake_id") for d in jsonio.iter_jsonl(new.read(DECISIONS) or b"", DECISIONS)}
+    remove = {n for n in range(len(lines)) if _record_id(lines[n]) in gone} if gone else set()
+    decided = {d.get("intake_id") for d in jsonio.iter_jsonl(new.read(DECISIONS) or b"", DECISIONS)} \
+        if routed else set()
     wanted: dict[str, set[str]] = {}
     for entry in routed:
         if entry.get("intake_id") not in decided and isinstance(entry.get("file"), str):
@@ -282,7 +323,7 @@ def _patch_queue(lines: list[bytes], routed: list[dict[str, Any]], decided_since
     add = [(_queue_key(line), line) for relpath in sorted(wanted)
            for record in jsonio.iter_jsonl(new.read(relpath) or b"", relpath)
            if record.get("id") in wanted[relpath] for line in [views.line(record)]]
-    return _apply(lines, set(), add, _queue_key)
+    return _apply(lines, remove, add, _queue_key)
 
 
 def _record_id(line: bytes) -> str | None:

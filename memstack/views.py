@@ -61,8 +61,19 @@ def render_queue(lines: list[bytes], dispute_lines: list[bytes]) -> bytes:
     return data[:-2] + b', "disputes": [\n' + b",\n".join(dispute_lines) + b"\n]}\n"
 
 
-def render_facts(table: str, lines: list[bytes]) -> bytes:
-    return _render_lines(table, "facts", lines)
+def render_body(name: str, key: str, body: bytearray, count: int) -> bytearray:
+    """A view from its list's body (lines joined by ",\n"), the head put in front in place."""
+    body[0:0] = b'{"count": %d, "view": "%s", "%s": [\n' % (count, name.encode(), key.encode())
+    body += (b"\n" if count else b"") + b"]}\n"
+    return body
+
+
+def render_queue_body(body: bytearray, count: int, dispute_lines: list[bytes]) -> bytearray:
+    data = render_body("binder_queue", "records", body, count)
+    if dispute_lines:
+        del data[-2:]
+        data += b', "disputes": [\n' + b",\n".join(dispute_lines) + b"\n]}\n"
+    return data
 
 
 def parse(data: bytes) -> list[dict[str, Any]]:
@@ -154,9 +165,7 @@ def build(source: Source) -> dict[str, bytes]:
             claims.append(fact)
     views: dict[str, bytes] = {}
     for table, body in by_table.items():  # the head in front, in place: never a second copy of a large view
-        body[0:0] = b'{"count": %d, "view": "%s", "facts": [\n' % (counts[table], table.encode())
-        body += (b"\n" if counts[table] else b"") + b"]}\n"
-        views[view_path(table)] = body  # a bytearray: compares and writes as the bytes it holds
+        views[view_path(table)] = render_body(table, "facts", body, counts[table])  # compares, writes as bytes
     # A disagreement needs its sides (open facts that name what they closed) and, when open, the
     # predecessor they name: found in a second pass, only when there are rival sides at all.
     named = [p for p, n in Counter(p for f in claims for p in f.get("supersedes") or ()).items() if n > 1]

@@ -167,3 +167,21 @@ def test_a_log_that_does_not_continue_the_base_is_rebuilt_not_patched(store: Pat
     ledger.write_bytes(b"".join(reversed(lines)))  # the same lines, another order: not an append
     assert patched(store) is None
     assert memstack("rebuild", "--check", cwd=store).returncode == 0  # the order changes no view
+
+
+def test_the_line_splice_keeps_order_for_any_removals_and_insertions() -> None:
+    """viewpatch._apply on random sorted lists (insertions before, between and after every line)."""
+    from memstack.viewpatch import _apply, _Lines
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        base = sorted(rng.sample(range(0, 100, 2), rng.randrange(0, 8)))
+        body = b",\n".join(b"%03d" % x for x in base)
+        data = b"H\n" + body + (b"\n" if base else b"") + b"]}\n"
+        lines = _Lines(data, 2, 2 + len(body))
+        assert [lines[i] for i in range(len(lines))] == [b"%03d" % x for x in base]
+        gone = set(rng.sample(range(len(base)), rng.randrange(0, len(base) + 1)))
+        new = rng.sample(range(1, 100, 2), rng.randrange(0, 4))
+        out, count = _apply(lines, gone, [(b"%03d" % x, b"%03d" % x) for x in new], lambda line: line)
+        want = sorted([b"%03d" % x for i, x in enumerate(base) if i not in gone] + [b"%03d" % x for x in new])
+        assert (bytes(out), count) == (b",\n".join(want), len(want))
