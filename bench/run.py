@@ -229,8 +229,11 @@ class Bench:
         self.work = Path(tempfile.mkdtemp(prefix="memstack-bench-"))
         self.launcher = Launcher(self.work)
         bindir = str(Path(sys.executable).parent)
+        # As a user runs it: PYTHONDONTWRITEBYTECODE (set on some CI machines) would compile every module
+        # on every run and add a fixed ~0.3 s to each command.
         self.env = {k: v for k, v in os.environ.items()
-                    if k not in GIT_LOCATION and k not in ("MEMSTACK_HOME", "WILLOW_HOME", "MEMSTACK_AGENT")}
+                    if k not in GIT_LOCATION and k not in ("MEMSTACK_HOME", "WILLOW_HOME", "MEMSTACK_AGENT",
+                                                             "PYTHONDONTWRITEBYTECODE")}
         self.env["PATH"] = bindir + os.pathsep + self.env.get("PATH", "")  # the hook finds this memstack too
         found = shutil.which("memstack", path=bindir)
         self.memstack = [found] if found else [sys.executable, "-m", "memstack"]

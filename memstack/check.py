@@ -105,7 +105,7 @@ class Checker:
         self.policy: secrets.Policy | None = None  # I8's `secrets:` block in force in this step, once read
         self._policies: dict[bytes, secrets.Policy] = {}  # by memstack.yaml's bytes
         self.shown: Any = None  # a progress bar (progress.bar) counting the changes checked, if one is drawn
-        self.appended: dict[str, int] = {}  # where each log's appended lines begin (I1), for I8
+        self.tails: dict[str, tuple[bytes, int]] = {}  # each log's appended bytes, lines before them (I1), for I8
 
     def close(self) -> None:
         self.blobs.close()
@@ -297,37 +297,42 @@ class Checker:
                         " new patterns alone first (a reviewable change), then the identity"))
         return found
 
-    def _appended_to(self, change: Change, place: Place, new: bytes | None) -> int | None:
-        """Where a long log's appended lines begin, when the change only appends to it (I1 holds), found
-        without reading the base's side: the start of `new` hashed as git hashes a blob. The promotion
-        ledger grows with the store; a commit reads it once, not twice. None: compare the two sides."""
-        if change.added or change.old_mode not in git.REGULAR or new is None or place.kind == layout.INTAKE \
-                or len(new) < 2**20:
+    def _appended(self, change: Change, place: Place) -> tuple[bytes, int] | None:
+        """A long log the change only appends to (the promotion ledger grows with the store): the
+        appended bytes and the number of lines before them, found by streaming the new side and hashing
+        its start (git.appended_to_blob): neither side is held whole. None: read both sides."""
+        if change.added or change.deleted or place.kind == layout.INTAKE or git.is_zero(change.new_sha) \
+                or change.old_mode not in git.REGULAR or change.new_mode not in git.REGULAR \
+                or int(git.out(self.repo, "cat-file", "-s", change.new_sha)) < 2**20:
             return None
-        size = git.blob_prefix(self.repo, change.old_sha, new)
-        return size if size is not None and (size == 0 or new[size - 1:size] == b"\n") else None
+        return git.appended_to_blob(self.repo, change.old_sha, change.new_sha)
 
     def _history(self, step: Step, change: Change, place: Place, validate: bool) -> list[Violation]:
         """I1 logs, I2 facts, I3 handoffs against the base; I5/I7 on what a log or fact file adds."""
         path = change.path
         restore = step.restore.format(path=self.folder + path)
         if place.kind in layout.LOGS:
+            tail = self._appended(change, place) if step.prefix else None
+            if tail is not None:  # the base's lines kept, these appended: I5/I7 on them, I8 later
+                found = rules.final_newline(path, tail[0]) if validate else []
+                if validate:
+                    self.tails[path] = tail
+                    appended = list(enumerate(rules.lines(tail[0]), start=tail[1] + 1))
+                    found += rules.records(path, place, appended)
+                    found += self._bindings(step, path, place, appended, 1)
+                return found
             new = self._new(step, change)
-            known = self._appended_to(change, place, new) if step.prefix else None
-            old = self._old(change) if known is None else None
+            old = self._old(change)
             if old is not None and new is None:
                 return [Violation(path, 0, "I1", "append-only log deleted or renamed", rules.I1_FIX.format(restore=restore))]
             if new is None:
                 return []
-            if known is not None:
-                found, start = [], known
-            else:
-                found, start = rules.append_only(path, old, new, prefix=step.prefix, restore=restore) \
-                    if old is not None else ([], 0)
+            found, start = rules.append_only(path, old, new, prefix=step.prefix, restore=restore) \
+                if old is not None else ([], 0)
             if validate:
                 found += rules.final_newline(path, new)
                 if start >= 0:
-                    self.appended[path] = start
+                    self.tails[path] = (new[start:], new.count(b"\n", 0, start))
                     appended = rules.appended_lines(new, start)
                     found += rules.records(path, place, appended, old or b"")
                     found += self._bindings(step, path, place, appended, 1)
@@ -372,15 +377,13 @@ class Checker:
             return []
         if place.kind in layout.DERIVED and not step.audit:
             return []  # I4 holds a derived file to what its sources make, and I8 holds the sources
+        tail = self.tails.pop(change.path, None)  # a log: only its appended lines are new (I1 checked the rest)
+        if tail is not None:
+            return [dataclasses.replace(v, line=v.line + tail[1] if v.line else 0)
+                    for v in rules.secrets(change.path, place, tail[0], lambda: None, self._secrets_policy(step))]
         new = self._new(step, change)
-        if new is None:
-            return []
-        start = self.appended.pop(change.path, 0)  # a log: only its appended lines are new (I1 checked the rest)
-        if not start:
-            return rules.secrets(change.path, place, new, lambda: self._old(change), self._secrets_policy(step))
-        before = new.count(b"\n", 0, start)
-        return [dataclasses.replace(v, line=v.line + before if v.line else 0)
-                for v in rules.secrets(change.path, place, new[start:], lambda: None, self._secrets_policy(step))]
+        return [] if new is None else rules.secrets(change.path, place, new, lambda: self._old(change),
+                                                    self._secrets_policy(step))
 
     def _secrets_policy(self, step: Step) -> secrets.Policy:
         """The `secrets:` block in force: this state's, and where the step changes memstack.yaml, the

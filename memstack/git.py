@@ -279,17 +279,33 @@ def blob_id(data: bytes, like: str) -> str:
     return digest.hexdigest()
 
 
-def blob_prefix(cwd: Path, sha: str, data: bytes) -> int | None:
-    """The size of blob `sha` when `data` begins with it (hashed as git hashes a blob: only the size is
-    asked of git), else None."""
+def appended_to_blob(cwd: Path, old_sha: str, new: str | Path) -> tuple[bytes, int] | None:
+    """When `new` (a blob's id, or a file) is blob `old_sha` with bytes appended: those bytes, and how
+    many newlines the old blob holds; else None. `new` is read a megabyte at a time and its start
+    hashed as git hashes a blob, so a log that grows with the store is never held whole."""
     import hashlib
 
-    size = int(out(cwd, "cat-file", "-s", sha))
-    if len(data) < size:
+    size = int(out(cwd, "cat-file", "-s", old_sha))
+    digest = hashlib.new("sha256" if len(old_sha) == 64 else "sha1", b"blob %d\0" % size)
+    left, newlines, last, tail = size, 0, b"", bytearray()
+    if isinstance(new, Path):
+        proc, stream = None, new.open("rb")
+    else:
+        proc = subprocess.Popen(["git", "cat-file", "blob", new], cwd=cwd, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+        stream = proc.stdout  # type: ignore[assignment]
+    with stream:
+        while chunk := stream.read(2**20):
+            head, rest = chunk[:left], chunk[left:]
+            if head:
+                digest.update(head)
+                newlines += head.count(b"\n")
+                last = head[-1:]
+                left -= len(head)
+            tail += rest
+    if (proc is not None and proc.wait() != 0) or left or digest.hexdigest() != old_sha or (size and last != b"\n"):
         return None
-    digest = hashlib.new("sha256" if len(sha) == 64 else "sha1", b"blob %d\0" % size)
-    digest.update(memoryview(data)[:size])
-    return size if digest.hexdigest() == sha else None
+    return bytes(tail), newlines
 
 
 @dataclass(frozen=True, slots=True)

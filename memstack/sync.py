@@ -212,7 +212,7 @@ def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, do
         done["also_committed"].append(committed)
     pulled = _pull(run, remote, branch)
     done["pulls"].append(pulled)
-    if pulled["sources_changed"] and promote.rebuild(store):
+    if pulled["sources_changed"] and promote.rebuild(store, patched=True):
         made = _commit(run, memory_paths(store), "rebuild derived files after the pull", "the rebuild commit")
         if made:
             done["rebuilt"].append(made)

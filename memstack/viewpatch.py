@@ -87,14 +87,18 @@ def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: 
         elif change.path in (LEDGER, DECISIONS):
             if change.deleted:
                 return None
-            data = new.read(change.path) or b""
-            size = 0 if change.added else git.blob_prefix(repo, change.old_sha, data)
-            if size is None:  # not an append to the base's log (a merge, a rewrite): rebuild
-                return None
+            if change.added:
+                tail = new.read(change.path) or b""
+            else:  # only what was appended since: a log that grows with the store is never held whole
+                appended = git.appended_to_blob(repo, change.old_sha, repo / folder / change.path
+                                                if target == git.WORKTREE else change.new_sha)
+                if appended is None:  # not an append to the base's log (a merge, a rewrite): rebuild
+                    return None
+                tail = appended[0]
             if change.path == LEDGER:
-                found.ledger = data[size:]
+                found.ledger = tail
             else:
-                found.decisions = data[size:]
+                found.decisions = tail
     return found
 
 

@@ -185,3 +185,23 @@ def test_the_line_splice_keeps_order_for_any_removals_and_insertions() -> None:
         out, count = _apply(lines, gone, [(b"%03d" % x, b"%03d" % x) for x in new], lambda line: line)
         want = sorted([b"%03d" % x for i, x in enumerate(base) if i not in gone] + [b"%03d" % x for x in new])
         assert (bytes(out), count) == (b",\n".join(want), len(want))
+
+
+def test_a_long_ledger_is_checked_by_hash_and_a_rewrite_of_it_still_refused(store: Path) -> None:
+    """A log over a megabyte is streamed by the check (git.appended_to_blob): an append passes, an edit
+    of an old line is refused (I1), exactly as when both sides are read."""
+    old = b"".join(b'{"agent":"alice","fact_id":null,"intake_id":"old%07d","promoted_at":1,'
+                   b'"sub_tier":"binder","via":"rules"}\n' % n for n in range(12_000))
+    assert len(old) > 2**20
+    (store / "kb/promotions.jsonl").write_bytes(old)
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "a long ledger")
+    write(store, 1, tier="verified", confidence=0.9, subject="s", predicate="decided", object="x")
+    promote_cli(store)  # its commit is checked with the ledger streamed
+    assert (store / "kb/promotions.jsonl").read_bytes().startswith(old)
+    assert memstack("check", "--range", "HEAD~1..HEAD", cwd=store).returncode == 0
+    ledger = store / "kb/promotions.jsonl"
+    ledger.write_bytes(ledger.read_bytes().replace(b"old0005000", b"old0005001", 1))
+    git(store, "add", "-A")
+    refused = memstack("check", "--staged", cwd=store)
+    assert refused.returncode == 1 and "I1" in refused.stdout and "kb/promotions.jsonl:5001" in refused.stdout
