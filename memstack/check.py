@@ -190,7 +190,12 @@ class Checker:
             found += self._identity(step, identity_paths, patterns, config_changed)
         if config_changed and changed_identities:
             found += self._identity_before(step, changed_identities)
-        found += self._derived(step, derived_changes)
+        derived_found = self._derived(step, derived_changes)
+        found += derived_found
+        differ = {v.path for v in derived_found}  # I8 on a derived file that is not what its sources make
+        for change in derived_changes:
+            if change.path in differ and not change.deleted:
+                found += rules.cap(self._secrets(step, change, layout.classify(change.path), derived=True), change.path)
         found += self._dangling(step)
         found = rules.redacted(found)
         if self.folder:
@@ -370,13 +375,14 @@ class Checker:
             return rules.handoff(path, place, new) if validate and new is not None else []
         return []
 
-    def _secrets(self, step: Step, change: Change, place: Place) -> list[Violation]:
+    def _secrets(self, step: Step, change: Change, place: Place, derived: bool = False) -> list[Violation]:
         """I8 on the lines a change adds to any memory file (memstack.yaml and files outside the store's
-        folders are not memory)."""
+        folders are not memory). A derived file is scanned only once I4 found it is not what its sources
+        make (`derived`): one that is holds what I8 passed in its sources, and a view grows with the store."""
         if place.kind in (layout.OTHER, layout.CONFIG_KIND):
             return []
-        if place.kind in layout.DERIVED and not step.audit:
-            return []  # I4 holds a derived file to what its sources make, and I8 holds the sources
+        if place.kind in layout.DERIVED and not step.audit and not derived:
+            return []
         tail = self.tails.pop(change.path, None)  # a log: only its appended lines are new (I1 checked the rest)
         if tail is not None:
             return [dataclasses.replace(v, line=v.line + tail[1] if v.line else 0)

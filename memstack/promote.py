@@ -260,21 +260,27 @@ def rebuild(store: Path, patched: bool = False) -> list[str]:
     `patched`: the views of the last commit that changed them, patched with what changed since
     (viewpatch.py), where they can be; else (and by default) built from every fact file."""
     source = WorktreeSource(store)
-    if not (patched and git.is_worktree(store) and git.has_commits(store)):
-        return files.write_changed(store, views.build(source)) + boot.rebuild(store)
+    return files.write_changed(store, _views(store, source) if patched else views.build(source)) + boot.rebuild(store)
+
+
+def _views(store: Path, source: WorktreeSource) -> dict[str, bytes]:
+    """The views of the work tree: patched from the last committed ones where they can be."""
+    if not (git.is_worktree(store) and git.has_commits(store)):
+        return views.build(source)
     from memstack import viewpatch
     from memstack.store import folder_of
 
     top, folder = folder_of(store)
     with git.CatFile(top, git.no_git_env()) as blobs:
-        built = viewpatch.views_of(top, folder, blobs, git.WORKTREE, source)
-    return files.write_changed(store, built) + boot.rebuild(store)
+        return viewpatch.views_of(top, folder, blobs, git.WORKTREE, source)
 
 
-def stale(store: Path) -> list[str]:
-    """The derived files that differ from a rebuild (nothing written)."""
+def stale(store: Path, patched: bool = False) -> list[str]:
+    """The derived files that differ from a rebuild (nothing written). `patched`: the views compared
+    with the last committed ones patched (viewpatch.py), where they can be, not with a build from
+    every fact file."""
     source = WorktreeSource(store)
-    built = views.build(source)
+    built = _views(store, source) if patched else views.build(source)
 
     class Overlay(WorktreeSource):
         def read(self, relpath: str) -> bytes | None:
