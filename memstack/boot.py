@@ -36,7 +36,7 @@ def knowledge_facts(source: Source) -> list[dict[str, Any]]:
     return [f for f in facts if isinstance(f, dict)]
 
 
-_RECORDED = re.compile(rb'"recorded_at":(-?[0-9]+)[,}]')
+_RECORDED = re.compile(rb'"recorded_at":(-?[0-9]+)(?=[,}])')
 
 
 def knowledge_summary(source: Source) -> tuple[list[dict[str, Any]], int]:
@@ -55,19 +55,18 @@ def knowledge_summary(source: Source) -> tuple[list[dict[str, Any]], int]:
         every = knowledge_facts(source)
         return recent_facts(every), len(every)
     count = int(first[len(b'{"count": '):first.index(b",")])
-    times = [(int(m.group(1)), m.start()) for m in _RECORDED.finditer(data, len(first))]
+    times = _RECORDED.findall(data, len(first))
     if len(times) != count:  # not one recorded_at a line: read it whole
         every = knowledge_facts(source)
         return recent_facts(every), len(every)
     if not times:
         return [], 0
-    least = heapq.nlargest(BOOT_FACTS, (t for t, _ in times))[-1]
+    recent = sorted({t for t in heapq.nlargest(BOOT_FACTS, times, key=int)})  # the values at least that recent
     chosen = []
-    for recorded, at in times:
-        if recorded >= least:
-            start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
-            line = data[start:end]
-            chosen.append(jsonio.loads(line[:-1] if line.endswith(b",") else line, KNOWLEDGE_VIEW))
+    for found in re.finditer(rb'"recorded_at":(?:' + b"|".join(map(re.escape, recent)) + rb")(?=[,}])", data):
+        start, end = data.rfind(b"\n", 0, found.start()) + 1, data.find(b"\n", found.start())
+        line = data[start:end]
+        chosen.append(jsonio.loads(line[:-1] if line.endswith(b",") else line, KNOWLEDGE_VIEW))
     return recent_facts(chosen), count
 
 

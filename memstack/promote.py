@@ -28,6 +28,7 @@ ledger holds is committed with the rebuilt views.
 
 import dataclasses
 import os
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -383,12 +384,12 @@ def _other_hooks(top: Path) -> bool:
     path = top / ".pre-commit-config.yaml"
     if not path.exists():
         return False
-    try:
-        document = config.parse(path.read_text(encoding="utf-8"), str(path))
-        ids = [hook["id"] for repo in document["repos"] for hook in repo["hooks"]]
-    except (MemstackError, KeyError, TypeError):  # a configuration memstack cannot read: let pre-commit run it
-        return True
-    return not all(isinstance(i, str) and i.startswith("memstack-") for i in ids)
+    ids = _HOOK_ID.findall(path.read_text(encoding="utf-8", errors="replace"))  # read as text: no YAML loader
+    return not ids or not all(i.startswith("memstack-") for i in ids)
+
+
+_HOOK_ID = re.compile(r"""(?<![\w-])id:[ \t]*["']?([^\s"'#,}]+)""")  # block or flow style; a comment's
+# mention counts too: a hook read wrongly only costs a pre-commit run, a hook missed would go unrun
 
 
 def _can_commit(store: Path) -> None:

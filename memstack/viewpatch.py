@@ -22,8 +22,7 @@ of the views) answers None, and the caller rebuilds from everything.
 """
 
 import bisect
-from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,30 +123,51 @@ def _queue_key(line: bytes) -> tuple[str, str]:
 
 
 class _Lines:
-    """The lines of a view's list, as offsets into the view's bytes (lines are joined by ",\n", which
-    no line holds: JSON keeps a newline in a string as `\n`): a sequence `bisect` searches, with no
-    copy of the lines."""
+    """The lines of a view's list where they stand in the view's bytes (joined by ",\n", which no line
+    holds: JSON keeps a newline in a string as `\n`), each known by the byte it starts at. A line is
+    found by a binary search over the bytes that parses O(log n) lines; the lines are never listed."""
 
-    def __init__(self, data: bytes, start: int, end: int) -> None:
-        self.data = data
-        self.offsets = array("q")
-        if start < end:
-            self.offsets.append(start)
-            at = data.find(b",\n", start, end)
-            while at >= 0:
-                self.offsets.append(at + 2)
-                at = data.find(b",\n", at + 2, end)
-        self.offsets.append(end + 2)  # as if a separator followed the last line
+    def __init__(self, data: bytes, start: int, end: int, count: int) -> None:
+        self.data, self.start, self.end, self.count = data, start, end, count
+        self.stop = end + 2  # where a line after the last would start
 
     def __len__(self) -> int:
-        return len(self.offsets) - 1
+        return self.count
 
-    def __getitem__(self, index: int) -> bytes:
-        return self.data[self.offsets[index]:self.offsets[index + 1] - 2]
+    def line(self, pos: int) -> bytes:
+        at = self.data.find(b",\n", pos, self.end)
+        return self.data[pos:self.end if at < 0 else at]
+
+    def after(self, pos: int) -> int:
+        at = self.data.find(b",\n", pos, self.end)
+        return self.stop if at < 0 else at + 2
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        pos = self.start if self.count else self.stop
+        while pos < self.stop:
+            line = self.line(pos)
+            yield pos, line
+            pos += len(line) + 2
+
+    def lower_bound(self, key: Any, parse: Callable[[bytes], Any]) -> int:
+        """Where the first line whose key is not below `key` starts (`stop` when there is none)."""
+        if not self.count:
+            return self.stop
+        lo, hi = self.start, self.stop  # lines starting before lo are below key; from hi on, not below
+        while lo < hi:
+            mid = (lo + hi) // 2
+            pos = self.start if mid <= self.start else self.after(mid - 2)  # the first line at or after mid
+            if pos >= hi:
+                hi = mid
+            elif parse(self.line(pos)) < key:
+                lo = pos + 1
+            else:
+                hi = pos
+        return self.start if lo <= self.start else min(self.after(lo - 2), self.stop)
 
     def run(self, first: int, stop: int) -> memoryview:
-        """Lines first..stop-1 with their separators between them, as they stand in the view."""
-        return memoryview(self.data)[self.offsets[first]:self.offsets[stop] - 2]
+        """The lines from the one starting at `first` to the one before `stop`, separators between."""
+        return memoryview(self.data)[first:stop - 2]
 
 
 def _lines(data: bytes | None, head: bytes) -> _Lines | None:
@@ -156,10 +176,14 @@ def _lines(data: bytes | None, head: bytes) -> _Lines | None:
         return None
     first = data.index(b"\n") + 1
     if data[first:] == b"]}\n":
-        return _Lines(data, first, first)
+        return _Lines(data, first, first, 0)
     if not data.endswith(b"\n]}\n"):
         return None
-    return _Lines(data, first, len(data) - 4)
+    return _Lines(data, first, len(data) - 4, _count(data))
+
+
+def _count(data: bytes) -> int:
+    return int(data[len(b'{"count": '):data.index(b",")])
 
 
 def _head(data: bytes | None, name: str, key: str) -> bytes:
@@ -168,34 +192,33 @@ def _head(data: bytes | None, name: str, key: str) -> bytes:
 
 
 def _find(lines: _Lines, key: Any, parse: Callable[[bytes], Any]) -> int | None:
-    pos = bisect.bisect_left(lines, key, key=parse)
-    return pos if pos < len(lines) and parse(lines[pos]) == key else None
+    pos = lines.lower_bound(key, parse)
+    return pos if pos < lines.stop and parse(lines.line(pos)) == key else None
 
 
 def _apply(lines: _Lines, remove: set[int], add: list[tuple[Any, bytes]],
            parse: Callable[[bytes], Any]) -> tuple[bytearray, int]:
-    """The list's body (lines joined by ",\n") without the positions `remove`, with the (key, line)
-    pairs of `add` in key order; and how many lines it holds. Unchanged runs are copied whole."""
-    at = {}  # position among the lines -> the new lines that go before it
+    """The list's body (lines joined by ",\n") without the lines starting at the positions `remove`,
+    with the (key, line) pairs of `add` in key order; and how many lines it holds. Unchanged runs are
+    copied whole."""
+    at: dict[int, list[bytes]] = {}  # the position of a line -> the new lines that go before it
     for key, line in sorted(add, key=lambda item: item[0]):
-        at.setdefault(bisect.bisect_left(lines, key, key=parse), []).append(line)
-    body, count, first = bytearray(), 0, 0
+        at.setdefault(lines.lower_bound(key, parse), []).append(line)
+    body = bytearray()
 
     def put(piece: bytes | memoryview) -> None:
-        nonlocal count
-        if count:
+        if body:
             body.extend(b",\n")
         body.extend(piece)
 
-    for cut in sorted(set(at) | remove | {len(lines)}):  # a cut at the end puts what goes after every line
+    first = lines.start if len(lines) else lines.stop
+    for cut in sorted(set(at) | remove | {lines.stop}):  # the cut at the end puts what goes after every line
         if first < cut:  # the untouched lines before the cut, in one piece
             put(lines.run(first, cut))
-            count += cut - first
         for line in at.get(cut, ()):
             put(line)
-            count += 1
-        first = cut + 1 if cut in remove else cut
-    return body, count
+        first = lines.after(cut) if cut in remove else cut
+    return body, len(lines) - len(remove) + len(add)
 
 
 def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str, bytes] | None:
@@ -236,7 +259,7 @@ def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str,
                 return None
             key = views.fact_order(fact)
             at = _find(lines, key, _fact_key)
-            old = lines[at] if at is not None else None
+            old = lines.line(at) if at is not None else None
             if fact.get("valid_to") is None:
                 stamp = made.get((fact["id"], fact.get("intake_id")))  # type: ignore[arg-type]
                 if old is not None:
@@ -256,7 +279,7 @@ def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str,
                 continue
             if at is not None:
                 remove[fact["table"]].add(at)
-                moved.append(orjson.loads(lines[at]))
+                moved.append(orjson.loads(old))  # type: ignore[arg-type]
             if fact.get("valid_to") is None:
                 moved.append(fact)
             if len(moved) * _SHARE > len(lines) + 1000:
@@ -307,15 +330,15 @@ def _queue(data: bytes | None) -> tuple[_Lines, list[bytes]] | None:
     head = _head(data, "binder_queue", "records")
     if not data.startswith(head) or not data.endswith(b"\n]}\n"):
         return None
-    records = _Lines(data, len(head), max(len(head), cut - 1))
-    return records, list(_Lines(data, cut + len(_DISPUTES), len(data) - 4))
+    records = _Lines(data, len(head), max(len(head), cut - 1), _count(data))
+    return records, data[cut + len(_DISPUTES):-4].split(b",\n")
 
 
 def _patch_queue(lines: _Lines, routed: list[dict[str, Any]], decided_since: bytes,
                  new: Source) -> tuple[bytearray, int] | None:
     """The queue's body without the records decided since, with the records routed to the binder since."""
     gone = {d.get("intake_id") for d in jsonio.iter_jsonl(decided_since, DECISIONS)} - {None}
-    remove = {n for n in range(len(lines)) if _record_id(lines[n]) in gone} if gone else set()
+    remove = {pos for pos, line in lines if _record_id(line) in gone} if gone else set()
     decided = {d.get("intake_id") for d in jsonio.iter_jsonl(new.read(DECISIONS) or b"", DECISIONS)} \
         if routed else set()
     wanted: dict[str, set[str]] = {}
