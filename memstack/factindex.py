@@ -609,8 +609,22 @@ def _select(store: Path, where: str, params: dict[str, Any],
     return _answer(store, None if from_files is None else BUILD_BUDGET, ask, from_files)
 
 
+# The last subject answered from the files, kept while every fact file is as it was (the index's own test
+# of a file unchanged): a command that asks twice (recall, then what the subject holds besides) searches once.
+_LAST_ABOUT: list[Any] = [None, []]
+
+
 def _about(store: Path, subject: str) -> list[Fact]:
-    return [f for _, f in factfiles.scan_for(store, [subject]) if f["subject"] == subject]
+    import copy
+
+    key = (store, subject, [(relpath, signature(st)) for relpath, st in factfiles.list_files(store)])
+    with _LOCK:
+        if _LAST_ABOUT[0] == key:
+            return copy.deepcopy(_LAST_ABOUT[1])  # type: ignore[no-any-return]
+    found = [f for _, f in factfiles.scan_for(store, [subject]) if f["subject"] == subject]
+    with _LOCK:
+        _LAST_ABOUT[:] = [key, copy.deepcopy(found)]
+    return found
 
 
 def valid_at(store: Path, ts: int, subject: str | None = None, as_of: int | None = None) -> list[Fact]:

@@ -123,3 +123,19 @@ def test_a_value_is_found_however_a_line_spells_it(tmp_path: Path) -> None:
     assert jsonio.dumps_line(subject)[:-1] not in (tmp_path / "kb/facts/bob/2026-01.jsonl").read_bytes()
     found = [(rel, f["id"]) for rel, f in factfiles.scan_for(tmp_path, [subject]) if f["subject"] == subject]
     assert found == [("kb/facts/alice/2026-01.jsonl", ours["id"]), ("kb/facts/bob/2026-01.jsonl", theirs["id"])]
+
+
+def test_an_answer_from_the_files_is_reused_only_while_the_files_are_unchanged(tmp_path: Path) -> None:
+    """One process asking twice about a subject (recall, then what it holds besides) searches the files once;
+    a fact written in between changes a file, so the next answer searches again and holds it."""
+    from memstack import factstore
+
+    make_store(tmp_path)
+    with FileLock(str(files.local_dir(tmp_path, "locks") / "facts-index-build.lock")):  # no build meanwhile
+        before = factstore.history(tmp_path, "plain")
+        assert factstore.history(tmp_path, "plain") == before and len(before) == 3
+        added = factstore.add(tmp_path, subject="plain", predicate="decided", object="new", valid_from=5,
+                              recorded_at=JAN + 50, agent="alice")
+        assert factstore.history(tmp_path, "plain") == sorted(
+            [*before, added], key=lambda f: (f["valid_from"], f["recorded_at"], f["id"]))
+        assert not factindex.freshness(tmp_path)["fresh"]  # all of it answered from the files
