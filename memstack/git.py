@@ -284,11 +284,12 @@ def files_holding(cwd: Path, folder: str, needles: Sequence[bytes]) -> set[str] 
     ~0.1 s of CPU, ten times less than Python's bytes.find. None when git cannot say (then look everywhere)."""
     patterns = [arg for needle in needles for arg in ("-e", os.fsdecode(needle))]
     try:
-        found = run(cwd, "grep", "--no-index", "--no-color", "-l", "-z", "-a", "-F", *patterns, "--", folder,
-                    env=no_git_env(), ok=(0, 1)).stdout
+        found = run(cwd, "grep", "--no-index", "--no-full-name", "--no-color", "-l", "-z", "-a", "-F", *patterns,
+                    "--", folder, env=no_git_env(), ok=(0, 1)).stdout
     except MemstackError:
         return None
-    return {_decode_path(raw) for raw in found.split(b"\0") if raw}
+    paths = {_decode_path(raw) for raw in found.split(b"\0") if raw}
+    return paths if all(path.startswith(f"{folder}/") for path in paths) else None  # not as asked: look everywhere
 
 
 def store_configs(cwd: Path, rev: str | None = None) -> list[str]:

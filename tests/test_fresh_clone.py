@@ -139,3 +139,17 @@ def test_an_answer_from_the_files_is_reused_only_while_the_files_are_unchanged(t
         assert factstore.history(tmp_path, "plain") == sorted(
             [*before, added], key=lambda f: (f["valid_from"], f["recorded_at"], f["id"]))
         assert not factindex.freshness(tmp_path)["fresh"]  # all of it answered from the files
+
+
+def test_a_store_inside_a_repository_whose_git_grep_prints_full_names(tmp_path: Path) -> None:
+    """`grep.fullName` would print paths from the repository's top: the search asks for them from the store."""
+    from memstack import factstore
+
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "config", "grep.fullName", "true")
+    root = tmp_path / "memory"
+    count = make_store(root)
+    with FileLock(str(files.local_dir(root, "locks") / "facts-index-build.lock")):
+        for subject in SUBJECTS:
+            assert len(factstore.history(root, subject)) == count[subject], subject
+        assert not factindex.freshness(root)["fresh"]
