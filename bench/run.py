@@ -353,8 +353,10 @@ def fig_fresh_clone_query(b: Bench, size: int) -> Outcome:
             raise Failed("the first recall on a fresh clone found nothing")
         out.add(ran)
         start = time.perf_counter()
-        time.sleep(0.2)  # let a detached build take its lock
-        background = factindex.building(clone)
+        background = not factindex.freshness(clone)["fresh"]  # the files answered; a detached build catches up
+        deadline = time.monotonic() + 600
+        while background and not factindex.freshness(clone)["fresh"] and time.monotonic() < deadline:
+            time.sleep(0.1)  # (the build may not have taken its lock yet: wait for what it writes)
         while factindex.building(clone):
             time.sleep(0.1)
         b.run([sys.executable, "-m", "memstack.factindex", str(clone)])  # whatever is left (nothing, normally)

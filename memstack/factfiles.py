@@ -76,11 +76,32 @@ def scan(store: Path) -> Iterator[Fact]:
         yield from read(store, relpath)
 
 
+def escapes(value: str) -> list[bytes]:
+    """What every other spelling of `value` as a JSON string than memstack's own (orjson's) holds: an escape
+    orjson never writes for that character (`\\u00e9` for é, `\\u0061` for a, `\\u000a` for a newline;
+    `\\/` for a slash)."""
+    return [b"\\u", b"\\/"] if "/" in value else [b"\\u"]
+
+
 def scan_for(store: Path, values: Sequence[str]) -> Iterator[tuple[str, Fact]]:
-    """(file, fact) for every line holding one of `values` as a JSON string: a superset of the
-    facts with that subject or id, found with a byte search instead of parsing every line."""
+    """(file, fact) for every line holding one of `values` as a JSON string: a superset of the facts with that
+    subject or id, found with a byte search instead of parsing every line.
+
+    A line is parsed when it holds the value as memstack writes it (`"..."`, so spaces around it do not
+    matter) or an escape that could spell it another way (`escapes`). `git grep` first tells which files hold
+    any of those bytes at all (on a fresh clone of 1,000,000 facts, one file of 230); only those are read.
+    """
+    listed = list_files(store)
+    if not listed:
+        return
     needles = [jsonio.dumps_line(value)[:-1] for value in values]
-    for relpath, _ in list_files(store):
+    needles += sorted({escape for value in values for escape in escapes(value)})
+    from memstack import git
+
+    holding = git.files_holding(store, FACTS_DIR, needles)
+    for relpath, _ in listed:
+        if holding is not None and relpath not in holding:
+            continue
         data = (store / relpath).read_bytes()
         starts = set()
         for needle in needles:

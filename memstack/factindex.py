@@ -97,9 +97,11 @@ def opened(store: Path, budget: int | None = None) -> Iterator[sqlite3.Connectio
             drop(store)  # a corrupt index is only a cache: start it again
             db = _cached(store)
             current = sync(db, store, budget)
-        if not current:
-            start_build(store)
-        yield db if current else None
+        try:
+            yield db if current else None
+        finally:
+            if not current:
+                start_build(store)  # once the caller has its answer: the build does not compete with it
 
 
 def drop(store: Path) -> None:
@@ -250,12 +252,12 @@ def start_build(store: Path) -> None:
     import subprocess
     import sys
 
-    # Through a short-lived middle process, so the build is nobody's child to reap (no zombie in a
-    # long-running server, no warning about a child left running).
-    detach = ("import subprocess, sys; subprocess.Popen(sys.argv[1:], start_new_session=True,"
-              " stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)")
-    subprocess.run([sys.executable, "-c", detach, sys.executable, "-m", "memstack.factindex", str(store)],
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    # Through a short-lived middle process (a shell that starts the build in the background and exits at
+    # once, ~2 ms), so the build is nobody's child to reap (no zombie in a long-running server, no warning
+    # about a child left running), in a session of its own.
+    subprocess.run(["/bin/sh", "-c", '"$@" &', "sh", sys.executable, "-m", "memstack.factindex", str(store)],
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+                   start_new_session=True)
 
 
 def building(store: Path) -> bool:
@@ -521,10 +523,14 @@ class _Lines:
             os.close(self.fds.popitem(last=False)[1])
         return fd
 
-    def fact(self, file_id: int, pos: int, length: int, fact_id: str) -> Fact:
+    def _read(self, file_id: int, pos: int, length: int) -> bytes:
         data = os.pread(self._fd(file_id), length + 1, pos)
         if len(data) != length + 1 or data[-1] != 0x0A:
             raise _Moved(file_id)
+        return data
+
+    @staticmethod
+    def _parsed(data: bytes, file_id: int, fact_id: str) -> Fact:
         try:
             fact = orjson.loads(data)
         except orjson.JSONDecodeError:
@@ -533,12 +539,16 @@ class _Lines:
             raise _Moved(file_id)
         return fact  # type: ignore[no-any-return]
 
+    def fact(self, file_id: int, pos: int, length: int, fact_id: str) -> Fact:
+        return self._parsed(self._read(file_id, pos, length), file_id, fact_id)
+
     def line(self, file_id: int, pos: int, length: int, fact_id: str) -> bytes:
         """The line a row points at, unparsed (a listing parses only what it hands out), checked to end
-        where the row says and to hold the row's id (lines are compact JSON with sorted keys)."""
-        data = os.pread(self._fd(file_id), length + 1, pos)
-        if len(data) != length + 1 or data[-1] != 0x0A or b'"id":"%s"' % fact_id.encode() not in data:
-            raise _Moved(file_id)
+        where the row says and to hold the row's id: as memstack writes it (compact JSON), else parsed (a
+        line another tool wrote, with spaces or escapes)."""
+        data = self._read(file_id, pos, length)
+        if b'"id":"%s"' % fact_id.encode() not in data:
+            self._parsed(data, file_id, fact_id)
         return data[:-1]
 
     def close(self) -> None:
@@ -599,8 +609,22 @@ def _select(store: Path, where: str, params: dict[str, Any],
     return _answer(store, None if from_files is None else BUILD_BUDGET, ask, from_files)
 
 
+# The last subject answered from the files, kept while every fact file is as it was (the index's own test
+# of a file unchanged): a command that asks twice (recall, then what the subject holds besides) searches once.
+_LAST_ABOUT: list[Any] = [None, []]
+
+
 def _about(store: Path, subject: str) -> list[Fact]:
-    return [f for _, f in factfiles.scan_for(store, [subject]) if f["subject"] == subject]
+    import copy
+
+    key = (store, subject, [(relpath, signature(st)) for relpath, st in factfiles.list_files(store)])
+    with _LOCK:
+        if _LAST_ABOUT[0] == key:
+            return copy.deepcopy(_LAST_ABOUT[1])  # type: ignore[no-any-return]
+    found = [f for _, f in factfiles.scan_for(store, [subject]) if f["subject"] == subject]
+    with _LOCK:
+        _LAST_ABOUT[:] = [key, copy.deepcopy(found)]
+    return found
 
 
 def valid_at(store: Path, ts: int, subject: str | None = None, as_of: int | None = None) -> list[Fact]:
@@ -621,27 +645,29 @@ def each_valid_at(store: Path, ts: int, as_of: int | None = None) -> Iterator[Fa
     back to the start, so it is an error (its file is marked, the next query re-reads it).
     """
     where = (_VALID if as_of is None else _VALID_AS_OF) + _LISTING
-    with _reading(store) as found:
-        assert found is not None
-        db, lines = found
-        for row in db.execute(f"SELECT {_ROW} FROM facts WHERE {where}", {"ts": ts, "as_of": as_of}):
-            try:
+    try:
+        with _reading(store) as found:
+            assert found is not None
+            db, lines = found
+            for row in db.execute(f"SELECT {_ROW} FROM facts WHERE {where}", {"ts": ts, "as_of": as_of}):
                 fact = lines.fact(*row)
-            except _Moved:
-                raise _listed_moved(store, lines, row[0]) from None
-            if as_of is not None:
-                fact = facts.believed_at(fact, as_of)  # type: ignore[assignment]
-                if fact is None:
-                    continue
-            yield fact
+                if as_of is not None:
+                    fact = facts.believed_at(fact, as_of)  # type: ignore[assignment]
+                    if fact is None:
+                        continue
+                yield fact
+    except _Moved as moved:
+        raise _listed_moved(store, moved.file_id) from None
 
 
-def _listed_moved(store: Path, lines: _Lines, file_id: int) -> MemstackError:
+def _listed_moved(store: Path, file_id: int) -> MemstackError:
     """A line moved while a listing streamed: its file is marked for the next sync to re-read, and the
-    listing stops (an answer half written cannot start again)."""
-    with writing(_cached(store)):
-        _cached(store).execute("UPDATE files SET ino = NULL, size = NULL WHERE file_id = ?", (file_id,))
-    return MemstackError(f"{store / lines.paths.get(file_id, factfiles.FACTS_DIR)}: changed while the facts were"
+    listing stops (an answer half written cannot start again). Called once the listing's read is over."""
+    db = _cached(store)
+    with writing(db):
+        found = db.execute("SELECT relpath FROM files WHERE file_id = ?", (file_id,)).fetchone()
+        db.execute("UPDATE files SET ino = NULL, size = NULL WHERE file_id = ?", (file_id,))
+    return MemstackError(f"{store / (found[0] if found else factfiles.FACTS_DIR)}: changed while the facts were"
                          " listed — run the command again")
 
 
@@ -687,19 +713,20 @@ def _walk(store: Path, where: str, params: dict[str, Any],
           from_files: Callable[[], list[Fact]] | None) -> Iterator[facts.Row]:
     """The rows of `where` (ordered there) one at a time, each with its line read but not parsed; with
     `from_files`, the files answer while the index is far behind (as `_select`)."""
-    with _reading(store, None if from_files is None else BUILD_BUDGET) as found:
-        if found is not None:
-            db, lines = found
-            for subject, valid_from, recorded_at, file_id, pos, length, ident in db.execute(
-                    f"SELECT {_COLUMNS} FROM facts WHERE {where}", params):
-                try:
-                    line = lines.line(file_id, pos, length, ident)
-                except _Moved:
-                    raise _listed_moved(store, lines, file_id) from None
-                yield facts.Row(subject, valid_from, recorded_at, ident, line)
-            return
-    assert from_files is not None
-    for fact in from_files():
+    try:
+        with _reading(store, None if from_files is None else BUILD_BUDGET) as found:
+            if found is None:
+                assert from_files is not None
+                answer = from_files()  # inside: the background build starts once this is done
+            else:
+                db, lines = found
+                for subject, valid_from, recorded_at, file_id, pos, length, ident in db.execute(
+                        f"SELECT {_COLUMNS} FROM facts WHERE {where}", params):
+                    yield facts.Row(subject, valid_from, recorded_at, ident, lines.line(file_id, pos, length, ident))
+                return
+    except _Moved as moved:
+        raise _listed_moved(store, moved.file_id) from None
+    for fact in answer:
         yield facts.Row.of(fact)
 
 

@@ -340,6 +340,20 @@ def ls_files(cwd: Path, folder: str) -> list[str]:
     return [_decode_path(raw) for raw in data.split(b"\0") if raw]
 
 
+def files_holding(cwd: Path, folder: str, needles: Sequence[bytes]) -> set[str] | None:
+    """The files under `folder` (relative to `cwd`, tracked or not, ignored or not) whose bytes hold one of
+    `needles` (no NUL, no newline), by `git grep --no-index`: a fixed-string search in C that reads 360 MB in
+    ~0.1 s of CPU, ten times less than Python's bytes.find. None when git cannot say (then look everywhere)."""
+    patterns = [arg for needle in needles for arg in ("-e", os.fsdecode(needle))]
+    try:
+        found = run(cwd, "grep", "--no-index", "--no-full-name", "--no-color", "-l", "-z", "-a", "-F", *patterns,
+                    "--", folder, env=no_git_env(), ok=(0, 1)).stdout
+    except MemstackError:
+        return None
+    paths = {_decode_path(raw) for raw in found.split(b"\0") if raw}
+    return paths if all(path.startswith(f"{folder}/") for path in paths) else None  # not as asked: look everywhere
+
+
 def store_configs(cwd: Path, rev: str | None = None) -> list[str]:
     """The paths of the `memstack.yaml` files git tracks (in the index, or in commit `rev`):
     where the repository's stores are. One `ls-files`/`ls-tree`, no work-tree walk."""
