@@ -225,7 +225,7 @@ class Decided:
 
     append: list[int]
     closings: list[Closing]
-    closed: dict[int, dict[str, Any]]
+    closed: dict[int, Closing]
     fact_ids: dict[int, str]  # Routed index -> the fact that holds it (a duplicate: the existing one)
     superseded: int
 
@@ -267,18 +267,17 @@ def _supersede(store: Path, made: list[Made]) -> Decided:
         decided.fact_ids[item.routed] = new["id"]
         later = [f for f in current if f[2] > new["valid_from"]]
         for old in [f for f in current if f[2] < new["valid_from"]]:
-            closing = {"valid_to": new["valid_from"], "expired_at": max(new["recorded_at"], old[3]),
-                       "superseded_by": new["id"]}
+            closing = Closing(old[0], new["valid_from"], max(new["recorded_at"], old[3]), new["id"])
             if old[4] is not None:
                 decided.closed[old[4]] = closing  # not written yet: appended already closed
             else:
-                decided.closings.append(Closing(old[0], **closing))
+                decided.closings.append(closing)
             current.remove(old)
             decided.superseded += 1
         if later:
             successor = min(later, key=lambda f: (f[2], f[0]))
-            decided.closed[index] = {"valid_to": successor[2], "expired_at": max(new["recorded_at"], successor[3]),
-                                     "superseded_by": successor[0]}
+            decided.closed[index] = Closing(new["id"], successor[2], max(new["recorded_at"], successor[3]),
+                                            successor[0])
         else:
             current.append((new["id"], new["object"], new["valid_from"], new["recorded_at"], index))
         decided.append.append(index)
@@ -291,7 +290,10 @@ def _facts_to_append(made: list[Made], decided: Decided) -> Iterator[list[Fact]]
         batch = []
         for index in decided.append[at:at + BATCH]:
             fact = _parsed(made[index])
-            fact.update(decided.closed.get(index, {}))
+            closing = decided.closed.get(index)
+            if closing is not None:
+                fact.update(valid_to=closing.valid_to, expired_at=closing.expired_at,
+                            superseded_by=closing.superseded_by)
             batch.append(fact)
         yield batch
 

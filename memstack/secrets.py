@@ -40,7 +40,7 @@ its kind, where it is (a field's JSON path, a line) and nothing more.
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -317,6 +317,28 @@ def message(findings: list[Finding]) -> str:
     return f"bad {first.field}: holds a credential ({first.kind}{where}){more} — {FIX} (I8)"
 
 
+def flagged(lines: Sequence[bytes], policy: Policy = DEFAULT) -> set[int]:
+    """The indexes of the `lines` (JSON lines, each of one line) the byte prefilter hits (the hook's,
+    `added`): only these can hold a credential. One pass over them all instead of a walk of each."""
+    starts, at = [], 0
+    for line in lines:
+        starts.append(at)
+        at += len(line) + 1
+    joined = b"\n".join(line.rstrip(b"\n") for line in lines)
+    hit = {bisect_right(starts, offset) - 1 for offset, _ in _hits(joined)}
+    return hit | {number - 1 for number, _ in _extra_lines(joined, policy)}
+
+
+def refuse_secrets_in(records: Sequence[Any], lines: Sequence[bytes], store: Path | None = None) -> None:
+    """refuse_secrets for many records at once, given as their JSON `lines` too: only the records
+    whose line the prefilter hits are walked."""
+    policy = DEFAULT if store is None else for_store(store)
+    for index in sorted(flagged(lines, policy)):
+        findings = scan(records[index], "", policy)
+        if findings:
+            raise MemstackError(message(findings))
+
+
 def refuse_secrets(value: Any, field: str = "", store: Path | None = None) -> None:
     """Raise a MemstackError (exit 2) naming the kind and the field of the first credential in
     `value` (a record, any JSON value, or text: then `field` names it), with the `secrets:` block of
@@ -437,13 +459,6 @@ def redact(value: Any, policy: Policy = DEFAULT) -> Any:
             return [redact(item, policy) for item in value]
         import orjson
 
-        lines = [orjson.dumps(item) for item in value]
-        starts, at = [], 0
-        for line in lines:
-            starts.append(at)
-            at += len(line) + 1
-        joined = b"\n".join(lines)
-        hit = {bisect_right(starts, offset) - 1 for offset, _ in _hits(joined)}
-        hit |= {number - 1 for number, _ in _extra_lines(joined, policy)}
+        hit = flagged([orjson.dumps(item) for item in value], policy)
         return [redact(item, policy) if index in hit else item for index, item in enumerate(value)]
     return value
