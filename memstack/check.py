@@ -100,6 +100,7 @@ class Checker:
         self._last: tuple[str, bytes] | None = None  # the blob read last: I8 reads the new side again
         self.now = now_ms()  # transaction times are checked against the check's clock, never a commit's date
         self.pending: dict[str, list[tuple[str, int]]] = {}  # successor ids a step's closings name, unresolved
+        self.added_ids: set[str] = set()  # the ids of the facts a step adds (a successor found among them is no read)
         self.stale: list[str] = []  # derived files that lag their sources, where that is allowed (--all)
         self.clock = clock.Clock(self.now, lambda: clock.DEFAULT_SKEW_SECONDS)
         self.policy: secrets.Policy | None = None  # I8's `secrets:` block in force in this step, once read
@@ -143,7 +144,7 @@ class Checker:
 
     def step(self, step: Step) -> list[Violation]:
         found: list[Violation] = []
-        self.pending = {}
+        self.pending, self.added_ids = {}, set()
         self.clock = self._clock(step)
         self.policy = None
         derived_changes: list[Change] = []
@@ -219,7 +220,9 @@ class Checker:
         in its own new lines, then in the whole new file, the rest at the end of the step."""
         found, successors, new_ids = rules.bindings(path, place, numbered, new_from=new_from, clock=self.clock,
                                                     legacy_ids=step.audit)
-        missing = [(n, s) for n, s in successors if s not in new_ids]
+        if place.kind == layout.FACTS:
+            self.added_ids |= new_ids
+        missing = [(n, s) for n, s in successors if s not in new_ids and s not in self.added_ids]
         if missing and new is not None:
             present = rules.ids_in(new)
             missing = [(n, s) for n, s in missing if s not in present]
@@ -235,6 +238,9 @@ class Checker:
         from memstack.facts import MAX_MS
         from memstack.times import month
 
+        for successor in self.added_ids.intersection(self.pending):  # added by this step: a fact of this state
+            del self.pending[successor]
+        self.added_ids = set()
         if not self.pending:
             return []
         agents = [a for a in step.source.listdir("kb/facts") if layout.classify(f"kb/facts/{a}/2000-01.jsonl").agent]

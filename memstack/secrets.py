@@ -354,10 +354,20 @@ def added(new: bytes, old: bytes | None | Callable[[], bytes | None], json_lines
           policy: Policy = DEFAULT) -> list[tuple[int, Finding]]:
     """(line number, finding) for each credential on a line of `new` that `old` does not hold.
 
-    One pass of the prefilter over `new`; only the lines it hits are looked up in `old` (read only
-    then, when given as a function) and read.
+    One pass of the prefilter over `new`; only the lines it hits are looked up in `old` and read.
     `json_lines`: a line is read as JSON (a JSONL record, or one `"key": value` line of an indented
-    JSON document) so a finding names its field; other lines (Markdown) are read as text."""
+    JSON document) so a finding names its field; other lines (Markdown) are read as text.
+
+    Where `new` is `old` and more lines (an appended log or fact file: a promotion's), only those
+    lines are scanned: the old ones cannot be added ones."""
+    base = old() if callable(old) else old
+    if base and base.endswith(b"\n") and len(new) > len(base) and new.startswith(base):
+        shift = base.count(b"\n")
+        return [(number + shift, finding) for number, finding in _added(new[len(base):], base, json_lines, policy)]
+    return _added(new, base, json_lines, policy)
+
+
+def _added(new: bytes, old: bytes | None, json_lines: bool, policy: Policy) -> list[tuple[int, Finding]]:
     lines: dict[int, tuple[bytes, set[int]]] = {}  # line number -> (its bytes, the detectors hit)
     number, at, end = 1, 0, -1
     for offset, detector in _hits(new):
@@ -388,8 +398,7 @@ def added(new: bytes, old: bytes | None | Callable[[], bytes | None], json_lines
                                             for d in detectors):
             continue
         if before is None:
-            base = old() if callable(old) else old
-            before = b"\n" + base + (b"" if base.endswith(b"\n") else b"\n") if base else b""
+            before = b"\n" + old + (b"" if old.endswith(b"\n") else b"\n") if old else b""
         if before and b"\n" + raw + b"\n" in before:
             continue  # not added by this change
         found += [(number, finding) for finding in _line(line, json_lines, policy)]
