@@ -21,6 +21,11 @@ One pass, with the store's state loaded once:
    files rebuilt, and everything under `kb/`, `intake/` and `handoffs/` and the
    boot files is committed, in one commit.
 
+Each step streams (docs/bounded.md, "Promotion at scale"): a pending record is kept as where it is
+and read back BATCH at a time, a routed record is a small tuple, a new fact its line; facts and
+ledger lines are written BATCH at a time, so a batch boundary changes when lines are written, never
+what.
+
 Interrupted anywhere, a second run finishes the same work: fact ids are
 derived, so facts already written are not written twice, and whatever the
 ledger holds is committed with the rebuilt views.
@@ -29,8 +34,8 @@ ledger holds is committed with the rebuilt views.
 import dataclasses
 import sys
 from collections import Counter
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from memstack import binder, boot, config, factindex, facts, factstore, files, git, ids, jsonio, schemas, views
