@@ -97,7 +97,7 @@ class Checker:
         self.repo = repo
         self.folder = folder  # the store's folder in the repository: "" or ".memory/"
         self.blobs = git.CatFile(repo)
-        self._last: tuple[str, bytes] | None = None  # the blob read last: I8 reads the new side again
+        self._last: list[tuple[str, bytes]] = []  # the two blobs read last (a file's old and new): I8 reads them again
         self.now = now_ms()  # transaction times are checked against the check's clock, never a commit's date
         self.pending: dict[str, list[tuple[str, int]]] = {}  # successor ids a step's closings name, unresolved
         self.added_ids: set[str] = set()  # the ids of the facts a step adds (a successor found among them is no read)
@@ -119,12 +119,13 @@ class Checker:
     # ---- reading ------------------------------------------------------------------------------
 
     def _blob(self, sha: str) -> bytes:
-        if self._last is not None and self._last[0] == sha:
-            return self._last[1]
+        for known, kept in self._last:
+            if known == sha:
+                return kept
         data = self.blobs.read(sha)
         if data is None:
             raise MemstackError(f"git has no object {sha} (a shallow or partial clone? fetch the full history)")
-        self._last = (sha, data)
+        self._last = [*self._last[-1:], (sha, data)]
         return data
 
     def _old(self, change: Change) -> bytes | None:
