@@ -97,9 +97,10 @@ class Checker:
         self.repo = repo
         self.folder = folder  # the store's folder in the repository: "" or ".memory/"
         self.blobs = git.CatFile(repo)
-        self._last: tuple[str, bytes] | None = None  # the blob read last: I8 reads the new side again
+        self._last: list[tuple[str, bytes]] = []  # the two blobs read last (a file's old and new): I8 reads them again
         self.now = now_ms()  # transaction times are checked against the check's clock, never a commit's date
         self.pending: dict[str, list[tuple[str, int]]] = {}  # successor ids a step's closings name, unresolved
+        self.added_ids: set[str] = set()  # the ids of the facts a step adds (a successor found among them is no read)
         self.stale: list[str] = []  # derived files that lag their sources, where that is allowed (--all)
         self.clock = clock.Clock(self.now, lambda: clock.DEFAULT_SKEW_SECONDS)
         self.policy: secrets.Policy | None = None  # I8's `secrets:` block in force in this step, once read
@@ -119,12 +120,13 @@ class Checker:
     # ---- reading ------------------------------------------------------------------------------
 
     def _blob(self, sha: str) -> bytes:
-        if self._last is not None and self._last[0] == sha:
-            return self._last[1]
+        for known, kept in self._last:
+            if known == sha:
+                return kept
         data = self.blobs.read(sha)
         if data is None:
             raise MemstackError(f"git has no object {sha} (a shallow or partial clone? fetch the full history)")
-        self._last = (sha, data)
+        self._last = [*self._last[-1:], (sha, data)]
         return data
 
     def _old(self, change: Change) -> bytes | None:
@@ -144,7 +146,7 @@ class Checker:
 
     def step(self, step: Step) -> list[Violation]:
         found: list[Violation] = []
-        self.pending = {}
+        self.pending, self.added_ids = {}, set()
         self.clock = self._clock(step)
         self.policy = None
         derived_changes: list[Change] = []
@@ -225,7 +227,9 @@ class Checker:
         in its own new lines, then in the whole new file, the rest at the end of the step."""
         found, successors, new_ids = rules.bindings(path, place, numbered, new_from=new_from, clock=self.clock,
                                                     legacy_ids=step.audit)
-        missing = [(n, s) for n, s in successors if s not in new_ids]
+        if place.kind == layout.FACTS:
+            self.added_ids |= new_ids
+        missing = [(n, s) for n, s in successors if s not in new_ids and s not in self.added_ids]
         if missing and new is not None:
             present = rules.ids_in(new)
             missing = [(n, s) for n, s in missing if s not in present]
@@ -241,6 +245,9 @@ class Checker:
         from memstack.facts import MAX_MS
         from memstack.times import month
 
+        for successor in self.added_ids.intersection(self.pending):  # added by this step: a fact of this state
+            del self.pending[successor]
+        self.added_ids = set()
         if not self.pending:
             return []
         agents = [a for a in step.source.listdir("kb/facts") if layout.classify(f"kb/facts/{a}/2000-01.jsonl").agent]

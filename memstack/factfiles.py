@@ -19,7 +19,7 @@ from memstack import facts, files, jsonio, schemas
 from memstack.errors import MemstackError
 from memstack.facts import Fact
 from memstack.names import NAME_RE
-from memstack.secrets import refuse_secrets
+from memstack.secrets import refuse_secrets_in
 from memstack.times import month
 
 FACTS_DIR = "kb/facts"
@@ -123,22 +123,24 @@ def append(store: Path, new: Sequence[Fact]) -> list[str]:
 
     Returns the store-relative paths written, sorted.
     """
-    groups: dict[str, list[Fact]] = defaultdict(list)
+    groups: dict[str, list[int]] = defaultdict(list)
     for number, fact in enumerate(new):
         schemas.validate("fact", fact, f"fact {number + 1} of {len(new)}" if len(new) > 1 else "")
-        refuse_secrets(fact, store=store)
-        groups[relpath_for(fact)].append(fact)
-    for relpath, group in sorted(groups.items()):
+        groups[relpath_for(fact)].append(number)
+    lines = [jsonio.dumps_line(fact) for fact in new]
+    refuse_secrets_in(new, lines, store=store)
+    for relpath, numbers in sorted(groups.items()):
         path = store / relpath
         path.parent.mkdir(parents=True, exist_ok=True)
         files.refuse_symlinks(store, path)
-        lines = [jsonio.dumps_line(fact) for fact in group]
+        group = [new[n] for n in numbers]
+        held = [lines[n] for n in numbers]
         with files.locked(store, relpath):
             before = _stat(path)
-            files.append_held(path, relpath, b"".join(lines))
+            files.append_held(path, relpath, b"".join(held))
             from memstack import factindex
 
-            factindex.note_append(store, relpath, before, os.stat(path), lines, group)
+            factindex.note_append(store, relpath, before, os.stat(path), held, group)
     return sorted(groups)
 
 

@@ -21,6 +21,11 @@ One pass, with the store's state loaded once:
    files rebuilt, and everything under `kb/`, `intake/` and `handoffs/` and the
    boot files is committed, in one commit.
 
+Each step streams (docs/bounded.md, "Promotion at scale"): a pending record is kept as where it is
+and read back BATCH at a time, a routed record is a small tuple, a new fact its line; facts and
+ledger lines are written BATCH at a time, so a batch boundary changes when lines are written, never
+what.
+
 Interrupted anywhere, a second run finishes the same work: fact ids are
 derived, so facts already written are not written twice, and whatever the
 ledger holds is committed with the rebuilt views.
@@ -31,18 +36,22 @@ import os
 import re
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memstack import binder, boot, config, factindex, facts, factstore, files, git, ids, jsonio, pending, schemas, views
 from memstack.errors import MemstackError
 from memstack.factfiles import Closing
+from memstack.facts import Fact
 from memstack.output import plural
 from memstack.routing import BROKEN, FACT_TABLES, SUB_TIERS, Rules, route
 from memstack.sources import WorktreeSource
 from memstack.times import parse_ts
 
 NOTED = "noted"
+BATCH = 8192  # records read back, facts parsed, lines written at a time: all a promotion holds beyond its small lists
+Pending = tuple[str, str, str, int]  # a pending record: (created_at, intake id, its file, its line number)
 TRAILERS = {"knowledge": "Knowledge", "jeles_atoms": "Jeles-Atoms", "opus_atoms": "Opus-Atoms", "binder": "Binder"}
 
 
@@ -67,13 +76,13 @@ def _pending_problem(record: dict[str, Any]) -> str | None:
 
 
 class _Pending:
-    """The records a promotion routes, gathered one file at a time: a record already promoted is
-    dropped once its id is read; one that is not a valid intake record stops the promotion, named
-    by path:line."""
+    """The records a promotion routes, gathered one file at a time, each kept as where it is
+    (`Pending`): a record already promoted is dropped once its id is read; one that is not a valid
+    intake record stops the promotion, named by path:line."""
 
     def __init__(self, done: set[str], wanted: set[str]) -> None:
         self.done, self.wanted = done, wanted
-        self.records: list[tuple[str, dict[str, Any]]] = []
+        self.records: list[Pending] = []
         self.by_id: dict[str, dict[str, Any]] = {}
         self.seen: set[str] = set()
 
@@ -94,14 +103,15 @@ class _Pending:
         self.seen.add(ident)  # type: ignore[arg-type]
         if ident in self.wanted:
             self.by_id[ident] = record  # type: ignore[index]
-        self.records.append((relpath, record))
+        self.records.append((record["created_at"], ident, relpath, number))  # type: ignore[arg-type]
 
-    def sorted(self) -> list[tuple[str, dict[str, Any]]]:
-        return sorted(self.records, key=lambda item: (item[1]["created_at"], item[1]["id"]))
+    def sorted(self) -> list[Pending]:
+        """In time order."""
+        return sorted(self.records)
 
 
 def _load_intake(store: Path, gathered: _Pending, marks: dict[str, list[int]]) -> None:
-    """Every intake file read once (`marks`: how far, for pending.save)."""
+    """Every intake file read once, one at a time (`marks`: how far, for pending.save)."""
     from memstack import progress
 
     paths = pending.intake_files(store)
@@ -143,9 +153,61 @@ def _ledger(store: Path) -> tuple[set[str], list[dict[str, Any]], dict[str, str 
     return done, [d for i, d in ratify.items() if i not in promoted], files_of, len(data)
 
 
+class Routed(NamedTuple):
+    """What routing decided for one record: small, as a promotion holds one for each pending record."""
+
+    intake_id: str
+    agent: str
+    sub_tier: str
+    via: str
+    file: str | None
+    decision: dict[str, Any] | None  # a human's ratify decision: the record becomes knowledge, tier ratified
+
+
+class Made(NamedTuple):
+    """A fact a routed record becomes, kept as its line (parsed again only while it is decided and written)."""
+
+    valid_from: int
+    fact_id: str
+    routed: int  # its Routed's index
+    line: bytes
+
+
+def _records(store: Path, pending: list[Pending]) -> Iterator[tuple[Pending, dict[str, Any]]]:
+    """Each pending record parsed again, in the given order, BATCH at a time: each batch reads the
+    files it needs once, and only its lines are parsed; nothing of the rest is held."""
+    for at in range(0, len(pending), BATCH):
+        batch = pending[at:at + BATCH]
+        lines: dict[str, list[bytes]] = {}
+        for _, _, relpath, _ in batch:
+            if relpath not in lines:
+                lines[relpath] = (store / relpath).read_bytes().split(b"\n")
+        for entry in batch:
+            _, ident, relpath, number = entry
+            where = f"{relpath}:{number}"
+            record = jsonio.loads(lines[relpath][number - 1], where) if number <= len(lines[relpath]) else None
+            if not isinstance(record, dict) or record.get("id") != ident:
+                raise MemstackError(f"{where}: the intake file changed while it was promoted (intake files are"
+                                    " append-only) — restore it, then promote again")
+            yield entry, record
+
+
+def _fact(record: dict[str, Any], table: str, decision: dict[str, Any] | None) -> Fact:
+    subject, predicate, obj = triple(record)
+    when = parse_ts(record["created_at"], "created_at")
+    recorded = max(when, decision["decided_at"]) if decision else when
+    return facts.make(subject=subject, predicate=predicate, object=obj, valid_from=when, recorded_at=recorded,
+                      agent=record["agent"], confidence=record["confidence"], table=table,
+                      source=record["source"] or None, intake_id=record["id"],
+                      id=fact_id_for(record["id"], recorded, decision is not None, record["agent"]),
+                      tier="ratified" if decision else record["tier"])
+
+
 def plan(store: Path) -> dict[str, Any]:
-    """What a promotion would do, without writing: every routed record and how; `read` is how far
-    the logs were read (pending.save)."""
+    """What a promotion would do, without writing: every routed record and how (`routed`), the facts
+    they become (`made`, in time order, ratified records among the rest, so no window overlaps another),
+    and how far the logs were read (`read`, for pending.save). Streamed: the records are read back
+    BATCH at a time; what is kept is small tuples and fact lines."""
     from memstack import progress
 
     rules = Rules.from_config(config.load(store))
@@ -161,84 +223,146 @@ def plan(store: Path) -> dict[str, Any]:
         gathered, marks = _Pending(done, {d["intake_id"] for d in ratified}), {}
         _load_intake(store, gathered, marks)
         by_id = gathered.by_id
-    routed = []
-    pending_records = gathered.sorted()
-    with progress.bar(len(pending_records), "promote: routing") as shown:
-        for relpath, record in pending_records:
+    waiting = gathered.sorted()
+    del gathered
+    routed: list[Routed] = []
+    made: list[Made] = []
+    names: dict[str, str] = {}  # one copy of each agent name, file name and via
+
+    def add(record: dict[str, Any], relpath: str | None, sub_tier: str, via: str,
+            decision: dict[str, Any] | None, ident: str) -> None:
+        if sub_tier in FACT_TABLES:
+            fact = _fact(record, sub_tier, decision)
+            made.append(Made(fact["valid_from"], fact["id"], len(routed), jsonio.dumps_line(fact)))
+        agent = names.setdefault(record["agent"], record["agent"])
+        routed.append(Routed(ident, agent, sub_tier, names.setdefault(via, via),
+                             relpath and names.setdefault(relpath, relpath), decision))
+
+    with progress.bar(len(waiting), "promote: routing") as shown:
+        for (_, ident, relpath, _), record in _records(store, waiting):
             sub_tier, via = route(record, rules, cwd=store)
             if via.endswith(BROKEN + ")"):
                 print(f"memstack promote: {via[len('rules ('):-1]}; the rules route the rest", file=sys.stderr)
                 rules = dataclasses.replace(rules, classifier=None)
-            routed.append({"record": record, "file": relpath, "sub_tier": sub_tier, "via": via, "ratified": None})
+            add(record, relpath, sub_tier, via, None, ident)
             shown.update(1)
+    del waiting
     for decision in ratified:
         record = by_id.get(decision["intake_id"])
         if record is not None:
-            routed.append({"record": record, "file": files_of.get(record["id"]), "sub_tier": "knowledge",
-                           "via": "binder", "ratified": decision})
-    return {"routed": routed, "read": (marks, decisions)}
+            add(record, files_of.get(record["id"]), "knowledge", "binder", decision, record["id"])
+    made.sort()
+    return {"routed": routed, "made": made, "read": (marks, decisions)}
 
 
-def _facts_of(routed: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(routed item, new fact) for every item that becomes a fact."""
-    out = []
-    for item in routed:
-        if item["sub_tier"] not in FACT_TABLES:
-            continue
-        record, decision = item["record"], item["ratified"]
-        subject, predicate, obj = triple(record)
-        when = parse_ts(record["created_at"], "created_at")
-        recorded = max(when, decision["decided_at"]) if decision else when
-        fact = facts.make(subject=subject, predicate=predicate, object=obj, valid_from=when, recorded_at=recorded,
-                          agent=record["agent"], confidence=record["confidence"], table=item["sub_tier"],
-                          source=record["source"] or None, intake_id=record["id"],
-                          id=fact_id_for(record["id"], recorded, decision is not None, record["agent"]),
-                          tier="ratified" if decision else record["tier"])
-        out.append((item, fact))
-    # In time order, ratified records among the rest, so no window overlaps another.
-    return sorted(out, key=lambda pair: (pair[1]["valid_from"], pair[1]["id"]))
+Open = tuple[str, str, int, int, int | None]  # an open fact: (id, object, valid_from, recorded_at, its Made index)
 
 
-def _supersede(store: Path, made: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[list[dict[str, Any]],
-                                                                                      list[Closing], int]:
-    """Decide each new fact's fate against the open facts; returns (facts to append, closings, superseded)."""
-    batch_ids = {fact["id"] for _, fact in made}
-    existing = factindex.open_by_key(store, sorted({(f["subject"], f["predicate"]) for _, f in made}))
-    open_now: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for (subject, predicate), found in existing.items():
-        for fact in found:
-            if fact["id"] not in batch_ids:  # a fact an interrupted run wrote is decided again, the same way
-                open_now.setdefault((fact["table"], subject, predicate), []).append(fact)
-    to_append, closings, superseded = [], [], 0
-    for item, new in made:
+@dataclasses.dataclass
+class Decided:
+    """What _supersede decided: the Made facts to append (by index, in order), the closings of the
+    facts on disk, the closing of each new fact appended already closed, each record's fact id."""
+
+    append: list[int]
+    closings: list[Closing]
+    closed: dict[int, Closing]
+    fact_ids: dict[int, str]  # Routed index -> the fact that holds it (a duplicate: the existing one)
+    superseded: int
+
+
+def _open_facts(store: Path, made: list[Made]) -> dict[tuple[str, str, str], list[Open]]:
+    """The open facts on disk of the (table, subject, predicate) keys of the new facts, as small tuples;
+    asked of the fact index a thousand keys at a time."""
+    batch_ids = {m.fact_id for m in made}
+    keys = sorted({(fact["subject"], fact["predicate"]) for fact in map(_parsed, made)})
+    open_now: dict[tuple[str, str, str], list[Open]] = {}
+    for at in range(0, len(keys), 1000):
+        for (subject, predicate), found in factindex.open_by_key(store, keys[at:at + 1000]).items():
+            for fact in found:
+                if fact["id"] not in batch_ids:  # a fact an interrupted run wrote is decided again, the same way
+                    open_now.setdefault((fact["table"], subject, predicate), []).append(
+                        (fact["id"], fact["object"], fact["valid_from"], fact["recorded_at"], None))
+    return open_now
+
+
+def _parsed(made: Made) -> Fact:
+    return jsonio.loads(made.line, f"fact {made.fact_id}")  # type: ignore[no-any-return]
+
+
+def _supersede(store: Path, made: list[Made]) -> Decided:
+    """Decide each new fact's fate against the open facts, in time order."""
+    open_now = _open_facts(store, made)
+    decided = Decided([], [], {}, {}, 0)
+    for index, item in enumerate(made):
+        new = _parsed(item)
         current = open_now.setdefault((new["table"], new["subject"], new["predicate"]), [])
         if new["predicate"] == NOTED:  # notes accumulate: two notes under one title are two notes
-            item["fact_id"] = new["id"]
-            to_append.append(new)
+            decided.fact_ids[item.routed] = new["id"]
+            decided.append.append(index)
             continue
-        same = [f for f in current if f["object"] == new["object"]]
+        same = [f for f in current if f[1] == new["object"]]
         if same:
-            item["fact_id"] = same[0]["id"]  # a duplicate: the ledger points at the fact that holds it
+            decided.fact_ids[item.routed] = same[0][0]  # a duplicate: the ledger points at the fact that holds it
             continue
-        item["fact_id"] = new["id"]
-        later = [f for f in current if f["valid_from"] > new["valid_from"]]
-        for old in [f for f in current if f["valid_from"] < new["valid_from"]]:
-            closing = {"valid_to": new["valid_from"], "expired_at": max(new["recorded_at"], old["recorded_at"]),
-                       "superseded_by": new["id"]}
-            if old["id"] in batch_ids:
-                old.update(closing)  # not written yet: appended already closed
+        decided.fact_ids[item.routed] = new["id"]
+        later = [f for f in current if f[2] > new["valid_from"]]
+        for old in [f for f in current if f[2] < new["valid_from"]]:
+            closing = Closing(old[0], new["valid_from"], max(new["recorded_at"], old[3]), new["id"])
+            if old[4] is not None:
+                decided.closed[old[4]] = closing  # not written yet: appended already closed
             else:
-                closings.append(Closing(old["id"], **closing))
+                decided.closings.append(closing)
             current.remove(old)
-            superseded += 1
+            decided.superseded += 1
         if later:
-            successor = min(later, key=lambda f: (f["valid_from"], f["id"]))
-            new.update(valid_to=successor["valid_from"], expired_at=max(new["recorded_at"], successor["recorded_at"]),
-                       superseded_by=successor["id"])
+            successor = min(later, key=lambda f: (f[2], f[0]))
+            decided.closed[index] = Closing(new["id"], successor[2], max(new["recorded_at"], successor[3]),
+                                            successor[0])
         else:
-            current.append(new)
-        to_append.append(new)
-    return to_append, closings, superseded
+            current.append((new["id"], new["object"], new["valid_from"], new["recorded_at"], index))
+        decided.append.append(index)
+    return decided
+
+
+def _facts_to_append(made: list[Made], decided: Decided) -> Iterator[list[Fact]]:
+    """The facts to append, in order, BATCH at a time, each as decided (closed or open)."""
+    for at in range(0, len(decided.append), BATCH):
+        batch = []
+        for index in decided.append[at:at + BATCH]:
+            fact = _parsed(made[index])
+            closing = decided.closed.get(index)
+            if closing is not None:
+                fact.update(valid_to=closing.valid_to, expired_at=closing.expired_at,
+                            superseded_by=closing.superseded_by)
+            batch.append(fact)
+        yield batch
+
+
+def _write_facts(store: Path, made: list[Made], decided: Decided) -> None:
+    """Append the new facts BATCH at a time, then the closings. Facts an interrupted run already wrote
+    are not written again; where that run left one open and this run closes it (a record that arrived
+    since), the closing is written."""
+    closings = list(decided.closings)
+    for batch in _facts_to_append(made, decided):
+        on_disk = {i: fact for i, (_, fact) in factindex.locate(store, [f["id"] for f in batch]).items()}
+        for fact in batch:
+            written = on_disk.get(fact["id"])
+            if written is not None and written["valid_to"] is None and fact["valid_to"] is not None:
+                closings.append(Closing(fact["id"], fact["valid_to"], fact["expired_at"], fact["superseded_by"]))
+        factstore.append_many(store, [f for f in batch if f["id"] not in on_disk], check_ids=False)
+    if closings:
+        factstore.close_many(store, closings)
+
+
+def _write_ledger(store: Path, routed: list[Routed], fact_ids: dict[int, str], now_ms: int) -> None:
+    """One ledger line for each routed record, in order, appended BATCH lines at a time."""
+    with files.locked(store, binder.LEDGER):
+        for at in range(0, len(routed), BATCH):
+            files.append_held(store / binder.LEDGER, binder.LEDGER, b"".join(jsonio.dumps_line({
+                "intake_id": item.intake_id, "agent": item.agent, "sub_tier": item.sub_tier,
+                "fact_id": fact_ids.get(index), "promoted_at": now_ms, "via": item.via,
+                **({"file": item.file} if item.file else {})})
+                for index, item in enumerate(routed[at:at + BATCH], start=at)))
 
 
 def _message(counts: Counter[str], ratified: int, superseded: int) -> str:
@@ -406,39 +530,26 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
     with files.locked(store, "promote"):
         if not dry_run:
             factstore.finish_pending(store)  # a capture a killed process left half done
-        planning = plan(store)
-        planned = planning["routed"]
-        counts = Counter(item["sub_tier"] for item in planned if item["ratified"] is None)
-        ratified = sum(1 for item in planned if item["ratified"] is not None)
-        made = _facts_of(planned)
+        planned = plan(store)
+        routed, made, read = planned["routed"], planned["made"], planned["read"]
+        counts = Counter(item.sub_tier for item in routed if item.decision is None)
+        ratified = sum(1 for item in routed if item.decision is not None)
         if dry_run:
             return {"dry_run": True, "routed": dict(counts), "ratified": ratified,
-                    "records": [{"intake_id": i["record"]["id"], "agent": i["record"]["agent"],
-                                 "sub_tier": i["sub_tier"], "via": i["via"]} for i in planned]}
-        to_append, closings, superseded = _supersede(store, made)
-        # Facts an interrupted run already wrote are not written again; where that run left one
-        # open and this run closes it (a record that arrived since), the closing is written.
-        on_disk = factindex.locate(store, [f["id"] for f in to_append])
-        for fact in to_append:
-            written = on_disk.get(fact["id"], (None, None))[1]
-            if written is not None and written["valid_to"] is None and fact["valid_to"] is not None:
-                closings.append(Closing(fact["id"], fact["valid_to"], fact["expired_at"], fact["superseded_by"]))
-        factstore.append_many(store, [f for f in to_append if f["id"] not in on_disk], check_ids=False)
-        if closings:
-            factstore.close_many(store, closings)
-        lines = b"".join(jsonio.dumps_line({
-            "intake_id": item["record"]["id"], "agent": item["record"]["agent"], "sub_tier": item["sub_tier"],
-            "fact_id": item.get("fact_id"), "promoted_at": now_ms, "via": item["via"],
-            **({"file": item["file"]} if item["file"] else {})}) for item in planned)
-        if lines:
-            with files.locked(store, binder.LEDGER):
-                files.append_held(store / binder.LEDGER, binder.LEDGER, lines)
-        pending.save(store, *planning["read"])  # the next promotion reads only what is written after
+                    "records": [{"intake_id": i.intake_id, "agent": i.agent, "sub_tier": i.sub_tier, "via": i.via}
+                                for i in routed]}
+        decided = _supersede(store, made)
+        superseded, facts_added, moved = decided.superseded, len(decided.append), bool(routed)
+        _write_facts(store, made, decided)
+        if routed:
+            _write_ledger(store, routed, decided.fact_ids, now_ms)
+        pending.save(store, *read)  # the next promotion reads only what is written after
+        del planned, routed, made, decided, read  # the views are rebuilt without them
         changed = rebuild(store, patched=True)
         if commit:  # what the commit moves: this run's lines and any an interrupted run left
             counts, ratified = _uncommitted_ledger(store)
         message = _message(counts, ratified, superseded)
         sha = _commit(store, message) if commit else None
     return {"dry_run": False, "routed": dict(counts), "ratified": ratified, "superseded": superseded,
-            "facts_added": len(to_append), "changed": changed, "commit": sha,
-            "message": message if sha or planned or changed else "nothing to promote"}
+            "facts_added": facts_added, "changed": changed, "commit": sha,
+            "message": message if sha or moved or changed else "nothing to promote"}

@@ -40,7 +40,7 @@ its kind, where it is (a field's JSON path, a line) and nothing more.
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -317,6 +317,28 @@ def message(findings: list[Finding]) -> str:
     return f"bad {first.field}: holds a credential ({first.kind}{where}){more} — {FIX} (I8)"
 
 
+def flagged(lines: Sequence[bytes], policy: Policy = DEFAULT) -> set[int]:
+    """The indexes of the `lines` (JSON lines, each of one line) the byte prefilter hits (the hook's,
+    `added`): only these can hold a credential. One pass over them all instead of a walk of each."""
+    starts, at = [], 0
+    for line in lines:
+        starts.append(at)
+        at += len(line) + 1
+    joined = b"\n".join(line.rstrip(b"\n") for line in lines)
+    hit = {bisect_right(starts, offset) - 1 for offset, _ in _hits(joined)}
+    return hit | {number - 1 for number, _ in _extra_lines(joined, policy)}
+
+
+def refuse_secrets_in(records: Sequence[Any], lines: Sequence[bytes], store: Path | None = None) -> None:
+    """refuse_secrets for many records at once, given as their JSON `lines` too: only the records
+    whose line the prefilter hits are walked."""
+    policy = DEFAULT if store is None else for_store(store)
+    for index in sorted(flagged(lines, policy)):
+        findings = scan(records[index], "", policy)
+        if findings:
+            raise MemstackError(message(findings))
+
+
 def refuse_secrets(value: Any, field: str = "", store: Path | None = None) -> None:
     """Raise a MemstackError (exit 2) naming the kind and the field of the first credential in
     `value` (a record, any JSON value, or text: then `field` names it), with the `secrets:` block of
@@ -332,10 +354,20 @@ def added(new: bytes, old: bytes | None | Callable[[], bytes | None], json_lines
           policy: Policy = DEFAULT) -> list[tuple[int, Finding]]:
     """(line number, finding) for each credential on a line of `new` that `old` does not hold.
 
-    One pass of the prefilter over `new`; only the lines it hits are looked up in `old` (read only
-    then, when given as a function) and read.
+    One pass of the prefilter over `new`; only the lines it hits are looked up in `old` and read.
     `json_lines`: a line is read as JSON (a JSONL record, or one `"key": value` line of an indented
-    JSON document) so a finding names its field; other lines (Markdown) are read as text."""
+    JSON document) so a finding names its field; other lines (Markdown) are read as text.
+
+    Where `new` is `old` and more lines (an appended log or fact file: a promotion's), only those
+    lines are scanned: the old ones cannot be added ones."""
+    base = old() if callable(old) else old
+    if base and base.endswith(b"\n") and len(new) > len(base) and new.startswith(base):
+        shift = base.count(b"\n")
+        return [(number + shift, finding) for number, finding in _added(new[len(base):], base, json_lines, policy)]
+    return _added(new, base, json_lines, policy)
+
+
+def _added(new: bytes, old: bytes | None, json_lines: bool, policy: Policy) -> list[tuple[int, Finding]]:
     lines: dict[int, tuple[bytes, set[int]]] = {}  # line number -> (its bytes, the detectors hit)
     number, at, end = 1, 0, -1
     for offset, detector in _hits(new):
@@ -366,8 +398,7 @@ def added(new: bytes, old: bytes | None | Callable[[], bytes | None], json_lines
                                             for d in detectors):
             continue
         if before is None:
-            base = old() if callable(old) else old
-            before = b"\n" + base + (b"" if base.endswith(b"\n") else b"\n") if base else b""
+            before = b"\n" + old + (b"" if old.endswith(b"\n") else b"\n") if old else b""
         if before and b"\n" + raw + b"\n" in before:
             continue  # not added by this change
         found += [(number, finding) for finding in _line(line, json_lines, policy)]
@@ -437,13 +468,6 @@ def redact(value: Any, policy: Policy = DEFAULT) -> Any:
             return [redact(item, policy) for item in value]
         import orjson
 
-        lines = [orjson.dumps(item) for item in value]
-        starts, at = [], 0
-        for line in lines:
-            starts.append(at)
-            at += len(line) + 1
-        joined = b"\n".join(lines)
-        hit = {bisect_right(starts, offset) - 1 for offset, _ in _hits(joined)}
-        hit |= {number - 1 for number, _ in _extra_lines(joined, policy)}
+        hit = flagged([orjson.dumps(item) for item in value], policy)
         return [redact(item, policy) if index in hit else item for index, item in enumerate(value)]
     return value

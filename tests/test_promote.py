@@ -239,9 +239,10 @@ def test_an_interrupted_promotion_is_finished_by_the_next_run(store: Path, tmp_p
     assert memstack("check", cwd=twins["no_commit"]).returncode == 0
     # Killed after appending the facts, before the closings, the ledger and the views.
     stopped = twins["facts_only"]
-    made = promote._facts_of(promote.plan(stopped)["routed"])
-    to_append, _, _ = promote._supersede(stopped, made)
-    promote.factstore.append_many(stopped, to_append, check_ids=False)
+    made = promote.plan(stopped)["made"]
+    decided = promote._supersede(stopped, made)
+    for batch in promote._facts_to_append(made, decided):
+        promote.factstore.append_many(stopped, batch, check_ids=False)
     for twin in (twins["no_commit"], stopped):
         result = promote_cli(twin)
         assert result["commit"], result
@@ -261,10 +262,11 @@ def test_a_record_arriving_after_an_interruption_closes_what_the_interrupted_run
     whole = tmp_path / "whole"
     shutil.copytree(store, whole, symlinks=True)
     # Killed after appending v1, before closing v0 and writing the ledger.
-    made = promote._facts_of(promote.plan(store)["routed"])
-    to_append, closings, _ = promote._supersede(store, made)
-    assert closings  # v0 was to be closed
-    promote.factstore.append_many(store, to_append, check_ids=False)
+    made = promote.plan(store)["made"]
+    decided = promote._supersede(store, made)
+    assert decided.closings  # v0 was to be closed
+    for batch in promote._facts_to_append(made, decided):
+        promote.factstore.append_many(store, batch, check_ids=False)
     for root in (store, whole):  # then v2 arrives
         intake.write(root, intake.make_record(agent="alice", content="c", created_at="2026-01-02T00:00:00Z",
                                               tier="verified", confidence=0.9, subject="svc", predicate="decided",

@@ -35,18 +35,19 @@ def limited(limit_mib: int, *args: str, cwd: Path) -> subprocess.CompletedProces
 
 def test_a_store_larger_than_a_memory_limit_still_promotes_and_checks(tmp_path: Path) -> None:
     # 20,000 facts and 20,000 pending records: the code before streaming needed more than 150 MiB of
-    # address space for this promotion alone (killed at that limit); now it, its commit's hook and
-    # check --all all fit.
+    # address space for this promotion alone (killed at that limit), and before the routing pass kept
+    # its records as small tuples and fact lines (read back a batch at a time) more than 120 MiB; now
+    # it, its commit's hook and check --all fit in 100 MiB.
     store = generated(tmp_path / "store", 20_000, 20_000)
     files = sum(p.stat().st_size for p in (store / "kb" / "facts").rglob("*.jsonl"))
     files += sum(p.stat().st_size for p in (store / "intake").rglob("*.jsonl"))
     assert files > 12 * 2**20
-    done = limited(150, "promote", "--now-ts", NOW, "--json", cwd=store)
+    done = limited(100, "promote", "--now-ts", NOW, "--json", cwd=store)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert sum(result["routed"].values()) == 20_000 and result["commit"]
     assert git(store, "status", "--porcelain").stdout == ""
-    checked = limited(150, "check", "--all", cwd=store)
+    checked = limited(100, "check", "--all", cwd=store)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
@@ -126,3 +127,35 @@ def test_progress_shows_on_a_terminal_and_never_through_a_pipe(tmp_path: Path, v
     code, out, shown = under_a_terminal(*verb, "--json", cwd=store)
     assert code == 0 and bar not in shown  # --json: one document, no bar beside it
     json.loads(out)
+
+
+def _memory_files(store: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*"))
+            if p.is_file() and (p.parts[len(store.parts)] in ("kb", "intake") or p.name == "willow.md")}
+
+
+@pytest.mark.parametrize("step", [5, 12])
+def test_a_promotion_killed_between_its_batches_is_finished_by_the_next_run(tmp_path: Path, step: int) -> None:
+    # 9,000 pending records: more than one batch (promote.BATCH, 8,192) to read back and route, and
+    # the ledger goes out in two appends. Killed (SIGKILL) at a write step among the fact files' appends
+    # (5: four of ten written) or between the ledger's two batches (12: 8,192 lines written), the next
+    # run writes what is missing and lands on the same bytes as a run never interrupted.
+    whole = generated(tmp_path / "whole", 2_000, 9_000)
+    killed = tmp_path / "killed"
+    git(tmp_path, "clone", "-q", "--local", str(whole), str(killed))
+    done = memstack("promote", "--now-ts", NOW, "--json", cwd=whole)
+    assert done.returncode == 0, done.stderr
+    assert sum(json.loads(done.stdout)["routed"].values()) == 9_000
+    stopped = subprocess.run([MEMSTACK, "promote", "--now-ts", NOW], cwd=killed, capture_output=True, text=True,
+                             env={**os.environ, "MEMSTACK_TEST_KILL_AT": str(step)})
+    assert stopped.returncode == -9, stopped.stderr
+    ledger = killed / "kb" / "promotions.jsonl"
+    written = ledger.read_bytes().count(b"\n") if ledger.exists() else 0
+    assert written == (8_192 if step == 12 else 0)
+    assert git(killed, "status", "--porcelain").stdout  # facts written, nothing committed
+    again = memstack("promote", "--now-ts", NOW, "--json", cwd=killed)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["commit"]
+    assert git(killed, "status", "--porcelain").stdout == ""
+    assert _memory_files(killed) == _memory_files(whole)
+    assert memstack("check", "--all", cwd=killed).returncode == 0
