@@ -170,7 +170,7 @@ def build(source: Source) -> dict[str, bytes]:
     # predecessor they name: found in a second pass, only when there are rival sides at all.
     named = [p for p, n in Counter(p for f in claims for p in f.get("supersedes") or ()).items() if n > 1]
     predecessors = [f for f in _open_facts_with_ids(source, set(named))] if named else []
-    return {**views, QUEUE: queue_view(waiting(source), disputes.find([*predecessors, *claims]))}
+    return {**views, QUEUE: queue_view(_waiting(source), disputes.find([*predecessors, *claims]))}
 
 
 _RUN = 20_000  # open facts sorted in memory at a time (~15 MiB); more are spilled to a temporary file
