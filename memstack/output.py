@@ -61,7 +61,8 @@ def emit_each(args: Any, items: Iterable[Any], line: Callable[[Any], str], empty
 
 def emit_streamed(fields: dict[str, Any]) -> None:
     """The bytes `emit` writes for the document `fields` with `--json`, written as they come: a value that
-    is an iterator is a list written item by item (never held whole); any other value is written as it is."""
+    is an iterator is a list written item by item (never held whole; an item given as bytes is one
+    `render_json` made already); any other value is written as it is."""
     out = sys.stdout
     for n, name in enumerate(sorted(fields)):
         out.write(("{\n" if not n else ",\n") + "  " + orjson.dumps(name).decode() + ": ")
@@ -71,7 +72,8 @@ def emit_streamed(fields: dict[str, Any]) -> None:
             continue
         count = 0
         for item in value:
-            out.write(("[\n" if not count else ",\n") + "    " + render_json(item).replace("\n", "\n    "))
+            text = item.decode() if isinstance(item, bytes) else render_json(item)
+            out.write(("[\n" if not count else ",\n") + "    " + text.replace("\n", "\n    "))
             count += 1
         out.write("\n  ]" if count else "[]")
     out.write("\n}\n" if fields else "{}\n")

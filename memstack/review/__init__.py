@@ -39,10 +39,9 @@ def write_json(review: Review) -> None:
     emit_streamed({
         "range": review.range, "commits": review.commits, "secrets": review.secrets,
         "violations": review.violations, "intake": review.intake, "promotions": review.promotions,
-        "facts_added": (orjson.loads(data) for data, in db.execute("SELECT data FROM facts ORDER BY subject, id")),
+        "facts_added": (data for data, in db.execute("SELECT data FROM facts ORDER BY subject, id")),
         "facts_superseded": _superseded(review),
-        "intake_records": (orjson.loads(data) for data, in
-                           db.execute("SELECT data FROM intake ORDER BY created, id, seq")),
-        **{section: spill.items(section) for section in ("binder", "binder_waiting", "binder_edges", "binder_files",
+        "intake_records": (data for data, in db.execute("SELECT data FROM intake ORDER BY created, id, seq")),
+        **{section: spill.items(section, parsed=False) for section in ("binder", "binder_waiting", "binder_edges", "binder_files",
                                                          "handoffs", "soil", "derived")},
     })

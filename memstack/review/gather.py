@@ -16,7 +16,7 @@ import orjson
 
 from memstack import check, git, layout, progress, secrets
 from memstack.errors import MemstackError
-from memstack.review.spill import Spill, key
+from memstack.review.spill import Spill, dump, key
 
 BATCH = 2_000  # records redacted and written together
 INTAKE_FIELDS = ("id", "agent", "tier", "confidence", "title", "created_at", "content")
@@ -96,7 +96,7 @@ class _Reader:
             shown = self.redacted([{k: r.get(k) for k in INTAKE_FIELDS} for r in batch])
             self.db.executemany("INSERT INTO intake VALUES (?, ?, ?, ?, ?, ?)",
                                 ((self.spill.seq(), key(r.get("created_at")), key(r.get("id")), str(s.get("agent")),
-                                  str(s.get("id")), orjson.dumps(s)) for r, s in zip(batch, shown)))
+                                  str(s.get("id")), dump(s)) for r, s in zip(batch, shown)))
 
     def routed(self, change: git.Change) -> None:
         for batch in _batches(self.new_lines(change)):
@@ -132,13 +132,13 @@ class _Reader:
                 if prior.get("valid_to") is None and fact.get("valid_to") is not None:
                     closed.append((prior, fact))
             self.db.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?, ?)",
-                                ((f["id"], key(f.get("subject")), orjson.dumps(s))
+                                ((f["id"], key(f.get("subject")), dump(s))
                                  for f, s in zip(added, self.redacted(added))))
             shown = self.redacted([{"before": prior, "after": fact} for prior, fact in closed])
             self.db.executemany("INSERT INTO superseded VALUES (?, ?, ?, ?, ?)",
                                 ((self.spill.seq(), key(prior.get("subject")), key(prior["id"]),
                                   fact.get("superseded_by") if isinstance(fact.get("superseded_by"), str) else None,
-                                  orjson.dumps(s)) for (prior, fact), s in zip(closed, shown)))
+                                  dump(s)) for (prior, fact), s in zip(closed, shown)))
 
     def read(self, change: git.Change) -> None:
         place = layout.classify(change.path)

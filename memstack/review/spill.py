@@ -4,7 +4,8 @@ A range may bring a million records; they are written here as they are read and
 come back in the order the report lists them (SQLite sorts on disk, in bounded
 memory), so the review never holds the range. Each row holds the record as the
 report shows it (compact JSON, already redacted) and the keys it sorts by (UTF-8
-of the unredacted values, which order as Python orders the strings).
+of the unredacted values, which order as Python orders the strings). Records are
+kept as `--json` prints them (`dump`), so the JSON report copies them out unparsed.
 """
 
 import sqlite3
@@ -24,6 +25,11 @@ CREATE TABLE old_lines (digest BLOB PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE old_facts (id TEXT PRIMARY KEY, data BLOB);
 """
 CACHE_KIB = 8 * 1024  # SQLite's page cache and sorter memory; beyond it, sorts spill to temporary files
+
+
+def dump(item: Any) -> bytes:
+    """An item as the JSON report shows it (output.render_json's bytes)."""
+    return orjson.dumps(item, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
 
 
 def key(value: Any) -> bytes:
@@ -54,11 +60,12 @@ class Spill:
 
     def add_items(self, section: str, items: Iterable[Any]) -> None:
         self.db.executemany("INSERT INTO items VALUES (?, ?, ?)",
-                            ((section, self.seq(), orjson.dumps(item)) for item in items))
+                            ((section, self.seq(), dump(item)) for item in items))
 
-    def items(self, section: str, limit: int = -1) -> Iterator[Any]:
+    def items(self, section: str, limit: int = -1, parsed: bool = True) -> Iterator[Any]:
+        """A section's items in the order they were read (as `dump` wrote them, unless `parsed`)."""
         rows = self.db.execute("SELECT data FROM items WHERE section = ? ORDER BY seq LIMIT ?", (section, limit))
-        return (orjson.loads(data) for data, in rows)
+        return (orjson.loads(data) if parsed else data for data, in rows)
 
     def count(self, table: str, where: str = "", *args: Any) -> int:
         return int(self.db.execute(f"SELECT count(*) FROM {table} {where}", args).fetchone()[0])
