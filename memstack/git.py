@@ -354,9 +354,9 @@ class CatFile:
     def close(self) -> None:
         if self._proc.stdin:
             self._proc.stdin.close()
-        self._proc.wait()
         if self._proc.stdout:
-            self._proc.stdout.close()
+            self._proc.stdout.close()  # before waiting: a stream left half read must not keep git writing
+        self._proc.wait()
 
     def __enter__(self) -> "CatFile":
         return self

@@ -197,3 +197,21 @@ def test_review_bounds_its_facts_tables_and_counts_the_rest(store: Path) -> None
     assert table.count("| s0") == review.FACTS_SHOWN and "… and 3 more facts" in table
     data = json.loads(memstack("review", f"{base}..HEAD", "--format", "json", cwd=store).stdout)
     assert len(data["facts_added"]) == extra
+
+
+def test_the_json_report_is_written_as_one_indented_document(store: Path) -> None:
+    """Written row by row, the report has the bytes of one document rendered whole (keys sorted, indented),
+    empty lists and counts included."""
+    from memstack.output import render_json
+
+    base = git(store, "rev-parse", "HEAD").stdout.strip()
+    write(store, "intake/alice/2026-01-01.jsonl", intake_line("rec-aaaa-0001", "verified"))
+    write(store, FACTS, line(fact("fact-one-0001")))
+    commit(store, "one of each")
+    result = memstack("review", f"{base}..HEAD", "--format", "json", cwd=store)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert result.stdout == render_json(data) + "\n"
+    assert len(data["intake_records"]) == 1 and len(data["facts_added"]) == 1 and data["binder"] == []
+    empty = memstack("review", "HEAD..HEAD", "--json", cwd=store)
+    assert empty.stdout == render_json(json.loads(empty.stdout)) + "\n" and '"intake_records": [],' in empty.stdout
