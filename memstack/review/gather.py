@@ -75,16 +75,53 @@ class _Reader:
         return iter(()) if git.is_zero(sha) else git.lines(self.blobs.stream(sha))
 
     def new_lines(self, change: git.Change) -> Iterator[dict[str, Any]]:
-        """The records of the lines the new side has and the old one has not (an append-only log's new lines)."""
+        """The records of the lines the new side has and the old one has not (an append-only log's new lines).
+
+        An append (the new side starts with the old one's bytes, which end a line) costs a digest of each
+        side and yields the appended lines, all of them (one equal to an older line too: it was appended).
+        Any other change remembers a digest of each old line in the spill and yields the new lines it has
+        not seen."""
         if git.is_zero(change.old_sha):
-            return _records(self.lines(change.new_sha))
+            yield from _records(self.lines(change.new_sha))
+            return
+        digest, size, whole = self._hashed(change.old_sha)
+        if whole:
+            appended: list[bool] = []
+            yield from _records(git.lines(self._after(change.new_sha, size, digest, appended)))
+            if appended[0]:
+                return
         self.db.execute("DELETE FROM old_lines")
         self.db.executemany("INSERT OR IGNORE INTO old_lines VALUES (?)",
                             ((_digest(line),) for line in self.lines(change.old_sha)))
         known = self.db.cursor()
-        return _records(line for line in self.lines(change.new_sha)
-                        if known.execute("SELECT 1 FROM old_lines WHERE digest = ?", (_digest(line),)).fetchone()
-                        is None)
+        yield from _records(line for line in self.lines(change.new_sha)
+                            if known.execute("SELECT 1 FROM old_lines WHERE digest = ?",
+                                             (_digest(line),)).fetchone() is None)
+
+    def _hashed(self, sha: str) -> tuple[bytes, int, bool]:
+        """A blob's digest, its size, and whether it is empty or ends a line."""
+        digest, size, last = blake2b(digest_size=16), 0, b""
+        for piece in self.blobs.stream(sha):
+            digest.update(piece)
+            size, last = size + len(piece), piece[-1:]
+        return digest.digest(), size, last in (b"", b"\n")
+
+    def _after(self, sha: str, size: int, digest: bytes, appended: list[bool]) -> Iterator[bytes]:
+        """The bytes of blob `sha` after its first `size`, if those have `digest` (an append; else nothing).
+        Whether they had is appended to `appended` once the blob is read to its end."""
+        prefix, left, same = blake2b(digest_size=16), size, None
+        for piece in self.blobs.stream(sha):
+            if left:
+                taken = piece[:left]
+                prefix.update(taken)
+                left, piece = left - len(taken), piece[len(taken):]
+                if left:
+                    continue
+            if same is None:
+                same = prefix.digest() == digest
+            if same and piece:
+                yield piece
+        appended.append(same if same is not None else not left and prefix.digest() == digest)
 
     def redacted(self, items: list[Any]) -> list[Any]:
         return secrets.redact(items, self.review.policy)  # type: ignore[no-any-return]
