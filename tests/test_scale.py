@@ -197,3 +197,13 @@ def test_review_of_a_range_larger_than_the_memory_limit_lists_every_record(big_s
     assert "… and 39900 more facts (`memstack review RANGE --format json` lists all)" in ran.stdout
     assert f"- `{generate.intake_id(0)}` observed 0.0, 2024-01-01T00:00:00.000Z: **observation 0**:" in ran.stdout
     assert ran.stdout.count("#### agent") == 10 and ran.stdout.count("- … and 4980 more records from agent") == 10
+
+
+def test_review_shows_progress_on_a_terminal_only(small_store: Path) -> None:
+    code, out, shown = on_terminal(small_store, "review", "HEAD~2..HEAD")
+    assert code == 0 and out.startswith("## memstack review of `HEAD~2..HEAD` (2 commits)")
+    assert "reading the range" in shown and "checking 2 commits" in shown
+    code, out, shown = on_terminal(small_store, "review", "HEAD~2..HEAD", "--format", "json")
+    assert code == 0 and orjson.loads(out)["commits"] == 2 and shown == ""
+    piped = memstack("review", "HEAD~2..HEAD", cwd=small_store)
+    assert piped.returncode == 0 and piped.stderr == ""
