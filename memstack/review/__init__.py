@@ -15,22 +15,11 @@ reports are written from it row by row (`gather.py` reads, `markdown.py` and
 `write_json` write).
 """
 
-from typing import Any
-
-import orjson
-
 from memstack.output import emit_streamed
 from memstack.review.gather import Review, read_range
 from memstack.review.markdown import CONTENT, FACTS_SHOWN, SHOWN, write as write_markdown
 
 __all__ = ["CONTENT", "FACTS_SHOWN", "SHOWN", "Review", "read_range", "write_json", "write_markdown"]
-
-
-def _superseded(review: Review) -> Any:
-    rows = review.spill.db.execute("SELECT s.data, f.data FROM superseded s LEFT JOIN facts f ON f.id = s.successor"
-                                   " ORDER BY s.subject, s.id, s.seq")
-    for data, successor in rows:
-        yield {**orjson.loads(data), "successor": orjson.loads(successor) if successor is not None else None}
 
 
 def write_json(review: Review) -> None:
@@ -40,8 +29,8 @@ def write_json(review: Review) -> None:
         "range": review.range, "commits": review.commits, "secrets": review.secrets,
         "violations": review.violations, "intake": review.intake, "promotions": review.promotions,
         "facts_added": (data for data, in db.execute("SELECT data FROM facts ORDER BY subject, id")),
-        "facts_superseded": _superseded(review),
+        "facts_superseded": review.superseded(),
         "intake_records": (data for data, in db.execute("SELECT data FROM intake ORDER BY created, id, seq")),
-        **{section: spill.items(section, parsed=False) for section in ("binder", "binder_waiting", "binder_edges", "binder_files",
-                                                         "handoffs", "soil", "derived")},
+        **{section: spill.items(section, parsed=False) for section in (
+            "binder", "binder_waiting", "binder_edges", "binder_files", "handoffs", "soil", "derived")},
     })

@@ -36,6 +36,13 @@ class Review:
     violations: list[dict[str, Any]] = field(default_factory=list)
     secrets: list[dict[str, Any]] = field(default_factory=list)
 
+    def superseded(self, limit: int = -1) -> Iterator[dict[str, Any]]:
+        """The facts closed, by subject and id: `before`, `after`, and `successor` when the range adds it."""
+        rows = self.spill.db.execute("SELECT s.data, f.data FROM superseded s LEFT JOIN facts f ON f.id = s.successor"
+                                     " ORDER BY s.subject, s.id, s.seq LIMIT ?", (limit,))
+        for data, successor in rows:
+            yield {**orjson.loads(data), "successor": orjson.loads(successor) if successor is not None else None}
+
     def close(self) -> None:
         self.spill.close()
 

@@ -86,12 +86,8 @@ def _facts(review: Review, out: _Lines) -> None:
     if superseded:
         out.add(f"### Facts superseded ({superseded})", "",
                 "| subject | predicate | before | window now | after | window |", "|---|---|---|---|---|---|")
-        rows = db.execute("SELECT s.data, f.data FROM superseded s LEFT JOIN facts f ON f.id = s.successor"
-                          " ORDER BY s.subject, s.id, s.seq LIMIT ?", (FACTS_SHOWN,))
-        for data, successor_data in rows:
-            item = orjson.loads(data)
-            before, after = item["before"], item["after"]
-            successor = orjson.loads(successor_data) if successor_data is not None else {}
+        for item in review.superseded(FACTS_SHOWN):
+            before, after, successor = item["before"], item["after"], item["successor"] or {}
             out.add(f"| {_cell(before.get('subject'))} | {_cell(before.get('predicate'))} |"
                     f" {_cell(before.get('object'))} | {window(after)} |"
                     f" {_cell(successor.get('object', '(closed, no successor here)'))} |"
@@ -140,8 +136,8 @@ def _binder(review: Review, out: _Lines) -> None:
         out.add(f"### Binder decisions ({_n(decided, 'decision')})", "")
         for d in list(spill.items("binder", SHOWN)):
             note = f" — {_cell(d['note'])}" if d.get("note") else ""
-            out.add(item(str(d.get("intake_id")), f"{d.get('decision')} by {d.get('by')} at {_when(d.get('decided_at'))}: ")
-                    + note)
+            head = f"{d.get('decision')} by {d.get('by')} at {_when(d.get('decided_at'))}: "
+            out.add(item(str(d.get("intake_id")), head) + note)
         if decided > SHOWN:
             out.add(f"- … and {_n(decided - SHOWN, 'more decision')}")
         out.add("")
