@@ -9,7 +9,7 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -390,6 +390,32 @@ class CatFile:
 
     def read_object(self, spec: str) -> tuple[str, bytes] | None:
         """The type (`blob`, `tree`, ...) and content of `spec`, or None if git has no such object."""
+        found = self._ask(spec)
+        if found is None:
+            return None
+        assert self._proc.stdout
+        data = self._proc.stdout.read(found[1])
+        self._proc.stdout.read(1)  # the newline after each object
+        return found[0], data
+
+    def stream(self, spec: str, piece: int = 1 << 20) -> Iterator[bytes]:
+        """The content of `spec` in pieces of at most `piece` bytes (nothing if git has no such object),
+        never held whole. Read it to its end before asking for another object."""
+        found = self._ask(spec)
+        if found is None:
+            return
+        assert self._proc.stdout
+        left = found[1]
+        while left:
+            data = self._proc.stdout.read(min(piece, left))
+            if not data:
+                raise MemstackError("git cat-file --batch stopped answering")
+            left -= len(data)
+            yield data
+        self._proc.stdout.read(1)  # the newline after each object
+
+    def _ask(self, spec: str) -> tuple[str, int] | None:
+        """Ask for `spec`: its type and size, its content next on stdout; None if git has no such object."""
         assert self._proc.stdin and self._proc.stdout
         self._proc.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
         self._proc.stdin.flush()
@@ -399,19 +425,31 @@ class CatFile:
             if not header:
                 raise MemstackError("git cat-file --batch stopped answering")
             return None
-        data = self._proc.stdout.read(int(parts[2]))
-        self._proc.stdout.read(1)  # the newline after each object
-        return parts[1].decode(), data
+        return parts[1].decode(), int(parts[2])
 
     def close(self) -> None:
         if self._proc.stdin:
             self._proc.stdin.close()
-        self._proc.wait()
         if self._proc.stdout:
-            self._proc.stdout.close()
+            self._proc.stdout.close()  # before waiting: a stream left half read must not keep git writing
+        self._proc.wait()
 
     def __enter__(self) -> "CatFile":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def lines(pieces: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines of a stream of bytes (`CatFile.stream`) as `bytes.splitlines` splits them, each without its
+    end, one at a time."""
+    rest = b""
+    for piece in pieces:
+        found = (rest + piece).splitlines(keepends=True)
+        # The last one may go on in the next piece (or be the `\r` of a `\r\n` cut in two).
+        rest = found.pop() if found and not found[-1].endswith(b"\n") else b""
+        for line in found:
+            yield line[:-2] if line.endswith(b"\r\n") else line[:-1]
+    if rest:
+        yield rest[:-1] if rest.endswith(b"\r") else rest

@@ -1,7 +1,7 @@
 """What a command prints: one JSON document with --json, readable text otherwise."""
 
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -57,3 +57,23 @@ def emit_each(args: Any, items: Iterable[Any], line: Callable[[Any], str], empty
         out.write(("\n  ],\n" if count else '{\n  "items": [],\n') + '  "next_cursor": null,\n  "remaining": 0\n}\n')
     elif not count and empty:
         out.write(empty + "\n")
+
+
+def emit_streamed(fields: dict[str, Any]) -> None:
+    """The bytes `emit` writes for the document `fields` with `--json`, written as they come: a value that
+    is an iterator is a list written item by item (never held whole; an item given as bytes is one
+    `render_json` made already); any other value is written as it is."""
+    out = sys.stdout
+    for n, name in enumerate(sorted(fields)):
+        out.write(("{\n" if not n else ",\n") + "  " + orjson.dumps(name).decode() + ": ")
+        value = fields[name]
+        if not isinstance(value, Iterator):
+            out.write(render_json(value).replace("\n", "\n  "))
+            continue
+        count = 0
+        for item in value:
+            text = item.decode() if isinstance(item, bytes) else render_json(item)
+            out.write(("[\n" if not count else ",\n") + "    " + text.replace("\n", "\n    "))
+            count += 1
+        out.write("\n  ]" if count else "[]")
+    out.write("\n}\n" if fields else "{}\n")

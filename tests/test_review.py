@@ -197,3 +197,42 @@ def test_review_bounds_its_facts_tables_and_counts_the_rest(store: Path) -> None
     assert table.count("| s0") == review.FACTS_SHOWN and "… and 3 more facts" in table
     data = json.loads(memstack("review", f"{base}..HEAD", "--format", "json", cwd=store).stdout)
     assert len(data["facts_added"]) == extra
+
+
+def test_the_json_report_is_written_as_one_indented_document(store: Path) -> None:
+    """Written row by row, the report has the bytes of one document rendered whole (keys sorted, indented),
+    empty lists and counts included."""
+    from memstack.output import render_json
+
+    base = git(store, "rev-parse", "HEAD").stdout.strip()
+    write(store, "intake/alice/2026-01-01.jsonl", intake_line("rec-aaaa-0001", "verified"))
+    write(store, FACTS, line(fact("fact-one-0001")))
+    commit(store, "one of each")
+    result = memstack("review", f"{base}..HEAD", "--format", "json", cwd=store)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert result.stdout == render_json(data) + "\n"
+    assert len(data["intake_records"]) == 1 and len(data["facts_added"]) == 1 and data["binder"] == []
+    empty = memstack("review", "HEAD..HEAD", "--json", cwd=store)
+    assert empty.stdout == render_json(json.loads(empty.stdout)) + "\n" and '"intake_records": [],' in empty.stdout
+
+
+def test_review_of_appends_to_existing_logs_shows_only_what_was_appended(store: Path) -> None:
+    """A log the base already holds: its appended lines are the range's records; a rewritten one (no hook)
+    shows the lines the base did not hold."""
+    write(store, "intake/alice/2026-01-01.jsonl", intake_line("rec-aaaa-0001", "verified")
+          + intake_line("rec-aaaa-0002", "observed"))
+    write(store, "intake/bob/2026-01-01.jsonl", intake_line("rec-bbbb-0001", "observed", "bob")
+          + intake_line("rec-bbbb-0002", "observed", "bob"))
+    base = commit(store, "base")
+    write(store, "intake/alice/2026-01-01.jsonl", intake_line("rec-aaaa-0003", "observed"))
+    commit(store, "one more")
+    data = json.loads(memstack("review", f"{base}..HEAD", "--format", "json", cwd=store).stdout)
+    assert [r["id"] for r in data["intake_records"]] == [iid("rec-aaaa-0003")] and data["violations"] == []
+    write(store, "intake/bob/2026-01-01.jsonl", intake_line("rec-bbbb-0002", "observed", "bob")
+          + intake_line("rec-bbbb-0003", "observed", "bob"), mode="wb")
+    git(store, "commit", "-q", "--no-verify", "-am", "rewrote bob's log")
+    data = json.loads(memstack("review", f"{base}..HEAD", "--format", "json", cwd=store).stdout)
+    assert sorted(r["id"] for r in data["intake_records"]) == sorted([iid("rec-aaaa-0003"),
+                                                                       iid("rec-bbbb-0003", "bob")])
+    assert data["intake"] == {"alice": {"observed": 1}, "bob": {"observed": 1}} and data["violations"]

@@ -168,3 +168,42 @@ def test_list_verbs_stream_a_store_larger_than_the_memory_limit(big_store: Path)
     assert len(ran.stdout.splitlines()) == 10_000
     ran = limited(big_store, "fact", "get-valid-at", "--ts", str(end), "--json")
     assert ran.returncode == 0 and len(orjson.loads(ran.stdout)["items"]) == 10_000, ran.stderr
+
+
+def test_review_of_a_range_larger_than_the_memory_limit_lists_every_record(big_store: Path) -> None:
+    """`review` of the commit that wrote the whole store: every record in the JSON report, in its order,
+    and the Markdown's counts, while the process cannot hold the range."""
+    wrote = git(big_store, "log", "--format=%H", "-1", "--grep", "a store larger than the memory limit").stdout.strip()
+    spec = f"{wrote}~1..{wrote}"
+    ran = limited(big_store, "review", spec, "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    assert len(ran.stdout) > LIMIT_MIB << 20  # the report alone would not fit
+    report = orjson.loads(ran.stdout)
+    assert [r["id"] for r in report["intake_records"]] == [generate.intake_id(n) for n in range(50_000)]
+    assert all(r["content"].endswith(PAD) for r in report["intake_records"])
+    facts = report["facts_added"]
+    assert sorted(f["id"] for f in facts) == sorted(generate.fact_id(n) for n in range(40_000))
+    assert [(f["subject"], f["id"]) for f in facts] == sorted((f["subject"], f["id"]) for f in facts)
+    tiers = ("observed", "fetched", "verified", "ratified")  # generate.intake: agent n % 10, tier n % 4
+    expected: dict[str, dict[str, int]] = {}
+    for n in range(50_000):
+        counts = expected.setdefault(generate.AGENTS[n % 10], {})
+        counts[tiers[n % 4]] = counts.get(tiers[n % 4], 0) + 1
+    assert report["intake"] == {agent: dict(sorted(c.items())) for agent, c in sorted(expected.items())}
+    assert (report["commits"], report["violations"], report["facts_superseded"]) == (1, [], [])
+    ran = limited(big_store, "review", spec)
+    assert ran.returncode == 0, ran.stderr
+    assert "50000 intake records, 40000 facts added, 0 superseded," in ran.stdout
+    assert "… and 39900 more facts (`memstack review RANGE --format json` lists all)" in ran.stdout
+    assert f"- `{generate.intake_id(0)}` observed 0.0, 2024-01-01T00:00:00.000Z: **observation 0**:" in ran.stdout
+    assert ran.stdout.count("#### agent") == 10 and ran.stdout.count("- … and 4980 more records from agent") == 10
+
+
+def test_review_shows_progress_on_a_terminal_only(small_store: Path) -> None:
+    code, out, shown = on_terminal(small_store, "review", "HEAD~2..HEAD")
+    assert code == 0 and out.startswith("## memstack review of `HEAD~2..HEAD` (2 commits)")
+    assert "reading the range" in shown and "checking 2 commits" in shown
+    code, out, shown = on_terminal(small_store, "review", "HEAD~2..HEAD", "--format", "json")
+    assert code == 0 and orjson.loads(out)["commits"] == 2 and shown == ""
+    piped = memstack("review", "HEAD~2..HEAD", cwd=small_store)
+    assert piped.returncode == 0 and piped.stderr == ""

@@ -3,7 +3,6 @@
 from typing import Any
 
 from memstack.commands import doc
-from memstack.output import emit
 
 
 def register(sub: Any, common: Any) -> None:
@@ -20,12 +19,17 @@ def register(sub: Any, common: Any) -> None:
 
 
 def run(args: Any) -> int:
-    from memstack import review
+    from memstack import progress, review
     from memstack.store import folder_of, open_store
 
     store = open_store(args.store)
     top, folder = folder_of(store.root)  # a store in a folder of a code repository: its paths only
-    report = review.review(top, args.range, folder)
     args.json = args.json or args.format == "json"
-    emit(args, report, lambda: review.markdown(report))
+    if args.json:
+        progress.silence()  # one document on stdout, nothing beside it
+    with review.read_range(top, args.range, folder) as found:  # streamed from disk: never the whole range held
+        if args.json:
+            review.write_json(found)
+        else:
+            review.write_markdown(found)
     return 0

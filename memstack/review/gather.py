@@ -1,0 +1,258 @@
+"""Reading a range into a review: one tree diff, each changed memory file streamed line by line from git.
+
+What a file adds goes to the spill as it is read, in batches redacted together
+(secrets.redact screens a batch with its byte prefilter); only counts (intake by
+agent and tier, promotions by sub-tier) and the range's check stay in memory.
+"""
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from hashlib import blake2b
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memstack import check, git, layout, progress, secrets
+from memstack.errors import MemstackError
+from memstack.review.spill import Spill, dump, key
+
+BATCH = 2_000  # records redacted and written together
+INTAKE_FIELDS = ("id", "agent", "tier", "confidence", "title", "created_at", "content")
+DECISION_FIELDS = ("intake_id", "decision", "by", "decided_at", "note")
+
+
+@dataclass
+class Review:
+    """A range read: the records in `spill`, the rest here, every string redacted."""
+
+    range: str
+    spill: Spill
+    policy: secrets.Policy
+    commits: int = 0
+    intake: dict[str, dict[str, int]] = field(default_factory=dict)  # agent -> tier -> records
+    promotions: dict[str, int] = field(default_factory=dict)  # sub-tier -> records
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    secrets: list[dict[str, Any]] = field(default_factory=list)
+
+    def superseded(self, limit: int = -1) -> Iterator[dict[str, Any]]:
+        """The facts closed, by subject and id: `before`, `after`, and `successor` when the range adds it."""
+        rows = self.spill.db.execute("SELECT s.data, f.data FROM superseded s LEFT JOIN facts f ON f.id = s.successor"
+                                     " ORDER BY s.subject, s.id, s.seq LIMIT ?", (limit,))
+        for data, successor in rows:
+            yield {**orjson.loads(data), "successor": orjson.loads(successor) if successor is not None else None}
+
+    def close(self) -> None:
+        self.spill.close()
+
+    def __enter__(self) -> "Review":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _records(lines: Iterator[bytes]) -> Iterator[dict[str, Any]]:
+    for line in lines:
+        try:
+            record = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue  # the violations section reports it
+        if isinstance(record, dict):
+            yield record
+
+
+def _digest(line: bytes) -> bytes:
+    return blake2b(line, digest_size=16).digest()
+
+
+class _Reader:
+    """Reads each change of the range into the review."""
+
+    def __init__(self, repo: Path, review: Review) -> None:
+        self.review = review
+        self.spill = review.spill
+        self.db = review.spill.db
+        self.blobs = git.CatFile(repo)
+        self.intake_counts: dict[str, Counter[str]] = {}
+        self.promotions: Counter[str] = Counter()
+
+    def lines(self, sha: str) -> Iterator[bytes]:
+        return iter(()) if git.is_zero(sha) else git.lines(self.blobs.stream(sha))
+
+    def new_lines(self, change: git.Change) -> Iterator[dict[str, Any]]:
+        """The records of the lines the new side has and the old one has not (an append-only log's new lines).
+
+        An append (the new side starts with the old one's bytes, which end a line) costs a digest of each
+        side and yields the appended lines, all of them (one equal to an older line too: it was appended).
+        Any other change remembers a digest of each old line in the spill and yields the new lines it has
+        not seen."""
+        if git.is_zero(change.old_sha):
+            yield from _records(self.lines(change.new_sha))
+            return
+        digest, size, whole = self._hashed(change.old_sha)
+        if whole:
+            appended: list[bool] = []
+            yield from _records(git.lines(self._after(change.new_sha, size, digest, appended)))
+            if appended[0]:
+                return
+        self.db.execute("DELETE FROM old_lines")
+        self.db.executemany("INSERT OR IGNORE INTO old_lines VALUES (?)",
+                            ((_digest(line),) for line in self.lines(change.old_sha)))
+        known = self.db.cursor()
+        yield from _records(line for line in self.lines(change.new_sha)
+                            if known.execute("SELECT 1 FROM old_lines WHERE digest = ?",
+                                             (_digest(line),)).fetchone() is None)
+
+    def _hashed(self, sha: str) -> tuple[bytes, int, bool]:
+        """A blob's digest, its size, and whether it is empty or ends a line."""
+        digest, size, last = blake2b(digest_size=16), 0, b""
+        for piece in self.blobs.stream(sha):
+            digest.update(piece)
+            size, last = size + len(piece), piece[-1:]
+        return digest.digest(), size, last in (b"", b"\n")
+
+    def _after(self, sha: str, size: int, digest: bytes, appended: list[bool]) -> Iterator[bytes]:
+        """The bytes of blob `sha` after its first `size`, if those have `digest` (an append; else nothing).
+        Whether they had is appended to `appended` once the blob is read to its end."""
+        prefix, left, same = blake2b(digest_size=16), size, None
+        for piece in self.blobs.stream(sha):
+            if left:
+                taken = piece[:left]
+                prefix.update(taken)
+                left, piece = left - len(taken), piece[len(taken):]
+                if left:
+                    continue
+            if same is None:
+                same = prefix.digest() == digest
+            if same and piece:
+                yield piece
+        appended.append(same if same is not None else not left and prefix.digest() == digest)
+
+    def redacted(self, items: list[Any]) -> list[Any]:
+        return secrets.redact(items, self.review.policy)  # type: ignore[no-any-return]
+
+    def intake(self, change: git.Change) -> None:
+        for batch in _batches(self.new_lines(change)):
+            for record in batch:
+                self.intake_counts.setdefault(str(record.get("agent")), Counter())[str(record.get("tier"))] += 1
+            shown = self.redacted([{k: r.get(k) for k in INTAKE_FIELDS} for r in batch])
+            self.db.executemany("INSERT INTO intake VALUES (?, ?, ?, ?, ?, ?)",
+                                ((self.spill.seq(), key(r.get("created_at")), key(r.get("id")), str(s.get("agent")),
+                                  str(s.get("id")), dump(s)) for r, s in zip(batch, shown)))
+
+    def routed(self, change: git.Change) -> None:
+        for batch in _batches(self.new_lines(change)):
+            self.promotions.update(str(line.get("sub_tier")) for line in batch)
+            waiting = [str(line.get("intake_id")) for line in batch if line.get("sub_tier") == "binder"]
+            self.spill.add_items("binder_waiting", self.redacted(waiting))
+
+    def binder(self, change: git.Change) -> None:
+        for batch in _batches(self.new_lines(change)):
+            self.spill.add_items("binder", self.redacted([{k: d.get(k) for k in DECISION_FIELDS}
+                                                          for d in batch if d.get("kind") is None]))
+            self.spill.add_items("binder_edges", self.redacted([d for d in batch if d.get("kind") == "edge"]))
+            self.spill.add_items("binder_files", self.redacted([d for d in batch if d.get("kind") == "file"]))
+
+    def facts(self, change: git.Change) -> None:
+        """Facts the new side adds (by id), and facts it closes that were open (superseded)."""
+        had_old = not git.is_zero(change.old_sha)
+        if had_old:
+            self.db.execute("DELETE FROM old_facts")
+            self.db.executemany("INSERT OR REPLACE INTO old_facts VALUES (?, ?)",
+                                ((f["id"], orjson.dumps(f)) for f in _records(self.lines(change.old_sha))
+                                 if isinstance(f.get("id"), str)))
+        before = self.db.cursor()
+        for batch in _batches(f for f in _records(self.lines(change.new_sha)) if isinstance(f.get("id"), str)):
+            added, closed = [], []
+            for fact in batch:
+                row = before.execute("SELECT data FROM old_facts WHERE id = ?", (fact["id"],)).fetchone() \
+                    if had_old else None
+                if row is None:
+                    added.append(fact)
+                    continue
+                prior = orjson.loads(row[0])
+                if prior.get("valid_to") is None and fact.get("valid_to") is not None:
+                    closed.append((prior, fact))
+            self.db.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?, ?)",
+                                ((f["id"], key(f.get("subject")), dump(s))
+                                 for f, s in zip(added, self.redacted(added))))
+            shown = self.redacted([{"before": prior, "after": fact} for prior, fact in closed])
+            self.db.executemany("INSERT INTO superseded VALUES (?, ?, ?, ?, ?)",
+                                ((self.spill.seq(), key(prior.get("subject")), key(prior["id"]),
+                                  fact.get("superseded_by") if isinstance(fact.get("superseded_by"), str) else None,
+                                  dump(s)) for (prior, fact), s in zip(closed, shown)))
+
+    def read(self, change: git.Change) -> None:
+        place = layout.classify(change.path)
+        if place.kind == layout.INTAKE:
+            self.intake(change)
+        elif place.kind == layout.PROMOTIONS:
+            self.routed(change)
+        elif place.kind == layout.BINDER:
+            self.binder(change)
+        elif place.kind == layout.FACTS:
+            self.facts(change)
+        elif place.kind == layout.HANDOFF and change.added:
+            self.spill.add_items("handoffs", self.redacted([{"path": change.path, "agent": place.agent,
+                                                             "date": place.date}]))
+        elif place.kind == layout.SOIL:
+            what = "added" if change.added else "deleted" if change.deleted else "changed"
+            self.spill.add_items("soil", self.redacted([{"path": change.path, "change": what}]))
+        elif place.kind in layout.DERIVED:
+            self.spill.add_items("derived", self.redacted([change.path]))
+
+
+def _batches(records: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    batch = []
+    for record in records:
+        batch.append(record)
+        if len(batch) == BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def read_range(repo: Path, spec: str, folder: str = "") -> Review:
+    """The review of `spec` (A..B): the net change from the merge base of A and B to B, as a pull request
+    shows it, and the check of the range's commits. Close it (a context manager) when done."""
+    ends = spec.split("..")
+    if len(ends) != 2 or not all(ends) or spec.startswith("-"):
+        raise MemstackError(f"bad range {spec!r}: expected A..B")
+    for end in ends:
+        if git.rev_parse(repo, f"{end}^{{commit}}") is None:
+            raise MemstackError(f"bad range {spec!r}: no commit {end!r} in {repo}")
+    base = git.run(repo, "merge-base", ends[0], ends[1], ok=(0, 1)).stdout.decode().strip() or git.EMPTY_TREE
+    changes = git.tree_diffs(repo, [(git.rev_parse(repo, f"{base}^{{tree}}") or git.EMPTY_TREE,
+                                     git.rev_parse(repo, f"{ends[1]}^{{tree}}") or git.EMPTY_TREE)],
+                             folder)[0]
+    try:
+        policy = secrets.for_store(repo / folder)  # its extra patterns redact too
+    except MemstackError:
+        policy = secrets.DEFAULT  # a broken memstack.yaml: the range's check reports it
+    review = Review(secrets.redact(spec, policy), Spill(), policy)
+    try:
+        reader = _Reader(repo, review)
+        try:
+            with progress.bar(len(changes), "reading the range", "files") as shown:
+                for change in changes:
+                    reader.read(change)
+                    shown.update(1)
+        finally:
+            reader.blobs.close()
+        review.spill.db.execute("COMMIT")
+        review.intake = secrets.redact({agent: dict(sorted(c.items()))
+                                        for agent, c in sorted(reader.intake_counts.items())}, policy)
+        review.promotions = secrets.redact(dict(sorted(reader.promotions.items())), policy)
+        checked = check.check_range(repo, spec, folder)
+        review.commits = len(checked.results)
+        violations = checked.to_dict()["violations"]
+        review.secrets = secrets.redact([{k: v[k] for k in ("commit", "path", "line", "what")}
+                                         for v in violations if v["rule"] == "I8"], policy)
+        review.violations = secrets.redact(violations, policy)
+    except BaseException:
+        review.close()
+        raise
+    return review
