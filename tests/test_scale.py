@@ -26,7 +26,8 @@ from helpers import MEMSTACK, git, memstack
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import generate  # noqa: E402  (bench/generate.py: stores written straight in the store's format)
 
-LIMIT_MIB = 96  # the address space a command gets; `memstack check --all` itself needs ~55 MiB on a tiny store
+LIMIT_MIB = 64  # the address space a command gets; the most any command here needs on a tiny store is ~44 MiB
+FACTS, INTAKE = 8_000, 18_000  # big_store: with ~3.8 KB of padding an intake record, ~70 MiB of intake
 PAD = " ".join(["the build log of this module says what each step took and why"] * 30)  # ~1.9 KB of plain words
 
 
@@ -42,13 +43,13 @@ def padded(files: dict[str, list[bytes]], field: str, text: str) -> dict[str, li
 
 @pytest.fixture(scope="module")
 def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store whose memory files (~120 MB) are larger than LIMIT_MIB: 40,000 facts, 50,000 intake records."""
+    """A store whose memory files (~77 MiB; ~70 MiB of intake) are larger than LIMIT_MIB: FACTS facts, INTAKE intake records."""
     from memstack import install
 
     root = tmp_path_factory.mktemp("big") / "store"
     install.init(root, generate.AGENTS)
-    generate.write_files(root, padded(generate.facts(40_000), "object", " " + PAD[:300]))
-    generate.write_files(root, padded(generate.intake(50_000), "content", " " + PAD))
+    generate.write_files(root, padded(generate.facts(FACTS), "object", " " + PAD[:300]))
+    generate.write_files(root, padded(generate.intake(INTAKE), "content", " " + PAD + " " + PAD))
     git(root, "add", "-A")
     git(root, "commit", "-q", "--no-verify", "-m", "a store larger than the memory limit")  # hooks: not the point
     return root
@@ -71,7 +72,7 @@ def test_a_store_larger_than_the_memory_limit_rebuilds_and_checks(big_store: Pat
     assert ran.returncode == 0, ran.stderr
     assert "rebuilt kb/knowledge.json" in ran.stdout
     view = orjson.loads((big_store / "kb/knowledge.json").read_bytes())
-    assert view["count"] == 10_000  # every fourth generated fact is the open one
+    assert view["count"] == FACTS // 4  # every fourth generated fact is the open one
     assert [f["subject"] for f in view["facts"]] == sorted(f["subject"] for f in view["facts"])
     git(big_store, "add", "-A")
     git(big_store, "commit", "-q", "--no-verify", "-m", "views")
@@ -161,10 +162,10 @@ def test_list_verbs_stream_a_store_larger_than_the_memory_limit(big_store: Path)
     ran = limited(big_store, "intake", "list")
     assert ran.returncode == 0, ran.stderr
     lines = ran.stdout.splitlines()
-    assert len(lines) == 50_000 and lines == sorted(lines)  # oldest first: each line starts with created_at
-    end = generate.START + 40_000 * generate.STEP
+    assert len(lines) == INTAKE and lines == sorted(lines)  # oldest first: each line starts with created_at
+    end = generate.START + FACTS * generate.STEP
     ran = limited(big_store, "fact", "get-valid-at", "--ts", str(end))  # builds the index first, then lists
     assert ran.returncode == 0, ran.stderr
-    assert len(ran.stdout.splitlines()) == 10_000
+    assert len(ran.stdout.splitlines()) == FACTS // 4
     ran = limited(big_store, "fact", "get-valid-at", "--ts", str(end), "--json")
-    assert ran.returncode == 0 and len(orjson.loads(ran.stdout)["items"]) == 10_000, ran.stderr
+    assert ran.returncode == 0 and len(orjson.loads(ran.stdout)["items"]) == FACTS // 4, ran.stderr
