@@ -39,3 +39,10 @@ def store(tmp_path: Path, _store_template: Path) -> Path:
     root = tmp_path / "store"
     shutil.copytree(_store_template, root, symlinks=True)
     return root
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked `slow` first: pytest-xdist (`--maxschedchunk 1`, pyproject.toml) hands out the
+    tests in this order, one at a time as a worker frees, so a long test never starts last and keeps
+    one core busy after the other has finished (a stable sort: the rest keep their order)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from helpers import memstack
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,6 +27,7 @@ def _bench() -> ModuleType:
     return module
 
 
+@pytest.mark.slow
 def test_a_quick_run_has_a_row_for_every_figure(tmp_path: Path) -> None:
     out = tmp_path / "results.json"
     work = tmp_path / "tmp"

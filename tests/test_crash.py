@@ -54,6 +54,7 @@ def pending(store: Path) -> Path:
     return store
 
 
+@pytest.mark.slow
 def test_a_promotion_killed_at_any_step_is_finished_by_the_next_run(pending: Path, tmp_path: Path) -> None:
     reference = tmp_path / "reference"
     shutil.copytree(pending, reference, symlinks=True)

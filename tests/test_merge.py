@@ -190,6 +190,7 @@ def test_log_merge_keeps_every_record_once_ours_first(who: list[str], rnd: rando
     assert merged.startswith(ours)
 
 
+@pytest.mark.slow
 def test_a_hundred_rounds_of_appends_and_closings_on_two_clones_lose_nothing(clones: tuple[Path, Path]) -> None:
     rnd = random.Random(20261130)
     a, b = clones

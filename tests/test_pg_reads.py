@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
@@ -56,6 +57,7 @@ def build_history(store: Path) -> None:
 PROBES = [JAN_MS - 1, JAN_MS + 5 * DAY, JAN_MS + 5 * DAY + 1, JAN_MS + 9 * DAY]
 
 
+@pytest.mark.slow
 def test_every_read_verb_answers_the_same_document_from_the_replica(store: Path, pg_dsn: str) -> None:
     build_history(store)
     stdout("pg", "sync", pg_dsn, cwd=store)
@@ -179,6 +181,7 @@ def _same_answers(root: Path, replica: ReplicaReader, steps: int) -> None:
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
+@pytest.mark.slow
 @given(ops=st.lists(operations, min_size=1, max_size=12))
 def test_any_sequence_of_writes_reads_the_same_from_the_replica(pg_cluster: Cluster, ops: list[Any]) -> None:
     dsn = pg_cluster.dsn(PROPERTY_DB.setdefault("name", pg_cluster.new_database().rsplit("=", 1)[1]))

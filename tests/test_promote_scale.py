@@ -33,6 +33,7 @@ def limited(limit_mib: int, *args: str, cwd: Path) -> subprocess.CompletedProces
     return subprocess.run([MEMSTACK, *args], cwd=cwd, capture_output=True, text=True, preexec_fn=cap)
 
 
+@pytest.mark.slow
 def test_a_store_larger_than_a_memory_limit_still_promotes_and_checks(tmp_path: Path) -> None:
     # 20,000 facts and 20,000 pending records: the code before streaming needed more than 150 MiB of
     # address space for this promotion alone (killed at that limit), and before the routing pass kept

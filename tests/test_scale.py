@@ -26,7 +26,8 @@ from helpers import MEMSTACK, git, memstack
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import generate  # noqa: E402  (bench/generate.py: stores written straight in the store's format)
 
-LIMIT_MIB = 96  # the address space a command gets; `memstack check --all` itself needs ~55 MiB on a tiny store
+LIMIT_MIB = 64  # the address space a command gets; the most any command here needs on a tiny store is ~44 MiB
+FACTS, INTAKE = 8_000, 18_000  # big_store: with ~3.8 KB of padding an intake record, ~70 MiB of intake
 PAD = " ".join(["the build log of this module says what each step took and why"] * 30)  # ~1.9 KB of plain words
 
 
@@ -42,13 +43,13 @@ def padded(files: dict[str, list[bytes]], field: str, text: str) -> dict[str, li
 
 @pytest.fixture(scope="module")
 def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store whose memory files (~120 MB) are larger than LIMIT_MIB: 40,000 facts, 50,000 intake records."""
+    """A store whose memory files (~77 MiB; ~70 MiB of intake) are larger than LIMIT_MIB: FACTS facts, INTAKE intake records."""
     from memstack import install
 
     root = tmp_path_factory.mktemp("big") / "store"
     install.init(root, generate.AGENTS)
-    generate.write_files(root, padded(generate.facts(40_000), "object", " " + PAD[:300]))
-    generate.write_files(root, padded(generate.intake(50_000), "content", " " + PAD))
+    generate.write_files(root, padded(generate.facts(FACTS), "object", " " + PAD[:300]))
+    generate.write_files(root, padded(generate.intake(INTAKE), "content", " " + PAD + " " + PAD))
     git(root, "add", "-A")
     git(root, "commit", "-q", "--no-verify", "-m", "a store larger than the memory limit")  # hooks: not the point
     return root
@@ -71,7 +72,7 @@ def test_a_store_larger_than_the_memory_limit_rebuilds_and_checks(big_store: Pat
     assert ran.returncode == 0, ran.stderr
     assert "rebuilt kb/knowledge.json" in ran.stdout
     view = orjson.loads((big_store / "kb/knowledge.json").read_bytes())
-    assert view["count"] == 10_000  # every fourth generated fact is the open one
+    assert view["count"] == FACTS // 4  # every fourth generated fact is the open one
     assert [f["subject"] for f in view["facts"]] == sorted(f["subject"] for f in view["facts"])
     git(big_store, "add", "-A")
     git(big_store, "commit", "-q", "--no-verify", "-m", "views")
@@ -161,13 +162,13 @@ def test_list_verbs_stream_a_store_larger_than_the_memory_limit(big_store: Path)
     ran = limited(big_store, "intake", "list")
     assert ran.returncode == 0, ran.stderr
     lines = ran.stdout.splitlines()
-    assert len(lines) == 50_000 and lines == sorted(lines)  # oldest first: each line starts with created_at
-    end = generate.START + 40_000 * generate.STEP
+    assert len(lines) == INTAKE and lines == sorted(lines)  # oldest first: each line starts with created_at
+    end = generate.START + FACTS * generate.STEP
     ran = limited(big_store, "fact", "get-valid-at", "--ts", str(end))  # builds the index first, then lists
     assert ran.returncode == 0, ran.stderr
-    assert len(ran.stdout.splitlines()) == 10_000
+    assert len(ran.stdout.splitlines()) == FACTS // 4
     ran = limited(big_store, "fact", "get-valid-at", "--ts", str(end), "--json")
-    assert ran.returncode == 0 and len(orjson.loads(ran.stdout)["items"]) == 10_000, ran.stderr
+    assert ran.returncode == 0 and len(orjson.loads(ran.stdout)["items"]) == FACTS // 4, ran.stderr
 
 
 def test_review_of_a_range_larger_than_the_memory_limit_lists_every_record(big_store: Path) -> None:
@@ -179,24 +180,24 @@ def test_review_of_a_range_larger_than_the_memory_limit_lists_every_record(big_s
     assert ran.returncode == 0, ran.stderr
     assert len(ran.stdout) > LIMIT_MIB << 20  # the report alone would not fit
     report = orjson.loads(ran.stdout)
-    assert [r["id"] for r in report["intake_records"]] == [generate.intake_id(n) for n in range(50_000)]
+    assert [r["id"] for r in report["intake_records"]] == [generate.intake_id(n) for n in range(INTAKE)]
     assert all(r["content"].endswith(PAD) for r in report["intake_records"])
     facts = report["facts_added"]
-    assert sorted(f["id"] for f in facts) == sorted(generate.fact_id(n) for n in range(40_000))
+    assert sorted(f["id"] for f in facts) == sorted(generate.fact_id(n) for n in range(FACTS))
     assert [(f["subject"], f["id"]) for f in facts] == sorted((f["subject"], f["id"]) for f in facts)
     tiers = ("observed", "fetched", "verified", "ratified")  # generate.intake: agent n % 10, tier n % 4
     expected: dict[str, dict[str, int]] = {}
-    for n in range(50_000):
+    for n in range(INTAKE):
         counts = expected.setdefault(generate.AGENTS[n % 10], {})
         counts[tiers[n % 4]] = counts.get(tiers[n % 4], 0) + 1
     assert report["intake"] == {agent: dict(sorted(c.items())) for agent, c in sorted(expected.items())}
     assert (report["commits"], report["violations"], report["facts_superseded"]) == (1, [], [])
     ran = limited(big_store, "review", spec)
     assert ran.returncode == 0, ran.stderr
-    assert "50000 intake records, 40000 facts added, 0 superseded," in ran.stdout
-    assert "… and 39900 more facts (`memstack review RANGE --format json` lists all)" in ran.stdout
+    assert f"{INTAKE} intake records, {FACTS} facts added, 0 superseded," in ran.stdout
+    assert f"… and {FACTS - 100} more facts (`memstack review RANGE --format json` lists all)" in ran.stdout
     assert f"- `{generate.intake_id(0)}` observed 0.0, 2024-01-01T00:00:00.000Z: **observation 0**:" in ran.stdout
-    assert ran.stdout.count("#### agent") == 10 and ran.stdout.count("- … and 4980 more records from agent") == 10
+    assert ran.stdout.count("#### agent") == 10 and ran.stdout.count(f"- … and {INTAKE // 10 - 20} more records from agent") == 10
 
 
 def test_review_shows_progress_on_a_terminal_only(small_store: Path) -> None:

@@ -198,6 +198,7 @@ def test_several_stores_in_one_repository_ask_for_store_and_are_all_checked(code
     assert "I3 sealed handoff edited" in proc.stderr and "more-memory/kb/notes.txt: I5 stray file" in proc.stderr
 
 
+@pytest.mark.slow
 def test_the_published_hooks_check_a_store_in_a_folder(code: Path) -> None:
     """The real pre-commit framework installs this repository's `.pre-commit-hooks.yaml`
     (as a user's `repo:` entry would) and runs `memstack-check` on the staged change."""

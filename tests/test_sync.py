@@ -151,6 +151,7 @@ done
 """
 
 
+@pytest.mark.slow
 def test_agents_syncing_at_once_converge_with_nothing_lost(remote: Path, tmp_path: Path) -> None:
     agents = {"alice": clone(remote, tmp_path / "alice"), "bob": clone(remote, tmp_path / "bob"),
               "carol": clone(remote, tmp_path / "carol")}
