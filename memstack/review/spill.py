@@ -24,7 +24,7 @@ CREATE TABLE items (section TEXT, seq INTEGER, data BLOB, PRIMARY KEY (section, 
 CREATE TABLE old_lines (digest BLOB PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE old_facts (id TEXT PRIMARY KEY, data BLOB);
 """
-CACHE_KIB = 8 * 1024  # SQLite's page cache and sorter memory; beyond it, sorts spill to temporary files
+CACHE_KIB = 2 * 1024  # SQLite's page cache and sorter memory; beyond it, sorts spill to temporary files
 
 
 def dump(item: Any) -> bytes:
