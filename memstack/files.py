@@ -229,7 +229,7 @@ def write_changed(store: Path, outputs: dict[str, bytes]) -> list[str]:
     changed = []
     for relpath, data in outputs.items():
         path = store / relpath
-        if not path.exists() or path.read_bytes() != data:
+        if not path.exists() or path.stat().st_size != len(data) or path.read_bytes() != data:  # sizes first
             write_atomic(path, data)
             changed.append(relpath)
     return changed

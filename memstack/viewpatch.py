@@ -59,6 +59,7 @@ class Since:
     base: Source  # the base commit's files
     views: dict[str, bytes | None]  # the base's view files (read when first asked for)
     facts: list[str] = field(default_factory=list)  # fact files changed or added since
+    changed: set[str] = field(default_factory=set)  # the view files that differ from the base's
     ledger: bytes = b""  # the ledger's lines appended since
     decisions: bytes = b""  # the decisions' lines appended since
 
@@ -78,6 +79,7 @@ def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: 
     on_disk = WorktreeSource(repo / folder)
     found = Since(at_base, _Lazy(lambda p: (on_disk if target == git.WORKTREE and p not in changed
                                             else at_base).read(p)))
+    found.changed = {c.path for c in changes if c.path in VIEWS}
     for change in changes:
         if change.path.startswith(FACTS):
             if change.deleted:
@@ -102,11 +104,12 @@ def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: 
 
 
 def views_of(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: Source,
-             wanted: Iterable[str] = VIEWS) -> dict[str, bytes]:
-    """The KB views (those `wanted`, or more) of the state `new` (the `target` of `since`): patched
-    when they can be, else built."""
+             wanted: Iterable[str] | None = None) -> dict[str, bytes]:
+    """The KB views of the state `new` (the `target` of `since`): patched when they can be, else
+    built. Patched, the answer holds those `wanted` (by default those that differ from the base's),
+    and those the change touches: a view left out is the base's, unchanged."""
     found = since(repo, folder, blobs, target, new)
-    patched = patch(found, new, wanted) if found is not None else None
+    patched = patch(found, new, found.changed if wanted is None else wanted) if found is not None else None
     return patched if patched is not None else views.build(new)
 
 
