@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from memstack.errors import MemstackError
 
@@ -270,42 +271,46 @@ def changes_since(cwd: Path, base: str, target: str | None, paths: Sequence[str]
     return changes
 
 
+def _blob_digest(like: str, size: int) -> Any:
+    """A hash begun as git begins a blob's id of `size` bytes, in the hash of the id `like` (sha1, or
+    sha256 by its length)."""
+    import hashlib
+
+    return hashlib.new("sha256" if len(like) == 64 else "sha1", b"blob %d\0" % size)
+
+
 def blob_id(data: bytes, like: str) -> str:
-    """The id git gives a blob of `data`, in the hash of the id `like` (sha1, or sha256 by its length)."""
-    import hashlib
-
-    digest = hashlib.new("sha256" if len(like) == 64 else "sha1", b"blob %d\0" % len(data))
+    """The id git gives a blob of `data`, in the hash of the id `like`."""
+    digest = _blob_digest(like, len(data))
     digest.update(data)
-    return digest.hexdigest()
+    return str(digest.hexdigest())
 
 
-def appended_to_blob(cwd: Path, old_sha: str, new: str | Path) -> tuple[bytes, int] | None:
-    """When `new` (a blob's id, or a file) is blob `old_sha` with bytes appended: those bytes, and how
-    many newlines the old blob holds; else None. `new` is read a megabyte at a time and its start
-    hashed as git hashes a blob, so a log that grows with the store is never held whole."""
-    import hashlib
-
+def appended_to_blob(cwd: Path, old_sha: str, pieces: Iterable[bytes]) -> tuple[bytes, int] | None:
+    """When the bytes `pieces` give (a blob's, from `CatFile.stream`, or a file's) are blob `old_sha` with
+    bytes appended: those bytes, and how many newlines the old blob holds; else None. The start is hashed
+    piece by piece as git hashes a blob, so a log that grows with the store is never held whole."""
     size = int(out(cwd, "cat-file", "-s", old_sha))
-    digest = hashlib.new("sha256" if len(old_sha) == 64 else "sha1", b"blob %d\0" % size)
+    digest = _blob_digest(old_sha, size)
     left, newlines, last, tail = size, 0, b"", bytearray()
-    if isinstance(new, Path):
-        proc, stream = None, new.open("rb")
-    else:
-        proc = subprocess.Popen(["git", "cat-file", "blob", new], cwd=cwd, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL)
-        stream = proc.stdout  # type: ignore[assignment]
-    with stream:
-        while chunk := stream.read(2**20):
-            head, rest = chunk[:left], chunk[left:]
-            if head:
-                digest.update(head)
-                newlines += head.count(b"\n")
-                last = head[-1:]
-                left -= len(head)
-            tail += rest
-    if (proc is not None and proc.wait() != 0) or left or digest.hexdigest() != old_sha or (size and last != b"\n"):
+    for chunk in pieces:  # read to the end: a CatFile stream must be, before its next question
+        head, rest = chunk[:left], chunk[left:]
+        if head:
+            digest.update(head)
+            newlines += head.count(b"\n")
+            last = head[-1:]
+            left -= len(head)
+        tail += rest
+    if left or digest.hexdigest() != old_sha or (size and last != b"\n"):
         return None
     return bytes(tail), newlines
+
+
+def file_pieces(path: Path, piece: int = 1 << 20) -> Iterator[bytes]:
+    """A file's bytes in pieces of at most `piece` bytes (as `CatFile.stream` gives a blob's)."""
+    with path.open("rb") as handle:
+        while data := handle.read(piece):
+            yield data
 
 
 @dataclass(frozen=True, slots=True)

@@ -77,12 +77,19 @@ def save(store: Path, marks: dict[str, list[int]], decisions: int) -> None:
     """Record how far this promotion read (after its ledger lines are written)."""
     ledger = store / LEDGER
     size = ledger.stat().st_size if ledger.exists() else 0
-    with ledger.open("rb") if size else open(os.devnull, "rb") as handle:
-        handle.seek(max(0, size - _TAIL))
-        tail = handle.read(_TAIL)
-    state = {"version": _VERSION, "ledger": [size, tail.hex()], "decisions": decisions, "intake": marks}
+    state = {"version": _VERSION, "ledger": [size, _end(ledger, size).hex()], "decisions": decisions,
+             "intake": marks}
     files.local_dir(store, "")
     files.write_atomic(store / files.LOCAL / STATE, jsonio.dumps_line(state))
+
+
+def _end(ledger: Path, size: int) -> bytes:
+    """The ledger's last bytes (at most _TAIL) before byte `size`."""
+    if not size:
+        return b""
+    with ledger.open("rb") as handle:
+        handle.seek(max(0, size - _TAIL))
+        return handle.read(min(_TAIL, size))
 
 
 def forget(store: Path) -> None:
@@ -101,11 +108,11 @@ def since_last(store: Path) -> Found | None:
     if size < ledger_size:
         return None
     if ledger_size:
+        if _end(path, ledger_size).hex() != ledger_tail:
+            return None
         with path.open("rb") as handle:
-            handle.seek(max(0, ledger_size - _TAIL))
-            if handle.read(min(_TAIL, ledger_size)).hex() != ledger_tail:
-                return None
-            tail = handle.read()
+            handle.seek(ledger_size)
+            tail = handle.read()  # what was routed since (an interrupted run): a few lines
         for line in jsonio.iter_jsonl(tail, LEDGER):
             found.done.add(line.get("intake_id"))
             if line.get("sub_tier") != "binder":
