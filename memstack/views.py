@@ -13,7 +13,7 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -29,12 +29,6 @@ def view_path(table: str) -> str:
     return f"kb/{table}.json"
 
 
-def _render_lines(name: str, key: str, lines: list[bytes]) -> bytes:
-    body = b",\n".join(lines)
-    return (b'{"count": %d, "view": "%s", "%s": [\n' % (len(lines), name.encode(), key.encode())
-            + body + (b"\n" if lines else b"") + b"]}\n")
-
-
 def fact_order(fact: dict[str, Any]) -> tuple[str, str, int, str]:
     return (fact["subject"], fact["predicate"], fact["valid_from"], fact["id"])
 
@@ -42,9 +36,15 @@ def fact_order(fact: dict[str, Any]) -> tuple[str, str, int, str]:
 def queue_view(waiting: Iterable[dict[str, Any]], disputes: list[dict[str, Any]] | None = None) -> bytes:
     """The binder queue from the intake records waiting for a human decision, and the disagreements
     between agents (`disputes`: a predecessor and the open facts that each closed it), when there are any.
-    Each record is kept as its line once read (a dict costs several times its bytes)."""
-    keyed = sorted(((r["created_at"], r["id"]), n, line(r)) for n, r in enumerate(waiting))
-    return render_queue([text for _, _, text in keyed], [dispute_line(d) for d in disputes or ()])
+    Each record is kept as its line once read (a dict costs several times its bytes), sorted in
+    runs spilled to a temporary file (`_spill_sorted`): only the view's own bytes are held whole."""
+    body, count = bytearray(), 0
+    for _, _, text in _spill_sorted(((r["created_at"], r["id"]), n, line(r)) for n, r in enumerate(waiting)):
+        if count:
+            body += b",\n"
+        body += text
+        count += 1
+    return render_queue_body(body, count, [dispute_line(d) for d in disputes or ()])
 
 
 def dispute_line(dispute: dict[str, Any]) -> bytes:
@@ -52,13 +52,6 @@ def dispute_line(dispute: dict[str, Any]) -> bytes:
     return orjson.dumps({"predecessor": dispute["id"], "subject": dispute["subject"],
                          "predicate": dispute["predicate"], "sides": [s["id"] for s in dispute["sides"]]},
                         option=_LINE)
-
-
-def render_queue(lines: list[bytes], dispute_lines: list[bytes]) -> bytes:
-    data = _render_lines("binder_queue", "records", lines)
-    if not dispute_lines:
-        return data
-    return data[:-2] + b', "disputes": [\n' + b",\n".join(dispute_lines) + b"\n]}\n"
 
 
 def render_body(name: str, key: str, body: bytearray, count: int) -> bytearray:
@@ -93,14 +86,21 @@ def _waiting(source: Source) -> Iterator[dict[str, Any]]:
     from memstack.binder import DECISIONS, LEDGER
 
     decided = {d.get("intake_id") for d in _jsonl(source.read(DECISIONS), DECISIONS)}
-    files_of: dict[str, set[str]] = {}  # binder-routed id -> the intake files its ledger lines name
+    # binder-routed id -> the intake file its ledger lines name (a tuple in the rare case of several),
+    # each file's name held once: ~100 bytes a waiting record
+    files_of: dict[str, str | tuple[str, ...]] = {}
+    names: dict[str, str] = {}
     for line in _jsonl(source.read(LEDGER), LEDGER):
         ident = line.get("intake_id")
         if line.get("sub_tier") == "binder" and isinstance(ident, str) and ident not in decided:
-            files_of.setdefault(ident, set())
-        if ident in files_of and line.get("file"):
-            files_of[ident].add(line["file"])
-    for relpath in sorted({name for names in files_of.values() for name in names}):
+            files_of.setdefault(ident, ())
+        name = line.get("file")
+        if ident in files_of and name:
+            name = names.setdefault(name, name)
+            held = files_of[ident]
+            if held != name and not (isinstance(held, tuple) and name in held):
+                files_of[ident] = name if held == () else (*((held,) if isinstance(held, str) else held), name)
+    for relpath in sorted(names):
         for record in _jsonl(source.read(relpath), relpath):
             if record.get("id") in files_of:
                 yield record
@@ -173,7 +173,7 @@ def build(source: Source) -> dict[str, bytes]:
     return {**views, QUEUE: queue_view(_waiting(source), disputes.find([*predecessors, *claims]))}
 
 
-_RUN = 20_000  # open facts sorted in memory at a time (~15 MiB); more are spilled to a temporary file
+_RUN = 20_000  # view lines sorted in memory at a time (~15 MiB); more are spilled to a temporary file
 
 
 def _jsonl(data: bytes | None, relpath: str) -> Iterator[dict[str, Any]]:
@@ -206,44 +206,55 @@ def _open_lines(source: Source) -> Iterator[tuple[list[Any], str, bytes, dict[st
 
 
 def _sorted_open(source: Source) -> Iterator[tuple[str, bytes, dict[str, Any] | None]]:
-    """`_open_lines` in view order (fact_order), sorted in runs of _RUN, merged from a spill file."""
+    """`_open_lines` in view order (fact_order)."""
+    for _, table, text, fact in _spill_sorted(_open_lines(source)):
+        yield table, text, fact
+
+
+_Item = TypeVar("_Item", bound=tuple[Any, ...])
+
+
+def _spill_sorted(items: Iterable[_Item]) -> Iterator[_Item]:
+    """`items` (picklable tuples) sorted by their first member: in runs of _RUN sorted in memory,
+    spilled to a temporary file and merged, so a view of any size holds one run, not every line."""
     import heapq
     import pickle
     import tempfile
 
+    def first(item: _Item) -> Any:
+        return item[0]
+
     with tempfile.TemporaryDirectory(prefix="memstack-views-") as folder:
         path = Path(folder) / "runs"
         runs: list[tuple[int, int]] = []  # (offset, records) of each sorted run in the spill file
-        run: list[tuple[list[Any], str, bytes, dict[str, Any] | None]] = []
+        run: list[_Item] = []
 
         def flush() -> None:
-            run.sort(key=lambda item: item[0])
+            run.sort(key=first)
             with path.open("ab") as spill:
                 runs.append((spill.tell(), len(run)))
                 for item in run:
                     pickle.dump(item, spill, protocol=pickle.HIGHEST_PROTOCOL)
             run.clear()
 
-        for item in _open_lines(source):
+        for item in items:
             run.append(item)
             if len(run) >= _RUN:
                 flush()
         if not runs:  # everything fits in one run: no spill
-            run.sort(key=lambda item: item[0])
-            for _, table, text, fact in run:
-                yield table, text, fact
+            run.sort(key=first)
+            yield from run
             return
         if run:
             flush()
 
-        def read(offset: int, count: int) -> Iterator[tuple[list[Any], str, bytes, dict[str, Any] | None]]:
+        def read(offset: int, count: int) -> Iterator[_Item]:
             with path.open("rb", buffering=1 << 16) as handle:  # each run its own handle and position
                 handle.seek(offset)
                 for _ in range(count):
                     yield pickle.load(handle)
 
-        for _, table, text, fact in heapq.merge(*(read(o, n) for o, n in runs), key=lambda item: item[0]):
-            yield table, text, fact
+        yield from heapq.merge(*(read(o, n) for o, n in runs), key=first)
 
 
 def _open_facts_with_ids(source: Source, ids: set[str]) -> Iterator[dict[str, Any]]:

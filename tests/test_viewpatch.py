@@ -192,3 +192,21 @@ def test_the_line_splice_keeps_order_for_any_removals_and_insertions() -> None:
         out, count = _apply(lines, {starts[i] for i in gone}, [(x, text[x]) for x in new], key)
         want = sorted([x for i, x in enumerate(base) if i not in gone] + new)
         assert (bytes(out), count) == (b",\n".join(text[x] for x in want), len(want))
+
+
+def test_views_sorted_in_spilled_runs_equal_views_sorted_in_memory(store: Path, monkeypatch) -> None:
+    """The views' lines (open facts and the Binder queue) are sorted in runs spilled to a file and
+    merged (views._spill_sorted): with runs of 3 lines the bytes are those of one run in memory, and
+    the queue is in (created_at, id) order though its records were written out of that order."""
+    for n in (7, 3, 11, 0, 5, 9, 1):
+        write(store, n, tier="verified", confidence=0.9, subject=f"svc{n}", predicate="decided", object=f"v{n}")
+        write(store, 100 + n, title=f"maybe {n}", agent=("alice", "bob")[n % 2])
+    promote_cli(store)
+    whole = views.build(WorktreeSource(store))
+    monkeypatch.setattr(views, "_RUN", 3)
+    assert views.build(WorktreeSource(store)) == whole
+    queue = json.loads(whole[views.QUEUE])["records"]
+    assert len(queue) == 7
+    assert [(r["created_at"], r["id"]) for r in queue] == sorted((r["created_at"], r["id"]) for r in queue)
+    assert [r["title"] for r in queue] != [f"maybe {n}" for n in (7, 3, 11, 0, 5, 9, 1)]  # not file order
+    assert len(json.loads(whole["kb/knowledge.json"])["facts"]) == 7
