@@ -15,6 +15,10 @@ since (ratified records: taken from the Binder queue view, checked against their
 intake file). Anything else (no record, a ledger that is not the one recorded
 grown, an intake file shorter or rewritten, a ratified record not in the queue)
 answers None, and promote reads everything, as before.
+
+The last _KEPT readings are kept, newest first, and the newest that the ledger
+still continues is used: after a `git reset` or a checkout back to an earlier
+promotion, the reading made there still applies.
 """
 
 import os
@@ -27,7 +31,8 @@ from memstack import files, jsonio
 from memstack.binder import DECISIONS, LEDGER
 
 STATE = "promoted.json"
-_VERSION = 1
+_VERSION = 2
+_KEPT = 4  # readings kept: the newest first
 _TAIL = 64  # the ledger's last bytes kept, to tell it from another ledger of the same size
 
 
@@ -63,24 +68,26 @@ class Found:
     decisions: int = 0  # the decisions' size as read
 
 
-def _state(store: Path) -> dict[str, Any] | None:
+def _readings(store: Path) -> list[dict[str, Any]]:
+    """The readings recorded, newest first (none when the file is missing, torn or of another version:
+    it is only a cache)."""
     try:
         state = jsonio.loads((store / files.LOCAL / STATE).read_bytes(), STATE)
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    except Exception:  # a torn or foreign file: only a cache
-        return None
-    return state if isinstance(state, dict) and state.get("version") == _VERSION else None
+    except Exception:  # missing, torn or foreign
+        return []
+    if not isinstance(state, dict) or state.get("version") != _VERSION or not isinstance(state.get("readings"), list):
+        return []
+    return [r for r in state["readings"] if isinstance(r, dict)]
 
 
 def save(store: Path, marks: dict[str, list[int]], decisions: int) -> None:
-    """Record how far this promotion read (after its ledger lines are written)."""
+    """Record how far this promotion read (after its ledger lines are written), before the last ones."""
     ledger = store / LEDGER
     size = ledger.stat().st_size if ledger.exists() else 0
-    state = {"version": _VERSION, "ledger": [size, _end(ledger, size).hex()], "decisions": decisions,
-             "intake": marks}
+    reading = {"ledger": [size, _end(ledger, size).hex()], "decisions": decisions, "intake": marks}
+    readings = [reading, *(r for r in _readings(store) if r.get("ledger") != reading["ledger"])][:_KEPT]
     files.local_dir(store, "")
-    files.write_atomic(store / files.LOCAL / STATE, jsonio.dumps_line(state))
+    files.write_atomic(store / files.LOCAL / STATE, jsonio.dumps_line({"version": _VERSION, "readings": readings}))
 
 
 def _end(ledger: Path, size: int) -> bytes:
@@ -97,19 +104,23 @@ def forget(store: Path) -> None:
 
 
 def since_last(store: Path) -> Found | None:
-    """The records pending since the last promotion recorded its reading; None: read everything."""
-    state = _state(store)
-    if state is None:
-        return None
-    found = Found()
-    ledger_size, ledger_tail = state["ledger"]
+    """The records pending since the newest recorded reading that the ledger continues; None: read
+    everything."""
     path = store / LEDGER
     size = path.stat().st_size if path.exists() else 0
-    if size < ledger_size:
-        return None
+    for state in _readings(store):
+        ledger_size, ledger_tail = state["ledger"]
+        if ledger_size <= size and _end(path, ledger_size).hex() == ledger_tail:
+            return _since(store, state, size)
+    return None
+
+
+def _since(store: Path, state: dict[str, Any], size: int) -> Found | None:
+    """The records pending since `state`, a reading whose ledger the current one continues."""
+    found = Found()
+    ledger_size = state["ledger"][0]
+    path = store / LEDGER
     if ledger_size:
-        if _end(path, ledger_size).hex() != ledger_tail:
-            return None
         with path.open("rb") as handle:
             handle.seek(ledger_size)
             tail = handle.read()  # what was routed since (an interrupted run): a few lines

@@ -210,3 +210,23 @@ def test_views_sorted_in_spilled_runs_equal_views_sorted_in_memory(store: Path, 
     assert [(r["created_at"], r["id"]) for r in queue] == sorted((r["created_at"], r["id"]) for r in queue)
     assert [r["title"] for r in queue] != [f"maybe {n}" for n in (7, 3, 11, 0, 5, 9, 1)]  # not file order
     assert len(json.loads(whole["kb/knowledge.json"])["facts"]) == 7
+
+
+def test_after_a_reset_to_an_earlier_promotion_its_reading_still_applies(store: Path) -> None:
+    """The last readings are kept: `git reset --hard` back to a promotion's commit (the ledger and an
+    intake file rewritten shorter) finds what is pending from that promotion's reading, not from
+    everything; what it finds is what a full read finds."""
+    for n in range(3):
+        write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="x")
+    promote_cli(store)
+    first = git(store, "rev-parse", "HEAD").stdout.strip()
+    write(store, 5, tier="verified", confidence=0.9, subject="t", predicate="decided", object="y")
+    promote_cli(store)
+    git(store, "reset", "-q", "--hard", first)
+    found = pending.since_last(store)
+    assert found is not None and found.records == [] and unpromoted(store) == []
+    more = write(store, 6, tier="verified", confidence=0.9, subject="u", predicate="decided", object="z")
+    found = pending.since_last(store)
+    assert found is not None and [r["id"] for _, _, r in found.records] == [more["id"]] == unpromoted(store)
+    assert promote_cli(store)["routed"] == {"knowledge": 1}
+    assert memstack("rebuild", "--check", cwd=store).returncode == 0
