@@ -317,7 +317,7 @@ class Checker:
                 or change.old_mode not in git.REGULAR or change.new_mode not in git.REGULAR \
                 or int(git.out(self.repo, "cat-file", "-s", change.new_sha)) < 2**20:
             return None
-        return git.appended_to_blob(self.repo, change.old_sha, self.blobs.stream(change.new_sha))
+        return git.appended_to_blob(self.repo, change.old_sha, self.blobs.stream(change.new_sha), change.new_sha)
 
     def _history(self, step: Step, change: Change, place: Place, validate: bool) -> list[Violation]:
         """I1 logs, I2 facts, I3 handoffs against the base; I5/I7 on what a log or fact file adds."""

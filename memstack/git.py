@@ -286,10 +286,28 @@ def blob_id(data: bytes, like: str) -> str:
     return str(digest.hexdigest())
 
 
-def appended_to_blob(cwd: Path, old_sha: str, pieces: Iterable[bytes]) -> tuple[bytes, int] | None:
+_APPENDED: dict[tuple[str, str], tuple[bytes, int] | None] = {}  # (old blob, new blob) -> the answer
+
+
+def appended_to_blob(cwd: Path, old_sha: str, pieces: Iterable[bytes],
+                     new_sha: str | None = None) -> tuple[bytes, int] | None:
     """When the bytes `pieces` give (a blob's, from `CatFile.stream`, or a file's) are blob `old_sha` with
     bytes appended: those bytes, and how many newlines the old blob holds; else None. The start is hashed
-    piece by piece as git hashes a blob, so a log that grows with the store is never held whole."""
+    piece by piece as git hashes a blob, so a log that grows with the store is never held whole.
+    `new_sha`: the pieces are that blob's; its answer is remembered for the process (ids name content),
+    and a second question about the same two blobs (the hook's I1 check, then its view patch) costs
+    nothing: `pieces` is then never read, so a lazy `CatFile.stream` asks git nothing."""
+    if new_sha is not None and (old_sha, new_sha) in _APPENDED:
+        return _APPENDED[(old_sha, new_sha)]
+    found = _appended(cwd, old_sha, pieces)
+    if new_sha is not None:
+        if len(_APPENDED) >= 16:
+            _APPENDED.clear()
+        _APPENDED[(old_sha, new_sha)] = found
+    return found
+
+
+def _appended(cwd: Path, old_sha: str, pieces: Iterable[bytes]) -> tuple[bytes, int] | None:
     size = int(out(cwd, "cat-file", "-s", old_sha))
     digest = _blob_digest(old_sha, size)
     left, newlines, last, tail = size, 0, b"", bytearray()

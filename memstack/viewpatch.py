@@ -91,8 +91,10 @@ def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: 
             if change.added:
                 tail = new.read(change.path) or b""
             else:  # only what was appended since: a log that grows with the store is never held whole
+                on_disk_now = target == git.WORKTREE
                 appended = git.appended_to_blob(repo, change.old_sha, git.file_pieces(repo / folder / change.path)
-                                                if target == git.WORKTREE else blobs.stream(change.new_sha))
+                                                if on_disk_now else blobs.stream(change.new_sha),
+                                                None if on_disk_now else change.new_sha)
                 if appended is None:  # not an append to the base's log (a merge, a rewrite): rebuild
                     return None
                 tail = appended[0]
