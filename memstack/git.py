@@ -363,6 +363,23 @@ def ls_files(cwd: Path, folder: str) -> list[str]:
     return [_decode_path(raw) for raw in data.split(b"\0") if raw]
 
 
+def index_blobs(cwd: Path, prefix: str = "") -> dict[str, str]:
+    """The blob id of every file the index holds in the store folder `prefix` (store-relative paths),
+    as `:path` names it: stage 0 only (a conflicted path is no file there), submodules left out. One
+    `git ls-files -s`."""
+    data = run(cwd, "--literal-pathspecs", "ls-files", "-s", "-z", *_only(prefix)).stdout
+    found = {}
+    for raw in data.split(b"\0"):
+        meta, tab, path = raw.partition(b"\t")
+        if not tab:
+            continue
+        mode, sha, stage = meta.decode().split(" ")
+        name = _decode_path(path)
+        if stage == "0" and mode != GITLINK and name.startswith(prefix):
+            found[name[len(prefix):]] = sha
+    return found
+
+
 def files_holding(cwd: Path, folder: str, needles: Sequence[bytes]) -> set[str] | None:
     """The files under `folder` (relative to `cwd`, tracked or not, ignored or not) whose bytes hold one of
     `needles` (no NUL, no newline), by `git grep --no-index`: a fixed-string search in C that reads 360 MB in

@@ -40,7 +40,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memstack import binder, boot, config, factindex, facts, factstore, files, git, ids, jsonio, pending, schemas, views
+from memstack import (binder, boot, buildmemo, config, factindex, facts, factstore, files, git, ids, jsonio, pending,
+                      schemas, views)
 from memstack.errors import MemstackError
 from memstack.factfiles import Closing
 from memstack.facts import Fact
@@ -392,12 +393,15 @@ def _views(store: Path, source: WorktreeSource) -> dict[str, bytes]:
     """The views of the work tree: patched from the last committed ones where they can be."""
     if not (git.is_worktree(store) and git.has_commits(store)):
         return views.build(source)
+    from functools import partial
+
     from memstack import viewpatch
     from memstack.store import folder_of
 
     top, folder = folder_of(store)
-    with git.CatFile(top, git.no_git_env()) as blobs:
-        return viewpatch.views_of(top, folder, blobs, git.WORKTREE, source)
+    with git.CatFile(top, git.no_git_env()) as blobs:  # a whole build is recorded for the commit's check
+        return viewpatch.views_of(top, folder, blobs, git.WORKTREE, source,
+                                  build=partial(buildmemo.build, top, folder))
 
 
 def stale(store: Path, patched: bool = False) -> list[str]:
@@ -545,11 +549,12 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
             _write_ledger(store, routed, decided.fact_ids, now_ms)
         pending.save(store, *read)  # the next promotion reads only what is written after
         del planned, routed, made, decided, read  # the views are rebuilt without them
-        changed = rebuild(store, patched=True)
-        if commit:  # what the commit moves: this run's lines and any an interrupted run left
-            counts, ratified = _uncommitted_ledger(store)
-        message = _message(counts, ratified, superseded)
-        sha = _commit(store, message) if commit else None
+        with buildmemo.recording():  # a whole build of the views is not made again by the commit's check
+            changed = rebuild(store, patched=True)
+            if commit:  # what the commit moves: this run's lines and any an interrupted run left
+                counts, ratified = _uncommitted_ledger(store)
+            message = _message(counts, ratified, superseded)
+            sha = _commit(store, message) if commit else None
     return {"dry_run": False, "routed": dict(counts), "ratified": ratified, "superseded": superseded,
             "facts_added": facts_added, "changed": changed, "commit": sha,
             "message": message if sha or moved or changed else "nothing to promote"}

@@ -106,13 +106,15 @@ def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: 
 
 
 def views_of(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: Source,
-             wanted: Iterable[str] | None = None) -> dict[str, bytes]:
+             wanted: Iterable[str] | None = None,
+             build: Callable[[Source], dict[str, bytes]] | None = None) -> dict[str, bytes]:
     """The KB views of the state `new` (the `target` of `since`): patched when they can be, else
-    built. Patched, the answer holds those `wanted` (by default those that differ from the base's),
-    and those the change touches: a view left out is the base's, unchanged."""
+    built (by `build`: promote's records what it read, buildmemo.py). Patched, the answer holds those
+    `wanted` (by default those that differ from the base's), and those the change touches: a view
+    left out is the base's, unchanged."""
     found = since(repo, folder, blobs, target, new)
     patched = patch(found, new, found.changed if wanted is None else wanted) if found is not None else None
-    return patched if patched is not None else views.build(new)
+    return patched if patched is not None else (build or views.build)(new)
 
 
 # --- the patch -----------------------------------------------------------------------------------
