@@ -221,7 +221,7 @@ class Checker:
 
         return clock.Clock(self.now, skew)
 
-    def _bindings(self, step: Step, path: str, place: Place, numbered: list[tuple[int, bytes]], new_from: int,
+    def _bindings(self, step: Step, path: str, place: Place, numbered: Iterable[tuple[int, bytes]], new_from: int,
                   new: bytes | None = None) -> list[Violation]:
         """rules.bindings on the lines a change adds or closes; a fact file's successors are looked up
         in its own new lines, then in the whole new file, the rest at the end of the step."""
@@ -329,7 +329,7 @@ class Checker:
                 found = rules.final_newline(path, tail[0]) if validate else []
                 if validate:
                     self.tails[path] = tail
-                    appended = list(enumerate(rules.lines(tail[0]), start=tail[1] + 1))
+                    appended = rules.Numbered(tail[0], 0, tail[1] + 1)
                     found += rules.records(path, place, appended)
                     found += self._bindings(step, path, place, appended, 1)
                 return found

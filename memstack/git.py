@@ -310,7 +310,7 @@ def appended_to_blob(cwd: Path, old_sha: str, pieces: Iterable[bytes],
 def _appended(cwd: Path, old_sha: str, pieces: Iterable[bytes]) -> tuple[bytes, int] | None:
     size = int(out(cwd, "cat-file", "-s", old_sha))
     digest = _blob_digest(old_sha, size)
-    left, newlines, last, tail = size, 0, b"", bytearray()
+    left, newlines, last, tail = size, 0, b"", []
     for chunk in pieces:  # read to the end: a CatFile stream must be, before its next question
         head, rest = chunk[:left], chunk[left:]
         if head:
@@ -318,10 +318,11 @@ def _appended(cwd: Path, old_sha: str, pieces: Iterable[bytes]) -> tuple[bytes, 
             newlines += head.count(b"\n")
             last = head[-1:]
             left -= len(head)
-        tail += rest
+        if rest:
+            tail.append(rest)  # the pieces, joined once at the end: one copy of what was appended
     if left or digest.hexdigest() != old_sha or (size and last != b"\n"):
         return None
-    return bytes(tail), newlines
+    return b"".join(tail), newlines
 
 
 def file_pieces(path: Path, piece: int = 1 << 20) -> Iterator[bytes]:

@@ -16,7 +16,7 @@ parents, and against the old tip of a force-pushed branch, the base must only
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -305,9 +305,29 @@ def _first_lost(old: list[bytes], new: list[bytes]) -> int | None:
     return None
 
 
-def appended_lines(new: bytes, start: int) -> list[tuple[int, bytes]]:
+class Numbered:
+    """The lines of `data` from byte `start` on, without their newlines, each with its line number
+    (`first` for the first), as `lines` splits them: iterable any number of times, never listed, so
+    the lines a commit appends to a log (a first promotion's ledger: a line per intake record of the
+    store) cost one line at a time, not a copy of each."""
+
+    def __init__(self, data: bytes, start: int = 0, first: int = 1) -> None:
+        self.data, self.start, self.first = data, start, first
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        data, pos, number, end = self.data, self.start, self.first, len(self.data)
+        while pos < end:
+            at = data.find(b"\n", pos)
+            if at < 0:
+                yield number, data[pos:]
+                return
+            yield number, data[pos:at]
+            number, pos = number + 1, at + 1
+
+
+def appended_lines(new: bytes, start: int) -> Numbered:
     """The lines of `new` from byte `start` on, with their 1-based line numbers."""
-    return list(enumerate(lines(new[start:]), start=line_of(new, start)))
+    return Numbered(new, start, line_of(new, start))
 
 
 # ---- I2: facts ---------------------------------------------------------------------------------
