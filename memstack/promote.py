@@ -165,13 +165,50 @@ class Routed(NamedTuple):
     decision: dict[str, Any] | None  # a human's ratify decision: the record becomes knowledge, tier ratified
 
 
+class _Spool:
+    """The lines of the facts a promotion makes, in a temporary file (removed when the spool is
+    dropped), each read back by where it starts: a line costs its offset in memory, not its bytes."""
+
+    def __init__(self) -> None:
+        import tempfile
+
+        self.file = tempfile.TemporaryFile(prefix="memstack-promote-")
+        self.size = 0
+        self.map: Any = None
+
+    def add(self, line: bytes) -> int:
+        at = self.size
+        self.file.write(line)
+        self.size += len(line)
+        return at
+
+    def line(self, at: int) -> bytes:
+        if self.map is None or len(self.map) < self.size:  # written to since it was mapped
+            import mmap
+
+            self.file.flush()
+            self.map = mmap.mmap(self.file.fileno(), 0, access=mmap.ACCESS_READ)
+        return bytes(self.map[at:self.map.find(b"\n", at) + 1])
+
+    def __del__(self) -> None:  # when the last Made is dropped: the file goes with it
+        if self.map is not None:
+            self.map.close()
+        self.file.close()
+
+
 class Made(NamedTuple):
-    """A fact a routed record becomes, kept as its line (parsed again only while it is decided and written)."""
+    """A fact a routed record becomes, kept as where its line is in the spool (parsed again only while
+    it is decided and written)."""
 
     valid_from: int
     fact_id: str
     routed: int  # its Routed's index
-    line: bytes
+    at: int  # where its line starts in `spool`
+    spool: _Spool
+
+    @property
+    def line(self) -> bytes:
+        return self.spool.line(self.at)
 
 
 def _records(store: Path, pending: list[Pending]) -> Iterator[tuple[Pending, dict[str, Any]]]:
@@ -228,13 +265,14 @@ def plan(store: Path) -> dict[str, Any]:
     del gathered
     routed: list[Routed] = []
     made: list[Made] = []
+    spool = _Spool()
     names: dict[str, str] = {}  # one copy of each agent name, file name and via
 
     def add(record: dict[str, Any], relpath: str | None, sub_tier: str, via: str,
             decision: dict[str, Any] | None, ident: str) -> None:
         if sub_tier in FACT_TABLES:
             fact = _fact(record, sub_tier, decision)
-            made.append(Made(fact["valid_from"], fact["id"], len(routed), jsonio.dumps_line(fact)))
+            made.append(Made(fact["valid_from"], fact["id"], len(routed), spool.add(jsonio.dumps_line(fact)), spool))
         agent = names.setdefault(record["agent"], record["agent"])
         routed.append(Routed(ident, agent, sub_tier, names.setdefault(via, via),
                              relpath and names.setdefault(relpath, relpath), decision))
@@ -267,7 +305,7 @@ class Decided:
     append: list[int]
     closings: list[Closing]
     closed: dict[int, Closing]
-    fact_ids: dict[int, str]  # Routed index -> the fact that holds it (a duplicate: the existing one)
+    fact_ids: list[str | None]  # by Routed index: the fact that holds it (a duplicate: the existing one)
     superseded: int
 
 
@@ -293,22 +331,22 @@ def _parsed(made: Made) -> Fact:
 def _supersede(store: Path, made: list[Made]) -> Decided:
     """Decide each new fact's fate against the open facts, in time order."""
     open_now = _open_facts(store, made)
-    decided = Decided([], [], {}, {}, 0)
+    decided = Decided([], [], {}, [None] * (max((m.routed for m in made), default=-1) + 1), 0)
     for index, item in enumerate(made):
         new = _parsed(item)
         current = open_now.setdefault((new["table"], new["subject"], new["predicate"]), [])
         if new["predicate"] == NOTED:  # notes accumulate: two notes under one title are two notes
-            decided.fact_ids[item.routed] = new["id"]
+            decided.fact_ids[item.routed] = item.fact_id
             decided.append.append(index)
             continue
         same = [f for f in current if f[1] == new["object"]]
         if same:
             decided.fact_ids[item.routed] = same[0][0]  # a duplicate: the ledger points at the fact that holds it
             continue
-        decided.fact_ids[item.routed] = new["id"]
+        decided.fact_ids[item.routed] = item.fact_id
         later = [f for f in current if f[2] > new["valid_from"]]
         for old in [f for f in current if f[2] < new["valid_from"]]:
-            closing = Closing(old[0], new["valid_from"], max(new["recorded_at"], old[3]), new["id"])
+            closing = Closing(old[0], new["valid_from"], max(new["recorded_at"], old[3]), item.fact_id)
             if old[4] is not None:
                 decided.closed[old[4]] = closing  # not written yet: appended already closed
             else:
@@ -317,10 +355,10 @@ def _supersede(store: Path, made: list[Made]) -> Decided:
             decided.superseded += 1
         if later:
             successor = min(later, key=lambda f: (f[2], f[0]))
-            decided.closed[index] = Closing(new["id"], successor[2], max(new["recorded_at"], successor[3]),
+            decided.closed[index] = Closing(item.fact_id, successor[2], max(new["recorded_at"], successor[3]),
                                             successor[0])
         else:
-            current.append((new["id"], new["object"], new["valid_from"], new["recorded_at"], index))
+            current.append((item.fact_id, new["object"], new["valid_from"], new["recorded_at"], index))
         decided.append.append(index)
     return decided
 
@@ -355,14 +393,14 @@ def _write_facts(store: Path, made: list[Made], decided: Decided) -> None:
         factstore.close_many(store, closings)
 
 
-def _write_ledger(store: Path, routed: list[Routed], fact_ids: dict[int, str], now_ms: int) -> None:
+def _write_ledger(store: Path, routed: list[Routed], fact_ids: list[str | None], now_ms: int) -> None:
     """One ledger line for each routed record, in order, appended BATCH lines at a time."""
     with files.locked(store, binder.LEDGER):
         for at in range(0, len(routed), BATCH):
             files.append_held(store / binder.LEDGER, binder.LEDGER, b"".join(jsonio.dumps_line({
                 "intake_id": item.intake_id, "agent": item.agent, "sub_tier": item.sub_tier,
-                "fact_id": fact_ids.get(index), "promoted_at": now_ms, "via": item.via,
-                **({"file": item.file} if item.file else {})})
+                "fact_id": fact_ids[index] if index < len(fact_ids) else None, "promoted_at": now_ms,
+                "via": item.via, **({"file": item.file} if item.file else {})})
                 for index, item in enumerate(routed[at:at + BATCH], start=at)))
 
 
