@@ -167,32 +167,41 @@ class Routed(NamedTuple):
 
 class _Spool:
     """The lines of the facts a promotion makes, in a temporary file (removed when the spool is
-    dropped), each read back by where it starts: a line costs its offset in memory, not its bytes."""
+    dropped), each read back by where it starts: a line costs its offset in memory, not its bytes.
+    Read back through a window of _WINDOW bytes, as the lines are asked for nearly in the order
+    they were written (time order): about one read a window, and none of the file is mapped."""
+
+    _WINDOW = 1 << 20
 
     def __init__(self) -> None:
         import tempfile
 
         self.file = tempfile.TemporaryFile(prefix="memstack-promote-")
-        self.size = 0
-        self.map: Any = None
+        self.size, self.dirty = 0, False
+        self.start, self.window = 0, b""  # the window: the file's bytes from `start`
 
     def add(self, line: bytes) -> int:
         at = self.size
         self.file.write(line)
         self.size += len(line)
+        self.dirty = True
         return at
 
     def line(self, at: int) -> bytes:
-        if self.map is None or len(self.map) < self.size:  # written to since it was mapped
-            import mmap
-
+        if self.dirty:
             self.file.flush()
-            self.map = mmap.mmap(self.file.fileno(), 0, access=mmap.ACCESS_READ)
-        return bytes(self.map[at:self.map.find(b"\n", at) + 1])
+            self.dirty, self.window = False, b""
+        offset = at - self.start
+        end = self.window.find(b"\n", offset) if 0 <= offset < len(self.window) else -1
+        if end < 0:  # outside the window, or running past it: a new window from `at`
+            self.start, offset, self.window = at, 0, os.pread(self.file.fileno(), self._WINDOW, at)
+            end = self.window.find(b"\n")
+            while end < 0 and self.start + len(self.window) < self.size:  # a line longer than a window
+                self.window += os.pread(self.file.fileno(), self._WINDOW, self.start + len(self.window))
+                end = self.window.find(b"\n")
+        return self.window[offset:end + 1]
 
     def __del__(self) -> None:  # when the last Made is dropped: the file goes with it
-        if self.map is not None:
-            self.map.close()
         self.file.close()
 
 

@@ -126,19 +126,27 @@ def triggered(text: str) -> bool:
     return any(shape(text, low) for words, _, shape in _STAGES if any(word in low for word in words))
 
 
+_CHUNK = 8 << 20  # bytes lowered at a time: a promotion's ledger (200 MB) is never copied whole
+
+
 def _hits(data: bytes) -> list[tuple[int, int]]:
     """(offset, detector) where the first stage's substrings occur in `data`, at most one a line each."""
-    low = data.lower()
     found = set()
-    for index, (_, first, _) in enumerate(_STAGES):
-        for pattern in first:
-            match = pattern.search(low)
-            while match is not None:
-                found.add((match.start(), index))
-                newline = low.find(b"\n", match.end())
-                if newline < 0:
-                    break
-                match = pattern.search(low, newline + 1)
+    start = 0
+    while start < len(data):  # in pieces of whole lines, each lowered on its own
+        end = data.find(b"\n", start + _CHUNK)
+        end = len(data) if end < 0 else end + 1
+        low = data[start:end].lower()
+        for index, (_, first, _) in enumerate(_STAGES):
+            for pattern in first:
+                match = pattern.search(low)
+                while match is not None:
+                    found.add((start + match.start(), index))
+                    newline = low.find(b"\n", match.end())
+                    if newline < 0:
+                        break
+                    match = pattern.search(low, newline + 1)
+        start = end
     return sorted(found)
 
 
