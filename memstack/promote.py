@@ -463,7 +463,7 @@ def stale(store: Path, patched: bool = False) -> list[str]:
             return built[relpath] if relpath in built else super().read(relpath)
 
     built.update(boot.build(Overlay(store)))
-    return sorted(p for p, data in built.items() if source.read(p) != data)
+    return sorted(p for p, data in built.items() if not files.holds(store / p, data))
 
 
 def _committed_prefix(store: Path) -> int:
