@@ -39,7 +39,7 @@ def queue_view(waiting: Iterable[dict[str, Any]], disputes: list[dict[str, Any]]
     Each record is kept as its line once read (a dict costs several times its bytes), sorted in
     runs spilled to a temporary file (`_spill_sorted`): only the view's own bytes are held whole."""
     body, count = bytearray(), 0
-    for _, _, text in _spill_sorted(((r["created_at"], r["id"]), n, line(r)) for n, r in enumerate(waiting)):
+    for text in _queue_lines(waiting):
         if count:
             body += b",\n"
         body += text
@@ -75,9 +75,34 @@ def parse(data: bytes) -> list[dict[str, Any]]:
     return list(view.get("facts", view.get("records", [])))
 
 
-def waiting(source: Source) -> list[dict[str, Any]]:
-    """The intake records routed to the binder and not yet decided, read through `source`."""
-    return list(_waiting(source))
+def _queue_lines(waiting: Iterable[dict[str, Any]]) -> Iterator[bytes]:
+    """The waiting records' view lines in the queue's order: (created_at, id), then as read."""
+    for _, _, text in _spill_sorted(((r["created_at"], r["id"]), n, line(r)) for n, r in enumerate(waiting)):
+        yield text
+
+
+def waiting(source: Source) -> Iterator[dict[str, Any]]:
+    """The intake records routed to the binder and not yet decided, read through `source`, one at a
+    time in the queue's order (sorted in spilled runs: a queue of any length holds one run)."""
+    for text in _queue_lines(_waiting(source)):
+        yield orjson.loads(text)
+
+
+def each_waiting(source: Source) -> Iterator[dict[str, Any]]:
+    """The same records in the order they are found (no sort)."""
+    return _waiting(source)
+
+
+def _log(source: Source, relpath: str) -> Iterator[dict[str, Any]]:
+    """The records of an append-only log: a work tree's file streamed a megabyte at a time (the ledger
+    of a million records is 200 MB), a commit's blob read whole."""
+    from memstack import files
+    from memstack.sources import WorktreeSource
+
+    if isinstance(source, WorktreeSource):
+        path = source.root / relpath
+        return files.iter_jsonl(path, relpath) if path.is_file() else iter(())
+    return _jsonl(source.read(relpath), relpath)
 
 
 def _waiting(source: Source) -> Iterator[dict[str, Any]]:
@@ -85,12 +110,12 @@ def _waiting(source: Source) -> Iterator[dict[str, Any]]:
     files are kept, never the whole ledger."""
     from memstack.binder import DECISIONS, LEDGER
 
-    decided = {d.get("intake_id") for d in _jsonl(source.read(DECISIONS), DECISIONS)}
+    decided = {d.get("intake_id") for d in _log(source, DECISIONS)}
     # binder-routed id -> the intake file its ledger lines name (a tuple in the rare case of several),
     # each file's name held once: ~100 bytes a waiting record
     files_of: dict[str, str | tuple[str, ...]] = {}
     names: dict[str, str] = {}
-    for line in _jsonl(source.read(LEDGER), LEDGER):
+    for line in _log(source, LEDGER):
         ident = line.get("intake_id")
         if line.get("sub_tier") == "binder" and isinstance(ident, str) and ident not in decided:
             files_of.setdefault(ident, ())
@@ -120,12 +145,11 @@ def distillations(source: Source) -> dict[int, int]:
     view. A fact no ledger line made (written directly, `fact add` or `capture`) is in the views as
     soon as it is recorded: its `recorded_at`. A function of the logs alone, so a rebuild gives the
     same bytes. Held as small integers (one ledger line of a million costs ~80 bytes), times shared."""
-    from memstack import jsonio
     from memstack.binder import LEDGER
 
     first: dict[int, int] = {}
     times: dict[int, int] = {}
-    for line in jsonio.iter_jsonl(source.read(LEDGER) or b"", LEDGER):
+    for line in _log(source, LEDGER):
         ident, intake, at = line.get("fact_id"), line.get("intake_id"), line.get("promoted_at")
         if isinstance(ident, str) and isinstance(intake, str) and type(at) is int:
             first.setdefault(_key(ident, intake), times.setdefault(at, at))

@@ -230,3 +230,26 @@ def test_after_a_reset_to_an_earlier_promotion_its_reading_still_applies(store: 
     assert found is not None and [r["id"] for _, _, r in found.records] == [more["id"]] == unpromoted(store)
     assert promote_cli(store)["routed"] == {"knowledge": 1}
     assert memstack("rebuild", "--check", cwd=store).returncode == 0
+
+
+def test_binder_list_pages_a_queue_sorted_in_spilled_runs(store: Path, monkeypatch) -> None:
+    """`binder list` streams the queue (views.waiting, sorted in spilled runs): pages walked with the
+    cursor, runs of 2 records, give the whole list `binder list --json` prints, in (created_at, id) order."""
+    from memstack.commands import binder as binder_command
+    from memstack.store import open_store
+
+    for n in (7, 3, 11, 0, 5, 9, 1):
+        write(store, 100 + n, title=f"maybe {n}", agent=("alice", "bob")[n % 2])
+    promote_cli(store)
+    whole = items(json.loads(memstack("binder", "list", "--json", cwd=store).stdout))
+    assert len(whole) == 7
+    assert [(r["created_at"], r["id"]) for r in whole] == sorted((r["created_at"], r["id"]) for r in whole)
+    monkeypatch.setattr(views, "_RUN", 2)
+    walked, cursor = [], None
+    while True:
+        page = binder_command.list_document(open_store(str(store)), limit=3, cursor=cursor)
+        walked += page["items"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert walked == whole

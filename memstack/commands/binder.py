@@ -1,12 +1,13 @@
 """`memstack binder list|ratify|reject`: the records waiting for a human."""
 
 import getpass
+from collections.abc import Iterator
 from typing import Any
 
 from memstack import binder, git, pages
 from memstack.commands import doc, page_options
 from memstack.errors import MemstackError
-from memstack.output import emit, emit_page
+from memstack.output import emit, emit_each, emit_page
 from memstack.store import Store, open_store
 from memstack.times import now_ms
 
@@ -75,9 +76,17 @@ def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
     from memstack.sources import WorktreeSource
 
     pages.page([], limit=limit, cursor=cursor, key=_key)  # a bad cursor is refused before the queue is read
-    entries = sorted(views.waiting(WorktreeSource(store.root)), key=_key) + sorted(disputes.waiting(store.root),
-                                                                                  key=_key)
-    return pages.page(entries, limit=limit, cursor=cursor, key=_key, max_bytes=max_bytes).document()
+    return pages.page(_queue(store), limit=limit, cursor=cursor, key=_key, max_bytes=max_bytes).document()
+
+
+def _queue(store: Store) -> Iterator[dict[str, Any]]:
+    """The queue in its order, streamed: the waiting records (views.waiting: sorted in spilled runs, so a
+    page of a queue of any length holds one run and the page), then the disagreements."""
+    from memstack import disputes, views
+    from memstack.sources import WorktreeSource
+
+    yield from views.waiting(WorktreeSource(store.root))
+    yield from sorted(disputes.waiting(store.root), key=_key)
 
 
 def _line(r: dict[str, Any]) -> str:
@@ -92,7 +101,11 @@ def _line(r: dict[str, Any]) -> str:
 
 
 def run_list(args: Any) -> int:
-    document = list_document(open_store(args.store), limit=args.limit, cursor=args.cursor)
+    store = open_store(args.store)
+    if args.limit is None and args.cursor is None:  # the whole queue: streamed, never held whole
+        emit_each(args, _queue(store), _line, "the binder queue is empty")
+        return 0
+    document = list_document(store, limit=args.limit, cursor=args.cursor)
     emit_page(args, document, lambda: "\n".join(_line(r) for r in document["items"]) or "the binder queue is empty")
     return 0
 
