@@ -110,6 +110,7 @@ class Checker:
 
     def close(self) -> None:
         self.blobs.close()
+        git.forget_appended()  # a long-lived process (the MCP server) keeps no log's tail
 
     def __enter__(self) -> "Checker":
         return self

@@ -13,7 +13,7 @@ write step (`crash_point`): the crash tests use it to interrupt a run anywhere.
 import os
 import signal
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -188,11 +188,12 @@ def _clean(tmp: Path) -> None:
                 pass
 
 
-def _temp_beside(path: Path, data: bytes) -> str:
+def _temp_beside(path: Path, data: bytes | Iterable[bytes]) -> str:
     fd, tmp = tempfile.mkstemp(dir=_temp_dir(path), prefix=f"{os.getpid()}.{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for piece in (data,) if isinstance(data, (bytes, bytearray)) else data:
+                handle.write(piece)
             handle.flush()
             os.fsync(handle.fileno())
     except BaseException:
@@ -211,8 +212,9 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data`: a reader or a crash sees the old file or the new, never half."""
+def write_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Replace `path` with `data` (bytes, or pieces of bytes written one after the other): a reader or a
+    crash sees the old file or the new, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_beside(path, data)
     try:
@@ -238,13 +240,19 @@ def write_changed(store: Path, outputs: dict[str, bytes]) -> list[str]:
 def holds(path: Path, data: bytes, piece: int = 1 << 20) -> bool:
     """Whether the file at `path` holds exactly `data`: sizes first, then a piece at a time (a view
     of a million records is never read whole beside the one built)."""
+    view = memoryview(data)
+    return holds_pieces(path, (view[at:at + piece] for at in range(0, len(data), piece)), len(data))
+
+
+def holds_pieces(path: Path, pieces: Iterable[bytes], size: int) -> bool:
+    """Whether the file at `path` holds exactly the `size` bytes `pieces` give, one after the other:
+    sizes first, then each piece against as many bytes of the file."""
     try:
-        if path.stat().st_size != len(data):
+        if path.stat().st_size != size:
             return False
-        view = memoryview(data)
         with path.open("rb") as handle:
-            for at in range(0, len(data), piece):
-                if handle.read(piece) != view[at:at + piece]:
+            for data in pieces:
+                if handle.read(len(data)) != data:
                     return False
             return not handle.read(1)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):

@@ -286,7 +286,7 @@ def blob_id(data: bytes, like: str) -> str:
     return str(digest.hexdigest())
 
 
-_APPENDED: dict[tuple[str, str], tuple[bytes, int] | None] = {}  # (old blob, new blob) -> the answer
+_APPENDED: dict[tuple[str, str], tuple[bytes, int] | None] = {}  # (old blob, new blob) -> the last answer
 
 
 def appended_to_blob(cwd: Path, old_sha: str, pieces: Iterable[bytes],
@@ -294,17 +294,21 @@ def appended_to_blob(cwd: Path, old_sha: str, pieces: Iterable[bytes],
     """When the bytes `pieces` give (a blob's, from `CatFile.stream`, or a file's) are blob `old_sha` with
     bytes appended: those bytes, and how many newlines the old blob holds; else None. The start is hashed
     piece by piece as git hashes a blob, so a log that grows with the store is never held whole.
-    `new_sha`: the pieces are that blob's; its answer is remembered for the process (ids name content),
-    and a second question about the same two blobs (the hook's I1 check, then its view patch) costs
-    nothing: `pieces` is then never read, so a lazy `CatFile.stream` asks git nothing."""
+    `new_sha`: the pieces are that blob's; the last such answer is remembered (ids name content) until
+    `forget_appended`, and a second question about the same two blobs (the hook's I1 check, then its
+    view patch) costs nothing: `pieces` is then never read, so a lazy `CatFile.stream` asks git nothing."""
     if new_sha is not None and (old_sha, new_sha) in _APPENDED:
         return _APPENDED[(old_sha, new_sha)]
     found = _appended(cwd, old_sha, pieces)
-    if new_sha is not None:
-        if len(_APPENDED) >= 16:
-            _APPENDED.clear()
+    if new_sha is not None:  # the last answer only: the tail it holds is let go at the next question
+        _APPENDED.clear()
         _APPENDED[(old_sha, new_sha)] = found
     return found
+
+
+def forget_appended() -> None:
+    """Let go of the answer `appended_to_blob` remembers (a check is done)."""
+    _APPENDED.clear()
 
 
 def _appended(cwd: Path, old_sha: str, pieces: Iterable[bytes]) -> tuple[bytes, int] | None:

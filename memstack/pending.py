@@ -111,7 +111,9 @@ def since_last(store: Path) -> Found | None:
     for state in _readings(store):
         ledger_size, ledger_tail = state["ledger"]
         if ledger_size <= size and _end(path, ledger_size).hex() == ledger_tail:
-            return _since(store, state, size)
+            found = _since(store, state, size)
+            if found is not None:
+                return found  # else an older reading may still serve
     return None
 
 

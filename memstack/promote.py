@@ -433,7 +433,8 @@ def rebuild(store: Path, patched: bool = False) -> list[str]:
     `patched`: the views of the last commit that changed them, patched with what changed since
     (viewpatch.py), where they can be; else (and by default) built from every fact file."""
     source = WorktreeSource(store)
-    return files.write_changed(store, _views(store, source) if patched else views.build(source)) + boot.rebuild(store)
+    written = files.write_changed(store, _views(store, source)) if patched else views.write(store, source)
+    return written + boot.rebuild(store)
 
 
 def _views(store: Path, source: WorktreeSource) -> dict[str, bytes]:

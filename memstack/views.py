@@ -33,20 +33,6 @@ def fact_order(fact: dict[str, Any]) -> tuple[str, str, int, str]:
     return (fact["subject"], fact["predicate"], fact["valid_from"], fact["id"])
 
 
-def queue_view(waiting: Iterable[dict[str, Any]], disputes: list[dict[str, Any]] | None = None) -> bytes:
-    """The binder queue from the intake records waiting for a human decision, and the disagreements
-    between agents (`disputes`: a predecessor and the open facts that each closed it), when there are any.
-    Each record is kept as its line once read (a dict costs several times its bytes), sorted in
-    runs spilled to a temporary file (`_spill_sorted`): only the view's own bytes are held whole."""
-    body, count = bytearray(), 0
-    for text in _queue_lines(waiting):
-        if count:
-            body += b",\n"
-        body += text
-        count += 1
-    return render_queue_body(body, count, [dispute_line(d) for d in disputes or ()])
-
-
 def dispute_line(dispute: dict[str, Any]) -> bytes:
     """A disagreement's line in the queue: the predecessor, its subject and predicate, the sides' ids."""
     return orjson.dumps({"predecessor": dispute["id"], "subject": dispute["subject"],
@@ -56,17 +42,15 @@ def dispute_line(dispute: dict[str, Any]) -> bytes:
 
 def render_body(name: str, key: str, body: bytearray, count: int) -> bytearray:
     """A view from its list's body (lines joined by ",\n"), the head put in front in place."""
-    body[0:0] = b'{"count": %d, "view": "%s", "%s": [\n' % (count, name.encode(), key.encode())
-    body += (b"\n" if count else b"") + b"]}\n"
-    return body
+    out = _Body(name, key, spill=False)
+    out.data, out.count = body, count
+    return out.rendered()
 
 
 def render_queue_body(body: bytearray, count: int, dispute_lines: list[bytes]) -> bytearray:
-    data = render_body("binder_queue", "records", body, count)
-    if dispute_lines:
-        del data[-2:]
-        data += b', "disputes": [\n' + b",\n".join(dispute_lines) + b"\n]}\n"
-    return data
+    out = _Body("binder_queue", "records", spill=False)
+    out.data, out.count, out.disputes = body, count, dispute_lines
+    return out.rendered()
 
 
 def parse(data: bytes) -> list[dict[str, Any]]:
@@ -168,33 +152,105 @@ def line(record: dict[str, Any]) -> bytes:
     return compact(orjson.dumps(record, option=_LINE))
 
 
-def build(source: Source) -> dict[str, bytes]:
-    """Every KB view, by store-relative path: the I4 builder and `memstack rebuild`.
+class _Body:
+    """A view's list as its lines come (joined by ",\n", counted): in memory, or (`spill`) in a
+    temporary file, so a view of any size is written without being held."""
 
-    Bounded memory whatever the store's size: the open facts are sorted in runs spilled to a
-    temporary file and merged (`_sorted_open`), so only the views' own bytes are held whole.
-    """
+    def __init__(self, name: str, key: str, spill: bool) -> None:
+        import tempfile
+
+        self.name, self.key, self.count = name, key, 0
+        self.data = bytearray()
+        self.file = tempfile.TemporaryFile(prefix="memstack-view-") if spill else None
+        self.disputes: list[bytes] = []  # the queue's disagreement lines
+
+    def add(self, text: bytes) -> None:
+        if self.file is None:
+            if self.count:
+                self.data += b",\n"
+            self.data += text
+        else:
+            self.file.write(b",\n" + text if self.count else text)
+        self.count += 1
+
+    def _head(self) -> bytes:
+        return b'{"count": %d, "view": "%s", "%s": [\n' % (self.count, self.name.encode(), self.key.encode())
+
+    def _tail(self) -> bytes:
+        end = (b"\n" if self.count else b"") + b"]}\n"
+        return end[:-2] + b', "disputes": [\n' + b",\n".join(self.disputes) + b"\n]}\n" if self.disputes else end
+
+    def rendered(self) -> bytearray:
+        """The view's bytes (a body held in memory), the head put in front in place."""
+        assert self.file is None
+        self.data[0:0] = self._head()
+        self.data += self._tail()
+        return self.data
+
+    def size(self) -> int:
+        assert self.file is not None
+        return len(self._head()) + self.file.tell() + len(self._tail())
+
+    def pieces(self, piece: int = 1 << 20) -> Iterator[bytes]:
+        """The view's bytes, a piece at a time (a spilled body): head, the body, tail."""
+        assert self.file is not None
+        yield self._head()
+        self.file.flush()
+        self.file.seek(0)
+        while data := self.file.read(piece):
+            yield data
+        self.file.seek(0, 2)
+        yield self._tail()
+
+
+def _bodies(source: Source, spill: bool) -> Iterator[tuple[str, _Body]]:
+    """Every KB view's body, by store-relative path: the three fact views, then the Binder queue
+    (with the disagreements), each handed over when done."""
     from memstack import disputes
 
-    by_table: dict[str, bytearray] = {table: bytearray() for table in FACT_TABLES}
-    counts = dict.fromkeys(FACT_TABLES, 0)
+    by_table = {table: _Body(table, "facts", spill) for table in FACT_TABLES}
     claims: list[dict[str, Any]] = []
     for table, text, fact in _sorted_open(source):
-        out = by_table[table]
-        if counts[table]:
-            out += b",\n"
-        out += text
-        counts[table] += 1
+        by_table[table].add(text)
         if fact is not None:
             claims.append(fact)
-    views: dict[str, bytes] = {}
-    for table, body in by_table.items():  # the head in front, in place: never a second copy of a large view
-        views[view_path(table)] = render_body(table, "facts", body, counts[table])  # compares, writes as bytes
+    for table in FACT_TABLES:
+        yield view_path(table), by_table.pop(table)
     # A disagreement needs its sides (open facts that name what they closed) and, when open, the
     # predecessor they name: found in a second pass, only when there are rival sides at all.
     named = [p for p, n in Counter(p for f in claims for p in f.get("supersedes") or ()).items() if n > 1]
     predecessors = [f for f in _open_facts_with_ids(source, set(named))] if named else []
-    return {**views, QUEUE: queue_view(_waiting(source), disputes.find([*predecessors, *claims]))}
+    queue = _Body("binder_queue", "records", spill)
+    for text in _queue_lines(_waiting(source)):
+        queue.add(text)
+    queue.disputes = [dispute_line(d) for d in disputes.find([*predecessors, *claims])]
+    yield QUEUE, queue
+
+
+def build(source: Source) -> dict[str, bytes]:
+    """Every KB view, by store-relative path: the I4 builder.
+
+    The open facts are sorted in runs spilled to a temporary file and merged (`_sorted_open`), so
+    only the views' own bytes are held whole (`write` holds not even those).
+    """
+    return {path: body.rendered() for path, body in _bodies(source, spill=False)}  # compares, writes as bytes
+
+
+def write(store: Path, source: Source) -> list[str]:
+    """`memstack rebuild`: every KB view built and written where it differs (atomically); the paths
+    rewritten. Each view's list is spilled to a temporary file as it is made and compared with the
+    file a piece at a time, so no view is held whole: a store's views may be larger than memory."""
+    from memstack import files
+
+    changed = []
+    for relpath, body in _bodies(source, spill=True):
+        path = store / relpath
+        if not files.holds_pieces(path, body.pieces(), body.size()):
+            files.write_atomic(path, body.pieces())
+            changed.append(relpath)
+        assert body.file is not None
+        body.file.close()
+    return changed
 
 
 _RUN = 20_000  # view lines sorted in memory at a time (~15 MiB); more are spilled to a temporary file

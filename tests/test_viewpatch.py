@@ -205,6 +205,13 @@ def test_views_sorted_in_spilled_runs_equal_views_sorted_in_memory(store: Path, 
     whole = views.build(WorktreeSource(store))
     monkeypatch.setattr(views, "_RUN", 3)
     assert views.build(WorktreeSource(store)) == whole
+    # `memstack rebuild` writes the views from bodies spilled to files: the same bytes, written only where
+    # they differ
+    assert views.write(store, WorktreeSource(store)) == []
+    (store / views.QUEUE).write_bytes(b"{}\n")
+    (store / "kb/knowledge.json").unlink()
+    assert views.write(store, WorktreeSource(store)) == ["kb/knowledge.json", views.QUEUE]
+    assert {path: (store / path).read_bytes() for path in whole} == whole
     queue = json.loads(whole[views.QUEUE])["records"]
     assert len(queue) == 7
     assert [(r["created_at"], r["id"]) for r in queue] == sorted((r["created_at"], r["id"]) for r in queue)
@@ -253,3 +260,18 @@ def test_binder_list_pages_a_queue_sorted_in_spilled_runs(store: Path, monkeypat
         if cursor is None:
             break
     assert walked == whole
+
+
+def test_a_reading_that_cannot_serve_gives_way_to_an_older_one(store: Path) -> None:
+    """A newer reading made with an empty ledger matches any ledger but cannot serve one that holds
+    lines; the older reading of the promotion that wrote them is used instead of reading everything."""
+    start = git(store, "rev-parse", "HEAD").stdout.strip()
+    for n in range(3):
+        write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="x")
+    promote_cli(store)
+    promoted = git(store, "rev-parse", "HEAD").stdout.strip()
+    git(store, "reset", "-q", "--hard", start)
+    promote_cli(store)  # nothing pending: a reading of the empty ledger, now the newest
+    git(store, "reset", "-q", "--hard", promoted)
+    found = pending.since_last(store)
+    assert found is not None and found.records == [] and unpromoted(store) == []
