@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memstack import clock, derived, git, guard, layout, progress, rules, secrets
+from memstack import clock, derived, files, git, guard, layout, progress, rules, secrets
 from memstack.errors import MemstackError
 from memstack.git import Change
 from memstack.layout import Place
@@ -456,7 +456,7 @@ class Checker:
             found += problems or identity.violations_in(path, data.decode("utf-8"), patterns)
         return found
 
-    def _views(self, step: Step) -> dict[str, bytes]:
+    def _views(self, step: Step) -> dict[str, files.Data]:
         """The KB views of the step's state: the last checked views patched with what changed since
         (viewpatch.py), or built from every fact file where they cannot be."""
         from memstack import viewpatch, views
@@ -501,10 +501,11 @@ class Checker:
                 if expected is not None and not change.deleted and git.blob_id(expected, change.new_sha) == change.new_sha:
                     continue  # the very bytes a rebuild makes (compared by git's hash: the blob is not read)
                 actual = self._new(step, change)
-                if step.audit and actual is not None and expected is not None and actual != expected:
+                made = None if expected is None else files.whole(expected)  # they differ: held for the diff
+                if step.audit and actual is not None and made is not None and actual != made:
                     self.stale.append(change.path)  # I4: views may lag; said, not refused
                     continue
-                found += _compare_derived(change.path, actual, expected, entry.rebuild)
+                found += _compare_derived(change.path, actual, made, entry.rebuild)
         return found
 
 

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memstack import files
 from memstack.sources import Source
 
 Builder = Callable[[Source], dict[str, bytes]]
@@ -29,10 +30,10 @@ class Derived:
     def matches(self, relpath: str) -> bool:
         return self.pattern.fullmatch(relpath) is not None
 
-    def build(self, source: Source) -> dict[str, bytes]:
+    def build(self, source: Source) -> dict[str, files.Data]:
         assert self.builder is not None
         module, _, function = self.builder.partition(":")
-        built: dict[str, bytes] = getattr(importlib.import_module(module), function)(source)
+        built: dict[str, files.Data] = getattr(importlib.import_module(module), function)(source)
         return {path: data for path, data in built.items() if self.matches(path)}
 
 

@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
 from memstack.errors import MemstackError
 
@@ -226,22 +227,47 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
     crash_point()
 
 
-def write_changed(store: Path, outputs: dict[str, bytes]) -> list[str]:
+class Pieces(Protocol):
+    """Bytes given a piece at a time, their size known first: a view spilled to a temporary file or
+    spliced from runs of another file's bytes (views.py, viewpatch.py), never held whole."""
+
+    def size(self) -> int: ...
+
+    def pieces(self) -> Iterable[bytes]: ...
+
+
+Data = bytes | Pieces
+
+
+def parts(data: Data, piece: int = 1 << 20) -> tuple[int, Iterable[bytes]]:
+    """The size of `data` and its bytes in pieces."""
+    if isinstance(data, (bytes, bytearray)):
+        view = memoryview(data)
+        return len(data), (view[at:at + piece] for at in range(0, len(data), piece))
+    return data.size(), data.pieces()
+
+
+def whole(data: Data) -> bytes:
+    """The bytes of `data`, held (for what reads a view whole: a diff, the boot files' builder)."""
+    return data if isinstance(data, (bytes, bytearray)) else b"".join(data.pieces())
+
+
+def write_changed(store: Path, outputs: dict[str, Data]) -> list[str]:
     """Write each derived file whose bytes differ (atomically); returns the paths rewritten."""
     changed = []
     for relpath, data in outputs.items():
         path = store / relpath
         if not holds(path, data):
-            write_atomic(path, data)
+            write_atomic(path, parts(data)[1])
             changed.append(relpath)
     return changed
 
 
-def holds(path: Path, data: bytes, piece: int = 1 << 20) -> bool:
+def holds(path: Path, data: Data) -> bool:
     """Whether the file at `path` holds exactly `data`: sizes first, then a piece at a time (a view
     of a million records is never read whole beside the one built)."""
-    view = memoryview(data)
-    return holds_pieces(path, (view[at:at + piece] for at in range(0, len(data), piece)), len(data))
+    size, pieces = parts(data)
+    return holds_pieces(path, pieces, size)
 
 
 def holds_pieces(path: Path, pieces: Iterable[bytes], size: int) -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memstack import files
 from memstack.errors import MemstackError
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
@@ -21,6 +22,7 @@ ZERO = "0" * 40  # git's "no object": the old side of an added file, the new sid
 REGULAR = ("100644", "100755")
 SYMLINK = "120000"
 GITLINK = "160000"  # a submodule
+PIECE = 1 << 20  # how much of a long blob or file a stream gives at a time
 
 # What git sets while it runs a hook; kept when memstack calls git on *another* repository.
 _KEEP = {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO", "GIT_SSL_NO_VERIFY",
@@ -279,10 +281,13 @@ def _blob_digest(like: str, size: int) -> Any:
     return hashlib.new("sha256" if len(like) == 64 else "sha1", b"blob %d\0" % size)
 
 
-def blob_id(data: bytes, like: str) -> str:
-    """The id git gives a blob of `data`, in the hash of the id `like`."""
-    digest = _blob_digest(like, len(data))
-    digest.update(data)
+def blob_id(data: files.Data, like: str) -> str:
+    """The id git gives a blob of `data` (bytes, or pieces of a view never held whole), in the hash of
+    the id `like`."""
+    size, pieces = files.parts(data)
+    digest = _blob_digest(like, size)
+    for piece in pieces:
+        digest.update(piece)
     return str(digest.hexdigest())
 
 
@@ -329,10 +334,10 @@ def _appended(cwd: Path, old_sha: str, pieces: Iterable[bytes]) -> tuple[bytes, 
     return b"".join(tail), newlines
 
 
-def file_pieces(path: Path, piece: int = 1 << 20) -> Iterator[bytes]:
-    """A file's bytes in pieces of at most `piece` bytes (as `CatFile.stream` gives a blob's)."""
+def file_pieces(path: Path, piece: int | None = None) -> Iterator[bytes]:
+    """A file's bytes in pieces of at most `piece` bytes (PIECE: as `CatFile.stream` gives a blob's)."""
     with path.open("rb") as handle:
-        while data := handle.read(piece):
+        while data := handle.read(piece or PIECE):
             yield data
 
 
@@ -443,16 +448,16 @@ class CatFile:
         self._proc.stdout.read(1)  # the newline after each object
         return found[0], data
 
-    def stream(self, spec: str, piece: int = 1 << 20) -> Iterator[bytes]:
-        """The content of `spec` in pieces of at most `piece` bytes (nothing if git has no such object),
-        never held whole. Read it to its end before asking for another object."""
+    def stream(self, spec: str, piece: int | None = None) -> Iterator[bytes]:
+        """The content of `spec` in pieces of at most `piece` bytes (PIECE; nothing if git has no such
+        object), never held whole. Read it to its end before asking for another object."""
         found = self._ask(spec)
         if found is None:
             return
         assert self._proc.stdout
         left = found[1]
         while left:
-            data = self._proc.stdout.read(min(piece, left))
+            data = self._proc.stdout.read(min(piece or PIECE, left))
             if not data:
                 raise MemstackError("git cat-file --batch stopped answering")
             left -= len(data)

@@ -433,11 +433,11 @@ def rebuild(store: Path, patched: bool = False) -> list[str]:
     `patched`: the views of the last commit that changed them, patched with what changed since
     (viewpatch.py), where they can be; else (and by default) built from every fact file."""
     source = WorktreeSource(store)
-    written = files.write_changed(store, _views(store, source)) if patched else views.write(store, source)
+    written = files.write_changed(store, _views(store, source) if patched else views.build(source))
     return written + boot.rebuild(store)
 
 
-def _views(store: Path, source: WorktreeSource) -> dict[str, bytes]:
+def _views(store: Path, source: WorktreeSource) -> dict[str, files.Data]:
     """The views of the work tree: patched from the last committed ones where they can be."""
     if not (git.is_worktree(store) and git.has_commits(store)):
         return views.build(source)
@@ -461,7 +461,7 @@ def stale(store: Path, patched: bool = False) -> list[str]:
 
     class Overlay(WorktreeSource):
         def read(self, relpath: str) -> bytes | None:
-            return built[relpath] if relpath in built else super().read(relpath)
+            return files.whole(built[relpath]) if relpath in built else super().read(relpath)
 
     built.update(boot.build(Overlay(store)))
     return sorted(p for p, data in built.items() if not files.holds(store / p, data))

@@ -5,6 +5,7 @@ commit* (I4), so builders read through this small interface rather than the
 file system, and the checks can hand them a commit's blobs instead.
 """
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -55,6 +56,11 @@ class GitSource:
     def read(self, relpath: str) -> bytes | None:
         found = self.blobs.read_object(self._spec(relpath))
         return found[1] if found is not None and found[0] == "blob" else None
+
+    def stream(self, relpath: str) -> Iterator[bytes]:
+        """The file's bytes a piece at a time (nothing when it does not exist); read to the end before
+        reading another."""
+        return self.blobs.stream(self._spec(relpath))
 
     def listdir(self, relpath: str) -> list[str]:
         relpath = relpath.strip("/")

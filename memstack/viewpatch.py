@@ -15,13 +15,18 @@ commit in a range check) are the base's views with:
 - the disagreements recounted for every predecessor a fact that came or went names.
 
 The cost is the change's (its fact files, the logs' new lines), O(log n) line
-parses per fact to place it, and one copy of the views' lines. Anything out of
+parses per fact to place it, and one pass over the bytes of the views it changes.
+No view is held whole: the base's views are read by position (from the work
+tree's file, or a blob spilled to a temporary file) and a patched view is a list
+of runs of the base's bytes and new lines, read when it is written or hashed. Anything out of
 the ordinary (no base, a fact file deleted, a log that does not continue the
 base's, a view not in the shape views.py writes, a change larger than a twentieth
 of the views) answers None, and the caller rebuilds from everything.
 """
 
-import bisect
+import os
+import tempfile
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,25 +34,104 @@ from typing import Any
 
 import orjson
 
-from memstack import disputes, git, ids, jsonio, views
+from memstack import disputes, files, git, ids, jsonio, views
 from memstack.binder import DECISIONS, LEDGER
 from memstack.routing import FACT_TABLES
-from memstack.sources import GitSource, Source, WorktreeSource
+from memstack.sources import GitSource, Source
 
 VIEWS = tuple(views.view_path(t) for t in FACT_TABLES) + (views.QUEUE,)
 FACTS = "kb/facts/"
 _SHARE = 20  # more changed facts than 1/_SHARE of the views' lines: rebuilding is as cheap
 
 
+_WINDOW = 1 << 12  # bytes a search in a view file reads at first (a line is ~200 bytes), doubled while not found
+_PIECE = 1 << 20  # bytes a patched view gives at a time
+
+
+class _Text:
+    """A base view's bytes, read where asked: held (`data`), or in a file read by position (`fd`), so a
+    view of a million records (189 MB) is never held whole. The file is the work tree's (a promotion
+    replaces it with a rename: the open file still reads the old bytes) or a blob spilled to a
+    temporary file; it is closed when the last patched view that reads it is let go."""
+
+    def __init__(self, data: bytes = b"", fd: int | None = None) -> None:
+        self.data, self.fd = data, fd
+        self.length = len(data) if fd is None else os.fstat(fd).st_size
+        if fd is not None:
+            weakref.finalize(self, os.close, fd)
+
+    def get(self, start: int, end: int) -> bytes:
+        end = min(end, self.length)
+        if self.fd is None:
+            return self.data[start:end]
+        return os.pread(self.fd, end - start, start) if end > start else b""
+
+    def find(self, needle: bytes, start: int, end: int) -> int:
+        if self.fd is None:
+            return self.data.find(needle, start, end)
+        window = _WINDOW
+        while start < end:
+            stop = min(end, start + window)
+            at = self.get(start, stop).find(needle)
+            if at >= 0:
+                return start + at
+            if stop >= end:
+                break
+            start, window = stop - len(needle) + 1, min(window * 2, _PIECE)
+        return -1
+
+    def rfind(self, needle: bytes, start: int, end: int) -> int:
+        if self.fd is None:
+            return self.data.rfind(needle, start, end)
+        window = _WINDOW
+        while start < end:
+            first = max(start, end - window)
+            at = self.get(first, end).rfind(needle)
+            if at >= 0:
+                return first + at
+            if first <= start:
+                break
+            end, window = first + len(needle) - 1, min(window * 2, _PIECE)
+        return -1
+
+    def pieces(self, start: int = 0, end: int | None = None) -> Iterator[bytes]:
+        end = self.length if end is None else end
+        for at in range(start, end, _PIECE):
+            yield self.get(at, min(at + _PIECE, end))
+
+    def size(self) -> int:
+        return self.length
+
+
+def _file_text(path: Path) -> _Text | None:
+    try:
+        return _Text(fd=os.open(path, os.O_RDONLY))
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _blob_text(source: GitSource, relpath: str) -> _Text | None:
+    """A file of a commit, spilled to a temporary file (None: none there, or empty: not a view)."""
+    fd, name = tempfile.mkstemp(prefix="memstack-view-")
+    os.unlink(name)
+    with os.fdopen(fd, "wb", closefd=False) as out:
+        for piece in source.stream(relpath):
+            out.write(piece)
+    if os.fstat(fd).st_size == 0:
+        os.close(fd)
+        return None
+    return _Text(fd=fd)
+
+
 class _Lazy(dict):  # type: ignore[type-arg]
     """The base's view files, each read when first asked for (a check compares only the views a
     commit changes: the others are never read)."""
 
-    def __init__(self, read: Callable[[str], bytes | None]) -> None:
+    def __init__(self, read: Callable[[str], _Text | None]) -> None:
         super().__init__()
         self.read = read
 
-    def __missing__(self, path: str) -> bytes | None:
+    def __missing__(self, path: str) -> _Text | None:
         self[path] = found = self.read(path)
         return found
 
@@ -57,7 +141,7 @@ class Since:
     """What changed from a base (a commit whose views were checked) to the state being built."""
 
     base: Source  # the base commit's files
-    views: dict[str, bytes | None]  # the base's view files (read when first asked for)
+    views: dict[str, _Text | None]  # the base's view files (read when first asked for)
     facts: list[str] = field(default_factory=list)  # fact files changed or added since
     changed: set[str] = field(default_factory=set)  # the view files that differ from the base's
     ledger: bytes = b""  # the ledger's lines appended since
@@ -76,9 +160,8 @@ def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: 
     changes = git.changes_since(repo, base, target, ["kb/facts", LEDGER, DECISIONS, *VIEWS], folder)
     changed = {c.path: c for c in changes}
     at_base = GitSource(repo, blobs, base, folder)
-    on_disk = WorktreeSource(repo / folder)
-    found = Since(at_base, _Lazy(lambda p: (on_disk if target == git.WORKTREE and p not in changed
-                                            else at_base).read(p)))
+    found = Since(at_base, _Lazy(lambda p: _file_text(repo / folder / p) if target == git.WORKTREE and p not in changed
+                                 else _blob_text(at_base, p)))
     found.changed = {c.path for c in changes if c.path in VIEWS}
     for change in changes:
         if change.path.startswith(FACTS):
@@ -107,7 +190,7 @@ def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: 
 
 def views_of(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: Source,
              wanted: Iterable[str] | None = None,
-             build: Callable[[Source], dict[str, bytes]] | None = None) -> dict[str, bytes]:
+             build: Callable[[Source], dict[str, bytes]] | None = None) -> dict[str, files.Data]:
     """The KB views of the state `new` (the `target` of `since`): patched when they can be, else
     built (by `build`: promote's records what it read, buildmemo.py). Patched, the answer holds those
     `wanted` (by default those that differ from the base's), and those the change touches: a view
@@ -134,27 +217,33 @@ class _Lines:
     holds: JSON keeps a newline in a string as `\n`), each known by the byte it starts at. A line is
     found by a binary search over the bytes that parses O(log n) lines; the lines are never listed."""
 
-    def __init__(self, data: bytes, start: int, end: int, count: int) -> None:
-        self.data, self.start, self.end, self.count = data, start, end, count
+    def __init__(self, text: _Text, start: int, end: int, count: int) -> None:
+        self.text, self.start, self.end, self.count = text, start, end, count
         self.stop = end + 2  # where a line after the last would start
 
     def __len__(self) -> int:
         return self.count
 
     def line(self, pos: int) -> bytes:
-        at = self.data.find(b",\n", pos, self.end)
-        return self.data[pos:self.end if at < 0 else at]
+        at = self.text.find(b",\n", pos, self.end)
+        return self.text.get(pos, self.end if at < 0 else at)
 
     def after(self, pos: int) -> int:
-        at = self.data.find(b",\n", pos, self.end)
+        at = self.text.find(b",\n", pos, self.end)
         return self.stop if at < 0 else at + 2
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
-        pos = self.start if self.count else self.stop
-        while pos < self.stop:
-            line = self.line(pos)
-            yield pos, line
-            pos += len(line) + 2
+        """Every line and where it starts, the bytes read a piece at a time."""
+        if not self.count:
+            return
+        pos, carry = self.start, b""
+        for piece in self.text.pieces(self.start, self.end):
+            chunk = carry + piece
+            *whole, carry = chunk.split(b",\n")
+            for line in whole:
+                yield pos, line
+                pos += len(line) + 2
+        yield pos, carry
 
     def lower_bound(self, key: Any, parse: Callable[[bytes], Any]) -> int:
         """Where the first line whose key is not below `key` starts (`stop` when there is none)."""
@@ -172,29 +261,55 @@ class _Lines:
                 hi = pos
         return self.start if lo <= self.start else min(self.after(lo - 2), self.stop)
 
-    def run(self, first: int, stop: int) -> memoryview:
-        """The lines from the one starting at `first` to the one before `stop`, separators between."""
-        return memoryview(self.data)[first:stop - 2]
+
+_Part = bytes | tuple[int, int]  # a new line, or a run of the base's lines: (first byte, end)
 
 
-def _lines(data: bytes | None, head: bytes) -> _Lines | None:
-    """The lines of a view's list, when `data` is in the shape views.py writes."""
-    if data is None or not data.startswith(head):
+class Spliced:
+    """A patched view: its head, then runs of the base view's lines and new lines joined by ",\n", then
+    its tail. Its bytes are read from the base's when they are written or hashed (files.Pieces)."""
+
+    def __init__(self, text: _Text, head: bytes, parts: list[_Part], tail: bytes) -> None:
+        self.text, self.head, self.parts, self.tail = text, head, parts, tail
+
+    def size(self) -> int:
+        joins = 2 * max(len(self.parts) - 1, 0)
+        return len(self.head) + joins + len(self.tail) + sum(
+            len(p) if isinstance(p, bytes) else p[1] - p[0] for p in self.parts)
+
+    def pieces(self) -> Iterator[bytes]:
+        yield self.head
+        for n, part in enumerate(self.parts):
+            if n:
+                yield b",\n"
+            if isinstance(part, bytes):
+                yield part
+            else:
+                yield from self.text.pieces(*part)
+        yield self.tail
+
+
+def _lines(text: _Text | None, head: bytes) -> _Lines | None:
+    """The lines of a view's list, when `text` is in the shape views.py writes."""
+    if text is None or text.get(0, len(head)) != head:
         return None
-    first = data.index(b"\n") + 1
-    if data[first:] == b"]}\n":
-        return _Lines(data, first, first, 0)
-    if not data.endswith(b"\n]}\n"):
+    first = len(head)
+    if text.length - first == 3 and text.get(first, text.length) == b"]}\n":
+        return _Lines(text, first, first, 0)
+    if text.get(text.length - 4, text.length) != b"\n]}\n":
         return None
-    return _Lines(data, first, len(data) - 4, _count(data))
+    return _Lines(text, first, text.length - 4, _count(text))
 
 
-def _count(data: bytes) -> int:
-    return int(data[len(b'{"count": '):data.index(b",")])
+def _count(text: _Text) -> int:
+    start = text.get(0, 64)
+    return int(start[len(b'{"count": '):start.index(b",")])
 
 
-def _head(data: bytes | None, name: str, key: str) -> bytes:
-    count = data[data.find(b" ") + 1:data.find(b",")] if data else b""
+def _head(text: _Text | None, name: str, key: str) -> bytes:
+    """The head a view of `name` in `text` must begin with (its count as `text` has it)."""
+    start = text.get(0, 64) if text is not None else b""
+    count = start[start.find(b" ") + 1:start.find(b",")]
     return b'{"count": %s, "view": "%s", "%s": [\n' % (count, name.encode(), key.encode())
 
 
@@ -204,39 +319,37 @@ def _find(lines: _Lines, key: Any, parse: Callable[[bytes], Any]) -> int | None:
 
 
 def _apply(lines: _Lines, remove: set[int], add: list[tuple[Any, bytes]],
-           parse: Callable[[bytes], Any]) -> tuple[bytearray, int]:
-    """The list's body (lines joined by ",\n") without the lines starting at the positions `remove`,
-    with the (key, line) pairs of `add` in key order; and how many lines it holds. Unchanged runs are
-    copied whole."""
+           parse: Callable[[bytes], Any]) -> tuple[list[_Part], int]:
+    """The list's parts (runs of unchanged lines and new lines, to be joined by ",\n") without the lines
+    starting at the positions `remove`, with the (key, line) pairs of `add` in key order; and how many
+    lines it holds."""
     at: dict[int, list[bytes]] = {}  # the position of a line -> the new lines that go before it
     for key, line in sorted(add, key=lambda item: item[0]):
         at.setdefault(lines.lower_bound(key, parse), []).append(line)
-    body = bytearray()
-
-    def put(piece: bytes | memoryview) -> None:
-        if body:
-            body.extend(b",\n")
-        body.extend(piece)
-
+    parts: list[_Part] = []
     first = lines.start if len(lines) else lines.stop
     for cut in sorted(set(at) | remove | {lines.stop}):  # the cut at the end puts what goes after every line
-        if first < cut:  # the untouched lines before the cut, in one piece
-            put(lines.run(first, cut))
-        for line in at.get(cut, ()):
-            put(line)
+        if first < cut:  # the untouched lines before the cut, in one run
+            parts.append((first, cut - 2))
+        parts.extend(at.get(cut, ()))
         first = lines.after(cut) if cut in remove else cut
-    return body, len(lines) - len(remove) + len(add)
+    return parts, len(lines) - len(remove) + len(add)
 
 
-def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str, bytes] | None:
+def _spliced(lines: _Lines, name: str, key: str, parts: list[_Part], count: int,
+             disputes: list[bytes] | None = None) -> Spliced:
+    return Spliced(lines.text, views.head(name, key, count), parts, views.tail(count, disputes or []))
+
+
+def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str, files.Data] | None:
     """The views of `new` (those `wanted`, and any a change touches), from the base's and what changed
     since; None when they must be rebuilt."""
     tables: dict[str, _Lines] = {}  # the lines of each view a change touches, found when first touched
 
     def lines_of(table: str) -> _Lines | None:
         if table not in tables:
-            data = since.views[views.view_path(table)]
-            found = _lines(data, _head(data, table, "facts"))
+            text = since.views[views.view_path(table)]
+            found = _lines(text, _head(text, table, "facts"))
             if found is None:
                 return None
             tables[table] = found
@@ -293,56 +406,67 @@ def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str,
                 return None
     if any(f not in seen and ids.made_from(f, x) for f, x in made):
         return None  # a ledger line since made a fact the base already held: only a rebuild knows which is first
-    out: dict[str, bytes] = {}
+    out: dict[str, files.Data] = {}
     disputed = {p for fact in moved for p in fact.get("supersedes") or ()}
     for table in FACT_TABLES:
         path = views.view_path(table)
         if table in tables and (remove[table] or add[table]):
-            out[path] = views.render_body(table, "facts", *_apply(tables[table], remove[table], add[table], _fact_key))
+            out[path] = _spliced(tables[table], table, "facts",
+                                 *_apply(tables[table], remove[table], add[table], _fact_key))
         elif path in wanted or disputed:
-            data = since.views[path]
-            if data is None or not data.startswith(_head(data, table, "facts")):
+            text = since.views[path]
+            if _lines(text, _head(text, table, "facts")) is None:
                 return None
-            out[path] = data  # untouched
+            assert text is not None
+            out[path] = text  # untouched
     if not (routed or since.decisions or disputed):
         if views.QUEUE in wanted:
-            data = since.views[views.QUEUE]
-            if data is None or not data.startswith(_head(data, "binder_queue", "records")):
+            text = since.views[views.QUEUE]
+            if _queue(text) is None:
                 return None
-            out[views.QUEUE] = data  # untouched
+            assert text is not None
+            out[views.QUEUE] = text  # untouched
         return out
-    data = since.views[views.QUEUE]
-    queue = _queue(data)
+    queue = _queue(since.views[views.QUEUE])
     if queue is None:
         return None
     records = _patch_queue(queue[0], routed, since.decisions, new)
     if records is None:
         return None
     dispute_lines = _recount(queue[1], disputed, [out[views.view_path(t)] for t in FACT_TABLES] if disputed else [])
-    out[views.QUEUE] = views.render_queue_body(*records, dispute_lines)
+    out[views.QUEUE] = _spliced(queue[0], "binder_queue", "records", *records, dispute_lines)
     return out
 
 
-_DISPUTES = b'], "disputes": [\n'
+_DISPUTES = b'], "disputes": ['  # the line between the queue's records and its disagreements
+_PREDECESSOR = b'{"predecessor":'  # how a disagreement's line begins (keys sorted); a record's begins {"agent":
 
 
-def _queue(data: bytes | None) -> tuple[_Lines, list[bytes]] | None:
-    """The record lines and the disagreement lines of the Binder queue view."""
-    if data is None:
+def _queue(text: _Text | None) -> tuple[_Lines, list[bytes]] | None:
+    """The record lines and the disagreement lines of the Binder queue view. The disagreements are
+    found from the end, line by line (there are few), so the records are never read for it."""
+    if text is None:
         return None
-    cut = data.rfind(_DISPUTES)
-    if cut < 0:
-        records = _lines(data, _head(data, "binder_queue", "records"))
-        return None if records is None else (records, [])
-    head = _head(data, "binder_queue", "records")
-    if not data.startswith(head) or not data.endswith(b"\n]}\n"):
+    head = _head(text, "binder_queue", "records")
+    if text.get(0, len(head)) != head or text.get(text.length - 4, text.length) != b"\n]}\n":
         return None
-    records = _Lines(data, len(head), max(len(head), cut - 1), _count(data))
-    return records, data[cut + len(_DISPUTES):-4].split(b",\n")
+    end, found = text.length - 4, []  # where the line before `]}` ends
+    while end > len(head):
+        start = text.rfind(b"\n", len(head) - 1, end) + 1
+        line = text.get(start, end)
+        if line == _DISPUTES:
+            records = _Lines(text, len(head), max(len(head), start - 1), _count(text))
+            return records, found[::-1]
+        if not line.startswith(_PREDECESSOR):
+            break
+        found.append(line.removesuffix(b","))
+        end = start - 1
+    records = None if found else _lines(text, head)
+    return None if records is None else (records, [])
 
 
 def _patch_queue(lines: _Lines, routed: list[dict[str, Any]], decided_since: bytes,
-                 new: Source) -> tuple[bytearray, int] | None:
+                 new: Source) -> tuple[list[_Part], int] | None:
     """The queue's body without the records decided since, with the records routed to the binder since."""
     gone = {d.get("intake_id") for d in jsonio.iter_jsonl(decided_since, DECISIONS)} - {None}
     remove = {pos for pos, line in lines if _record_id(line) in gone} if gone else set()
@@ -367,7 +491,23 @@ def _record_id(line: bytes) -> str | None:
     return None if at < 0 else line[at + 6:line.index(b'"', at + 6)].decode()
 
 
-def _recount(dispute_lines: list[bytes], named: set[str], bodies: list[bytes]) -> list[bytes]:
+def _holding(view: files.Data, needle: bytes) -> Iterator[bytes]:
+    """The lines of a view that hold `needle`, its pieces searched as they come (never held whole)."""
+    carry = b""
+    for piece in files.parts(view)[1]:
+        chunk = carry + bytes(piece)
+        cut = chunk.rfind(b"\n") + 1
+        done, carry = chunk[:cut], chunk[cut:]
+        at = done.find(needle)
+        while at >= 0:
+            end = done.find(b"\n", at)
+            yield done[done.rfind(b"\n", 0, at) + 1:end]
+            at = done.find(needle, end)
+    if needle in carry:
+        yield carry
+
+
+def _recount(dispute_lines: list[bytes], named: set[str], bodies: list[files.Data]) -> list[bytes]:
     """The disagreement lines, each predecessor in `named` recounted from the patched views."""
     if not named:
         return dispute_lines
@@ -378,16 +518,13 @@ def _recount(dispute_lines: list[bytes], named: set[str], bodies: list[bytes]) -
         seen.add(predecessor)
         needle = b'"' + predecessor.encode() + b'"'
         for body in bodies:
-            at = body.find(needle)
-            while at >= 0:
-                start, end = body.rfind(b"\n", 0, at) + 1, body.find(b"\n", at)
-                text = body[start:end if end >= 0 else len(body)].rstrip(b",")
+            for line in _holding(body, needle):
+                text = line.rstrip(b",")
                 if text.startswith(b"{"):
                     fact = orjson.loads(text)
                     if predecessor in (fact.get("supersedes") or ()):
                         claims[fact["id"]] = fact
                         todo.update(p for p in fact["supersedes"] if p not in seen)
-                at = body.find(needle, at + 1)
     kept = [line for line in dispute_lines if orjson.loads(line)["predecessor"] not in seen]
     fresh = [views.dispute_line(d) for d in disputes.find(claims.values()) if d["id"] in seen]
     return sorted(kept + fresh, key=lambda line: orjson.loads(line)["predecessor"])

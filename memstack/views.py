@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from memstack import files
 from memstack.jsonio import compact
 from memstack.routing import FACT_TABLES
 from memstack.sources import Source
@@ -40,17 +41,15 @@ def dispute_line(dispute: dict[str, Any]) -> bytes:
                         option=_LINE)
 
 
-def render_body(name: str, key: str, body: bytearray, count: int) -> bytearray:
-    """A view from its list's body (lines joined by ",\n"), the head put in front in place."""
-    out = _Body(name, key, spill=False)
-    out.data, out.count = body, count
-    return out.rendered()
+def head(name: str, key: str, count: int) -> bytes:
+    """A view's first line, up to its list: `{"count": N, "view": NAME, KEY: [`."""
+    return b'{"count": %d, "view": "%s", "%s": [\n' % (count, name.encode(), key.encode())
 
 
-def render_queue_body(body: bytearray, count: int, dispute_lines: list[bytes]) -> bytearray:
-    out = _Body("binder_queue", "records", spill=False)
-    out.data, out.count, out.disputes = body, count, dispute_lines
-    return out.rendered()
+def tail(count: int, disputes: list[bytes]) -> bytes:
+    """A view's end after its list's last line (the queue's disagreement lines, when it has any)."""
+    end = (b"\n" if count else b"") + b"]}\n"
+    return end[:-2] + b', "disputes": [\n' + b",\n".join(disputes) + b"\n]}\n" if disputes else end
 
 
 def parse(data: bytes) -> list[dict[str, Any]]:
@@ -80,7 +79,6 @@ def each_waiting(source: Source) -> Iterator[dict[str, Any]]:
 def _log(source: Source, relpath: str) -> Iterator[dict[str, Any]]:
     """The records of an append-only log: a work tree's file streamed a megabyte at a time (the ledger
     of a million records is 200 MB), a commit's blob read whole."""
-    from memstack import files
     from memstack.sources import WorktreeSource
 
     if isinstance(source, WorktreeSource):
@@ -153,62 +151,45 @@ def line(record: dict[str, Any]) -> bytes:
 
 
 class _Body:
-    """A view's list as its lines come (joined by ",\n", counted): in memory, or (`spill`) in a
-    temporary file, so a view of any size is written without being held."""
+    """A view's list as its lines come (joined by ",\n", counted), spilled to a temporary file: a view
+    of any size is made, compared, hashed and written without being held (files.Pieces). The file is
+    closed when the body is let go."""
 
-    def __init__(self, name: str, key: str, spill: bool) -> None:
+    def __init__(self, name: str, key: str) -> None:
         import tempfile
+        import weakref
 
-        self.name, self.key, self.count = name, key, 0
-        self.data = bytearray()
-        self.file = tempfile.TemporaryFile(prefix="memstack-view-") if spill else None
+        self.name, self.key, self.count, self.length = name, key, 0, 0
+        self.file = tempfile.TemporaryFile(prefix="memstack-view-")
+        weakref.finalize(self, self.file.close)
         self.disputes: list[bytes] = []  # the queue's disagreement lines
 
     def add(self, text: bytes) -> None:
-        if self.file is None:
-            if self.count:
-                self.data += b",\n"
-            self.data += text
-        else:
-            self.file.write(b",\n" + text if self.count else text)
+        piece = b",\n" + text if self.count else text
+        self.file.write(piece)
+        self.length += len(piece)
         self.count += 1
 
-    def _head(self) -> bytes:
-        return b'{"count": %d, "view": "%s", "%s": [\n' % (self.count, self.name.encode(), self.key.encode())
-
-    def _tail(self) -> bytes:
-        end = (b"\n" if self.count else b"") + b"]}\n"
-        return end[:-2] + b', "disputes": [\n' + b",\n".join(self.disputes) + b"\n]}\n" if self.disputes else end
-
-    def rendered(self) -> bytearray:
-        """The view's bytes (a body held in memory), the head put in front in place."""
-        assert self.file is None
-        self.data[0:0] = self._head()
-        self.data += self._tail()
-        return self.data
-
     def size(self) -> int:
-        assert self.file is not None
-        return len(self._head()) + self.file.tell() + len(self._tail())
+        return len(head(self.name, self.key, self.count)) + self.length + len(tail(self.count, self.disputes))
 
     def pieces(self, piece: int = 1 << 20) -> Iterator[bytes]:
-        """The view's bytes, a piece at a time (a spilled body): head, the body, tail."""
-        assert self.file is not None
-        yield self._head()
+        """The view's bytes, a piece at a time: head, the list (read by position), tail."""
+        import os
+
+        yield head(self.name, self.key, self.count)
         self.file.flush()
-        self.file.seek(0)
-        while data := self.file.read(piece):
-            yield data
-        self.file.seek(0, 2)
-        yield self._tail()
+        for at in range(0, self.length, piece):
+            yield os.pread(self.file.fileno(), min(piece, self.length - at), at)
+        yield tail(self.count, self.disputes)
 
 
-def _bodies(source: Source, spill: bool) -> Iterator[tuple[str, _Body]]:
+def _bodies(source: Source) -> Iterator[tuple[str, _Body]]:
     """Every KB view's body, by store-relative path: the three fact views, then the Binder queue
     (with the disagreements), each handed over when done."""
     from memstack import disputes
 
-    by_table = {table: _Body(table, "facts", spill) for table in FACT_TABLES}
+    by_table = {table: _Body(table, "facts") for table in FACT_TABLES}
     claims: list[dict[str, Any]] = []
     for table, text, fact in _sorted_open(source):
         by_table[table].add(text)
@@ -220,37 +201,21 @@ def _bodies(source: Source, spill: bool) -> Iterator[tuple[str, _Body]]:
     # predecessor they name: found in a second pass, only when there are rival sides at all.
     named = [p for p, n in Counter(p for f in claims for p in f.get("supersedes") or ()).items() if n > 1]
     predecessors = [f for f in _open_facts_with_ids(source, set(named))] if named else []
-    queue = _Body("binder_queue", "records", spill)
+    queue = _Body("binder_queue", "records")
     for text in _queue_lines(_waiting(source)):
         queue.add(text)
     queue.disputes = [dispute_line(d) for d in disputes.find([*predecessors, *claims])]
     yield QUEUE, queue
 
 
-def build(source: Source) -> dict[str, bytes]:
+def build(source: Source) -> dict[str, files.Data]:
     """Every KB view, by store-relative path: the I4 builder.
 
-    The open facts are sorted in runs spilled to a temporary file and merged (`_sorted_open`), so
-    only the views' own bytes are held whole (`write` holds not even those).
+    The open facts are sorted in runs spilled to a temporary file and merged (`_sorted_open`), and each
+    view's list is spilled to a temporary file as it is made (`_Body`): a view is compared, hashed and
+    written a piece at a time, so a store's views may be larger than memory.
     """
-    return {path: body.rendered() for path, body in _bodies(source, spill=False)}  # compares, writes as bytes
-
-
-def write(store: Path, source: Source) -> list[str]:
-    """`memstack rebuild`: every KB view built and written where it differs (atomically); the paths
-    rewritten. Each view's list is spilled to a temporary file as it is made and compared with the
-    file a piece at a time, so no view is held whole: a store's views may be larger than memory."""
-    from memstack import files
-
-    changed = []
-    for relpath, body in _bodies(source, spill=True):
-        path = store / relpath
-        if not files.holds_pieces(path, body.pieces(), body.size()):
-            files.write_atomic(path, body.pieces())
-            changed.append(relpath)
-        assert body.file is not None
-        body.file.close()
-    return changed
+    return dict(_bodies(source))
 
 
 _RUN = 20_000  # view lines sorted in memory at a time (~15 MiB); more are spilled to a temporary file

@@ -17,7 +17,7 @@ import pytest
 
 from helpers import git, items, memstack
 from memstack import git as gitlayer
-from memstack import intake, pending, viewpatch, views
+from memstack import files, intake, pending, viewpatch, views
 from memstack.sources import WorktreeSource
 
 NOW = "2026-06-01T00:00:00Z"
@@ -34,7 +34,13 @@ def patched(store: Path) -> dict[str, bytes] | None:
     source = WorktreeSource(store)
     with gitlayer.CatFile(store) as blobs:
         found = viewpatch.since(store, "", blobs, gitlayer.WORKTREE, source)
-        return None if found is None else viewpatch.patch(found, source)
+        made = None if found is None else viewpatch.patch(found, source)
+        return None if made is None else {path: files.whole(view) for path, view in made.items()}
+
+
+def built(store: Path) -> dict[str, bytes]:
+    """The views a build from every fact file makes, as bytes."""
+    return {path: files.whole(view) for path, view in views.build(WorktreeSource(store)).items()}
 
 
 def unpromoted(store: Path) -> list[str]:
@@ -91,7 +97,7 @@ def test_a_patched_promotion_equals_a_rebuild_at_every_step(store: Path, seed: i
         for _ in range(rng.randrange(1, 4)):
             step(store, rng, n)
             n += 1
-        expected = views.build(WorktreeSource(store))
+        expected = built(store)
         assert patched(store) == expected  # the patch answers (None would mean "rebuild"), and is exact
         found = pending.since_last(store)
         assert found is not None and sorted(r["id"] for _, _, r in found.records) == unpromoted(store)
@@ -169,19 +175,39 @@ def test_a_log_that_does_not_continue_the_base_is_rebuilt_not_patched(store: Pat
     assert memstack("rebuild", "--check", cwd=store).returncode == 0  # the order changes no view
 
 
-def test_the_line_splice_keeps_order_for_any_removals_and_insertions() -> None:
+@pytest.mark.parametrize("held", [True, False])
+def test_the_line_splice_keeps_order_for_any_removals_and_insertions(held: bool, tmp_path: Path,
+                                                                     monkeypatch) -> None:
     """viewpatch's binary search over a view's bytes and its splice, on random sorted lists (lines of
-    several lengths; insertions before, between and after every line; any lines removed)."""
-    from memstack.viewpatch import _apply, _find, _Lines
+    several lengths; insertions before, between and after every line; any lines removed): over bytes
+    held, and over a file read by position in windows and pieces of a few bytes (a search that
+    crosses windows, a line cut between pieces)."""
+    import os
+
+    from memstack import viewpatch
+    from memstack.viewpatch import Spliced, _apply, _find, _Lines, _Text
+
+    monkeypatch.setattr(viewpatch, "_WINDOW", 3)
+    monkeypatch.setattr(viewpatch, "_PIECE", 7)
+
+    def over(data: bytes) -> _Text:
+        if held:
+            return _Text(data)
+        path = tmp_path / "view"
+        path.write_bytes(data)
+        return _Text(fd=os.open(path, os.O_RDONLY))
 
     rng = random.Random(7)
     text = {x: b"%d" % x * (x % 5 + 1) for x in range(100)}  # sorts as x does: same leading digits
     key = {v: k for k, v in text.items()}.__getitem__
-    for _ in range(3000):
+    for _ in range(3000 if held else 600):
         base = sorted(rng.sample(range(10, 100, 2), rng.randrange(0, 9)))
         body = b",\n".join(text[x] for x in base)
         data = b"H\n" + body + (b"\n" if base else b"") + b"]}\n"
-        lines = _Lines(data, 2, 2 + len(body), len(base))
+        whole = over(data)
+        assert [whole.rfind(b"\n", 0, end) for end in range(len(data) + 1)] == \
+            [data.rfind(b"\n", 0, end) for end in range(len(data) + 1)]
+        lines = _Lines(whole, 2, 2 + len(body), len(base))
         assert [line for _, line in lines] == [text[x] for x in base]
         for x in range(10, 100):
             found = _find(lines, x, key)
@@ -189,9 +215,10 @@ def test_the_line_splice_keeps_order_for_any_removals_and_insertions() -> None:
         starts = [pos for pos, _ in lines]
         gone = set(rng.sample(range(len(base)), rng.randrange(0, len(base) + 1)))
         new = rng.sample(range(11, 100, 2), rng.randrange(0, 4))
-        out, count = _apply(lines, {starts[i] for i in gone}, [(x, text[x]) for x in new], key)
+        parts, count = _apply(lines, {starts[i] for i in gone}, [(x, text[x]) for x in new], key)
+        out = files.whole(Spliced(lines.text, b"", parts, b""))
         want = sorted([x for i, x in enumerate(base) if i not in gone] + new)
-        assert (bytes(out), count) == (b",\n".join(text[x] for x in want), len(want))
+        assert (out, count) == (b",\n".join(text[x] for x in want), len(want))
 
 
 def test_views_sorted_in_spilled_runs_equal_views_sorted_in_memory(store: Path, monkeypatch) -> None:
@@ -202,15 +229,15 @@ def test_views_sorted_in_spilled_runs_equal_views_sorted_in_memory(store: Path, 
         write(store, n, tier="verified", confidence=0.9, subject=f"svc{n}", predicate="decided", object=f"v{n}")
         write(store, 100 + n, title=f"maybe {n}", agent=("alice", "bob")[n % 2])
     promote_cli(store)
-    whole = views.build(WorktreeSource(store))
+    whole = built(store)
     monkeypatch.setattr(views, "_RUN", 3)
-    assert views.build(WorktreeSource(store)) == whole
+    assert built(store) == whole
     # `memstack rebuild` writes the views from bodies spilled to files: the same bytes, written only where
     # they differ
-    assert views.write(store, WorktreeSource(store)) == []
+    assert files.write_changed(store, views.build(WorktreeSource(store))) == []
     (store / views.QUEUE).write_bytes(b"{}\n")
     (store / "kb/knowledge.json").unlink()
-    assert views.write(store, WorktreeSource(store)) == ["kb/knowledge.json", views.QUEUE]
+    assert files.write_changed(store, views.build(WorktreeSource(store))) == ["kb/knowledge.json", views.QUEUE]
     assert {path: (store / path).read_bytes() for path in whole} == whole
     queue = json.loads(whole[views.QUEUE])["records"]
     assert len(queue) == 7
