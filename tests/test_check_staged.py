@@ -478,3 +478,60 @@ def test_an_intake_id_appended_twice_is_refused(repo: Path) -> None:
     committed(repo)
     append(repo, "intake/alice/2026-01-01.jsonl", jsonl({**one, "content": "again"}))
     refused(repo, f"I5 intake id {one['id']} is already in the file")
+
+
+# ---- long logs: checked a piece at a time, as if read whole ----------------------------------------
+
+def _binder_log(start: int, count: int, *, bad: int, secret: int) -> bytes:
+    """Binder decisions numbered from `start`: line `bad` is not JSON, line `secret` quotes a key."""
+    from secret_corpus import AWS_ID
+
+    lines = []
+    for n in range(start, start + count):
+        record = {"intake_id": f"{JAN:012x}{n:012x}0000", "decision": "ratify", "decided_at": JAN + n, "by": "ada"}
+        if n == secret:
+            record["note"] = f"export AWS_ACCESS_KEY_ID={AWS_ID}"
+        lines.append(b"{not json" if n == bad else jsonl(record).rstrip(b"\n"))
+    return b"\n".join(lines)
+
+
+@pytest.mark.parametrize("mode", ["audit", "worktree", "appended"])
+def test_a_long_log_is_checked_in_pieces_with_the_verdict_of_a_whole_read(repo: Path, mode: str,  # noqa: F811
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log over check._STREAM bytes is streamed (git.PIECE at a time: here a few lines, so records,
+    line numbers and a last line without its newline all cross pieces) and must be judged exactly as
+    when it is read whole: the same violations on the same lines."""
+    from memstack import check
+    from memstack import git as layer
+
+    path = "kb/binder.jsonl"
+    if mode == "appended":  # 40 clean lines committed, 40 appended: the bad ones among the new
+        write(repo, path, _binder_log(1, 40, bad=0, secret=0) + b"\n")
+        committed(repo, "forty decisions")
+        append(repo, path, _binder_log(41, 40, bad=57, secret=66))
+        git(repo, "add", path)
+    else:  # the log new to git: in the work tree of a store that never committed it, or in a commit
+        git(repo, "rm", "-q", path)
+        git(repo, "commit", "-q", "--no-verify", "-m", "no binder yet")
+        write(repo, path, _binder_log(1, 80, bad=17, secret=33))
+        if mode == "audit":
+            git(repo, "add", path)
+            git(repo, "commit", "-q", "--no-verify", "-m", "eighty decisions, two of them bad")
+    run = {"audit": check.audit, "worktree": check.worktree, "appended": check.staged}[mode]
+
+    whole = run(repo).violations
+    monkeypatch.setattr(check, "_STREAM", 200)
+    monkeypatch.setattr(layer, "PIECE", 150)  # a record is about 120 bytes: most cross a piece
+    streamed = []
+    for name in ("_streamed", "_appended"):  # which way each long log went
+        def spy(self, *args, _real=getattr(check.Checker, name), _name=name):  # type: ignore[no-untyped-def]
+            result = _real(self, *args)
+            streamed.append((_name, result is not None))
+            return result
+        monkeypatch.setattr(check.Checker, name, spy)
+    pieces = run(repo).violations
+    assert ("_appended" if mode == "appended" else "_streamed", True) in streamed
+    bad, secret = (57, 66) if mode == "appended" else (17, 33)
+    assert sorted((v.path, v.line, v.rule) for v in pieces) == [
+        (path, bad, "I5"), (path, secret, "I8"), (path, 80, "I7")], pieces
+    assert sorted(pieces) == sorted(whole)
