@@ -23,6 +23,7 @@ promotion, the reading made there still applies.
 
 import os
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from memstack.binder import DECISIONS, LEDGER
 
 STATE = "promoted.json"
 _VERSION = 2
+Take = Callable[[str, int, dict[str, Any]], None]  # a pending record handed on as it is read: (file, line number, record)
 _KEPT = 4  # readings kept: the newest first
 _TAIL = 64  # the ledger's last bytes kept, to tell it from another ledger of the same size
 
@@ -58,7 +60,6 @@ def mark(path: Path, data: bytes, st: os.stat_result) -> list[int]:
 class Found:
     """The pending records written since the last promotion, and what it needs to be recorded after."""
 
-    records: list[tuple[str, int, dict[str, Any]]] = field(default_factory=list)  # (file, line number, record)
     done: set[str] = field(default_factory=set)  # intake ids the ledger has routed since (an interrupted run)
     promoted: set[str] = field(default_factory=set)  # of those, the ones made facts (not sent to the binder)
     ratified: list[dict[str, Any]] = field(default_factory=list)  # ratify decisions since, not yet promoted
@@ -103,21 +104,22 @@ def forget(store: Path) -> None:
     (store / files.LOCAL / STATE).unlink(missing_ok=True)
 
 
-def since_last(store: Path) -> Found | None:
-    """The records pending since the newest recorded reading that the ledger continues; None: read
-    everything."""
+def since_last(store: Path, take: Take) -> Found | None:
+    """The records pending since the newest recorded reading that the ledger continues, each handed to
+    `take` as it is read (file, line number, record); None: read everything (what `take` was handed is
+    then to be dropped)."""
     path = store / LEDGER
     size = path.stat().st_size if path.exists() else 0
     for state in _readings(store):
         ledger_size, ledger_tail = state["ledger"]
         if ledger_size <= size and _end(path, ledger_size).hex() == ledger_tail:
-            found = _since(store, state, size)
+            found = _since(store, state, size, take)
             if found is not None:
                 return found  # else an older reading may still serve
     return None
 
 
-def _since(store: Path, state: dict[str, Any], size: int) -> Found | None:
+def _since(store: Path, state: dict[str, Any], size: int, take: Take) -> Found | None:
     """The records pending since `state`, a reading whose ledger the current one continues."""
     found = Found()
     ledger_size = state["ledger"][0]
@@ -149,7 +151,9 @@ def _since(store: Path, state: dict[str, Any], size: int) -> Found | None:
         if data and not data.endswith(b"\n"):
             files.check_tail(path, relpath)
         first = data.count(b"\n", 0, start) + 1
-        found.records += [(relpath, n, r) for n, r in enumerate(jsonio.iter_jsonl(data[start:], relpath, first), first)]
+        for number, record in enumerate(jsonio.iter_jsonl(data[start:], relpath, first), first):
+            if record.get("id") not in found.done:  # routed since by an interrupted run
+                take(relpath, number, record)
         found.marks[relpath] = mark(path, data, st)
     if any(p not in found.marks for p in marks):
         return None  # an intake file is gone

@@ -21,10 +21,11 @@ One pass, with the store's state loaded once:
    files rebuilt, and everything under `kb/`, `intake/` and `handoffs/` and the
    boot files is committed, in one commit.
 
-Each step streams (docs/bounded.md, "Promotion at scale"): a pending record is kept as where it is
-and read back BATCH at a time, a routed record is a small tuple, a new fact its line; facts and
-ledger lines are written BATCH at a time, so a batch boundary changes when lines are written, never
-what.
+Each step streams (docs/bounded.md, "Promotion at scale"): a pending record is kept as one int (its
+time, file and line) and read back BATCH at a time. The records are routed, decided and written
+CHUNK at a time in time order, a chunk never splitting a millisecond and taking the ratified records
+of its span, so the facts of one chunk are all older than the next one's: a chunk boundary changes
+when lines are written, never what (the ledger lines of ratified records come last, as in one pass).
 
 Interrupted anywhere, a second run finishes the same work: fact ids are
 derived, so facts already written are not written twice, and whatever the
@@ -32,9 +33,11 @@ ledger holds is committed with the rebuilt views.
 """
 
 import dataclasses
+import itertools
 import os
 import re
 import sys
+from array import array
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,8 +54,9 @@ from memstack.sources import WorktreeSource
 from memstack.times import parse_ts
 
 NOTED = "noted"
-BATCH = 8192  # records read back, facts parsed, lines written at a time: all a promotion holds beyond its small lists
-Pending = tuple[str, str, str, int]  # a pending record: (created_at, intake id, its file, its line number)
+BATCH = 8192  # records read back, facts parsed, lines written at a time
+CHUNK = 1 << 16  # records routed, decided and written at a time: all a promotion holds beyond one int a record
+_MASK = (1 << 32) - 1  # a pending record's file number and line number, each in 32 bits of its key
 TRAILERS = {"knowledge": "Knowledge", "jeles_atoms": "Jeles-Atoms", "opus_atoms": "Opus-Atoms", "binder": "Binder"}
 
 
@@ -77,15 +81,19 @@ def _pending_problem(record: dict[str, Any]) -> str | None:
 
 
 class _Pending:
-    """The records a promotion routes, gathered one file at a time, each kept as where it is
-    (`Pending`): a record already promoted is dropped once its id is read; one that is not a valid
-    intake record stops the promotion, named by path:line."""
+    """The records a promotion routes, gathered one file at a time, each kept as one int, its key:
+    (created_at in ms, file number, line number) packed so that sorted keys are the records in time
+    order, ties in the order they were read (a million cost about 48 MB). A record already promoted is
+    dropped once its id is read; one that is not a valid intake record stops the promotion, named by
+    path:line; an id read twice is promoted once, where it was first read."""
 
-    def __init__(self, done: set[str], wanted: set[str]) -> None:
-        self.done, self.wanted = done, wanted
-        self.records: list[Pending] = []
+    def __init__(self, store: Path, done: set[str], wanted: set[str]) -> None:
+        self.store, self.done, self.wanted = store, done, wanted
+        self.keys: list[int] = []
+        self.hashes = array("q")  # the hash of each key's id, in step with the keys: ids read twice
+        self.files: list[str] = []  # by file number
+        self._numbers: dict[str, int] = {}
         self.by_id: dict[str, dict[str, Any]] = {}
-        self.seen: set[str] = set()
 
     def take(self, relpath: str, number: int, record: dict[str, Any]) -> None:
         ident = record.get("id")
@@ -93,22 +101,66 @@ class _Pending:
             if ident in self.wanted:
                 self.by_id[ident] = record
             return
-        if ident in self.seen:  # the same id twice (the hook refuses it; an uncommitted copy): once
-            print(f"memstack promote: {relpath}:{number}: intake id {ident} appears twice; the first"
-                  " is promoted, this one is left out", file=sys.stderr)
-            return
         problem = _pending_problem(record)
         if problem:
             raise MemstackError(f"{relpath}:{number}: {problem} — fix the record (`git checkout --"
                                 f" {relpath}` if it was committed fine), then promote again")
-        self.seen.add(ident)  # type: ignore[arg-type]
         if ident in self.wanted:
             self.by_id[ident] = record  # type: ignore[index]
-        self.records.append((record["created_at"], ident, relpath, number))  # type: ignore[arg-type]
+        file_number = self._numbers.get(relpath)
+        if file_number is None:
+            file_number = self._numbers[relpath] = len(self.files)
+            self.files.append(relpath)
+        if number > _MASK:
+            raise MemstackError(f"{relpath}: more than {_MASK:,} lines in one intake file")
+        self.keys.append(parse_ts(record["created_at"], "created_at") << 64 | file_number << 32 | number)
+        self.hashes.append(hash(ident))
 
-    def sorted(self) -> list[Pending]:
-        """In time order."""
-        return sorted(self.records)
+    def sorted(self) -> list[int]:
+        """The keys in time order, each id once; the hashes are dropped."""
+        ordered = sorted(self.hashes)
+        twice = {a for a, b in zip(ordered, itertools.islice(ordered, 1, None)) if a == b}
+        del ordered
+        if twice:  # rare (the hook refuses it; an uncommitted copy): the ids are read again to be sure
+            seen: set[str] = set()
+            kept = []
+            for key, hashed in zip(self.keys, self.hashes):
+                if hashed in twice:
+                    relpath, number = self.where(key)
+                    ident = self.record(key)["id"]
+                    if ident in seen:
+                        print(f"memstack promote: {relpath}:{number}: intake id {ident} appears twice; the"
+                              " first is promoted, this one is left out", file=sys.stderr)
+                        continue
+                    seen.add(ident)
+                kept.append(key)
+            self.keys = kept
+        self.hashes = array("q")
+        self.keys.sort()
+        return self.keys
+
+    def where(self, key: int) -> tuple[str, int]:
+        """The file and line number of a key."""
+        return self.files[key >> 32 & _MASK], key & _MASK
+
+    def record(self, key: int, lines: dict[str, list[bytes]] | None = None) -> dict[str, Any]:
+        """A key's record read again (`lines`: the files read, kept by the caller), checked to be the one
+        gathered."""
+        relpath, number = self.where(key)
+        if lines is None:
+            lines = {}
+        if relpath not in lines:
+            lines[relpath] = (self.store / relpath).read_bytes().split(b"\n")
+        where = f"{relpath}:{number}"
+        record = jsonio.loads(lines[relpath][number - 1], where) if number <= len(lines[relpath]) else None
+        try:
+            same = isinstance(record, dict) and parse_ts(record.get("created_at"), "created_at") == key >> 64
+        except MemstackError:
+            same = False
+        if not same:
+            raise MemstackError(f"{where}: the intake file changed while it was promoted (intake files are"
+                                " append-only) — restore it, then promote again")
+        return record  # type: ignore[return-value]
 
 
 def _load_intake(store: Path, gathered: _Pending, marks: dict[str, list[int]]) -> None:
@@ -220,23 +272,13 @@ class Made(NamedTuple):
         return self.spool.line(self.at)
 
 
-def _records(store: Path, pending: list[Pending]) -> Iterator[tuple[Pending, dict[str, Any]]]:
-    """Each pending record parsed again, in the given order, BATCH at a time: each batch reads the
+def _records(gathered: _Pending, keys: list[int]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Each pending record read again, in the order of `keys`, BATCH at a time: each batch reads the
     files it needs once, and only its lines are parsed; nothing of the rest is held."""
-    for at in range(0, len(pending), BATCH):
-        batch = pending[at:at + BATCH]
+    for at in range(0, len(keys), BATCH):
         lines: dict[str, list[bytes]] = {}
-        for _, _, relpath, _ in batch:
-            if relpath not in lines:
-                lines[relpath] = (store / relpath).read_bytes().split(b"\n")
-        for entry in batch:
-            _, ident, relpath, number = entry
-            where = f"{relpath}:{number}"
-            record = jsonio.loads(lines[relpath][number - 1], where) if number <= len(lines[relpath]) else None
-            if not isinstance(record, dict) or record.get("id") != ident:
-                raise MemstackError(f"{where}: the intake file changed while it was promoted (intake files are"
-                                    " append-only) — restore it, then promote again")
-            yield entry, record
+        for key in keys[at:at + BATCH]:
+            yield key, gathered.record(key, lines)
 
 
 def _fact(record: dict[str, Any], table: str, decision: dict[str, Any] | None) -> Fact:
@@ -250,57 +292,107 @@ def _fact(record: dict[str, Any], table: str, decision: dict[str, Any] | None) -
                       tier="ratified" if decision else record["tier"])
 
 
-def plan(store: Path) -> dict[str, Any]:
-    """What a promotion would do, without writing: every routed record and how (`routed`), the facts
-    they become (`made`, in time order, ratified records among the rest, so no window overlaps another),
-    and how far the logs were read (`read`, for pending.save). Streamed: the records are read back
-    BATCH at a time; what is kept is small tuples and fact lines."""
-    from memstack import progress
+class Ratified(NamedTuple):
+    """A record a human ratified since it was routed to the binder: made knowledge at its own time."""
 
-    rules = Rules.from_config(config.load(store))
-    found = pending.since_last(store)
-    if found is not None:  # only what was written since the last promotion
-        gathered = _Pending(found.done, set())
-        for relpath, number, record in found.records:
-            gathered.take(relpath, number, record)
-        ratified, by_id, marks, decisions = found.ratified, found.by_id, found.marks, found.decisions
+    ms: int  # its created_at
+    order: int  # its decision's place among the decisions: its ledger line's
+    decision: dict[str, Any]
+    record: dict[str, Any]
+    file: str | None
+
+
+@dataclasses.dataclass
+class Gathered:
+    """What a promotion routes: the pending records (keys in time order) and the ratified ones."""
+
+    pending: _Pending
+    keys: list[int]  # in time order
+    ratified: list[Ratified]  # by time
+    read: tuple[dict[str, list[int]], int]  # how far the logs were read, for pending.save
+
+    def chunks(self) -> Iterator[tuple[list[int], list[Ratified]]]:
+        """The keys CHUNK at a time, never splitting a millisecond, each with the ratified records of its
+        span of time (the last takes the rest): the facts of one chunk are all older than the next one's,
+        so deciding them chunk after chunk decides them as one pass in time order would."""
+        at = taken = 0
+        while at < len(self.keys) or taken < len(self.ratified):
+            end = min(at + CHUNK, len(self.keys))
+            while 0 < end < len(self.keys) and self.keys[end] >> 64 == self.keys[end - 1] >> 64:
+                end += 1
+            upto = len(self.ratified)
+            if end < len(self.keys):
+                last = self.keys[end - 1] >> 64
+                upto = next((n for n in range(taken, upto) if self.ratified[n].ms > last), upto)
+            yield self.keys[at:end], self.ratified[taken:upto]
+            at, taken = end, upto
+
+
+def gather(store: Path) -> Gathered:
+    """The records a promotion routes: those written since the last promotion where that can be told
+    (pending.since_last), else every intake record not in the ledger."""
+    gathered = _Pending(store, set(), set())
+    found = pending.since_last(store, gathered.take)
+    if found is not None:
+        ratified, by_id, read = found.ratified, found.by_id, (found.marks, found.decisions)
         files_of: dict[str, str | None] = dict(found.files)
     else:
         done, ratified, files_of, decisions = _ledger(store)
-        gathered, marks = _Pending(done, {d["intake_id"] for d in ratified}), {}
+        gathered, marks = _Pending(store, done, {d["intake_id"] for d in ratified}), {}
         _load_intake(store, gathered, marks)
-        by_id = gathered.by_id
-    waiting = gathered.sorted()
-    del gathered
-    routed: list[Routed] = []
-    made: list[Made] = []
-    spool = _Spool()
-    names: dict[str, str] = {}  # one copy of each agent name, file name and via
+        by_id, read = gathered.by_id, (marks, decisions)
+    keys = gathered.sorted()
+    decided = sorted(Ratified(parse_ts(by_id[d["intake_id"]]["created_at"], "created_at"), n, d, by_id[d["intake_id"]],
+                              files_of.get(d["intake_id"])) for n, d in enumerate(ratified) if d["intake_id"] in by_id)
+    return Gathered(gathered, keys, decided, read)
 
-    def add(record: dict[str, Any], relpath: str | None, sub_tier: str, via: str,
-            decision: dict[str, Any] | None, ident: str) -> None:
-        if sub_tier in FACT_TABLES:
-            fact = _fact(record, sub_tier, decision)
-            made.append(Made(fact["valid_from"], fact["id"], len(routed), spool.add(jsonio.dumps_line(fact)), spool))
-        agent = names.setdefault(record["agent"], record["agent"])
-        routed.append(Routed(ident, agent, sub_tier, names.setdefault(via, via),
-                             relpath and names.setdefault(relpath, relpath), decision))
 
-    with progress.bar(len(waiting), "promote: routing") as shown:
-        for (_, ident, relpath, _), record in _records(store, waiting):
-            sub_tier, via = route(record, rules, cwd=store)
+class Planner:
+    """Routes the records of a promotion one chunk at a time: what each becomes (`Routed`) and the
+    facts they make (`Made`, in time order, ratified records among the rest)."""
+
+    def __init__(self, store: Path, gathered: Gathered) -> None:
+        self.store, self.gathered = store, gathered
+        self.rules = Rules.from_config(config.load(store))
+        self.names: dict[str, str] = {}  # one copy of each agent name, file name and via
+
+    def route(self, keys: list[int], ratified: list[Ratified], shown: Any = None) -> tuple[list[Routed], list[Made]]:
+        """The chunk's pending records (`keys`, routed in order), then its ratified ones."""
+        routed: list[Routed] = []
+        made: list[Made] = []
+        spool = _Spool()
+        names = self.names
+
+        def add(record: dict[str, Any], relpath: str | None, sub_tier: str, via: str,
+                decision: dict[str, Any] | None) -> None:
+            if sub_tier in FACT_TABLES:
+                fact = _fact(record, sub_tier, decision)
+                made.append(Made(fact["valid_from"], fact["id"], len(routed), spool.add(jsonio.dumps_line(fact)),
+                                 spool))
+            agent = names.setdefault(record["agent"], record["agent"])
+            routed.append(Routed(record["id"], agent, sub_tier, names.setdefault(via, via),
+                                 relpath and names.setdefault(relpath, relpath), decision))
+
+        for key, record in _records(self.gathered.pending, keys):
+            sub_tier, via = route(record, self.rules, cwd=self.store)
             if via.endswith(BROKEN + ")"):
                 print(f"memstack promote: {via[len('rules ('):-1]}; the rules route the rest", file=sys.stderr)
-                rules = dataclasses.replace(rules, classifier=None)
-            add(record, relpath, sub_tier, via, None, ident)
-            shown.update(1)
-    del waiting
-    for decision in ratified:
-        record = by_id.get(decision["intake_id"])
-        if record is not None:
-            add(record, files_of.get(record["id"]), "knowledge", "binder", decision, record["id"])
-    made.sort()
-    return {"routed": routed, "made": made, "read": (marks, decisions)}
+                self.rules = dataclasses.replace(self.rules, classifier=None)
+            add(record, self.gathered.pending.where(key)[0], sub_tier, via, None)
+            if shown is not None:
+                shown.update(1)
+        for item in ratified:
+            add(item.record, item.file, "knowledge", "binder", item.decision)
+        made.sort()
+        return routed, made
+
+
+def plan(store: Path) -> dict[str, Any]:
+    """What a promotion would do, without writing, as one chunk: every routed record and how (`routed`),
+    the facts they become (`made`), and how far the logs were read (`read`)."""
+    gathered = gather(store)
+    routed, made = Planner(store, gathered).route(gathered.keys, gathered.ratified)
+    return {"routed": routed, "made": made, "read": gathered.read}
 
 
 Open = tuple[str, str, int, int, int | None]  # an open fact: (id, object, valid_from, recorded_at, its Made index)
@@ -577,26 +669,42 @@ def _can_commit(store: Path) -> None:
 
 
 def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = True) -> dict[str, Any]:
+    from memstack import progress
+
     if commit and not dry_run:
         _can_commit(store)
     with files.locked(store, "promote"):
         if not dry_run:
             factstore.finish_pending(store)  # a capture a killed process left half done
-        planned = plan(store)
-        routed, made, read = planned["routed"], planned["made"], planned["read"]
-        counts = Counter(item.sub_tier for item in routed if item.decision is None)
-        ratified = sum(1 for item in routed if item.decision is not None)
+        gathered = gather(store)
+        planner = Planner(store, gathered)
+        counts: Counter[str] = Counter()
+        ratified = superseded = facts_added = 0
+        shown_records: list[dict[str, Any]] = []
+        later: list[tuple[int, Routed, str | None]] = []  # the ratified: their ledger lines last, as decided
+        with progress.bar(len(gathered.keys), "promote: routing") as shown:
+            for keys, found in gathered.chunks():  # one chunk at a time: routed, decided, written
+                routed, made = planner.route(keys, found, shown)
+                counts.update(item.sub_tier for item in routed if item.decision is None)
+                ratified += len(found)
+                if dry_run:
+                    shown_records += [{"intake_id": i.intake_id, "agent": i.agent, "sub_tier": i.sub_tier,
+                                       "via": i.via} for i in routed]
+                    continue
+                decided = _supersede(store, made)
+                superseded, facts_added = superseded + decided.superseded, facts_added + len(decided.append)
+                _write_facts(store, made, decided)
+                fact_ids = decided.fact_ids + [None] * (len(routed) - len(decided.fact_ids))
+                _write_ledger(store, routed[:len(keys)], fact_ids[:len(keys)], now_ms)
+                later += zip((item.order for item in found), routed[len(keys):], fact_ids[len(keys):])
+                del routed, made, decided, fact_ids
         if dry_run:
-            return {"dry_run": True, "routed": dict(counts), "ratified": ratified,
-                    "records": [{"intake_id": i.intake_id, "agent": i.agent, "sub_tier": i.sub_tier, "via": i.via}
-                                for i in routed]}
-        decided = _supersede(store, made)
-        superseded, facts_added, moved = decided.superseded, len(decided.append), bool(routed)
-        _write_facts(store, made, decided)
-        if routed:
-            _write_ledger(store, routed, decided.fact_ids, now_ms)
-        pending.save(store, *read)  # the next promotion reads only what is written after
-        del planned, routed, made, decided, read  # the views are rebuilt without them
+            return {"dry_run": True, "routed": dict(counts), "ratified": ratified, "records": shown_records}
+        moved = bool(gathered.keys or later)
+        later.sort(key=lambda entry: entry[0])
+        _write_ledger(store, [item for _, item, _ in later], [fact_id for _, _, fact_id in later], now_ms)
+        pending.save(store, *gathered.read)  # the next promotion reads only what is written after
+        del gathered, planner, later  # the views are rebuilt without them
         with buildmemo.recording():  # a whole build of the views is not made again by the commit's check
             changed = rebuild(store, patched=True)
             if commit:  # what the commit moves: this run's lines and any an interrupted run left

@@ -10,6 +10,7 @@ import pytest
 from helpers import git, items, memstack
 from memstack import intake, promote, routing
 from memstack.routing import Rules
+from memstack.times import parse_ts
 
 NOW = "2026-03-01T00:00:00Z"
 
@@ -368,3 +369,50 @@ def test_the_spool_gives_back_each_fact_line_in_any_order() -> None:
     assert [spool.line(at) for at in where] == lines
     late = spool.add(b'{"late":1}\n')
     assert spool.line(late) == b'{"late":1}\n' and spool.line(where[5]) == lines[5]
+
+
+def test_a_promotion_in_chunks_writes_what_one_pass_writes(store: Path, tmp_path: Path, monkeypatch) -> None:
+    # A record that waits in the Binder, then is ratified: it becomes knowledge at its own time, in the
+    # middle of the records below, where the object open for its subject is the same (a duplicate then;
+    # decided after every other record, it would be a new fact closed at once).
+    waiting = write(store, content="maybe", subject="svc", predicate="decided", object="a",
+                    created_at="2026-01-01T00:30:30Z")
+    promote_cli(store)
+    assert memstack("binder", "ratify", waiting["id"], "--by", "ada", cwd=store).returncode == 0
+    cycle = ["a", "b", "a", "c"]  # each record supersedes the last, or repeats what is open
+    for minute in range(60):
+        for agent, subject in (("alice", "svc"), ("bob", "db")):  # two records in each minute's millisecond
+            write(store, agent=agent, tier="verified", confidence=0.9, subject=subject, predicate="decided",
+                  object=cycle[minute % 4], created_at=f"2026-01-01T00:{minute:02d}:00Z")
+    twin = tmp_path / "twin"
+    shutil.copytree(store, twin, symlinks=True)
+    assert promote_cli(twin)["commit"]  # one chunk: CHUNK is far above 121 records
+    chunks: list[tuple[int, int]] = []
+    route = promote.Planner.route
+
+    def spy(self: promote.Planner, keys: list[int], ratified: list, shown: object = None) -> tuple:
+        chunks.append((len(keys), len(ratified)))
+        return route(self, keys, ratified, shown)
+
+    monkeypatch.setattr(promote, "CHUNK", 5)
+    monkeypatch.setattr(promote.Planner, "route", spy)
+    result = promote.promote(store, parse_ts(NOW, "now"))
+    assert result["commit"] and result["ratified"] == 1 and result["routed"] == {"knowledge": 120}
+    assert len(chunks) == 20 and all(keys == 6 for keys, _ in chunks)  # a millisecond's two records never split
+    assert [ratified for _, ratified in chunks].index(1) == 10  # the ratified record decided at its time
+    assert _state(store) == _state(twin)
+    assert git(store, "status", "--porcelain").stdout == ""
+
+
+def test_an_intake_id_read_twice_is_promoted_once(store: Path) -> None:
+    once = write(store, tier="verified", confidence=0.9, subject="svc", predicate="decided", object="v1")
+    other = write(store, tier="verified", confidence=0.9, content="other", created_at="2026-01-02T00:00:00Z")
+    path = store / "intake/alice/2026-01-01.jsonl"
+    line = path.read_bytes()
+    path.write_bytes(line + line)  # an uncommitted copy of the same record
+    result = memstack("promote", "--now-ts", NOW, "--json", "--no-commit", cwd=store)
+    assert result.returncode == 0, result.stderr
+    assert f"intake/alice/2026-01-01.jsonl:2: intake id {once['id']} appears twice" in result.stderr
+    assert json.loads(result.stdout)["routed"] == {"knowledge": 2}
+    ledger = [json.loads(x)["intake_id"] for x in (store / "kb/promotions.jsonl").read_text().splitlines()]
+    assert ledger == [once["id"], other["id"]]

@@ -85,6 +85,12 @@ def step(store: Path, rng: random.Random, n: int) -> None:
             assert result.returncode == 0, result.stderr
 
 
+def since_last(store: Path) -> tuple[pending.Found | None, list[dict]]:
+    """pending.since_last, and the records it handed on."""
+    taken: list[dict] = []
+    return pending.since_last(store, lambda relpath, number, record: taken.append(record)), taken
+
+
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_patched_promotion_equals_a_rebuild_at_every_step(store: Path, seed: int) -> None:
     rng = random.Random(seed)
@@ -99,8 +105,8 @@ def test_a_patched_promotion_equals_a_rebuild_at_every_step(store: Path, seed: i
             n += 1
         expected = built(store)
         assert patched(store) == expected  # the patch answers (None would mean "rebuild"), and is exact
-        found = pending.since_last(store)
-        assert found is not None and sorted(r["id"] for _, _, r in found.records) == unpromoted(store)
+        found, taken = since_last(store)
+        assert found is not None and sorted(r["id"] for r in taken) == unpromoted(store)
         promote_cli(store)  # its commit passes the hooks, whose I4 check patches the views too
         assert memstack("rebuild", "--check", cwd=store).returncode == 0
         assert git(store, "status", "--porcelain", "--", "kb", "intake").stdout == ""
@@ -117,15 +123,16 @@ def test_the_records_found_since_the_last_promotion_are_what_a_full_read_finds(s
     new = [write(store, 20 + n, tier="verified", confidence=0.9, subject="later", predicate="uses", object=f"o{n}")
            for n in range(3)]
     assert memstack("binder", "ratify", keep["id"], "--by", "ada", cwd=store).returncode == 0
-    found = pending.since_last(store)
+    found, taken = since_last(store)
     assert found is not None
-    assert sorted(r["id"] for _, _, r in found.records) == sorted(r["id"] for r in new)
+    assert sorted(r["id"] for r in taken) == sorted(r["id"] for r in new)
     assert [d["intake_id"] for d in found.ratified] == [keep["id"]] and found.by_id[keep["id"]] == keep
     pending.forget(store)
     assert promote_cli(store)["ratified"] == 1  # no state: a full read, which records one
     assert (store / ".memstack" / pending.STATE).exists()
     more = write(store, 40, tier="verified", confidence=0.9, subject="later", predicate="uses", object="o9")
-    assert [r["id"] for _, _, r in pending.since_last(store).records] == [more["id"]]  # type: ignore[union-attr]
+    found, taken = since_last(store)
+    assert found is not None and [r["id"] for r in taken] == [more["id"]]
 
 
 def test_a_state_that_does_not_match_the_files_falls_back_to_reading_everything(store: Path) -> None:
@@ -137,9 +144,9 @@ def test_a_state_that_does_not_match_the_files_falls_back_to_reading_everything(
     promote_cli(store)
     write(store, 5, tier="verified", confidence=0.9, subject="t", predicate="decided", object="y")
     promote_cli(store)
-    assert pending.since_last(store) is not None
+    assert since_last(store)[0] is not None
     git(store, "reset", "-q", "--hard", base)  # before the promotions: the ledger is gone
-    assert pending.since_last(store) is None
+    assert since_last(store)[0] is None
     result = promote_cli(store)
     assert result["routed"] == {"knowledge": 3}  # every record, found by a full read
     ledger = (store / "kb/promotions.jsonl").read_text().splitlines()
@@ -147,7 +154,7 @@ def test_a_state_that_does_not_match_the_files_falls_back_to_reading_everything(
     # an intake file rewritten in place (same name, other bytes) is not a file the state knows
     path = next((store / "intake" / "alice").glob("*.jsonl"))
     path.write_bytes(path.read_bytes().replace(b"record", b"RECORD"))
-    assert pending.since_last(store) is None
+    assert since_last(store)[0] is None
 
 
 def test_a_hand_edited_view_is_still_refused_by_the_patching_hook(store: Path) -> None:
@@ -257,11 +264,11 @@ def test_after_a_reset_to_an_earlier_promotion_its_reading_still_applies(store: 
     write(store, 5, tier="verified", confidence=0.9, subject="t", predicate="decided", object="y")
     promote_cli(store)
     git(store, "reset", "-q", "--hard", first)
-    found = pending.since_last(store)
-    assert found is not None and found.records == [] and unpromoted(store) == []
+    found, taken = since_last(store)
+    assert found is not None and taken == [] and unpromoted(store) == []
     more = write(store, 6, tier="verified", confidence=0.9, subject="u", predicate="decided", object="z")
-    found = pending.since_last(store)
-    assert found is not None and [r["id"] for _, _, r in found.records] == [more["id"]] == unpromoted(store)
+    found, taken = since_last(store)
+    assert found is not None and [r["id"] for r in taken] == [more["id"]] == unpromoted(store)
     assert promote_cli(store)["routed"] == {"knowledge": 1}
     assert memstack("rebuild", "--check", cwd=store).returncode == 0
 
@@ -300,5 +307,23 @@ def test_a_reading_that_cannot_serve_gives_way_to_an_older_one(store: Path) -> N
     git(store, "reset", "-q", "--hard", start)
     promote_cli(store)  # nothing pending: a reading of the empty ledger, now the newest
     git(store, "reset", "-q", "--hard", promoted)
-    found = pending.since_last(store)
-    assert found is not None and found.records == [] and unpromoted(store) == []
+    found, taken = since_last(store)
+    assert found is not None and taken == [] and unpromoted(store) == []
+
+
+def test_a_bulk_promotion_builds_the_views_instead_of_holding_its_ledger_lines(
+        store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines appended to the ledger beyond git.HELD (a bulk import) are not held to patch the views:
+    `since` gives way to a build, which streams the logs; a small promotion still patches."""
+    for n in range(3):
+        write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="x")
+    promote_cli(store)
+    for n in range(10, 30):
+        write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="y")
+    assert memstack("promote", "--now-ts", NOW, "--no-commit", cwd=store).returncode == 0  # 20 ledger lines
+    assert patched(store) == built(store)  # held: under HELD
+    monkeypatch.setattr(gitlayer, "HELD", 1000)  # a ledger line is about 200 bytes
+    assert patched(store) is None
+    with gitlayer.CatFile(store) as blobs:
+        found = viewpatch.views_of(store, "", blobs, gitlayer.WORKTREE, WorktreeSource(store))
+        assert {path: files.whole(view) for path, view in found.items()} == built(store)
