@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memstack import git, views
+from memstack import files, git, views
 from memstack.git import Change
 from memstack.sources import Source
 
@@ -64,6 +64,16 @@ class _Recorder:
         found = None if data is None else git.blob_id(data, self.like)
         self.same = self.same and self.memo.reads.setdefault(relpath, found) == found
         return data
+
+    def stream(self, relpath: str) -> Iterator[bytes]:
+        """The source's stream, passed on as it comes (a log of 200 MB is never held); the blob id of
+        what it gave is noted once it is read to the end."""
+        spilled = files.Spilled()
+        for piece in self.source.stream(relpath):  # type: ignore[attr-defined]
+            spilled.write(piece)
+            yield piece
+        found = git.blob_id(spilled, self.like)
+        self.same = self.same and self.memo.reads.setdefault(relpath, found) == found
 
     def listdir(self, relpath: str) -> list[str]:
         names = self.source.listdir(relpath)

@@ -314,7 +314,7 @@ class Checker:
                         " new patterns alone first (a reviewable change), then the identity"))
         return found
 
-    def _appended(self, change: Change, place: Place) -> tuple[bytes, int] | None:
+    def _appended(self, change: Change, place: Place) -> tuple[files.Data, int] | None:
         """A long log the change only appends to (the promotion ledger grows with the store): the
         appended bytes and the number of lines before them, found by streaming the new side and hashing
         its start (git.appended_to_blob): neither side is held whole. None: read both sides."""
@@ -342,8 +342,13 @@ class Checker:
             return None
         else:
             pieces = self.blobs.stream(change.new_sha)
+        return self._pieces_added(step, change, place, pieces, 1, validate)
+
+    def _pieces_added(self, step: Step, change: Change, place: Place, pieces: Iterable[bytes], first: int,
+                      validate: bool) -> list[Violation]:
+        """I5, I7 and I8 on the lines a log adds, given a megabyte at a time (the first numbered `first`)."""
         found: list[Violation] = []
-        number, carry = 1, b""
+        number, carry = first, b""
         for piece in pieces:  # read to the end: a cat-file stream must be
             chunk = carry + piece
             cut = chunk.rfind(b"\n") + 1
@@ -372,6 +377,8 @@ class Checker:
             if streamed is not None:
                 return streamed
             tail = self._appended(change, place) if step.prefix else None
+            if tail is not None and not isinstance(tail[0], bytes):  # a bulk promotion's: spilled to a file
+                return self._pieces_added(step, change, place, tail[0].pieces(), tail[1] + 1, validate)
             if tail is not None:  # the base's lines kept, these appended: I5/I7 on them, I8 later
                 found = _shifted(rules.final_newline(path, tail[0]), tail[1] + 1) if validate else []
                 if validate:

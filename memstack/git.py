@@ -23,6 +23,7 @@ REGULAR = ("100644", "100755")
 SYMLINK = "120000"
 GITLINK = "160000"  # a submodule
 PIECE = 1 << 20  # how much of a long blob or file a stream gives at a time
+HELD = 8 << 20  # the most of what a log appends that is held in memory: beyond, it is spilled to a file
 
 # What git sets while it runs a hook; kept when memstack calls git on *another* repository.
 _KEEP = {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO", "GIT_SSL_NO_VERIFY",
@@ -295,10 +296,11 @@ _APPENDED: dict[tuple[str, str], tuple[bytes, int] | None] = {}  # (old blob, ne
 
 
 def appended_to_blob(cwd: Path, old_sha: str, pieces: Iterable[bytes],
-                     new_sha: str | None = None) -> tuple[bytes, int] | None:
+                     new_sha: str | None = None) -> tuple[files.Data, int] | None:
     """When the bytes `pieces` give (a blob's, from `CatFile.stream`, or a file's) are blob `old_sha` with
     bytes appended: those bytes, and how many newlines the old blob holds; else None. The start is hashed
-    piece by piece as git hashes a blob, so a log that grows with the store is never held whole.
+    piece by piece as git hashes a blob, so a log that grows with the store is never held whole; the
+    bytes appended are held up to HELD, spilled to a temporary file beyond (files.Spilled).
     `new_sha`: the pieces are that blob's; the last such answer is remembered (ids name content) until
     `forget_appended`, and a second question about the same two blobs (the hook's I1 check, then its
     view patch) costs nothing: `pieces` is then never read, so a lazy `CatFile.stream` asks git nothing."""
@@ -316,10 +318,11 @@ def forget_appended() -> None:
     _APPENDED.clear()
 
 
-def _appended(cwd: Path, old_sha: str, pieces: Iterable[bytes]) -> tuple[bytes, int] | None:
+def _appended(cwd: Path, old_sha: str, pieces: Iterable[bytes]) -> tuple[files.Data, int] | None:
     size = int(out(cwd, "cat-file", "-s", old_sha))
     digest = _blob_digest(old_sha, size)
-    left, newlines, last, tail = size, 0, b"", []
+    left, newlines, last, tail, held = size, 0, b"", [], 0
+    spilled: files.Spilled | None = None
     for chunk in pieces:  # read to the end: a CatFile stream must be, before its next question
         head, rest = chunk[:left], chunk[left:]
         if head:
@@ -327,11 +330,19 @@ def _appended(cwd: Path, old_sha: str, pieces: Iterable[bytes]) -> tuple[bytes, 
             newlines += head.count(b"\n")
             last = head[-1:]
             left -= len(head)
-        if rest:
+        if rest and spilled is not None:
+            spilled.write(rest)
+        elif rest:
             tail.append(rest)  # the pieces, joined once at the end: one copy of what was appended
+            held += len(rest)
+            if held > HELD:
+                spilled = files.Spilled()
+                for kept in tail:
+                    spilled.write(kept)
+                tail = []
     if left or digest.hexdigest() != old_sha or (size and last != b"\n"):
         return None
-    return b"".join(tail), newlines
+    return spilled or b"".join(tail), newlines
 
 
 def file_pieces(path: Path, piece: int | None = None) -> Iterator[bytes]:

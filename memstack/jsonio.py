@@ -1,7 +1,7 @@
 """The one JSON reader and writer: orjson, sorted keys, so file bytes are stable."""
 
 import io
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -61,3 +61,24 @@ def iter_jsonl(data: bytes, relpath: str, first: int = 1) -> Iterator[dict[str, 
         if not isinstance(record, dict):
             raise MemstackError(f"{where} a line must be a JSON object — repair the line")
         yield record
+
+
+def iter_jsonl_pieces(pieces: Iterable[bytes], relpath: str) -> Iterator[dict[str, Any]]:
+    """The records of JSONL bytes given a piece at a time (a blob streamed from git), as iter_jsonl.
+    The pieces are read to their end, also when a line is bad or the caller stops early: a git stream
+    must be, before git is asked anything else."""
+    pieces = iter(pieces)
+    number, carry = 1, b""
+    try:
+        for piece in pieces:
+            chunk = carry + piece
+            cut = chunk.rfind(b"\n") + 1
+            if cut:
+                yield from iter_jsonl(chunk[:cut], relpath, number)
+                number += chunk.count(b"\n", 0, cut)
+            carry = chunk[cut:]
+        if carry:
+            yield from iter_jsonl(carry, relpath, number)
+    finally:
+        for _ in pieces:
+            pass

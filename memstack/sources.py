@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
-from memstack import git
+from memstack import files, git
 
 
 class Source(Protocol):
@@ -29,6 +29,14 @@ class WorktreeSource:
             return (self.root / relpath).read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
+
+    def stream(self, relpath: str) -> Iterator[bytes]:
+        """The file's bytes a piece at a time (nothing when it does not exist); a torn last line is refused."""
+        path = self.root / relpath
+        if not path.is_file():
+            return iter(())
+        files.check_tail(path, relpath)
+        return git.file_pieces(path)
 
     def listdir(self, relpath: str) -> list[str]:
         folder = self.root / relpath

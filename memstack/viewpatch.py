@@ -171,15 +171,19 @@ def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: 
         elif change.path in (LEDGER, DECISIONS):
             if change.deleted:
                 return None
+            on_disk_now = target == git.WORKTREE
             if change.added:
+                size = (repo / folder / change.path).stat().st_size if on_disk_now \
+                    else int(git.out(repo, "cat-file", "-s", change.new_sha))
+                if size > git.HELD:  # a first promotion of many records: a build streams them
+                    return None
                 tail = new.read(change.path) or b""
             else:  # only what was appended since: a log that grows with the store is never held whole
-                on_disk_now = target == git.WORKTREE
                 appended = git.appended_to_blob(repo, change.old_sha, git.file_pieces(repo / folder / change.path)
                                                 if on_disk_now else blobs.stream(change.new_sha),
                                                 None if on_disk_now else change.new_sha)
-                if appended is None:  # not an append to the base's log (a merge, a rewrite): rebuild
-                    return None
+                if appended is None or not isinstance(appended[0], bytes):
+                    return None  # not an append to the base's log (a merge, a rewrite), or a bulk one: rebuild
                 tail = appended[0]
             if change.path == LEDGER:
                 found.ledger = tail

@@ -77,14 +77,16 @@ def each_waiting(source: Source) -> Iterator[dict[str, Any]]:
 
 
 def _log(source: Source, relpath: str) -> Iterator[dict[str, Any]]:
-    """The records of an append-only log: a work tree's file streamed a megabyte at a time (the ledger
-    of a million records is 200 MB), a commit's blob read whole."""
+    """The records of an append-only log, read a megabyte at a time (the ledger of a million records
+    is 200 MB): a work tree's file, or a source's stream (a commit's blob; promote's recorded build)."""
+    from memstack.jsonio import iter_jsonl_pieces
     from memstack.sources import WorktreeSource
 
     if isinstance(source, WorktreeSource):
         path = source.root / relpath
         return files.iter_jsonl(path, relpath) if path.is_file() else iter(())
-    return _jsonl(source.read(relpath), relpath)
+    stream = getattr(source, "stream", None)
+    return _jsonl(source.read(relpath), relpath) if stream is None else iter_jsonl_pieces(stream(relpath), relpath)
 
 
 def _waiting(source: Source) -> Iterator[dict[str, Any]]:

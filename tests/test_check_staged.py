@@ -495,17 +495,18 @@ def _binder_log(start: int, count: int, *, bad: int, secret: int) -> bytes:
     return b"\n".join(lines)
 
 
-@pytest.mark.parametrize("mode", ["audit", "worktree", "appended"])
+@pytest.mark.parametrize("mode", ["audit", "worktree", "appended", "spilled"])
 def test_a_long_log_is_checked_in_pieces_with_the_verdict_of_a_whole_read(repo: Path, mode: str,  # noqa: F811
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """A log over check._STREAM bytes is streamed (git.PIECE at a time: here a few lines, so records,
     line numbers and a last line without its newline all cross pieces) and must be judged exactly as
-    when it is read whole: the same violations on the same lines."""
+    when it is read whole: the same violations on the same lines. `spilled`: what is appended is
+    beyond git.HELD, so it is spilled to a temporary file and checked from there, a piece at a time."""
     from memstack import check
     from memstack import git as layer
 
     path = "kb/binder.jsonl"
-    if mode == "appended":  # 40 clean lines committed, 40 appended: the bad ones among the new
+    if mode in ("appended", "spilled"):  # 40 clean lines committed, 40 appended: the bad ones among the new
         write(repo, path, _binder_log(1, 40, bad=0, secret=0) + b"\n")
         committed(repo, "forty decisions")
         append(repo, path, _binder_log(41, 40, bad=57, secret=66))
@@ -517,21 +518,25 @@ def test_a_long_log_is_checked_in_pieces_with_the_verdict_of_a_whole_read(repo: 
         if mode == "audit":
             git(repo, "add", path)
             git(repo, "commit", "-q", "--no-verify", "-m", "eighty decisions, two of them bad")
-    run = {"audit": check.audit, "worktree": check.worktree, "appended": check.staged}[mode]
+    run = {"audit": check.audit, "worktree": check.worktree, "appended": check.staged, "spilled": check.staged}[mode]
 
     whole = run(repo).violations
     monkeypatch.setattr(check, "_STREAM", 200)
     monkeypatch.setattr(layer, "PIECE", 150)  # a record is about 120 bytes: most cross a piece
+    if mode == "spilled":
+        monkeypatch.setattr(layer, "HELD", 300)
     streamed = []
     for name in ("_streamed", "_appended"):  # which way each long log went
         def spy(self, *args, _real=getattr(check.Checker, name), _name=name):  # type: ignore[no-untyped-def]
             result = _real(self, *args)
-            streamed.append((_name, result is not None))
+            streamed.append((_name, result is not None, _name == "_appended" and result is not None
+                             and not isinstance(result[0], bytes)))
             return result
         monkeypatch.setattr(check.Checker, name, spy)
     pieces = run(repo).violations
-    assert ("_appended" if mode == "appended" else "_streamed", True) in streamed
-    bad, secret = (57, 66) if mode == "appended" else (17, 33)
+    assert {"audit": ("_streamed", True, False), "worktree": ("_streamed", True, False),
+            "appended": ("_appended", True, False), "spilled": ("_appended", True, True)}[mode] in streamed
+    bad, secret = (57, 66) if mode in ("appended", "spilled") else (17, 33)
     assert sorted((v.path, v.line, v.rule) for v in pieces) == [
         (path, bad, "I5"), (path, secret, "I8"), (path, 80, "I7")], pieces
     assert sorted(pieces) == sorted(whole)
