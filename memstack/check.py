@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memstack import clock, derived, files, git, guard, layout, progress, rules, secrets
+from memstack import clock, derived, files, git, guard, jsonio, layout, progress, rules, secrets
 from memstack.errors import MemstackError
 from memstack.git import Change
 from memstack.layout import Place
@@ -348,17 +348,12 @@ class Checker:
                       validate: bool) -> list[Violation]:
         """I5, I7 and I8 on the lines a log adds, given a megabyte at a time (the first numbered `first`)."""
         found: list[Violation] = []
-        number, carry = first, b""
-        for piece in pieces:  # read to the end: a cat-file stream must be
-            chunk = carry + piece
-            cut = chunk.rfind(b"\n") + 1
-            done, carry = chunk[:cut], chunk[cut:]
-            if validate and done and len(found) <= rules.MAX_PER_FILE:
-                found += self._lines_added(step, change, place, done, number)
-            number += done.count(b"\n")
-        if validate and carry:
-            found += self._lines_added(step, change, place, carry, number)
-            found += _shifted(rules.final_newline(change.path, carry), number)
+        for number, run in jsonio.line_runs(pieces, first):  # read to the end, as a cat-file stream must be
+            torn = not run.endswith(b"\n")  # the last line, without its newline
+            if validate and (torn or len(found) <= rules.MAX_PER_FILE):
+                found += self._lines_added(step, change, place, run, number)
+            if validate and torn:
+                found += _shifted(rules.final_newline(change.path, run), number)
         self.tails[change.path] = (b"", 0)  # I8 is done: nothing left for _secrets
         return found
 

@@ -292,7 +292,7 @@ def blob_id(data: files.Data, like: str) -> str:
     return str(digest.hexdigest())
 
 
-_APPENDED: dict[tuple[str, str], tuple[bytes, int] | None] = {}  # (old blob, new blob) -> the last answer
+_APPENDED: dict[tuple[str, str], tuple[files.Data, int] | None] = {}  # (old blob, new blob) -> the last answer
 
 
 def appended_to_blob(cwd: Path, old_sha: str, pieces: Iterable[bytes],

@@ -63,22 +63,29 @@ def iter_jsonl(data: bytes, relpath: str, first: int = 1) -> Iterator[dict[str, 
         yield record
 
 
-def iter_jsonl_pieces(pieces: Iterable[bytes], relpath: str) -> Iterator[dict[str, Any]]:
-    """The records of JSONL bytes given a piece at a time (a blob streamed from git), as iter_jsonl.
-    The pieces are read to their end, also when a line is bad or the caller stops early: a git stream
-    must be, before git is asked anything else."""
+def line_runs(pieces: Iterable[bytes], first: int = 1) -> Iterator[tuple[int, bytes]]:
+    """The bytes given a piece at a time (a blob streamed from git, a file, a spill), as runs of whole
+    lines, each with the number of its first line (`first`: the first's); a last line without its
+    newline comes last, alone. The pieces are read to their end, also when the caller stops early or
+    fails: a git stream must be, before git is asked anything else."""
     pieces = iter(pieces)
-    number, carry = 1, b""
+    number, carry = first, b""
     try:
         for piece in pieces:
             chunk = carry + piece
             cut = chunk.rfind(b"\n") + 1
             if cut:
-                yield from iter_jsonl(chunk[:cut], relpath, number)
+                yield number, chunk[:cut]
                 number += chunk.count(b"\n", 0, cut)
             carry = chunk[cut:]
         if carry:
-            yield from iter_jsonl(carry, relpath, number)
+            yield number, carry
     finally:
         for _ in pieces:
             pass
+
+
+def iter_jsonl_pieces(pieces: Iterable[bytes], relpath: str) -> Iterator[dict[str, Any]]:
+    """The records of JSONL bytes given a piece at a time (a blob streamed from git), as iter_jsonl."""
+    for number, run in line_runs(pieces):
+        yield from iter_jsonl(run, relpath, number)

@@ -158,31 +158,21 @@ class _Body:
     closed when the body is let go."""
 
     def __init__(self, name: str, key: str) -> None:
-        import tempfile
-        import weakref
-
-        self.name, self.key, self.count, self.length = name, key, 0, 0
-        self.file = tempfile.TemporaryFile(prefix="memstack-view-")
-        weakref.finalize(self, self.file.close)
+        self.name, self.key, self.count = name, key, 0
+        self.list = files.Spilled()
         self.disputes: list[bytes] = []  # the queue's disagreement lines
 
     def add(self, text: bytes) -> None:
-        piece = b",\n" + text if self.count else text
-        self.file.write(piece)
-        self.length += len(piece)
+        self.list.write(b",\n" + text if self.count else text)
         self.count += 1
 
     def size(self) -> int:
-        return len(head(self.name, self.key, self.count)) + self.length + len(tail(self.count, self.disputes))
+        return len(head(self.name, self.key, self.count)) + self.list.size() + len(tail(self.count, self.disputes))
 
     def pieces(self, piece: int = 1 << 20) -> Iterator[bytes]:
-        """The view's bytes, a piece at a time: head, the list (read by position), tail."""
-        import os
-
+        """The view's bytes, a piece at a time: head, the list, tail."""
         yield head(self.name, self.key, self.count)
-        self.file.flush()
-        for at in range(0, self.length, piece):
-            yield os.pread(self.file.fileno(), min(piece, self.length - at), at)
+        yield from self.list.pieces(piece)
         yield tail(self.count, self.disputes)
 
 
