@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memstack import clock, derived, files, git, guard, jsonio, layout, progress, rules, secrets
+from memstack import clock, derived, files, git, guard, jsonio, layout, progress, rules, secrets, successors
 from memstack.errors import MemstackError
 from memstack.git import Change
 from memstack.layout import Place
@@ -103,8 +103,7 @@ class Checker:
         self.blobs = git.CatFile(repo)
         self._last: list[tuple[str, bytes]] = []  # the two blobs read last (a file's old and new): I8 reads them again
         self.now = now_ms()  # transaction times are checked against the check's clock, never a commit's date
-        self.pending: dict[str, list[tuple[str, int]]] = {}  # successor ids a step's closings name, unresolved
-        self.added_ids: set[str] = set()  # the ids of the facts a step adds (a successor found among them is no read)
+        self.pending = successors.Unresolved()  # successors a step's closings name outside their own file
         self.stale: list[str] = []  # derived files that lag their sources, where that is allowed (--all)
         self.clock = clock.Clock(self.now, lambda: clock.DEFAULT_SKEW_SECONDS)
         self.policy: secrets.Policy | None = None  # I8's `secrets:` block in force in this step, once read
@@ -151,7 +150,7 @@ class Checker:
 
     def step(self, step: Step) -> list[Violation]:
         found: list[Violation] = []
-        self.pending, self.added_ids = {}, set()
+        self.pending = successors.Unresolved()
         self.clock = self._clock(step)
         self.policy = None
         derived_changes: list[Change] = []
@@ -230,56 +229,31 @@ class Checker:
                   new: bytes | None = None) -> list[Violation]:
         """rules.bindings on the lines a change adds or closes; a fact file's successors are looked up
         in its own new lines, then in the whole new file, the rest at the end of the step."""
-        found, successors, new_ids = rules.bindings(path, place, numbered, new_from=new_from, clock=self.clock,
-                                                    legacy_ids=step.audit)
-        if place.kind == layout.FACTS:
-            self.added_ids |= new_ids
-        missing = [(n, s) for n, s in successors if s not in new_ids and s not in self.added_ids]
+        found, named, new_ids = rules.bindings(path, place, numbered, new_from=new_from, clock=self.clock,
+                                               legacy_ids=step.audit)
+        missing = [(n, s) for n, s in named if s not in new_ids]
         if missing and new is not None:
             present = rules.ids_in(new)
             missing = [(n, s) for n, s in missing if s not in present]
         for number, successor in missing:
-            self.pending.setdefault(successor, []).append((path, number))
+            self.pending.add(successor, path, number)
         return found
 
     def _dangling(self, step: Step) -> list[Violation]:
-        """Each successor still unresolved must be a fact of this state: looked for in the one file its
-        bound id names (the month of its time, the agent folder whose tag it carries), for a legacy id
-        in that month of every agent, then, only for a legacy id still not found, in every fact file."""
-        from memstack import ids
-        from memstack.facts import MAX_MS
-        from memstack.times import month
-
-        for successor in self.added_ids.intersection(self.pending):  # added by this step: a fact of this state
-            del self.pending[successor]
-        self.added_ids = set()
+        """Each successor still unresolved must be a fact of this state (successors.Unresolved.resolve):
+        each bound file read once, from this state."""
         if not self.pending:
             return []
         agents = [a for a in step.source.listdir("kb/facts") if layout.classify(f"kb/facts/{a}/2000-01.jsonl").agent]
-        wanted = set(self.pending)
-        files: dict[str, set[str]] = {}
-        legacy: set[str] = set()
-        for successor in wanted:
-            bound = ids.ID.match(successor)
-            if not bound:
-                legacy.add(successor)
-            head = successor[:12]
-            if len(head) < 12 or any(c not in "0123456789abcdef" for c in head) or int(head, 16) > MAX_MS:
-                continue
-            owners = [a for a in agents if ids.agent_tag(a) == bound.group(3)] if bound else agents
-            for agent in owners:
-                files.setdefault(f"kb/facts/{agent}/{month(int(head, 16))}.jsonl", set()).add(successor)
-        for path, looking in sorted(files.items()):
-            if looking & wanted:
-                wanted -= rules.ids_in(step.source.read(path) or b"")
-        if wanted & legacy:  # a legacy id not where its time says: every fact file (O(store), documented)
-            for path in (f"kb/facts/{a}/{name}" for a in agents for name in step.source.listdir(f"kb/facts/{a}")):
-                wanted -= rules.ids_in(step.source.read(path) or b"")
-                if not wanted & legacy:
-                    break
-        found = [rules.dangling(path, number, s) for s in sorted(wanted) for path, number in self.pending[s]]
-        self.pending = {}
-        return found
+
+        def ids_of(path: str) -> set[str]:
+            return rules.ids_in(step.source.read(path) or b"")
+
+        def every_file() -> Iterable[str]:
+            return (f"kb/facts/{a}/{name}" for a in sorted(agents) for name in step.source.listdir(f"kb/facts/{a}"))
+
+        missing = self.pending.resolve(agents, ids_of, every_file)
+        return [rules.dangling(path, number, s) for path, number, s in sorted(missing, key=lambda m: (m[2], m[0], m[1]))]
 
     def _tag_clash(self, step: Step, path: str, place: Place) -> list[Violation]:
         """A new agent folder's id tag must be no other agent's (ids are bound to a folder by that tag)."""

@@ -176,6 +176,36 @@ def test_successors_are_found_in_other_files_and_in_earlier_commits(store: Path)
     assert run_check(store, "--range", "HEAD").returncode == 0
 
 
+def test_an_audit_finds_each_successor_in_the_file_its_id_is_bound_to(store: Path) -> None:
+    """`check --all` keeps no set of every fact id: a successor named in another file is looked for in
+    the one file its id is bound to (another agent's, another month's), a legacy id anywhere. Each
+    successor present passes; each absent one, bound or legacy, is named once, at its closing."""
+    bobs = fact("bob's", agent="bob", recorded_at=FEB, valid_from=FEB)
+    febs = fact("february", recorded_at=FEB + DAY, valid_from=FEB + DAY, subject="other")
+    legacy = {**fact("legacy", agent="bob", subject="third", recorded_at=FEB + 2 * DAY, valid_from=FEB),
+              "id": "legacy-successor"}
+    closings = [closed(fact("first"), valid_to=FEB, expired_at=FEB, superseded_by=bobs["id"]),
+                closed(fact("second", subject="other"), valid_to=FEB + DAY, expired_at=FEB + DAY,
+                       superseded_by=febs["id"]),
+                closed(fact("third", subject="third"), valid_to=FEB, expired_at=FEB + 2 * DAY,
+                       superseded_by="legacy-successor")]
+    write(store, JAN_FACTS, jsonl(*closings))
+    write(store, "kb/facts/bob/2026-02.jsonl", jsonl(bobs, legacy))
+    write(store, FEB_FACTS, jsonl(febs))
+    sneak(store, "successors in three other files")
+    assert run_check(store, "--all").returncode == 0
+    gone = [closed(fact(f"gone {n}", subject=f"gone {n}"), valid_to=FEB, expired_at=FEB, superseded_by=successor)
+            for n, successor in enumerate([fid("nowhere", FEB, "bob"), "legacy-nowhere"])]
+    append(store, JAN_FACTS, jsonl(*gone))
+    sneak(store, "two successors that exist nowhere")
+    proc = run_check(store, "--all")
+    assert proc.returncode == 1, proc.stdout
+    named = sorted(line for line in proc.stdout.splitlines() if " I2 " in line)
+    assert len(named) == 2, proc.stdout
+    assert named[0].startswith(f"{JAN_FACTS}:4: I2 superseded_by {fid('nowhere', FEB, 'bob')} names no fact")
+    assert named[1].startswith(f"{JAN_FACTS}:5: I2 superseded_by legacy-nowhere names no fact")
+
+
 # ---- 4: transaction times in the future -------------------------------------------------------------
 
 def test_a_fact_recorded_in_2099_is_refused(store: Path) -> None:
