@@ -248,6 +248,25 @@ def test_the_hook_refuses_a_credential_in_every_memory_file(repo: Path) -> None:
     assert_silent(staged.stdout + staged.stderr, *secret.values())
 
 
+def test_check_all_scans_a_view_that_lags_its_sources_and_only_that_one(repo: Path) -> None:  # noqa: F811
+    """An audit lets views lag (stale, no I4), but a view that is not what its sources make is read for
+    credentials (a megabyte at a time), each finding at its line of the file; a fresh view is not read."""
+    key = SECRETS["openai key"][0]
+    lines = [json.dumps({"object": f"filler {n}"}) for n in range(80_000)]  # ~2.2 MB: three pieces
+    lines.insert(60_000, json.dumps({"object": key}))
+    write(repo, "kb/knowledge.json", '{"count": 0, "view": "knowledge", "facts": [\n' + ",\n".join(lines) + "\n]}\n")
+    sneak(repo)
+    result = run_check(repo, "--all")
+    assert result.returncode == 1, result.stdout
+    assert i8_lines(result.stdout) == ["kb/knowledge.json:60002: I8 OpenAI Token in object — "
+                                       + i8_lines(result.stdout)[0].split(" — ", 1)[1]]
+    assert "kb/knowledge.json: stale" in result.stdout
+    assert_silent(result.stdout + result.stderr, key)
+    assert memstack("rebuild", cwd=repo).returncode == 0
+    sneak(repo, "the views rebuilt")
+    assert run_check(repo, "--all").returncode == 0
+
+
 def test_the_hook_lets_look_alikes_and_allowlisted_lines_through(repo: Path) -> None:  # noqa: F811
     records = [intake(n + 1, content=line, title=name) for n, (name, line) in enumerate(sorted(LOOK_ALIKES.items()))]
     records.append(intake(len(records) + 1, content=f"the documented example {AWS_ID}{ALLOW}"))
