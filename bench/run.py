@@ -555,12 +555,13 @@ def fig_promote_one_to(sub_tier: str) -> Callable[[Bench, int], Outcome]:
 def fig_in_promoted(*args: str) -> Callable[[Bench, int], Outcome]:
     """A `memstack` verb run --repeat times in the promoted clone (nothing it does is written: `rebuild`
     builds every view from every fact file and the logs, the Binder queue among them, and finds them
-    fresh)."""
+    fresh); `{promotion}` in an argument is the promotion's commit."""
     def measure(b: Bench, size: int) -> Outcome:
         out = Outcome()
-        clone, _ = promoted_clone(b, size)
+        clone, promotion = promoted_clone(b, size)
+        argv = [a.format(promotion=promotion) for a in args]
         for _ in range(b.repeat):
-            ran = b.ms(*args, cwd=clone)
+            ran = b.ms(*argv, cwd=clone)
             out.add(ran)
         lines = ran.out.count(b"\n")
         out.note = f"a store whose every record was promoted; {lines:,} lines of output"
@@ -960,6 +961,12 @@ FIGURES: tuple[Figure, ...] = (
            15.0, fig_in_promoted("rebuild")),
     Figure("binder-list-promoted", "`memstack binder list` of a store whose every record was promoted",
            "< 256 MiB peak", None, fig_in_promoted("binder", "list")),
+    Figure("check-all-promoted", "`memstack check --all` of a store whose every record was promoted",
+           "< 256 MiB peak", None, fig_in_promoted("check", "--all")),
+    Figure("check-range-promoted", "`memstack check --range` of the commit that promoted every record",
+           "< 256 MiB peak", None, fig_in_promoted("check", "--range", "{promotion}~1..{promotion}")),
+    Figure("review-promoted", "`memstack review` of the commit that promoted every record", "< 256 MiB peak",
+           None, fig_in_promoted("review", "{promotion}~1..{promotion}")),
     Figure("index-size", "fact index on disk, built from nothing", "< 200 MiB", None, fig_index_size, mib_limit=200),
     Figure("check-all", "`memstack check --all` (every file at HEAD, the KB views committed)", "< 256 MiB peak",
            None, fig_verb("check", "--all", views=True)),

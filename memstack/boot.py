@@ -40,34 +40,59 @@ _RECORDED = re.compile(rb'"recorded_at":(-?[0-9]+)(?=[,}])')
 
 
 def knowledge_summary(source: Source) -> tuple[list[dict[str, Any]], int]:
-    """The BOOT_FACTS most recent facts of the knowledge view, and how many it holds, from a view as
-    `views.py` writes it (one fact a line, keys sorted) without parsing every line: each line's
-    `recorded_at` is found by one pattern over the bytes (a JSON string holds no bare quote, so it is
-    the fact's own), and only the lines as recent as the BOOT_FACTS-th are parsed. Any other shape is
-    parsed whole."""
-    import heapq
+    """The BOOT_FACTS most recent facts of the knowledge view, and how many it holds. A view as
+    `views.py` writes it is read a piece at a time (`_streamed_summary`); any other shape (one written
+    by hand, a torn last line among them) is parsed whole."""
+    try:
+        summary = _streamed_summary(source)
+    except MemstackError:  # a torn last line (WorktreeSource.stream refuses it): read whole, as before
+        summary = None
+    if summary is None:
+        every = knowledge_facts(source)
+        return recent_facts(every), len(every)
+    return summary
 
-    data = source.read(KNOWLEDGE_VIEW)
-    if data is None:
-        return [], 0
-    first = data[:data.find(b"\n") + 1]
-    if not (first.startswith(b'{"count": ') and first.endswith(b'"facts": [\n') and data.endswith(b"]}\n")):
-        every = knowledge_facts(source)
-        return recent_facts(every), len(every)
-    count = int(first[len(b'{"count": '):first.index(b",")])
-    times = _RECORDED.findall(data, len(first))
-    if len(times) != count:  # not one recorded_at a line: read it whole
-        every = knowledge_facts(source)
-        return recent_facts(every), len(every)
-    if not times:
-        return [], 0
-    recent = sorted({t for t in heapq.nlargest(BOOT_FACTS, times, key=int)})  # the values at least that recent
-    chosen = []
-    for found in re.finditer(rb'"recorded_at":(?:' + b"|".join(map(re.escape, recent)) + rb")(?=[,}])", data):
-        start, end = data.rfind(b"\n", 0, found.start()) + 1, data.find(b"\n", found.start())
-        line = data[start:end]
-        chosen.append(jsonio.loads(line[:-1] if line.endswith(b",") else line, KNOWLEDGE_VIEW))
-    return recent_facts(chosen), count
+
+def _streamed_summary(source: Source) -> tuple[list[dict[str, Any]], int] | None:
+    """The summary of a view as `views.py` writes it (one fact a line, keys sorted), read a piece at a
+    time (the view of a million records is 88 MB) without parsing every line: each line's `recorded_at`
+    is found by one pattern over the bytes (a JSON string holds no bare quote, so it is the fact's own),
+    and only a line as recent as the BOOT_FACTS-th so far is parsed. None: no view, or not that shape."""
+    from memstack.jsonio import line_runs
+
+    best: list[tuple[tuple[int, str], dict[str, Any]]] = []  # (recency, fact), pruned to BOOT_FACTS
+    count = found = 0
+    worst: tuple[int, str] | None = None  # the BOOT_FACTS-th best recency once that many are kept
+    shaped, last, read = True, False, False
+    for number, run in line_runs(source.stream(KNOWLEDGE_VIEW)):  # read to its end, also when not shaped
+        read, at = True, 0
+        if number == 1:
+            first = run[:run.find(b"\n") + 1]
+            shaped = first.startswith(b'{"count": ') and first.endswith(b'"facts": [\n')
+            if shaped:
+                count, at = int(first[len(b'{"count": '):first.index(b",")]), len(first)
+        if not shaped:
+            continue
+        last = run.endswith(b"]}\n")
+        for match in _RECORDED.finditer(run, at):
+            found += 1
+            if worst is not None and -int(match.group(1)) > worst[0]:
+                continue  # older than the BOOT_FACTS-th kept
+            start, end = run.rfind(b"\n", 0, match.start()) + 1, run.find(b"\n", match.start())
+            line = run[start:end]
+            fact = jsonio.loads(line[:-1] if line.endswith(b",") else line, KNOWLEDGE_VIEW)
+            if not isinstance(fact, dict):
+                shaped = False
+                break
+            key = _recency(fact)
+            if worst is None or key < worst:
+                best.append((key, fact))
+                if len(best) >= 2 * BOOT_FACTS:
+                    best = sorted(best, key=lambda kept: kept[0])[:BOOT_FACTS]
+                    worst = best[-1][0]
+    if not read or not shaped or not last or found != count:  # not one recorded_at a line
+        return None
+    return [fact for _, fact in sorted(best, key=lambda kept: kept[0])[:BOOT_FACTS]], count
 
 
 def _recency(fact: dict[str, Any]) -> tuple[int, str]:

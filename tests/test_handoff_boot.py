@@ -119,3 +119,36 @@ def test_boot_build_is_byte_stable(store: Path) -> None:
     from memstack.sources import WorktreeSource
 
     assert boot.build(WorktreeSource(store)) == boot.build(WorktreeSource(store))
+
+
+@pytest.mark.parametrize("times", ["distinct", "tied", "mixed"])
+def test_the_boot_summary_read_in_pieces_is_the_whole_views(tmp_path: Path, times: str) -> None:
+    """boot.knowledge_summary streams the knowledge view and parses only lines as recent as the 20th so
+    far: over 2 MB of view (several pieces), ties in recorded_at broken by id, it picks exactly what
+    parsing the whole view picks; a view of another shape is read whole."""
+    import random
+
+    from memstack import views
+    from memstack.sources import WorktreeSource
+
+    rng = random.Random(7)
+    facts = []
+    for n in range(12_000):
+        recorded = {"distinct": 1_700_000_000_000 + n, "tied": 1_700_000_000_000,
+                    "mixed": 1_700_000_000_000 + rng.randrange(30)}[times]
+        facts.append({"id": f"{rng.getrandbits(64):016x}", "subject": f"s{n}", "predicate": "decided",
+                      "object": "x" * 150, "valid_from": n, "recorded_at": recorded, "distilled_at": recorded})
+    rng.shuffle(facts)
+    body = b",\n".join(views.line(f) for f in facts)
+    (tmp_path / "kb").mkdir()
+    view = views.head("knowledge", "facts", len(facts)) + body + views.tail(len(facts), [])
+    assert len(view) > 2 * 2**20
+    (tmp_path / boot.KNOWLEDGE_VIEW).write_bytes(view)
+    source = WorktreeSource(tmp_path)
+    expected = boot.recent_facts(boot.knowledge_facts(source))
+    assert len(expected) == boot.BOOT_FACTS
+    assert boot.knowledge_summary(source) == (expected, len(facts))
+    (tmp_path / boot.KNOWLEDGE_VIEW).write_bytes(json.dumps({"facts": facts[:50]}).encode())  # another shape
+    assert boot.knowledge_summary(source) == (boot.recent_facts(facts[:50]), 50)
+    (tmp_path / boot.KNOWLEDGE_VIEW).unlink()
+    assert boot.knowledge_summary(source) == ([], 0)
