@@ -49,17 +49,15 @@ def iter_jsonl(data: bytes, relpath: str, first: int = 1) -> Iterator[dict[str, 
     """The records of JSONL bytes one at a time (a caller keeps only what it needs, and no list of the
     lines is made), as parse_jsonl checks them. `first`: the number of the first line (a file read in parts)."""
     for number, raw in enumerate(io.BytesIO(data), start=first):
-        line = raw.rstrip(b"\r\n")
-        where = f"{relpath}:{number}: I5"
-        if not line.strip():
-            raise MemstackError(f"{where} empty line — remove it")
         try:
-            record = orjson.loads(line)
+            record = orjson.loads(raw)  # orjson takes the newline (and \r) as whitespace
         except orjson.JSONDecodeError as exc:
-            raise MemstackError(f"{where} line is not valid JSON ({exc}) — repair the line"
+            if not raw.strip():
+                raise MemstackError(f"{relpath}:{number}: I5 empty line — remove it") from None
+            raise MemstackError(f"{relpath}:{number}: I5 line is not valid JSON ({exc}) — repair the line"
                                 " (a merge conflict left in it?)") from None
         if not isinstance(record, dict):
-            raise MemstackError(f"{where} a line must be a JSON object — repair the line")
+            raise MemstackError(f"{relpath}:{number}: I5 a line must be a JSON object — repair the line")
         yield record
 
 
