@@ -248,14 +248,9 @@ class Checker:
             return []
         agents = [a for a in step.source.listdir("kb/facts") if layout.classify(f"kb/facts/{a}/2000-01.jsonl").agent]
 
-        def ids_of(path: str) -> set[str]:
-            return rules.ids_in(step.source.read(path) or b"")
-
-        def every_file() -> Iterable[str]:
-            return (f"kb/facts/{a}/{name}" for a in sorted(agents) for name in step.source.listdir(f"kb/facts/{a}"))
-
-        missing = self.pending.resolve(agents, ids_of, every_file)
-        return [rules.dangling(path, number, s) for path, number, s in sorted(missing, key=lambda m: (m[2], m[0], m[1]))]
+        missing = self.pending.resolve(agents, lambda path: rules.ids_in(step.source.read(path) or b""),
+                                       lambda agent: step.source.listdir(f"kb/facts/{agent}"))
+        return [rules.dangling(path, number, successor) for path, number, successor in missing]  # step sorts
 
     def _tag_clash(self, step: Step, path: str, place: Place) -> list[Violation]:
         """A new agent folder's id tag must be no other agent's (ids are bound to a folder by that tag)."""
@@ -337,7 +332,11 @@ class Checker:
         """I5, I7 and I8 on lines a log adds, the first numbered `first`."""
         numbered = rules.Numbered(data, 0, first)
         found = rules.records(change.path, place, numbered) + self._bindings(step, change.path, place, numbered, 1)
-        return found + _shifted(rules.secrets(change.path, place, data, lambda: None, self._secrets_policy(step)), first)
+        return found + self._secrets_in(step, change, place, data, first)
+
+    def _secrets_in(self, step: Step, change: Change, place: Place, data: bytes, first: int) -> list[Violation]:
+        """I8 on lines of a file that are all new, the first numbered `first` (a piece, or a log's tail)."""
+        return _shifted(rules.secrets(change.path, place, data, lambda: None, self._secrets_policy(step)), first)
 
     def _history(self, step: Step, change: Change, place: Place, validate: bool) -> list[Violation]:
         """I1 logs, I2 facts, I3 handoffs against the base; I5/I7 on what a log or fact file adds."""
@@ -417,14 +416,12 @@ class Checker:
             return []
         tail = self.tails.pop(change.path, None)  # a log: only its appended lines are new (I1 checked the rest)
         if tail is not None:
-            return [dataclasses.replace(v, line=v.line + tail[1] if v.line else 0)
-                    for v in rules.secrets(change.path, place, tail[0], lambda: None, self._secrets_policy(step))]
+            return self._secrets_in(step, change, place, tail[0], tail[1] + 1)
         if derived and step.audit and not git.is_zero(change.new_sha) and change.new_mode in git.REGULAR:
             # every line is new in an audit: a view that lags its sources (200 MB at a million records)
             # is scanned a megabyte at a time, never held whole
-            return [v for number, run in jsonio.line_runs(self.blobs.stream(change.new_sha), 1)
-                    for v in _shifted(rules.secrets(change.path, place, run, lambda: None,
-                                                    self._secrets_policy(step)), number)]
+            return [v for number, run in jsonio.line_runs(self.blobs.stream(change.new_sha))
+                    for v in self._secrets_in(step, change, place, run, number)]
         new = self._new(step, change)
         return [] if new is None else rules.secrets(change.path, place, new, lambda: self._old(change),
                                                     self._secrets_policy(step))

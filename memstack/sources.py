@@ -16,6 +16,9 @@ class Source(Protocol):
     def read(self, relpath: str) -> bytes | None:
         """The file's bytes, or None if it does not exist."""
 
+    def stream(self, relpath: str) -> Iterator[bytes]:
+        """The file's bytes a piece at a time (nothing if it does not exist), read to the end."""
+
     def listdir(self, relpath: str) -> list[str]:
         """The names of the entries directly inside a folder (empty if none)."""
 

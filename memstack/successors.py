@@ -49,12 +49,12 @@ class Unresolved:
         group.where.append(self.paths.setdefault(path, len(self.paths)) << 32 | number)
 
     def resolve(self, agents: Iterable[str], ids_of: Callable[[str], set[str]],
-                every_file: Callable[[], Iterable[str]]) -> list[tuple[str, int, str]]:
+                names_in: Callable[[str], Iterable[str]]) -> list[tuple[str, int, str]]:
         """The (path, line, successor) of each successor that no fact of the state holds, and forget them.
         `agents` are the state's fact folders; `ids_of(path)` the ids of one fact file of the state
-        (empty if there is none); `every_file()` the state's fact files. A bound id is looked for in its
-        one file; an id of no bound form in the month of its time of every agent, then, if not there, in
-        every fact file (O(store): ids written before ids were bound, documented)."""
+        (empty if there is none); `names_in(agent)` the names in an agent's fact folder. A bound id is
+        looked for in its one file; an id of no bound form in the month of its time of every agent, then,
+        if not there, in every fact file (O(store): ids written before ids were bound, documented)."""
         agents = sorted(agents)
         by_tag: dict[str, list[str]] = {}
         for agent in agents:
@@ -75,7 +75,7 @@ class Unresolved:
                     (legacy if not tag else missing).append((paths[where >> 32], where & 0xFFFFFFFF, successor))
         if legacy:
             wanted = {successor for _, _, successor in legacy}
-            for path in every_file():
+            for path in (f"kb/facts/{agent}/{name}" for agent in agents for name in names_in(agent)):
                 wanted -= ids_of(path)
                 if not wanted:
                     break

@@ -85,8 +85,7 @@ def _log(source: Source, relpath: str) -> Iterator[dict[str, Any]]:
     if isinstance(source, WorktreeSource):
         path = source.root / relpath
         return files.iter_jsonl(path, relpath) if path.is_file() else iter(())
-    stream = getattr(source, "stream", None)
-    return _jsonl(source.read(relpath), relpath) if stream is None else iter_jsonl_pieces(stream(relpath), relpath)
+    return iter_jsonl_pieces(source.stream(relpath), relpath)
 
 
 def _waiting(source: Source) -> Iterator[dict[str, Any]]:
