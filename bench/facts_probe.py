@@ -29,8 +29,8 @@ import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from memstack.times import month as month_of  # noqa: E402
-from memstack.ids import agent_tag  # noqa: E402
+from memstack.base.ids import agent_tag  # noqa: E402
+from memstack.base.times import month as month_of  # noqa: E402
 
 T = TypeVar("T")
 JAN_2025 = 1_735_689_600_000
@@ -78,7 +78,7 @@ def timed(fn: Callable[..., T], *args: Any) -> tuple[float, T]:
 
 
 def index_current(out: Path) -> bool:
-    from memstack import factindex
+    from memstack.kb import factindex
 
     db = factindex._connect(out)
     try:
@@ -89,7 +89,7 @@ def index_current(out: Path) -> bool:
 
 def in_new_process(out: Path, code: str) -> float:
     """Seconds a fresh Python process takes for `code` (after importing memstack.factstore)."""
-    probe = (f"import time, sys; from pathlib import Path; from memstack import factstore; root = Path({str(out)!r}); "
+    probe = (f"import time, sys; from pathlib import Path; from memstack.kb import factstore; root = Path({str(out)!r}); "
              f"t = time.perf_counter(); {code}; print(time.perf_counter() - t)")
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     return float(proc.stdout.strip().splitlines()[-1])
@@ -101,7 +101,7 @@ def main() -> None:
     parser.add_argument("--subjects", type=int, default=20_000)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "facts-probe")
     args = parser.parse_args()
-    from memstack import factfiles, factindex, facts, factstore
+    from memstack.kb import factfiles, factindex, facts, factstore
 
     out = args.out.resolve()
     rows: list[tuple[str, str]] = []
@@ -121,7 +121,7 @@ def main() -> None:
         time.sleep(0.1)
     rows.append(("  the background build of the index done after", f"{time.perf_counter() - started:.1f} s"))
     factindex.drop(out)
-    build = in_new_process(out, "from memstack import factindex; factindex.main([str(root)])")
+    build = in_new_process(out, "from memstack.kb import factindex; factindex.main([str(root)])")
     rows.append(("  the same build in the foreground (python -m memstack.factindex)", f"{build:.1f} s"))
     rows.append(("index size", f"{(out / factindex.DB_NAME).stat().st_size / 2**20:.0f} MiB"))
     cold = in_new_process(out, f"factstore.get_valid_at(root, {now}, {subject!r})")

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import orjson
 
-from memstack import install
-from memstack.ids import agent_tag
-from memstack.times import day, iso, month
+from memstack.base.ids import agent_tag
+from memstack.base.times import day, iso, month
+from memstack.workflows import install
 
 AGENTS = [f"agent{n}" for n in range(10)]
 PREDICATES = ["decided", "chose", "pattern", "prefers", "uses", "owns"]
@@ -24,7 +24,7 @@ OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 
 
 def fact_id(n: int) -> str:
-    """Bound to its record as memstack/ids.py makes them: time, a number for randomness, agent tag."""
+    """Bound to its record as memstack/base/ids.py makes them: time, a number for randomness, agent tag."""
     return f"{START + n * STEP:012x}{n:012x}{agent_tag(AGENTS[(n // 4) % len(AGENTS)])}"
 
 

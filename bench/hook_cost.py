@@ -53,7 +53,7 @@ def main() -> None:
         git("commit", "-q", "-m", "code")
         subprocess.run([MEMSTACK, "init", ".memory"], cwd=repo, env=env, check=True, capture_output=True)
         os.chdir(repo)
-        from memstack import check
+        from memstack.integrity import check
 
         counter = iter(range(10**9))
 

@@ -38,7 +38,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 import generate  # noqa: E402  (bench/generate.py, beside this file)
-from memstack.ids import agent_tag  # noqa: E402
+
+from memstack.base.ids import agent_tag  # noqa: E402
 
 GIB = 2**30
 SIZES = (1_000, 100_000, 1_000_000)
@@ -170,7 +171,7 @@ def session_change(root: Path, agent: str, seq: int, n_intake: int, n_facts: int
     """What an agent's session commits, written into the work tree: `n_intake` records appended to
     its latest intake day, `n_facts` facts appended to its latest fact month, closing the last
     `n_closed` open facts there (each superseded by a new fact of the same subject and predicate)."""
-    from memstack.times import iso, parse_ts
+    from memstack.base.times import iso, parse_ts
 
     touched = []
     if n_facts:
@@ -281,12 +282,12 @@ class Bench:
 
     def ensure_index(self, root: Path) -> None:
         """The fact index current (untimed), so a figure measures queries, not a catch-up."""
-        from memstack import factindex
+        from memstack.kb import factindex
 
         while True:
             while factindex.building(root):
                 time.sleep(0.1)
-            self.run([sys.executable, "-m", "memstack.factindex", str(root)])
+            self.run([sys.executable, "-m", "memstack.kb.factindex", str(root)])
             if not factindex.building(root):
                 return
 
@@ -297,7 +298,7 @@ class Bench:
         return target
 
     def remove(self, path: Path) -> None:
-        from memstack import factindex
+        from memstack.kb import factindex
 
         if (path / ".memstack").exists():
             while factindex.building(path):  # a detached build still at work must not litter a deleted folder
@@ -335,14 +336,14 @@ def fig_index_build(b: Bench, size: int) -> Outcome:
     store, out = b.store(size), Outcome()
     for path in (store.root / ".memstack").glob("facts.sqlite3*"):
         path.unlink()
-    out.add(b.run([sys.executable, "-m", "memstack.factindex", str(store.root)]))
+    out.add(b.run([sys.executable, "-m", "memstack.kb.factindex", str(store.root)]))
     db = store.root / ".memstack" / "facts.sqlite3"
     out.note = f"the index takes {db.stat().st_size / 2**20:.1f} MiB on disk"
     return out
 
 
 def fig_fresh_clone_query(b: Bench, size: int) -> Outcome:
-    from memstack import factindex
+    from memstack.kb import factindex
 
     store, out = b.store(size), Outcome()
     clone = b.clone(store, f"fresh-clone-{size}")
@@ -359,7 +360,7 @@ def fig_fresh_clone_query(b: Bench, size: int) -> Outcome:
             time.sleep(0.1)  # (the build may not have taken its lock yet: wait for what it writes)
         while factindex.building(clone):
             time.sleep(0.1)
-        b.run([sys.executable, "-m", "memstack.factindex", str(clone)])  # whatever is left (nothing, normally)
+        b.run([sys.executable, "-m", "memstack.kb.factindex", str(clone)])  # whatever is left (nothing, normally)
         caught_up = time.perf_counter() - start
         out.note = (f"a background index build, started by that query, caught up {caught_up:.1f} s later"
                     if background else "the query indexed the files itself (less than the 32 MiB budget)")
@@ -372,7 +373,7 @@ API_PROBE = r"""
 import json, sys, time
 start = time.perf_counter()
 from pathlib import Path
-from memstack import factstore
+from memstack.kb import factstore
 root, verb, ts, subjects = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4:]
 if verb == "recall":
     ask = lambda subject: factstore.recall(root, subject, ts, 50)
@@ -593,7 +594,7 @@ def fig_index_size(b: Bench, size: int) -> Outcome:
     store, out = b.store(size), Outcome()
     for path in (store.root / ".memstack").glob("facts.sqlite3*"):
         path.unlink()
-    ran = b.run([sys.executable, "-m", "memstack.factindex", str(store.root)])
+    ran = b.run([sys.executable, "-m", "memstack.kb.factindex", str(store.root)])
     out.add(ran)
     out.size_mib = sum(p.stat().st_size for p in (store.root / ".memstack").glob("facts.sqlite3*")) / 2**20
     out.note = f"built in {fmt_seconds(ran.seconds)}"

@@ -1,3 +1,3 @@
-from memstack.main import entry
+from memstack.cli.main import entry
 
 entry()

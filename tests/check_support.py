@@ -16,10 +16,10 @@ from typing import Any
 
 import orjson
 import pytest
-
 from helpers import git
-from memstack.ids import agent_tag
-from memstack.times import parse_ts
+
+from memstack.base.ids import agent_tag
+from memstack.base.times import parse_ts
 
 JAN = 1767225600000  # 2026-01-01T00:00:00Z in ms
 DAY = 86_400_000
@@ -46,7 +46,7 @@ session: {agent}-{date}
 @pytest.fixture(scope="session")
 def store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store made once by `memstack init` with agents alice (default) and bob, hooks installed."""
-    from memstack import install
+    from memstack.workflows import install
 
     root = tmp_path_factory.mktemp("template") / "store"
     home = root.parent / "home"
@@ -96,7 +96,7 @@ def jsonl(*records: dict[str, Any]) -> bytes:
 
 
 def fid(name: str, recorded_at: int = JAN + 1000, agent: str = "alice") -> str:
-    """The id of the fact `fact(name, ...)` makes: bound to its recorded_at and agent (memstack/ids.py),
+    """The id of the fact `fact(name, ...)` makes: bound to its recorded_at and agent (memstack/base/ids.py),
     its random part taken from `name`, so a test can name a successor before writing it."""
     return f"{recorded_at:012x}{hashlib.sha256(name.encode()).hexdigest()[:12]}{agent_tag(agent)}"
 
@@ -115,7 +115,7 @@ def closed(record: dict[str, Any], *, valid_to: int, expired_at: int, superseded
 
 
 def intake(n: int, *, agent: str = "alice", day: str = "2026-01-01", **more: Any) -> dict[str, Any]:
-    """Intake record `n`, its id bound to its created_at and agent (memstack/ids.py) unless `id` is given."""
+    """Intake record `n`, its id bound to its created_at and agent (memstack/base/ids.py) unless `id` is given."""
     record = {"content": f"observation {n}", "title": "", "source": "test",
               "agent": agent, "tier": "observed", "confidence": 0.5, "keywords": [], "tags": [],
               "created_at": f"{day}T10:{n // 60 % 60:02d}:{n % 60:02d}.000Z"}
@@ -186,7 +186,7 @@ def flagged(root: Path, *expected: str) -> str:
     import contextlib
     import io
 
-    from memstack.main import main
+    from memstack.cli.main import main
 
     git(root, "add", "-A")
     out = io.StringIO()
@@ -213,7 +213,7 @@ def run_check(root: Path, *args: str, stdin: str | None = None,
 @pytest.fixture
 def bare(tmp_path: Path) -> Iterator[Path]:
     """A bare repository with memstack's pre-receive hook installed."""
-    from memstack.resources import data_dir
+    from memstack.base.resources import data_dir
 
     path = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(path)], check=True)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memstack import install
+from memstack.workflows import install
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -10,7 +10,7 @@ from helpers import git, memstack
 
 def guarded_remote(store: Path, tmp_path: Path) -> Path:
     """A bare repository with memstack's pre-receive hook, holding the store's main branch."""
-    from memstack.resources import data_dir
+    from memstack.base.resources import data_dir
 
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)

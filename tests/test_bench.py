@@ -12,7 +12,6 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-
 from helpers import memstack
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,11 +13,13 @@ from typing import Any
 
 import anyio
 import pytest
+from helpers import MEMSTACK, git, memstack, tree_snapshot
 from mcp import Client, StdioServerParameters
 
-from helpers import MEMSTACK, git, memstack, tree_snapshot
-from memstack import factstore, intake, pages
-from memstack.times import now_ms, parse_ts
+from memstack.base import pages
+from memstack.base.times import now_ms, parse_ts
+from memstack.intake import log as intake
+from memstack.kb import factstore
 
 JAN_MS = 1_767_225_600_000
 DAY = 86_400_000

@@ -6,10 +6,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from helpers import git, memstack
-from memstack import buildmemo, intake, promote, views
-from memstack.errors import MemstackError
+
+from memstack.base.errors import MemstackError
+from memstack.intake import log as intake
+from memstack.integrity import buildmemo
+from memstack.kb import views
+from memstack.workflows import promote
 
 NOW_MS = 1_780_272_000_000  # 2026-06-01T00:00:00Z: after every record written here
 VIEWS = 4  # kb/knowledge.json, jeles_atoms.json, opus_atoms.json, binder_queue.json

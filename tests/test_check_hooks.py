@@ -8,11 +8,9 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from ruamel.yaml import YAML
-
-from check_support import (append, commit, committed, intake, jsonl, repo, store_template,  # noqa: F401
-                           write)
+from check_support import append, commit, committed, intake, jsonl, repo, store_template, write  # noqa: F401
 from helpers import git
+from ruamel.yaml import YAML
 
 ROOT = Path(__file__).resolve().parent.parent
 LOG = "intake/alice/2026-01-01.jsonl"
@@ -96,7 +94,7 @@ def test_the_manual_stage_audits_every_file(repo: Path) -> None:
 
 
 def test_the_pre_receive_hook_ships_with_the_package() -> None:
-    from memstack.resources import data_dir
+    from memstack.base.resources import data_dir
 
     hook = data_dir("hooks") / "pre-receive"
     assert os.access(hook, os.X_OK)
@@ -109,7 +107,7 @@ def test_the_pre_receive_hook_ships_with_the_package() -> None:
 
 def test_a_no_op_check_imports_no_validator(repo: Path) -> None:
     """A hook pays its imports on every commit: jsonschema and ruamel only load when a file needs them."""
-    code = ("import sys; from memstack.main import main; rc = main(['check', '--staged']);"
+    code = ("import sys; from memstack.cli.main import main; rc = main(['check', '--staged']);"
             "print(rc, sorted(m for m in ('jsonschema', 'ruamel.yaml', 'git') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
@@ -117,7 +115,8 @@ def test_a_no_op_check_imports_no_validator(repo: Path) -> None:
 
 
 def test_a_staged_check_reads_only_the_changed_blobs(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memstack import check, derived, git as gitlayer
+    from memstack.integrity import check, derived
+    from memstack.repo import git as gitlayer
 
     write(repo, "intake/bob/2026-01-01.jsonl", jsonl(*(intake(n, agent="bob") for n in range(200))))
     write(repo, LOG, jsonl(intake(1)))
@@ -145,8 +144,8 @@ def test_a_staged_check_reads_only_the_changed_blobs(repo: Path, monkeypatch: py
 
 
 def test_a_commit_touching_a_boot_file_rebuilds_from_that_commit(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memstack import check, derived
-    from memstack.sources import GitSource
+    from memstack.integrity import check, derived
+    from memstack.repo.sources import GitSource
 
     seen = []
     original = derived.Derived.build

@@ -12,11 +12,29 @@ import json
 from pathlib import Path
 
 import pytest
-
-from check_support import (DAY, JAN, append, bare, closed, committed, fact, fid, flagged, head, intake,  # noqa: F401
-                           jsonl, refused, repo, run_check, sneak, store_template, write)
+from check_support import (  # noqa: F401
+    DAY,
+    JAN,
+    append,
+    bare,
+    closed,
+    committed,
+    fact,
+    fid,
+    flagged,
+    head,
+    intake,
+    jsonl,
+    refused,
+    repo,
+    run_check,
+    sneak,
+    store_template,
+    write,
+)
 from helpers import git, memstack, tree_snapshot
-from memstack.ids import agent_tag, new_id
+
+from memstack.base.ids import agent_tag, new_id
 
 LOG = "intake/alice/2026-01-01.jsonl"
 JAN_FACTS = "kb/facts/alice/2026-01.jsonl"
@@ -247,10 +265,10 @@ def test_valid_time_may_lie_in_the_future(store: Path) -> None:
 
 
 def test_the_clock_skew_is_configurable(store: Path) -> None:
-    from memstack.times import now_ms
+    from memstack.base.times import now_ms
 
     soon = now_ms() + 120_000  # two minutes ahead: within the default skew of 300 s
-    from memstack.times import iso, month
+    from memstack.base.times import iso, month
 
     record = {**fact("soon", recorded_at=soon), "id": new_id(soon, "alice")}
     path = f"kb/facts/alice/{month(soon)}.jsonl"
@@ -386,7 +404,7 @@ def test_check_all_says_lagging_views_are_stale_without_a_violation(store: Path)
 
 def test_fixture_ids_are_bound() -> None:
     """The hand-made records of these tests carry bound ids, as memstack's writers make them."""
-    from memstack import ids
+    from memstack.base import ids
 
     assert ids.problem(fact("x")["id"], JAN + 1000, "alice") is None
     assert ids.problem(intake(3)["id"], JAN + 36_003_000, "alice") is None

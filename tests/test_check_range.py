@@ -4,9 +4,27 @@ import json
 from pathlib import Path
 
 import pytest
-
-from check_support import (DAY, JAN, append, closed, commit, committed, copy_store, fact, fid, handoff_text, head, intake,
-                           jsonl, repo, run_check, sneak, states, store_template, write)  # noqa: F401
+from check_support import (
+    DAY,
+    JAN,
+    append,
+    closed,
+    commit,
+    committed,
+    copy_store,
+    fact,
+    fid,
+    handoff_text,
+    head,
+    intake,
+    jsonl,  # noqa: F401
+    repo,
+    run_check,
+    sneak,
+    states,
+    store_template,
+    write,
+)
 from helpers import git, memstack
 
 LOG = "intake/alice/2026-01-01.jsonl"

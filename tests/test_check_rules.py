@@ -1,12 +1,14 @@
 """The rules as pure functions of old and new bytes, and the path layout: fast, no git."""
 
 import pytest
+from check_support import JAN, closed, fact, fid, jsonl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from check_support import JAN, closed, fact, fid, jsonl
-from memstack import git, layout, rules
-from memstack.violations import Violation
+from memstack.base import layout
+from memstack.integrity import rules
+from memstack.integrity.violations import Violation
+from memstack.repo import git
 
 RESTORE = "`git checkout HEAD -- x`"
 line_text = st.binary(min_size=1, max_size=20).filter(lambda b: b"\n" not in b)

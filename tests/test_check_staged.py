@@ -4,9 +4,28 @@ import os
 from pathlib import Path
 
 import pytest
-
-from check_support import (DAY, JAN, append, closed, commit, committed, copy_store, fact, fid, flagged, handoff_text, head,
-                           intake, jsonl, refused, repo, run_check, states, store_template, write)  # noqa: F401
+from check_support import (
+    DAY,
+    JAN,
+    append,
+    closed,
+    commit,
+    committed,
+    copy_store,
+    fact,
+    fid,
+    flagged,
+    handoff_text,
+    head,
+    intake,  # noqa: F401
+    jsonl,
+    refused,
+    repo,
+    run_check,
+    states,
+    store_template,
+    write,
+)
 from helpers import git, memstack
 
 LOG = "intake/alice/2026-01-01.jsonl"
@@ -502,8 +521,8 @@ def test_a_long_log_is_checked_in_pieces_with_the_verdict_of_a_whole_read(repo: 
     line numbers and a last line without its newline all cross pieces) and must be judged exactly as
     when it is read whole: the same violations on the same lines. `spilled`: what is appended is
     beyond git.HELD, so it is spilled to a temporary file and checked from there, a piece at a time."""
-    from memstack import check
-    from memstack import git as layer
+    from memstack.integrity import check
+    from memstack.repo import git as layer
 
     path = "kb/binder.jsonl"
     if mode in ("appended", "spilled"):  # 40 clean lines committed, 40 appended: the bad ones among the new

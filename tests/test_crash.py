@@ -1,6 +1,6 @@
 """Crashes never block the next run: promote and capture killed (SIGKILL) at every write step.
 
-`MEMSTACK_TEST_KILL_AT=N` makes memstack kill itself at its Nth write step (memstack/files.py,
+`MEMSTACK_TEST_KILL_AT=N` makes memstack kill itself at its Nth write step (memstack/base/files.py,
 `crash_point`: before each append, once a temporary file is written, after each rename, before
 promote's commit). Each test kills a real `memstack` process at step 1, 2, 3, ... until a run
 gets through, reruns, and compares with a run that was never interrupted.
@@ -12,7 +12,6 @@ import signal
 from pathlib import Path
 
 import pytest
-
 from helpers import git, items, memstack
 
 NOW = "2026-03-01T00:00:00Z"
@@ -95,8 +94,8 @@ def test_a_promotion_killed_in_its_commit_leaves_a_lock_the_rerun_names(pending:
 
 
 def test_git_s_lock_appearing_during_a_git_command_is_a_clear_error(store: Path) -> None:
-    from memstack import git as gitlayer
-    from memstack.errors import MemstackError
+    from memstack.base.errors import MemstackError
+    from memstack.repo import git as gitlayer
 
     (store / "new.txt").write_text("x\n")
     (store / ".git" / "index.lock").write_bytes(b"")
@@ -182,7 +181,9 @@ def test_capture_s_default_transaction_time_is_taken_once_it_holds_the_lock(deci
     import time
 
     from helpers import MEMSTACK
-    from memstack import factstore, files, times
+
+    from memstack.base import files, times
+    from memstack.kb import factstore
 
     args = ("capture", "--subject", "db", "--predicate", "decided", "--object", "postgres",
             "--valid-from", "2026-02-01T00:00:00Z", "--contradicts", "--json")

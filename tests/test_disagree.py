@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-
 from helpers import git, items, memstack
-from memstack import merge
 from team_support import check_history, clone, fact_files, guarded_remote
+
+from memstack.kb import merge
 
 SUBJECT, PREDICATE = "deploy-day", "decided"
 ORIGINAL = "kb/facts/alice/2026-11.jsonl"
@@ -187,7 +187,7 @@ def test_a_closing_without_successor_against_another_is_still_a_conflict() -> No
 
 
 def test_the_check_refuses_a_re_closing_that_is_not_the_merge_rule(store: Path) -> None:
-    from memstack import rules
+    from memstack.integrity import rules
 
     early = fact("fact-pppp-0000", valid_to=9000, expired_at=3000, superseded_by="fact-wwww-0000")
     late = fact("fact-pppp-0000", valid_to=5000, expired_at=4000, superseded_by="fact-ffff-0000")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from memstack import factfiles, factindex, facts, factstore
+from memstack.kb import factfiles, factindex, facts, factstore
 
 JAN = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 REL = "kb/facts/alice/2026-01.jsonl"

@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from memstack import factfiles, factindex, facts, factstore, files
-from memstack.errors import MemstackError
-from memstack.factstore import Closing
+from memstack.base import files
+from memstack.base.errors import MemstackError
+from memstack.kb import factfiles, factindex, facts, factstore
+from memstack.kb.factstore import Closing
 
 DAY = 86_400_000
 JAN = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -435,7 +436,7 @@ def test_threads_and_processes_share_the_index_safely(tmp_path: Path) -> None:
         except BaseException as exc:  # noqa: BLE001 - collected and re-raised below
             errors.append(exc)
 
-    writer = ("import sys; from pathlib import Path; from memstack import factstore\n"
+    writer = ("import sys; from pathlib import Path; from memstack.kb import factstore\n"
               "for n in range(20): factstore.add(Path(sys.argv[1]), subject='w', predicate='p', object=str(n),"
               " valid_from=0, recorded_at=1767225600000 + n, agent='bob')")
     other = subprocess.Popen([sys.executable, "-c", writer, str(tmp_path)])

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from helpers import items, memstack, tree_snapshot
-from memstack import factfiles
+
+from memstack.kb import factfiles
 
 JAN = "2026-01-01T00:00:00Z"
 JAN_MS = 1_767_225_600_000
@@ -215,8 +215,8 @@ def test_the_verbs_are_listed_and_the_command_line_stays_light(store: Path) -> N
     assert all(verb in listing for verb in ("fact", "recall", "capture"))
     fact_help = memstack("fact", "--help").stdout
     assert all(verb in fact_help for verb in ("add", "get-valid-at", "history", "invalidate"))
-    probe = ("import sys, memstack.main as m; m.parser(); "
-             "print(sorted({'sqlite3', 'jsonschema', 'memstack.factindex'} & set(sys.modules)))")
+    probe = ("import sys, memstack.cli.main as m; m.parser(); "
+             "print(sorted({'sqlite3', 'jsonschema', 'memstack.kb.factindex'} & set(sys.modules)))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"  # deferred until a verb needs them
 

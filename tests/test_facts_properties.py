@@ -19,8 +19,8 @@ from unittest import mock
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memstack import factfiles, factindex, facts, factstore
-from memstack.errors import MemstackError
+from memstack.base.errors import MemstackError
+from memstack.kb import factfiles, factindex, facts, factstore
 
 DAY = 86_400_000
 BASE = 1_767_225_600_000  # 2026-01-01: transaction times run from here, 4 days a step (a file a month)

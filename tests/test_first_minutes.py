@@ -6,8 +6,9 @@ import shutil
 from pathlib import Path
 
 from helpers import git, memstack
-from memstack import intake
-from memstack.output import plural
+
+from memstack.base.output import plural
+from memstack.intake import log as intake
 
 NOW = "2026-03-01T00:00:00Z"
 

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
-
 from helpers import git, memstack
-from memstack import factindex, facts, files, jsonio
+
+from memstack.base import files, jsonio
+from memstack.kb import factindex, facts
 
 JAN = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 DEC = 1_764_547_200_000  # 2025-12-01T00:00:00Z
@@ -111,7 +112,7 @@ def test_a_fresh_clone_answers_from_the_files_as_the_index_does(store: Path, tmp
 
 def test_a_value_is_found_however_a_line_spells_it(tmp_path: Path) -> None:
     """The byte search's exact rule: a line is read when it holds the value as memstack writes it or an escape."""
-    from memstack import factfiles
+    from memstack.kb import factfiles
 
     subject = "a/é"
     ours = fact(subject, 1)
@@ -128,7 +129,7 @@ def test_a_value_is_found_however_a_line_spells_it(tmp_path: Path) -> None:
 def test_an_answer_from_the_files_is_reused_only_while_the_files_are_unchanged(tmp_path: Path) -> None:
     """One process asking twice about a subject (recall, then what it holds besides) searches the files once;
     a fact written in between changes a file, so the next answer searches again and holds it."""
-    from memstack import factstore
+    from memstack.kb import factstore
 
     make_store(tmp_path)
     with FileLock(str(files.local_dir(tmp_path, "locks") / "facts-index-build.lock")):  # no build meanwhile
@@ -143,7 +144,7 @@ def test_an_answer_from_the_files_is_reused_only_while_the_files_are_unchanged(t
 
 def test_a_store_inside_a_repository_whose_git_grep_prints_full_names(tmp_path: Path) -> None:
     """`grep.fullName` would print paths from the repository's top: the search asks for them from the store."""
-    from memstack import factstore
+    from memstack.kb import factstore
 
     git(tmp_path, "init", "-q")
     git(tmp_path, "config", "grep.fullName", "true")

@@ -5,9 +5,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from helpers import git, memstack, tree_snapshot
-from memstack import boot
+
+from memstack.boot import context as boot
 
 HANDOFF = """# Session summary
 
@@ -116,7 +116,7 @@ def test_handoffs_boot_files_and_soil_commit_through_the_hook(store: Path) -> No
 
 def test_boot_build_is_byte_stable(store: Path) -> None:
     memstack("handoff", "write", input=HANDOFF, cwd=store)
-    from memstack.sources import WorktreeSource
+    from memstack.repo.sources import WorktreeSource
 
     assert boot.build(WorktreeSource(store)) == boot.build(WorktreeSource(store))
 
@@ -128,8 +128,8 @@ def test_the_boot_summary_read_in_pieces_is_the_whole_views(tmp_path: Path, time
     parsing the whole view picks; a view of another shape is read whole."""
     import random
 
-    from memstack import views
-    from memstack.sources import WorktreeSource
+    from memstack.kb import views
+    from memstack.repo.sources import WorktreeSource
 
     rng = random.Random(7)
     facts = []

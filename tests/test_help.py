@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from helpers import memstack
-from memstack.main import parser
+
+from memstack.cli.main import parser
 
 ROOT = Path(__file__).resolve().parent.parent
 WILLOW = {  # Willow's words: where a user meets each (the --help of these verbs says what it means)

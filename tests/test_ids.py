@@ -1,6 +1,6 @@
-"""Ids are bound to their record's agent and transaction time (memstack/ids.py)."""
+"""Ids are bound to their record's agent and transaction time (memstack/base/ids.py)."""
 
-from memstack import ids
+from memstack.base import ids
 
 
 def test_a_new_id_is_bound_to_its_agent_and_time() -> None:

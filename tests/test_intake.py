@@ -6,10 +6,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import MEMSTACK, items, memstack, tree_snapshot
-from memstack import intake
-from memstack.errors import MemstackError
+
+from memstack.base.errors import MemstackError
+from memstack.intake import log as intake
 
 
 def test_write_appends_one_valid_record_to_the_agents_day_file(store: Path) -> None:
@@ -99,7 +99,7 @@ def test_a_nul_in_a_name_is_refused() -> None:
 _APPENDER = """
 import sys
 from pathlib import Path
-from memstack import intake
+from memstack.intake import log as intake
 store, worker = Path(sys.argv[1]), sys.argv[2]
 for n in range(int(sys.argv[3])):
     record = intake.make_record(agent="alice", content=f"{worker}:{n}:" + "x" * 5000,

@@ -12,14 +12,17 @@ from typing import Any
 
 import anyio
 import pytest
+from helpers import MEMSTACK, items, memstack, tree_snapshot
 from jsonschema import Draft202012Validator
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from helpers import MEMSTACK, items, memstack, tree_snapshot
-from memstack import main, mcp_server, soil, tools
-from memstack.errors import MemstackError
-from memstack.times import now_ms
+from memstack.base.errors import MemstackError
+from memstack.base.times import now_ms
+from memstack.cli import main
+from memstack.mcp import server as mcp_server
+from memstack.mcp import tools
+from memstack.soil import records as soil
 
 IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_write", "boot_show", "recall",
                "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate", "binder_list",
@@ -412,7 +415,7 @@ def test_a_registry_entry_is_all_a_new_tool_needs(store: Path, monkeypatch: pyte
 
 
 def test_help_does_not_import_the_mcp_sdk() -> None:
-    code = ("import sys; from memstack import main; main.parser();"
+    code = ("import sys; from memstack.cli import main; main.parser();"
             " print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

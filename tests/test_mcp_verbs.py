@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import MEMSTACK, git, memstack, tree_snapshot
 from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-
-from helpers import MEMSTACK, git, memstack, tree_snapshot
-from memstack import prompts, tools
 from team_support import guarded_remote
 from test_mcp import HANDOFF, cli_error, cli_json, refused, run, server
+
+from memstack.mcp import prompts, tools
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,12 +6,13 @@ import random
 from pathlib import Path
 
 import pytest
+from helpers import git, memstack
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import git, memstack
-from memstack import intake, merge
-from memstack.ids import agent_tag
+from memstack.base.ids import agent_tag
+from memstack.intake import log as intake
+from memstack.kb import merge
 
 FACTS = "kb/facts/alice/2026-01.jsonl"
 
@@ -20,7 +21,7 @@ RECORDED = 1_767_225_600_000
 
 
 def bound(name: str) -> str:
-    """A fact id bound to alice and RECORDED (memstack/ids.py), its random part named by `name`."""
+    """A fact id bound to alice and RECORDED (memstack/base/ids.py), its random part named by `name`."""
     return f"{RECORDED:012x}{hashlib.sha256(name.encode()).hexdigest()[:12]}{agent_tag('alice')}"
 
 

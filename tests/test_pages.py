@@ -1,10 +1,10 @@
-"""The paging contract every list verb shares (memstack/pages.py)."""
+"""The paging contract every list verb shares (memstack/base/pages.py)."""
 
 import pytest
 
-from memstack import pages
-from memstack.errors import MemstackError
-from memstack.times import given_ts, now_ms
+from memstack.base import pages
+from memstack.base.errors import MemstackError
+from memstack.base.times import given_ts, now_ms
 
 
 def walk(items, limit, key=lambda i: (i,), descending=False):

@@ -13,12 +13,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-
 from helpers import git, items, memstack
-from memstack import git as gitlib
-from memstack import layout
-from memstack.replica.tables import BY_KIND, TABLES
 from pgcluster import Cluster, new_cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
+
+from memstack.base import layout
+from memstack.replica.tables import BY_KIND, TABLES
+from memstack.repo import git as gitlib
 
 JAN = "2026-01-01T00:00:00Z"
 

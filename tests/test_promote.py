@@ -6,11 +6,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import git, items, memstack
-from memstack import intake, promote, routing
-from memstack.routing import Rules
-from memstack.times import parse_ts
+
+from memstack.base.times import parse_ts
+from memstack.intake import log as intake
+from memstack.kb import routing
+from memstack.kb.routing import Rules
+from memstack.workflows import promote
 
 NOW = "2026-03-01T00:00:00Z"
 

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import git
 
 ROOT = Path(__file__).resolve().parent.parent

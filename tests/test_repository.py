@@ -27,7 +27,7 @@ def test_own_pre_commit_hooks_pass_and_catch_a_broken_schema(tmp_path: Path) -> 
 
 
 def test_every_command_has_help_and_is_in_the_readme() -> None:
-    from memstack import main
+    from memstack.cli import main
 
     parser = main.parser()
     [sub] = [a for a in parser._actions if a.dest == "command"]

@@ -6,14 +6,15 @@ from pathlib import Path
 
 from helpers import git, items, memstack
 from test_handoff_boot import HANDOFF
-from memstack.ids import agent_tag
 from test_merge import bound, closed, fact, line
+
+from memstack.base.ids import agent_tag
 
 FACTS = "kb/facts/alice/2026-01.jsonl"
 
 
 def iid(rid: str, agent: str = "alice") -> str:
-    """The id `intake_line(rid, ...)` gives its record: bound to its created_at and agent (memstack/ids.py)."""
+    """The id `intake_line(rid, ...)` gives its record: bound to its created_at and agent (memstack/base/ids.py)."""
     return f"{1_767_261_600_000:012x}{hashlib.sha256(rid.encode()).hexdigest()[:12]}{agent_tag(agent)}"
 
 
@@ -200,7 +201,7 @@ def test_review_bounds_its_facts_tables_and_counts_the_rest(store: Path) -> None
 def test_the_json_report_is_written_as_one_indented_document(store: Path) -> None:
     """Written row by row, the report has the bytes of one document rendered whole (keys sorted, indented),
     empty lists and counts included."""
-    from memstack.output import render_json
+    from memstack.base.output import render_json
 
     base = git(store, "rev-parse", "HEAD").stdout.strip()
     write(store, "intake/alice/2026-01-01.jsonl", intake_line("rec-aaaa-0001", "verified"))

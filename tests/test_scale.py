@@ -20,7 +20,6 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from helpers import MEMSTACK, git, memstack
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
@@ -44,7 +43,7 @@ def padded(files: dict[str, list[bytes]], field: str, text: str) -> dict[str, li
 @pytest.fixture(scope="module")
 def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store whose memory files (~77 MiB; ~70 MiB of intake) are larger than LIMIT_MIB: FACTS facts, INTAKE intake records."""
-    from memstack import install
+    from memstack.workflows import install
 
     root = tmp_path_factory.mktemp("big") / "store"
     install.init(root, generate.AGENTS)
@@ -142,7 +141,7 @@ def test_check_all_and_range_show_progress_on_a_terminal_only(small_store: Path)
 
 
 def test_an_index_build_shows_progress_on_a_terminal_only(store: Path) -> None:
-    from memstack import factindex
+    from memstack.kb import factindex
 
     generate.write_files(store, generate.facts(5_000))  # ~1.7 MB of fact files: a build worth a bar
     assert sum(p.stat().st_size for p in (store / "kb/facts").rglob("*.jsonl")) >= factindex.SHOW_PROGRESS

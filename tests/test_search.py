@@ -9,9 +9,8 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp import Client, StdioServerParameters
-
 from helpers import MEMSTACK, git, memstack, tree_snapshot
+from mcp import Client, StdioServerParameters
 
 INDEX = ".memstack/search.sqlite3"
 DAY = 86_400_000

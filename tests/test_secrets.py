@@ -10,12 +10,26 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from check_support import (append, bare, committed, fact, handoff_text, head, intake, jsonl, refused,  # noqa: F401
-                           repo, run_check, sneak, store_template, write)
+from check_support import (  # noqa: F401
+    append,
+    bare,
+    committed,
+    fact,
+    handoff_text,
+    head,
+    intake,
+    jsonl,
+    refused,
+    repo,
+    run_check,
+    sneak,
+    store_template,
+    write,
+)
 from helpers import git, items, memstack, tree_snapshot
-from memstack import secrets
 from secret_corpus import AWS_ID, GH, LOOK_ALIKES, PEM, SECRETS
+
+from memstack.base import secrets
 
 ALLOW = "  # pragma: allowlist secret"
 T0, T1 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z"
@@ -296,7 +310,7 @@ def test_range_and_all_find_a_sneaked_credential_once_and_the_next_commit_passes
 
 
 def secrets_fix() -> str:
-    from memstack.rules import I8_FIX
+    from memstack.integrity.rules import I8_FIX
 
     return I8_FIX
 
@@ -464,7 +478,7 @@ LOG = "intake/alice/2026-01-01.jsonl"
 def test_the_block_names_the_detectors_of_the_schema_and_of_detect_secrets() -> None:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
-    from memstack import schemas
+    from memstack.base import schemas
 
     enum = schemas.schema("config")["properties"]["secrets"]["properties"]["disable"]["items"]["enum"]
     assert enum == list(secrets.PLUGINS) == list(secrets.KIND)
@@ -586,7 +600,7 @@ def test_the_prefilter_finds_the_same_hits_in_pieces_as_whole(monkeypatch) -> No
     whole): with pieces of 1, 7 and 100 bytes the hits are those of one piece."""
     import random
 
-    from memstack import secrets as detector
+    from memstack.base import secrets as detector
 
     rng = random.Random(3)
     words = [b"hello", AWS_ID.encode(), GH.encode(), PEM.encode(), b"plain text", b"Token: x"]

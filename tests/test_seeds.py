@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import git, items, memstack, tree_snapshot
 from jsonschema import Draft7Validator
 
-from helpers import git, items, memstack, tree_snapshot
-from memstack import schemas, tools
+from memstack.base import schemas
+from memstack.mcp import tools
 
 T0 = "2026-11-01T10:00:00Z"
 AWS_KEY = "AK" + "IA" + "Y34FZKBOKMUTVV7A"  # split, so this file holds no credential-shaped string
@@ -347,7 +348,8 @@ def test_missing_or_extra_arguments_are_usage_errors(store: Path, args: tuple[st
 # ---- the MCP tools, through the SDK's client ----------------------------------------------------------
 
 def test_the_new_tools_over_stdio_do_what_the_cli_does(store: Path, tmp_path: Path) -> None:
-    from test_mcp import cli_error, cli_json, ok as tool_ok, refused, run, server
+    from test_mcp import cli_error, cli_json, refused, run, server
+    from test_mcp import ok as tool_ok
 
     ok(store, "soil", "put", "session", "plan", "--value", '{"next": "lexer"}')
     doc = tmp_path / "guide.md"

@@ -4,16 +4,16 @@ import json
 from pathlib import Path
 
 import pytest
-
 from helpers import memstack
-from memstack.errors import MemstackError
-from memstack.store import locate
+
+from memstack.base.errors import MemstackError
+from memstack.repo.store import locate
 
 
 def test_the_order_is_flag_then_memstack_home_then_willow_home_then_ancestor(
         store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     other = tmp_path / "other"
-    from memstack import install
+    from memstack.workflows import install
 
     install.init(other, ["carol"])
     inside = store / "kb"

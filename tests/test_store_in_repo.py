@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import MEMSTACK, git, memstack
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -237,7 +236,7 @@ def test_a_failed_init_leaves_nothing_behind(tmp_path: Path) -> None:
 
 def test_a_rerun_finishes_a_half_made_store(tmp_path: Path) -> None:
     """What an older memstack left when its first commit failed: files there, git initialised, no commit."""
-    from memstack.resources import data_dir
+    from memstack.base.resources import data_dir
 
     root = tmp_path / "mem"
     shutil.copytree(data_dir("store-template"), root)

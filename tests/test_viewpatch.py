@@ -14,11 +14,14 @@ import random
 from pathlib import Path
 
 import pytest
-
 from helpers import git, items, memstack
-from memstack import git as gitlayer
-from memstack import files, intake, pending, viewpatch, views
-from memstack.sources import WorktreeSource
+
+from memstack.base import files
+from memstack.intake import log as intake
+from memstack.kb import viewpatch, views
+from memstack.repo import git as gitlayer
+from memstack.repo.sources import WorktreeSource
+from memstack.workflows import pending
 
 NOW = "2026-06-01T00:00:00Z"
 
@@ -191,8 +194,8 @@ def test_the_line_splice_keeps_order_for_any_removals_and_insertions(held: bool,
     crosses windows, a line cut between pieces)."""
     import os
 
-    from memstack import viewpatch
-    from memstack.viewpatch import Spliced, _apply, _find, _Lines, _Text
+    from memstack.kb import viewpatch
+    from memstack.kb.viewpatch import Spliced, _apply, _find, _Lines, _Text
 
     monkeypatch.setattr(viewpatch, "_WINDOW", 3)
     monkeypatch.setattr(viewpatch, "_PIECE", 7)
@@ -276,8 +279,8 @@ def test_after_a_reset_to_an_earlier_promotion_its_reading_still_applies(store: 
 def test_binder_list_pages_a_queue_sorted_in_spilled_runs(store: Path, monkeypatch) -> None:
     """`binder list` streams the queue (views.waiting, sorted in spilled runs): pages walked with the
     cursor, runs of 2 records, give the whole list `binder list --json` prints, in (created_at, id) order."""
-    from memstack.commands import binder as binder_command
-    from memstack.store import open_store
+    from memstack.cli.commands import binder as binder_command
+    from memstack.repo.store import open_store
 
     for n in (7, 3, 11, 0, 5, 9, 1):
         write(store, 100 + n, title=f"maybe {n}", agent=("alice", "bob")[n % 2])

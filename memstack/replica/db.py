@@ -6,7 +6,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memstack.errors import MemstackError
+from memstack.base.errors import MemstackError
 
 ENV = "MEMSTACK_PG"
 EXTRA = "pip install 'memstack[pg]'"
@@ -28,7 +28,7 @@ def resolve_dsn(given: str | None, store: Path | None) -> str:
     if os.environ.get(ENV):
         return os.environ[ENV]
     if store is not None:
-        from memstack.config import load
+        from memstack.base.config import load
 
         configured = load(store).get("replica", "postgres")
         if configured:

@@ -12,9 +12,9 @@ from typing import Any
 
 import orjson
 
-from memstack import facts
-from memstack.errors import MemstackError
-from memstack.readers import Lists
+from memstack.base.errors import MemstackError
+from memstack.kb import facts
+from memstack.kb.readers import Lists
 from memstack.replica import db
 from memstack.replica.tables import SCHEMA
 

@@ -3,9 +3,9 @@
 from pathlib import Path
 from typing import Any
 
-from memstack import git
 from memstack.replica import db
 from memstack.replica.tables import SCHEMA, TABLES, VERSION
+from memstack.repo import git
 
 
 def status(root: Path | None, dsn: str) -> dict[str, Any]:
@@ -21,7 +21,7 @@ def status(root: Path | None, dsn: str) -> dict[str, Any]:
                 cur.execute(f"SELECT commit, synced_ms, memstack_version, schema_version FROM {SCHEMA}.sync_state")
                 found = cur.fetchone()
                 if found is not None and found[3] == VERSION:
-                    from memstack.times import iso
+                    from memstack.base.times import iso
 
                     document.update(synced=True, commit=found[0], synced_at=iso(found[1]),
                                     memstack_version=found[2])

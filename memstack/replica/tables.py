@@ -15,16 +15,16 @@ JSON escape).
 
 import math
 import re
-from datetime import datetime
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import orjson
 
-from memstack import layout
-from memstack.errors import MemstackError
-from memstack.times import MAX_MS, MIN_MS, parse_ts
+from memstack.base import layout
+from memstack.base.errors import MemstackError
+from memstack.base.times import MAX_MS, MIN_MS, parse_ts
 
 SCHEMA = "memstack"
 VERSION = 1  # the layout of these tables; a replica of another version is dropped and copied again
@@ -187,7 +187,7 @@ def copy_lines(table: Table, path: str, numbered: Iterable[tuple[int, bytes]]) -
         except orjson.JSONDecodeError:
             record = None
         if table is FACTS and not _is_fact(record):
-            from memstack.factindex import line_problem
+            from memstack.kb.factindex import line_problem
 
             raise MemstackError(f"{path}:{number}: I5 {line_problem(line) or 'not a fact'} (fix it, then sync again)")
         get = record.get if type(record) is dict else {}.get

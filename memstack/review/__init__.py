@@ -15,9 +15,10 @@ reports are written from it row by row (`gather.py` reads, `markdown.py` and
 `write_json` write).
 """
 
-from memstack.output import emit_streamed
+from memstack.base.output import emit_streamed
 from memstack.review.gather import Review, read_range
-from memstack.review.markdown import CONTENT, FACTS_SHOWN, SHOWN, write as write_markdown
+from memstack.review.markdown import CONTENT, FACTS_SHOWN, SHOWN
+from memstack.review.markdown import write as write_markdown
 
 __all__ = ["CONTENT", "FACTS_SHOWN", "SHOWN", "Review", "read_range", "write_json", "write_markdown"]
 

@@ -14,8 +14,10 @@ from typing import Any
 
 import orjson
 
-from memstack import check, git, layout, progress, secrets
-from memstack.errors import MemstackError
+from memstack.base import layout, progress, secrets
+from memstack.base.errors import MemstackError
+from memstack.integrity import check
+from memstack.repo import git
 from memstack.review.spill import Spill, dump, key
 
 BATCH = 2_000  # records redacted and written together

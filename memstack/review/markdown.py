@@ -11,10 +11,10 @@ from typing import Any, TextIO
 
 import orjson
 
-from memstack.output import plural
+from memstack.base.output import plural
+from memstack.base.times import iso
+from memstack.repo.textconv import window
 from memstack.review.gather import Review
-from memstack.textconv import window
-from memstack.times import iso
 
 SHOWN = 20  # records shown per agent (and Binder items) in the Markdown; the rest are counted
 CONTENT = 280  # characters of a record's content shown in the Markdown

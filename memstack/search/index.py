@@ -1,6 +1,6 @@
 """The search index: SQLite FTS5 in `<store>/.memstack/search.sqlite3`; derived, never the truth.
 
-It follows the files the way the fact index does (memstack/factindex.py), with
+It follows the files the way the fact index does (memstack/kb/factindex.py), with
 the same signature (inode, size, mtime, ctime), one level up first: each query
 stats every layer folder (one per agent or collection); a folder whose
 signature has not moved holds the same files as before (git replaces the files
@@ -34,9 +34,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
-from memstack import files, progress
-from memstack.errors import MemstackError
-from memstack.factindex import NO_SIGNATURE, Known, Signature, signature, writing
+from memstack.base import files, progress
+from memstack.base.errors import MemstackError
+from memstack.kb.factindex import NO_SIGNATURE, Known, Signature, signature, writing
 from memstack.search import records
 from memstack.search.records import Doc
 

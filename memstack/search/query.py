@@ -33,11 +33,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from memstack import factindex, facts, intake, pages
-from memstack.errors import MemstackError
-from memstack.names import check_name
+from memstack.base import pages
+from memstack.base.errors import MemstackError
+from memstack.base.names import check_name
+from memstack.base.times import given_ts, iso
+from memstack.intake import log as intake
+from memstack.kb import factindex, facts
 from memstack.search import index, records
-from memstack.times import given_ts, iso
 
 MARK = ("**", "**")  # around each matched word of a snippet (Markdown bold)
 SNIPPET_TOKENS = 16

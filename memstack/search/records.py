@@ -21,11 +21,12 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from memstack import factfiles, layout
-from memstack.errors import MemstackError
-from memstack.names import NAME_RE
-from memstack.handoff import _SECTION
-from memstack.times import parse_ts
+from memstack.base import layout
+from memstack.base.errors import MemstackError
+from memstack.base.names import NAME_RE
+from memstack.base.times import parse_ts
+from memstack.handoff.sealed import _SECTION
+from memstack.kb import factfiles
 
 LAYERS = ("facts", "intake", "handoffs", "soil")
 APPEND_ONLY = ("facts", "intake")  # read from where the index stopped when they grow (a closed fact: re-read)

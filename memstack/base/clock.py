@@ -1,0 +1,97 @@
+"""Transaction times may not lie in the future (issue 11).
+
+A record's transaction time (an intake record's `created_at`, a fact's
+`recorded_at` and `expired_at`, a ledger line's `promoted_at`, a Binder
+decision's `decided_at`) says when the store learned something: it cannot be
+later than the wall clock, give or take the clock skew between the machines of
+a team (`clock.max_skew_seconds` in memstack.yaml, default 300, at most one
+day). Valid time (`valid_from`, `valid_to`) may lie in the future: a scheduled
+decision.
+
+This is the one place besides the command line that reads the wall clock: the
+write paths refuse a future transaction time (exit 2, the field named) and the
+checks refuse one at commit, in `--range`, at pre-push and pre-receive. There
+"now" is the check's own clock, never a commit's date (which anyone can set).
+memstack.yaml is read only when a time is later than now, so the common case
+costs nothing.
+"""
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memstack.base.errors import MemstackError
+
+DEFAULT_SKEW_SECONDS = 300
+TRANSACTION_FIELDS = {"intake": ("created_at",), "fact": ("recorded_at", "expired_at"),
+                      "promotion": ("promoted_at",), "binder": ("decided_at",)}
+
+
+def skew_seconds(document: Any) -> int:
+    """The configured skew of a parsed memstack.yaml (the default when it says nothing or is broken)."""
+    section = document.get("clock") if isinstance(document, dict) else None
+    value = section.get("max_skew_seconds") if isinstance(section, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 86_400:
+        return DEFAULT_SKEW_SECONDS  # the schema check reports a bad value
+    return value
+
+
+class Clock:
+    """`now` and the skew allowed beyond it; the skew is asked for only when a time exceeds `now`."""
+
+    def __init__(self, now: int, skew: Callable[[], int]) -> None:
+        self.now = now
+        self._skew = skew
+        self._seconds: int | None = None
+
+    @property
+    def seconds(self) -> int:
+        if self._seconds is None:
+            self._seconds = self._skew()
+        return self._seconds
+
+    def too_late(self, ms: int) -> bool:
+        return ms > self.now and ms > self.now + self.seconds * 1000
+
+    def problem(self, field: str, ms: int) -> str | None:
+        if not self.too_late(ms):
+            return None
+        from memstack.base.times import iso
+
+        return (f"{field} {_shown(ms, iso)}: lies in the future (later than now, {iso(self.now)}, plus the"
+                f" {self.seconds} s clock skew allowed); a transaction time is when the store learned it")
+
+
+def _shown(ms: int, iso: Callable[[int], str]) -> str:
+    try:
+        return iso(ms)
+    except (OverflowError, ValueError, OSError):
+        return str(ms)
+
+
+def for_store(store: Path) -> Clock:
+    """The wall clock with the skew of the store's memstack.yaml (read only if needed)."""
+    from memstack.base.times import now_ms
+
+    def skew() -> int:
+        from memstack.base import config
+
+        try:
+            return skew_seconds(config.load(store).document)
+        except MemstackError:
+            return DEFAULT_SKEW_SECONDS
+
+    return Clock(now_ms(), skew)
+
+
+def refuse_future(store: Path, *times: tuple[str, int | None]) -> None:
+    """Raise (exit 2) naming the first (field, ms) of `times` that lies in the future."""
+    clock: Clock | None = None
+    for field, ms in times:
+        if type(ms) is not int:
+            continue
+        if clock is None:
+            clock = for_store(store)
+        found = clock.problem(field, ms)
+        if found:
+            raise MemstackError(f"bad {found}")

@@ -1,0 +1,87 @@
+"""memstack.yaml: loaded round-trip with ruamel.yaml, so a comment survives any edit."""
+
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+from memstack.base import schemas
+from memstack.base.clock import DEFAULT_SKEW_SECONDS
+from memstack.base.errors import MemstackError
+from memstack.base.files import write_atomic
+
+CONFIG_NAME = "memstack.yaml"
+
+DEFAULTS: dict[str, Any] = {
+    "memory": {"default_agent": None, "recall_limit": 50},
+    "identity": {"forbidden_patterns": []},
+    "clock": {"max_skew_seconds": DEFAULT_SKEW_SECONDS},
+    "promotion": {
+        "knowledge_min_confidence": 0.80,
+        "jeles_min_relevance": 0.5,
+        "opus_agents": [],
+        "classifier": None,
+    },
+    "replica": {"postgres": None},
+}
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML()  # round-trip: keeps comments, order and quoting
+    yaml.preserve_quotes = True
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+class Config:
+    """The parsed file (round-trip document) plus defaults for what it leaves out."""
+
+    def __init__(self, path: Path, document: Any) -> None:
+        self.path = path
+        self.document = document
+
+    def get(self, section: str, key: str) -> Any:
+        value = (self.document.get(section) or {}).get(key)
+        return DEFAULTS[section][key] if value is None else value
+
+    @property
+    def agents(self) -> list[str]:
+        return list(self.document.get("agents") or [])
+
+    def save(self) -> None:
+        """Write the document back (comments kept) after validating it."""
+        validate(self.document, self.path)
+        buffer = StringIO()
+        _yaml().dump(self.document, buffer)
+        write_atomic(self.path, buffer.getvalue().encode())
+
+
+def validate(document: Any, path: Path) -> None:
+    problems = schemas.errors("config", document)
+    if problems:
+        raise MemstackError(f"{path}: invalid {CONFIG_NAME}: {problems[0]}")
+
+
+def parse(text: str, where: str) -> Any:
+    """The YAML document in `text` (an empty file is an empty mapping), not yet validated."""
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        document = _yaml().load(text)
+    except YAMLError as exc:
+        raise MemstackError(f"{where}: not valid YAML ({exc})".replace("\n", " ")) from None
+    return {} if document is None else document
+
+
+def load(store: Path) -> Config:
+    path = store / CONFIG_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MemstackError(f"{store} is not a memstack store (no {CONFIG_NAME})") from None
+    except UnicodeDecodeError as exc:
+        raise MemstackError(f"{path}: not valid YAML ({exc})") from None
+    document = parse(text, str(path))
+    validate(document, path)
+    return Config(path, document)

@@ -1,0 +1,349 @@
+"""Safe writes: whole-line appends under a lock, atomic replaces, no-overwrite creates.
+
+Locks live in `<store>/.memstack/locks/` and the temporary files of atomic writes
+in `<store>/.memstack/tmp/` (git-ignored, same file system, so the final rename
+stays atomic), never beside the memory files, so a killed run can never leave
+something a commit picks up. Temporary files a killed process left are removed
+by the next process that writes one.
+
+`MEMSTACK_TEST_KILL_AT=N` makes the process kill itself (SIGKILL) at its Nth
+write step (`crash_point`): the crash tests use it to interrupt a run anywhere.
+"""
+
+import os
+import signal
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Protocol
+
+from memstack.base.errors import MemstackError
+
+LOCAL = ".memstack"  # per clone, git-ignored: the fact index, locks, temporary files, pending work
+_KILL_STEPS = [0]
+
+
+def crash_point() -> None:
+    """A write step; with MEMSTACK_TEST_KILL_AT=N the Nth one kills the process (crash tests only)."""
+    at = os.environ.get("MEMSTACK_TEST_KILL_AT")
+    if at:
+        _KILL_STEPS[0] += 1
+        if _KILL_STEPS[0] == int(at):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def local_dir(store: Path, name: str) -> Path:
+    """`<store>/.memstack/<name>/`, made if missing; a clear error when something else sits there."""
+    folder = store / LOCAL / name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise MemstackError(f"{store / LOCAL}: not a folder — memstack keeps its index, locks and temporary files"
+                            f" there (never committed); move that file away, then retry") from None
+    return folder
+
+
+def lock_path(store: Path, name: str) -> str:
+    """The lock file `name` in `<store>/.memstack/locks/` (made if missing)."""
+    return str(local_dir(store, "locks") / (name.replace("/", "__") + ".lock"))
+
+
+@contextmanager
+def committing(store: Path, exclusive: bool = True) -> Iterator[None]:
+    """The commit window: `memstack sync` holds it exclusively while it stages and commits (the
+    pre-commit framework stashes unstaged changes during a commit, so a write landing then could
+    be lost); every write under `locked` holds it shared, so writes wait for the commit, no longer.
+    Nothing that runs inside a git hook may take `locked`: the hook runs while sync holds the window."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock: no window
+        yield
+        return
+    fd = os.open(lock_path(store, "commit-window"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def locked(store: Path, relpath: str) -> Iterator[None]:
+    """Hold an exclusive cross-process lock on one store file (by its store-relative path)."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(lock_path(store, relpath))
+    try:
+        # A short poll: the default 50 ms makes contended appends ~40x slower.
+        with committing(store, exclusive=False), lock.acquire(timeout=60, poll_interval=0.002):
+            yield
+    except Timeout:
+        raise MemstackError(f"{relpath}: another memstack process holds its lock for over 60 s") from None
+
+
+@contextmanager
+def try_locked(store: Path, name: str) -> Iterator[bool]:
+    """The lock `name` if no process holds it (True), else False at once, without waiting."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(lock_path(store, name))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        yield False
+        return
+    try:
+        yield True
+    finally:
+        lock.release()
+
+
+def refuse_symlinks(store: Path, path: Path) -> None:
+    """Refuse a path inside the store that is, or passes through, a symlink (I7)."""
+    rel = path.relative_to(store)
+    current = store
+    for part in rel.parts:
+        current = current / part
+        if current.is_symlink():
+            raise MemstackError(
+                f"{current.relative_to(store)}: I7 is a symlink; memstack refuses symlinks inside the store"
+                " — replace it with a real file or folder"
+            )
+
+
+def check_tail(path: Path, relpath: str) -> None:
+    """Refuse to append to a file whose last line is torn (no final newline)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    if size == 0:
+        return
+    with path.open("rb") as handle:
+        handle.seek(size - 1)
+        if handle.read(1) != b"\n":
+            raise MemstackError(
+                f"{relpath}: I7 the last line is incomplete (a torn write, e.g. a crash mid-append)"
+                " — remove the partial last line (`git checkout -- <file>` if it was committed,"
+                " or truncate the file after its last newline), then retry"
+            )
+
+
+def append_line(store: Path, relpath: str, line: bytes) -> None:
+    """Append one whole line (ending in a newline) to a store file, under its lock."""
+    if not line.endswith(b"\n") or b"\n" in line[:-1]:
+        raise ValueError("append_line takes exactly one line ending in a newline")
+    path = store / relpath
+    path.parent.mkdir(parents=True, exist_ok=True)
+    refuse_symlinks(store, path)
+    with locked(store, relpath):
+        append_held(path, relpath, line)
+
+
+def append_held(path: Path, relpath: str, data: bytes) -> None:
+    """Append whole lines in one write, the caller holding the file's lock (see `locked`)."""
+    if data and not data.endswith(b"\n"):
+        raise ValueError("append_held takes whole lines, each ending in a newline")
+    check_tail(path, relpath)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        crash_point()
+        view = memoryview(data)
+        while view:  # a regular file takes it in one write, short of a huge batch
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    # Touch the folder too: the search index re-lists a folder only when its times move (search/index.py).
+    os.utime(path.parent)
+
+
+_CLEANED: set[Path] = set()
+
+
+def _temp_dir(path: Path) -> Path:
+    """Where the temporary file for `path` goes: its store's `.memstack/tmp/` (the nearest
+    ancestor holding memstack.yaml), or beside it outside a store (e.g. a merge driver's %A)."""
+    for folder in path.parents:
+        if (folder / "memstack.yaml").is_file():
+            tmp = local_dir(folder, "tmp")
+            if tmp not in _CLEANED:
+                _CLEANED.add(tmp)
+                _clean(tmp)
+            return tmp
+    return path.parent
+
+
+def _clean(tmp: Path) -> None:
+    """Remove the temporary files of processes that are gone (killed mid-write)."""
+    for entry in os.scandir(tmp):
+        pid = entry.name.split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), 0)
+            except ProcessLookupError:
+                os.unlink(entry.path)
+            except PermissionError:  # alive, another user's
+                pass
+
+
+def _temp_beside(path: Path, data: bytes | Iterable[bytes]) -> str:
+    fd, tmp = tempfile.mkstemp(dir=_temp_dir(path), prefix=f"{os.getpid()}.{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for piece in (data,) if isinstance(data, (bytes, bytearray)) else data:
+                handle.write(piece)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    os.chmod(tmp, 0o644)
+    crash_point()
+    return tmp
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
+    """Replace `path` with `data` (bytes, or pieces of bytes written one after the other): a reader or a
+    crash sees the old file or the new, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_beside(path, data)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+    crash_point()
+
+
+class Pieces(Protocol):
+    """Bytes given a piece at a time, their size known first: a view spilled to a temporary file or
+    spliced from runs of another file's bytes (views.py, viewpatch.py), never held whole."""
+
+    def size(self) -> int: ...
+
+    def pieces(self) -> Iterable[bytes]: ...
+
+
+Data = bytes | Pieces
+
+
+class Spilled:
+    """Bytes written to a temporary file as they come, given back a piece at a time (a Pieces): what
+    would be too large to hold, such as the lines a bulk promotion appends to its ledger. The file goes
+    when this is let go."""
+
+    def __init__(self) -> None:
+        import weakref
+
+        self.file = tempfile.TemporaryFile(prefix="memstack-spill-")
+        weakref.finalize(self, self.file.close)
+        self.length = 0
+
+    def write(self, data: bytes) -> None:
+        self.file.write(data)
+        self.length += len(data)
+
+    def size(self) -> int:
+        return self.length
+
+    def pieces(self, piece: int = 1 << 20) -> Iterator[bytes]:
+        self.file.flush()
+        for at in range(0, self.length, piece):
+            yield os.pread(self.file.fileno(), min(piece, self.length - at), at)
+
+
+def parts(data: Data, piece: int = 1 << 20) -> tuple[int, Iterable[bytes]]:
+    """The size of `data` and its bytes in pieces."""
+    if isinstance(data, (bytes, bytearray)):
+        view = memoryview(data)
+        return len(data), (view[at:at + piece] for at in range(0, len(data), piece))
+    return data.size(), data.pieces()
+
+
+def whole(data: Data) -> bytes:
+    """The bytes of `data`, held (for what reads a view whole: a diff, the boot files' builder)."""
+    return data if isinstance(data, (bytes, bytearray)) else b"".join(data.pieces())
+
+
+def write_changed(store: Path, outputs: dict[str, Data]) -> list[str]:
+    """Write each derived file whose bytes differ (atomically); returns the paths rewritten."""
+    changed = []
+    for relpath, data in outputs.items():
+        path = store / relpath
+        if not holds(path, data):
+            write_atomic(path, parts(data)[1])
+            changed.append(relpath)
+    return changed
+
+
+def holds(path: Path, data: Data) -> bool:
+    """Whether the file at `path` holds exactly `data`: sizes first, then a piece at a time (a view
+    of a million records is never read whole beside the one built)."""
+    size, pieces = parts(data)
+    return holds_pieces(path, pieces, size)
+
+
+def holds_pieces(path: Path, pieces: Iterable[bytes], size: int) -> bool:
+    """Whether the file at `path` holds exactly the `size` bytes `pieces` give, one after the other:
+    sizes first, then each piece against as many bytes of the file."""
+    try:
+        if path.stat().st_size != size:
+            return False
+        with path.open("rb") as handle:
+            for data in pieces:
+                if handle.read(len(data)) != data:
+                    return False
+            return not handle.read(1)
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return False
+
+
+def create_exclusive(path: Path, data: bytes) -> bool:
+    """Create `path` with `data` atomically; return False (and write nothing) if it exists."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _temp_beside(path, data)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    finally:
+        os.unlink(tmp)
+    _fsync_dir(path.parent)
+    return True
+
+
+def read_jsonl(path: Path, relpath: str) -> list[dict]:  # type: ignore[type-arg]
+    """Every record of a JSONL file; a torn last line or a bad line is an error naming the line."""
+    from memstack.base import jsonio
+
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        check_tail(path, relpath)
+    return jsonio.parse_jsonl(data, relpath)
+
+
+def iter_jsonl(path: Path, relpath: str) -> Iterator[dict]:  # type: ignore[type-arg]
+    """The records of a JSONL file one by one, read a megabyte at a time (what read_jsonl lists): a
+    reader that keeps a few of a long log's records never holds the rest, nor the whole file."""
+    from memstack.base import jsonio
+
+    check_tail(path, relpath)
+    number = 1
+    with path.open("rb") as handle:
+        while True:
+            lines = handle.readlines(2**20)
+            if not lines:
+                return
+            yield from jsonio.iter_jsonl(b"".join(lines), relpath, number)
+            number += len(lines)

@@ -1,0 +1,108 @@
+"""Where each memory file lives (docs/reference.md: store layout): a store-relative path -> what kind of file it is.
+
+The checks ask this module, never a path pattern of their own. A path inside a
+layer folder that has the right shape but a bad name (`intake/Alice/...`) is an
+I7 problem; one of no known shape (`kb/notes.txt`) is a stray file (I5).
+"""
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from memstack.base.names import NAME_RULE, is_name
+
+LAYERS = ("intake", "kb", "store", "handoffs", "identity")
+CONFIG = "memstack.yaml"
+WILLOW = "willow.md"
+VIEWS = ("knowledge", "jeles_atoms", "opus_atoms", "binder_queue")  # kb/<view>.json
+
+# Kinds of file. Append-only logs (I1), facts (I2), handoffs (I3), derived (I4), records (I5), identity (I6).
+INTAKE, PROMOTIONS, BINDER = "intake", "promotions", "binder"
+FACTS, HANDOFF, SOIL, IDENTITY = "facts", "handoff", "soil", "identity"
+ANCHOR, WILLOW_KIND, VIEW, CONFIG_KIND = "anchor", "willow", "view", "config"
+OTHER, STRAY, BAD_NAME = "other", "stray", "bad-name"
+BINDER_FILE = "binder-file"  # kb/files/<sha256>[.ext]: a document a human filed in the Binder, never changed
+
+LOGS = (INTAKE, PROMOTIONS, BINDER)
+DERIVED = (ANCHOR, WILLOW_KIND, VIEW)
+
+
+@dataclass(frozen=True)
+class Place:
+    kind: str
+    agent: str = ""
+    date: str = ""  # YYYY-MM-DD (intake, handoff) or YYYY-MM (facts)
+    collection: str = ""
+    key: str = ""
+    problem: str = ""  # for BAD_NAME and STRAY: what is wrong with the path
+
+    @property
+    def memory(self) -> bool:
+        """A file memstack owns: UTF-8 text ending in a newline (I7)."""
+        return self.kind not in (OTHER, STRAY, BAD_NAME)
+
+
+_N = r"[^/]+"  # a name, checked separately so a bad one is reported as such
+_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(pattern)) for kind, pattern in (
+    (INTAKE, rf"intake/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}}-\d{{2}})\.jsonl"),
+    (PROMOTIONS, r"kb/promotions\.jsonl"),
+    (BINDER, r"kb/binder\.jsonl"),
+    (BINDER_FILE, r"kb/files/[0-9a-f]{64}(?:\.[a-z0-9]{1,16})?"),
+    (VIEW, rf"kb/(?:{'|'.join(VIEWS)})\.json"),
+    (FACTS, rf"kb/facts/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}})\.jsonl"),
+    (SOIL, rf"store/(?P<collection>{_N})/(?P<key>{_N})\.json"),
+    (HANDOFF, rf"handoffs/(?P<agent>{_N})/session_handoff-(?P<date>\d{{4}}-\d{{2}}-\d{{2}})_(?P=agent)"
+              r"(?:-\d+)?\.md"),
+    (BAD_NAME, r"handoffs/[^/]+/session_handoff-[^/]*\.md"),
+    (IDENTITY, rf"identity/(?P<agent>{_N})\.md"),
+    (ANCHOR, rf"session_anchor_(?P<agent>{_N})\.json"),
+    (WILLOW_KIND, re.escape(WILLOW)),
+    (CONFIG_KIND, re.escape(CONFIG)),
+))
+
+
+def _real_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text if len(text) == 10 else f"{text}-01")
+    except ValueError:
+        return False
+    return True
+
+
+def _name_problem(match: re.Match[str]) -> str:
+    groups = match.groupdict()
+    for field in ("agent", "collection", "key"):
+        value = groups.get(field)
+        if value is not None and not is_name(value):
+            return f"{field} {value!r} in the path is not a valid name ({NAME_RULE}, no '..')"
+    if groups.get("date") and not _real_date(groups["date"]):
+        return f"{groups['date']!r} in the path is not a calendar date"
+    return ""
+
+
+def classify(path: str) -> Place:
+    for kind, shape in _SHAPES:
+        match = shape.fullmatch(path)
+        if match:
+            problem = _name_problem(match) if kind != BAD_NAME else (
+                "a handoff's name must be session_handoff-YYYY-MM-DD_<agent>[-N].md, <agent> its folder's")
+            if problem:
+                return Place(BAD_NAME, problem=problem)
+            groups = {k: v for k, v in match.groupdict().items() if k in ("agent", "date", "collection", "key") and v}
+            return Place(kind, **groups)
+    top = path.split("/", 1)[0]
+    if top in LAYERS:
+        return Place(STRAY, problem=f"is not a memory file of the {top}/ layer")
+    return Place(OTHER)
+
+
+def expected_shape(path: str) -> str:
+    """What a file in the layer folder of `path` must look like (for a stray file's fix)."""
+    return {
+        "intake": "intake/<agent>/YYYY-MM-DD.jsonl",
+        "kb": "kb/facts/<agent>/YYYY-MM.jsonl, kb/promotions.jsonl, kb/binder.jsonl, kb/<view>.json"
+              " or kb/files/<sha256>[.ext] (`memstack binder file`)",
+        "store": "store/<collection>/<key>.json",
+        "handoffs": "handoffs/<agent>/session_handoff-YYYY-MM-DD_<agent>[-N].md",
+        "identity": "identity/<agent>.md",
+    }.get(path.split("/", 1)[0], "a path of memstack's store layout")

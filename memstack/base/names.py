@@ -1,0 +1,20 @@
+"""Names of agents, collections and keys (docs/reference.md: store layout)."""
+
+import re
+
+from memstack.base.errors import MemstackError
+
+NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+NAME_RULE = "^[a-z0-9][a-z0-9._-]{0,63}$"
+
+
+def is_name(value: object) -> bool:
+    """True for a valid agent, collection or key name (the rule, and no '..' anywhere)."""
+    return isinstance(value, str) and NAME_RE.fullmatch(value) is not None and ".." not in value
+
+
+def check_name(value: object, field: str) -> str:
+    """Return `value` if it is a valid name, else raise naming the field and the rule."""
+    if not is_name(value):
+        raise MemstackError(f"bad {field} {value!r}: a {field} must match {NAME_RULE} (and contain no '..')")
+    return value

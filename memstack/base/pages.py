@@ -1,0 +1,104 @@
+"""Bounded answers: every verb that lists takes `--limit N` and `--cursor C` and says where to go on.
+
+A cursor is the sort key of the last item handed out, written as opaque
+base64url JSON. Continuing skips every item whose key is not past it in the
+list's own order, so a cursor is stable under concurrent appends: no item is
+handed out twice, and none that existed at the first call is skipped (items
+that sort before the cursor after it was made are simply not shown).
+
+`page(items, limit=, cursor=, key=)` walks an iterable in its order (ascending
+keys, or descending with `descending=True`), keeps at most `limit` items and
+counts the rest without keeping them.
+"""
+
+import base64
+import binascii
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import orjson
+
+from memstack.base.errors import MemstackError
+
+T = TypeVar("T")
+
+MCP_DEFAULT_LIMIT = 50  # what an MCP list tool hands out when the agent gives no limit
+MAX_LIMIT = 10_000      # the largest page one call may ask for
+MCP_MAX_BYTES = 128 * 1024  # an MCP page stops before its items pass this many bytes (one item always fits)
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    items: list[T]
+    next_cursor: str | None  # None: nothing more
+    remaining: int           # items after this page (0 when next_cursor is None)
+
+    def fields(self) -> dict[str, Any]:
+        """The keys a `--json` document carries beside its items."""
+        return {"next_cursor": self.next_cursor, "remaining": self.remaining}
+
+    def document(self, items: list[Any] | None = None) -> dict[str, Any]:
+        """A list verb's `--json` document (and its MCP tool's result): `{"items", "next_cursor", "remaining"}`."""
+        return {"items": self.items if items is None else items, **self.fields()}
+
+
+def encode(key: Sequence[Any]) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps(list(key))).decode().rstrip("=")
+
+
+def decode(cursor: str, field: str = "cursor") -> list[Any]:
+    try:
+        text = cursor.strip()
+        key = orjson.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+    except (binascii.Error, ValueError, orjson.JSONDecodeError, AttributeError):
+        key = None
+    if not isinstance(key, list):
+        raise MemstackError(f"bad {field} {cursor!r}: not a cursor this verb handed out (pass its next_cursor as is)")
+    return key
+
+
+def check_limit(limit: Any, field: str = "limit") -> int | None:
+    """None (no limit) or an integer in 1..MAX_LIMIT; the CLI passes strings, MCP integers."""
+    if limit is None:
+        return None
+    try:
+        value = int(limit) if not isinstance(limit, bool) else None
+    except (TypeError, ValueError):
+        value = None
+    if value is None or not 1 <= value <= MAX_LIMIT:
+        raise MemstackError(f"bad {field} {limit!r}: expected a whole number from 1 to {MAX_LIMIT}")
+    return value
+
+
+def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T], Sequence[Any]],
+         descending: bool = False, field: str = "cursor", max_bytes: int | None = None,
+         weigh: Callable[[T], int] | None = None) -> Page[T]:
+    """At most `limit` items of `items` past `cursor`, in the iterable's order.
+
+    With `max_bytes`, the page also ends before its items' sizes (`weigh`, default their JSON) pass it,
+    but it always holds one item, so a caller can walk past an item larger than the budget."""
+    size = check_limit(limit)
+    after = None if cursor in (None, "") else decode(cursor, field)
+    kept: list[T] = []
+    remaining = 0
+    used, full = 0, False
+    for item in items:
+        if after is not None:
+            k = list(key(item))
+            if (k <= after) if not descending else (k >= after):
+                continue
+        if not full and max_bytes is not None:
+            used += (weigh or _json_size)(item)
+            full = used > max_bytes and bool(kept)
+        if not full and (size is None or len(kept) < size):
+            kept.append(item)
+        else:
+            full = True
+            remaining += 1
+    more = remaining > 0 and kept
+    return Page(kept, encode(key(kept[-1])) if more else None, remaining)
+
+
+def _json_size(item: Any) -> int:
+    return len(orjson.dumps(item))

@@ -1,0 +1,83 @@
+"""The one schema loader: validates records with the JSON Schemas in `schemas/`.
+
+The schemas are draft-07, which both validators here implement fully. A record
+is first checked by fastjsonschema (the schema compiled to Python: ~25x faster,
+what keeps a 100,000-record commit's check in seconds); only a record it
+refuses goes to jsonschema, the reference, which names every bad field.
+"""
+
+from functools import cache
+from typing import Any
+
+from memstack.base import jsonio
+from memstack.base.errors import MemstackError
+from memstack.base.resources import data_dir
+
+KINDS = ("intake", "fact", "promotion", "binder", "soil", "anchor", "handoff", "config", "view")
+
+
+@cache
+def schema(kind: str) -> dict[str, Any]:
+    path = data_dir("schemas") / f"{kind}.schema.json"
+    result: dict[str, Any] = jsonio.loads(path.read_bytes(), str(path))
+    return result
+
+
+@cache
+def _validator(kind: str) -> Any:
+    from jsonschema import Draft7Validator  # deferred: ~90 ms to import
+
+    return Draft7Validator(schema(kind), format_checker=Draft7Validator.FORMAT_CHECKER)
+
+
+@cache
+def _fast(kind: str) -> Any:
+    import fastjsonschema
+
+    return fastjsonschema.compile(schema(kind))
+
+
+def errors(kind: str, record: Any) -> list[str]:
+    """Every way `record` breaks the schema, each as '<dotted.path>: <message>'."""
+    from fastjsonschema import JsonSchemaException
+
+    try:
+        _fast(kind)(record)
+        return []
+    except JsonSchemaException:
+        pass  # the reference says exactly what is wrong (or, where the two differ, that nothing is)
+    found = []
+    for error in sorted(_validator(kind).iter_errors(record), key=lambda e: list(map(str, e.absolute_path))):
+        where = ".".join(str(part) for part in error.absolute_path) or "(record)"
+        found.append(f"{where}: {error.message}")
+    return found
+
+
+def validate(kind: str, record: Any, where: str = "") -> None:
+    """Raise a MemstackError (exit 2) naming the first bad field."""
+    problems = errors(kind, record)
+    if problems:
+        prefix = f"{where}: " if where else ""
+        raise MemstackError(f"{prefix}invalid {kind} record: {problems[0]}")
+
+
+def check_files(paths: list[str]) -> list[str]:
+    """Problems with schema files themselves (each must be a valid draft-07 JSON Schema)."""
+    from jsonschema import Draft7Validator
+    from jsonschema.exceptions import SchemaError
+
+    problems = []
+    for path in paths:
+        try:
+            Draft7Validator.check_schema(jsonio.loads(open(path, "rb").read(), path))
+        except (MemstackError, SchemaError) as exc:
+            problems.append(f"{path}: {getattr(exc, 'message', exc)}")
+    return problems
+
+
+if __name__ == "__main__":  # the repository's own pre-commit hook: python -m memstack.base.schemas FILE...
+    import sys
+
+    found = check_files(sys.argv[1:])
+    print("\n".join(found) or f"{len(sys.argv) - 1} schemas are valid JSON Schema (draft-07)")
+    raise SystemExit(1 if found else 0)

@@ -1,0 +1,1 @@
+"""The `memstack` command: argparse, one module per verb under `commands/`, one error boundary (`main`)."""

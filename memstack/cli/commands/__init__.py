@@ -1,0 +1,48 @@
+"""One module per verb; each exports `register(subparsers, common)`."""
+
+import argparse
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from memstack.base.errors import MemstackError
+
+AGENT = "the agent (default: MEMSTACK_AGENT, then memory.default_agent in memstack.yaml)"
+
+
+def doc(description: str, *examples: str) -> dict[str, Any]:
+    """A verb's --help: its description (paragraphs wrapped here) and its examples, shown as written.
+
+    Every verb has both (tests/test_help.py walks the parser): `sub.add_parser(name, ..., **doc(...))`."""
+    text = "\n\n".join(textwrap.fill(" ".join(p.split()), 79) for p in description.split("\n\n"))
+    epilog = ("examples:" if len(examples) > 1 else "example:") + "".join(f"\n  {e}" for e in examples)
+    return {"description": text, "epilog": epilog, "formatter_class": argparse.RawDescriptionHelpFormatter}
+
+
+def read_text_input(file: str | None, what: str) -> str:
+    """The text of FILE, or of stdin for '-' (or no FILE)."""
+    if file in (None, "-"):
+        return sys.stdin.read()
+    try:
+        return Path(file).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MemstackError(f"bad {what} {file!r}: no such file") from None
+    except (IsADirectoryError, UnicodeDecodeError):
+        raise MemstackError(f"bad {what} {file!r}: not a UTF-8 text file") from None
+
+
+def page_options(parser: Any, what: str = "items") -> None:
+    """`--limit N` and `--cursor C`: the bounded answer every list verb gives (memstack/base/pages.py)."""
+    from memstack.base.pages import MAX_LIMIT
+
+    parser.add_argument("--limit", metavar="N", type=_whole,
+                        help=f"at most N {what} (1 to {MAX_LIMIT}); when more remain, --json says next_cursor and"
+                             " remaining")
+    parser.add_argument("--cursor", metavar="C", help="continue after the page that handed out this next_cursor")
+
+
+def _whole(text: str) -> Any:
+    """A --limit that reads as a whole number is one (so the message about it is the MCP tool's); anything else
+    stays text, for pages.check_limit to refuse."""
+    return int(text) if text.strip().lstrip("-").isdigit() and text.strip().isascii() else text

@@ -1,0 +1,174 @@
+"""`memstack binder list|ratify|reject`: the records waiting for a human."""
+
+import getpass
+from collections.abc import Iterator
+from typing import Any
+
+from memstack.base import pages
+from memstack.base.errors import MemstackError
+from memstack.base.output import emit, emit_each, emit_page
+from memstack.base.times import now_ms
+from memstack.cli.commands import doc, page_options
+from memstack.kb import binder
+from memstack.repo import git
+from memstack.repo.store import Store, open_store
+
+
+def register(sub: Any, common: Any) -> None:
+    top = sub.add_parser("binder", help="the Binder: records waiting for human review",
+                         **doc("The Binder (Willow's word for what needs a human): intake records promotion"
+                               " could not route on its own (low confidence, unverified), and disagreements"
+                               " between agents, wait here until a person ratifies or rejects them.",
+                               "memstack binder list", "memstack binder ratify 01a22f76d85d7bac88375856c857d09d"))
+    verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
+    p = verbs.add_parser("list", parents=[common], help="the records waiting for a decision",
+                         **doc("The intake records waiting for a human decision, oldest first, then the"
+                               " disagreements between agents.", "memstack binder list --json"))
+    page_options(p, "entries")
+    p.set_defaults(func=run_list)
+    for verb, text in (("ratify", "ratify: the next promotion makes it knowledge (tier ratified)"),
+                       ("reject", "reject: it stays in the audit trail, never routed again")):
+        p = verbs.add_parser(verb, parents=[common], help=text,
+                             **doc(f"Binder decision, {text}. The decision is appended to kb/binder.jsonl;"
+                                   " commit it for review.",
+                                   f"memstack binder {verb} 01a22f76d85d7bac88375856c857d09d --note 'checked it'"))
+        p.add_argument("id", metavar="ID", help="the intake record's id (or a disputed fact's id)")
+        p.add_argument("--by", metavar="NAME", help="who decides (default: git user.name, else the login name)")
+        p.add_argument("--note", metavar="TEXT", help="why")
+        p.set_defaults(func=run_decide)
+    register_confirmed(verbs, common)
+
+
+def register_confirmed(verbs: Any, common: Any) -> None:
+    """`binder file` and `binder edge`: what a human confirms, entered append-only in kb/binder.jsonl."""
+    p = verbs.add_parser(
+        "file", parents=[common], help="file a human-confirmed document in the Binder (kept in kb/files/)",
+        **doc("Copy a document (UTF-8 text) into the store as kb/files/<sha256>[.ext] and enter it in"
+                    " kb/binder.jsonl as confirmed knowledge. Append-only: never edited or deleted.",
+            "memstack binder file docs/adr-0004.md --by 'Ada Lovelace'"))
+    p.add_argument("path", metavar="PATH", help="the document to file")
+    p.add_argument("--by", metavar="NAME", help="who confirms it (default: git user.name, else the login name)")
+    p.add_argument("--note", metavar="TEXT", help="why it is filed")
+    p.set_defaults(func=run_file)
+    p = verbs.add_parser(
+        "edge", parents=[common], help="confirm a relation between two subjects (kb/binder.jsonl)",
+        **doc("Enter a human-confirmed relation FROM -RELATION-> TO in kb/binder.jsonl (append-only)."
+                    " `memstack related` walks these edges.",
+            "memstack binder edge --from parser --to lexer --relation depends-on --note 'tokens first'"))
+    p.add_argument("--from", dest="source", metavar="A", required=True, help="the subject the relation starts at")
+    p.add_argument("--to", dest="target", metavar="B", required=True, help="the subject it ends at")
+    p.add_argument("--relation", metavar="R", required=True, help="how A relates to B (e.g. depends-on)")
+    p.add_argument("--by", metavar="NAME", help="who confirms it (default: git user.name, else the login name)")
+    p.add_argument("--note", metavar="TEXT", help="why")
+    p.set_defaults(func=run_edge)
+
+
+def _key(entry: dict[str, Any]) -> tuple[Any, ...]:
+    """The queue's order: waiting records by (created_at, id), then disputes by (subject, predicate, id)."""
+    if entry.get("kind") == "dispute":
+        return (1, entry["subject"], entry["predicate"], entry["id"])
+    return (0, entry["created_at"], entry["id"])
+
+
+def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
+                  max_bytes: int | None = None) -> dict[str, Any]:
+    """`binder list --json` and the `binder_list` tool: one page of the waiting intake records, oldest first,
+    then the disagreements between agents (`"kind": "dispute"`, docs/merge.md)."""
+    from memstack.kb import disputes, views
+    from memstack.repo.sources import WorktreeSource
+
+    pages.page([], limit=limit, cursor=cursor, key=_key)  # a bad cursor is refused before the queue is read
+    return pages.page(_queue(store), limit=limit, cursor=cursor, key=_key, max_bytes=max_bytes).document()
+
+
+def _queue(store: Store) -> Iterator[dict[str, Any]]:
+    """The queue in its order, streamed: the waiting records (views.waiting: sorted in spilled runs, so a
+    page of a queue of any length holds one run and the page), then the disagreements."""
+    from memstack.kb import disputes, views
+    from memstack.repo.sources import WorktreeSource
+
+    yield from views.waiting(WorktreeSource(store.root))
+    yield from sorted(disputes.waiting(store.root), key=_key)
+
+
+def _line(r: dict[str, Any]) -> str:
+    if r.get("kind") == "dispute":
+        sides = "; ".join(f"{s['id']} {s['object']!r} by {s['agent']}" + (" (closing kept)" if s["id"] ==
+                                                                         r["kept_closing"] else "")
+                          for s in r["sides"])
+        before = r["predecessor"]["object"] if r["predecessor"] else r["id"]
+        return (f"dispute  {r['subject']} | {r['predicate']}: {before!r} was closed by {len(r['sides'])} facts: {sides}"
+                " — `memstack binder ratify <fact id>` keeps one")
+    return f"{r['id']}  {r['agent']}  {r['tier']:<8} {r['confidence']:.2f}  {(r['title'] or r['content'])[:60]}"
+
+
+def run_list(args: Any) -> int:
+    store = open_store(args.store)
+    if args.limit is None and args.cursor is None:  # the whole queue: streamed, never held whole
+        emit_each(args, _queue(store), _line, "the binder queue is empty")
+        return 0
+    document = list_document(store, limit=args.limit, cursor=args.cursor)
+    emit_page(args, document, lambda: "\n".join(_line(r) for r in document["items"]) or "the binder queue is empty")
+    return 0
+
+
+def _who(store: Store) -> str:
+    name = git.run(store.root, "config", "user.name", env=git.no_git_env(), ok=(0, 1, 128)).stdout.strip()
+    return name.decode() if name else getpass.getuser()
+
+
+def decide_document(store: Store, verb: str, id: str, by: str | None = None,
+                    note: str | None = None) -> dict[str, Any]:
+    """Ratify or reject; the document `binder ratify|reject --json` prints and the `binder_*` tools return."""
+    from memstack.kb import disputes
+
+    if by is not None and not by.strip():  # given empty: bad input, not "the default"
+        raise MemstackError(f"bad --by {by!r}: must name who decides")
+    if disputes.side_of(store.root, id) is not None:  # a side of a disagreement between agents
+        return disputes.decide(store.root, id, verb, by or _who(store), now_ms(), note)
+    return binder.decide(store.root, id, verb, by or _who(store), now_ms(), note)
+
+
+def run_decide(args: Any) -> int:
+    record = decide_document(open_store(args.store), args.verb, args.id, args.by, args.note)
+    emit(args, record, f"{binder.PAST[args.verb]} {args.id} (recorded in {binder.DECISIONS}; commit it for review)")
+    return 0
+
+
+def _by(store: Store, by: str | None) -> str:
+    if by is not None and not by.strip():  # given empty: bad input, not "the default"
+        raise MemstackError(f"bad --by {by!r}: must name who confirms it")
+    return by or _who(store)
+
+
+def file_document(store: Store, *, path: str, by: str | None = None, note: str | None = None) -> dict[str, Any]:
+    """`binder file --json` and the `binder_file` tool: the Binder entry (the copy is at its `path`)."""
+    from pathlib import Path
+
+    from memstack.kb import documents
+
+    if not isinstance(path, str) or not path.strip():
+        raise MemstackError(f"bad PATH {path!r}: name a document to file")
+    return documents.file_document(store.root, Path(path), _by(store, by), now_ms(), note)
+
+
+def edge_document(store: Store, *, source: str, target: str, relation: str, by: str | None = None,
+                  note: str | None = None) -> dict[str, Any]:
+    """`binder edge --json` and the `binder_edge` tool: the entry appended."""
+    from memstack.kb import edges
+
+    return edges.add(store.root, source, target, relation, _by(store, by), now_ms(), note)
+
+
+def run_file(args: Any) -> int:
+    entry = file_document(open_store(args.store), path=args.path, by=args.by, note=args.note)
+    emit(args, entry, f"filed {args.path} as {entry['path']} (entered in {binder.DECISIONS}; commit both for review)")
+    return 0
+
+
+def run_edge(args: Any) -> int:
+    entry = edge_document(open_store(args.store), source=args.source, target=args.target, relation=args.relation,
+                          by=args.by, note=args.note)
+    emit(args, entry, f"confirmed {entry['from']} -{entry['relation']}-> {entry['to']} (in {binder.DECISIONS};"
+                      " commit it for review)")
+    return 0

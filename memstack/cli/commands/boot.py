@@ -1,0 +1,71 @@
+"""`memstack boot rebuild` and `memstack boot show`."""
+
+from typing import Any
+
+from memstack.base.output import emit
+from memstack.base.times import iso
+from memstack.boot import context as boot
+from memstack.cli.commands import AGENT, doc
+from memstack.repo.store import Store, open_store, resolve_agent
+
+
+def register(sub: Any, common: Any) -> None:
+    top = sub.add_parser("boot", help="L1 boot context: anchors and willow.md",
+                         **doc("L1 boot context, what an agent reads first: session_anchor_<agent>.json (its"
+                               " latest handoff's open threads and capabilities, the newest knowledge) and"
+                               " willow.md (every agent's anchor as Markdown, readable with no tools). Both"
+                               " are derived files: rebuilt, never edited by hand.",
+                               "memstack boot rebuild", "memstack boot show --agent claude"))
+    verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
+    p = verbs.add_parser("rebuild", parents=[common], help="rebuild anchors and willow.md from handoffs and the KB",
+                         **doc("Rebuild the boot anchors and willow.md from the handoffs and kb/knowledge.json;"
+                               " an unchanged store rewrites nothing.", "memstack boot rebuild --agent claude"))
+    p.add_argument("--agent", metavar="A", help="only this agent's anchor (willow.md is always rebuilt)")
+    p.set_defaults(func=run_rebuild)
+    p = verbs.add_parser("show", parents=[common], help="print an agent's boot anchor (files only, no git)",
+                         **doc("Print an agent's boot anchor: session, open threads, capabilities, knowledge.",
+                               "memstack boot show --agent claude --json"))
+    p.add_argument("--agent", metavar="A", help=AGENT)
+    p.set_defaults(func=run_show)
+
+
+def rebuild_document(store: Store, agent: str | None = None) -> dict[str, Any]:
+    """Rebuild the anchors (all, or `agent`'s) and willow.md; `boot rebuild --json` and the `boot_rebuild` tool."""
+    return {"changed": boot.rebuild(store.root, agent)}
+
+
+def run_rebuild(args: Any) -> int:
+    changed = rebuild_document(open_store(args.store), args.agent)["changed"]
+    emit(args, {"changed": changed}, "\n".join(f"rebuilt {p}" for p in changed) or "boot files already fresh")
+    return 0
+
+
+def _human(anchor: dict[str, Any]) -> str:
+    lines = [f"agent {anchor['agent']}: session {anchor['session']} ({anchor['date']}), from {anchor['handoff']}",
+             "open threads:"]
+    lines += [f"  - {t}" for t in anchor["open_threads"]]
+    lines.append("capabilities:")
+    lines += ["  " + ", ".join(f"{k}: {v}" for k, v in row.items()) for row in anchor["capabilities"]]
+    lines.append("knowledge:")
+    lines += [f"  {f['subject']} {f['predicate']} {f['object']} (since {iso(f['valid_from'])})"
+              for f in anchor["knowledge"]] or ["  (nothing promoted to knowledge yet)"]
+    if anchor.get("edges"):
+        lines.append("confirmed edges touching the open threads:")
+        lines += [f"  {e['from']} -{e['relation']}-> {e['to']} (by {e['by']})" for e in anchor["edges"]]
+    return "\n".join(lines)
+
+
+def show_document(store: Store, agent: str | None) -> dict[str, Any]:
+    """The agent's anchor; the document `boot show --json` prints and the `boot_show` tool returns.
+    With it, `edges`: the Binder's confirmed edges that touch the anchor's open threads (read from
+    kb/binder.jsonl as it is now, not part of the derived anchor)."""
+    from memstack.kb import edges
+
+    anchor = boot.show(store.root, resolve_agent(store, agent))
+    return {**anchor, "edges": edges.touching(store.root, anchor.get("open_threads") or [])}
+
+
+def run_show(args: Any) -> int:
+    anchor = show_document(open_store(args.store), args.agent)
+    emit(args, anchor, lambda: _human(anchor))
+    return 0

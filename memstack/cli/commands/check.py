@@ -1,0 +1,165 @@
+"""`memstack check`: the invariants I1-I8 (docs/reference.md); exit 1 when one is broken."""
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from memstack.base.errors import MemstackError
+
+HELP = """\
+Checks memory changes against the invariants I1-I8 and lists every violation as
+`path:line: I<n> what is wrong — how to fix it`. Exit 0: clean; 1: violations; 2: bad usage.
+
+With no mode flag, the work tree (tracked and untracked files) is checked against
+HEAD: what `git add -A && git commit` would be checked for.
+"""
+EXAMPLES = """\
+examples:
+  memstack check
+  memstack check --range origin/main..HEAD
+"""
+
+
+def register(sub: Any, common: Any) -> None:
+    p = sub.add_parser("check", parents=[common], help="check the invariants I1-I8 (exit 1 on a violation)",
+                       description=HELP, epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--staged", action="store_true", help="the staged index against HEAD (the pre-commit hook)")
+    mode.add_argument("--range", dest="range_", metavar="A..B",
+                      help="every commit of A..B against its parent(s), merges included (one revision: its history)")
+    mode.add_argument("--all", action="store_true",
+                      help="every file at HEAD as if newly added: a full audit, O(size of the store)")
+    mode.add_argument("--pre-push", action="store_true",
+                      help="what is being pushed (pre-commit's pre-push stage; reads its PRE_COMMIT_* variables)")
+    mode.add_argument("--pre-receive", action="store_true",
+                      help="server-side pre-receive hook: checks the pushed commits of `old new ref` lines on stdin")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json (as --json)")
+    p.set_defaults(func=run)
+
+
+def _scope(explicit: str | None, hook: bool, tips: list[str]) -> tuple[Path, list[str]]:
+    """The repository to check and the folders of the stores to check in it ("" at the top, "path/").
+
+    A work tree: --store, MEMSTACK_HOME, WILLOW_HOME, the nearest memstack.yaml upward; else every
+    store the repository tracks (its index; none there: HEAD's, so a commit deleting a store is
+    checked). A hook checks the repository git runs it in, so MEMSTACK_HOME naming a store outside
+    it is passed over. A bare repository (pre-receive): every store the old or new tips hold.
+    """
+    from memstack.repo import git, store
+
+    named = explicit or os.environ.get("MEMSTACK_HOME") or os.environ.get("WILLOW_HOME")
+    start = Path(explicit) if explicit else (store.locate(None) if named and not hook else None) or Path.cwd()
+    if not start.is_dir():
+        raise MemstackError(f"bad --store {str(start)!r}: no such folder")
+    proc = git.run(start, "rev-parse", "--is-bare-repository", "--absolute-git-dir", ok=(0, 128))
+    if proc.returncode != 0:
+        raise MemstackError(f"{start} is not in a git repository — `memstack init` makes a store")
+    bare, git_dir = proc.stdout.decode().split("\n")[:2]
+    if bare == "true":
+        return Path(git_dir), sorted({f for tip in tips for f in store.folders(Path(git_dir), tip)})
+    top = git.toplevel(start).resolve()
+    root = store.locate(explicit, start) if named else None
+    if root is None or not root.resolve().is_relative_to(top):  # a hook: MEMSTACK_HOME names another repository's
+        here = start.resolve()
+        root = next((c for c in (here, *here.parents) if store.is_store(c) and c.is_relative_to(top)), None)
+    if root is not None:
+        top, folder = store.folder_of(root)
+        return top, [folder]
+    found = store.folders(top)
+    return top, found or (store.folders(top, "HEAD") if git.rev_parse(top, "HEAD") else [])
+
+
+def _no_store(repo: Path) -> int:
+    """No store to check against: fine for a code-only change, an error when memory files are staged."""
+    from memstack.base import layout
+    from memstack.repo import git
+
+    _, changes = git.staged_changes(repo)
+    looks = [c.path for c in changes if _memory_like(c.path, layout)]
+    if looks:
+        raise MemstackError(f"memory files staged ({', '.join(looks[:3])}{', ...' if len(looks) > 3 else ''})"
+                            f" but no memstack store (memstack.yaml) in {repo}: nothing can check them"
+                            " — commit the store's memstack.yaml, or pass --store PATH")
+    return _nothing(repo)
+
+
+def _memory_like(path: str, layout: Any) -> bool:
+    parts = path.split("/")
+    return any(layout.classify("/".join(parts[i:])).kind in (*layout.LOGS, layout.FACTS, layout.HANDOFF,
+                                                               layout.CONFIG_KIND) for i in range(len(parts)))
+
+
+def run(args: Any) -> int:
+    hook = args.staged or args.pre_push or args.pre_receive
+    if args.format == "json":
+        from memstack.base import progress
+
+        progress.silence()  # one document on stdout, nothing beside it
+    lines = list(sys.stdin) if args.pre_receive else []
+    # Old tips too: a push that deletes a store is checked against the store it deletes.
+    tips = [sha for parts in (line.split() for line in lines) if len(parts) == 3 for sha in parts[:2] if sha.strip("0")]
+    repo, folders = _scope(args.store, hook, tips)
+    if not folders:
+        if args.staged:
+            return _no_store(repo)
+        if hook:
+            return _nothing(repo)
+        raise MemstackError(f"no memstack store in {repo}: pass --store PATH, or run inside a store")
+    reports = [_check(args, repo, folder, lines) for folder in folders]
+    report = reports[0]
+    for more in reports[1:]:  # several stores in one repository: each checked, one report
+        report.results += more.results
+        report.scope += f"; {more.scope}"
+    if args.json or args.format == "json":
+        from memstack.base.output import emit
+
+        emit(argparse.Namespace(json=True), report.to_dict())
+    else:
+        sys.stdout.write(_text(report))
+    return 1 if report.violations else 0
+
+
+def _check(args: Any, repo: Path, folder: str, lines: list[str]) -> Any:
+    from memstack.integrity import check
+
+    if args.staged:
+        return check.staged(repo, folder)
+    if args.range_ is not None:
+        return check.check_range(repo, args.range_, folder)
+    if args.all:
+        return check.audit(repo, folder)
+    if args.pre_push:
+        return check.pre_push(repo, os.environ, folder)
+    if args.pre_receive:
+        return check.pre_receive(repo, lines, folder)
+    return check.worktree(repo, folder)
+
+
+def _nothing(repo: Path) -> int:
+    print(f"memstack check: no memstack store in {repo}; nothing to check")
+    return 0
+
+
+def _text(report: Any) -> str:
+    out = []
+    many = len(report.results) > 1 or report.mode not in ("staged", "worktree", "all")
+    for result in report.results:
+        if not result.violations:
+            continue
+        if many and result.commit:
+            out.append(f"commit {result.commit[:12]} {result.subject!r} (against {result.against}):")
+        out += [str(v) for v in result.violations]
+    out += [f"{path}: stale — differs from a rebuild of the sources; derived files may lag them between promotions"
+            ", so this is no violation — `memstack rebuild` refreshes it" for path in report.stale]
+    count = len(report.violations)
+    if count:
+        failing = sum(1 for r in report.results if r.violations)
+        where = f" in {failing} of {len(report.results)} commits" if many else ""
+        rules = ", ".join(sorted({v.rule for v in report.violations}))
+        out.append(f"memstack check: {count} violation{'s' * (count != 1)} ({rules}){where} — {report.scope}")
+    else:
+        states = f", {len(report.results)} commit{'s' * (len(report.results) != 1)}" if many else ""
+        out.append(f"memstack check: ok — {report.scope}{states}")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,39 @@
+"""`memstack export ferrox|jsonl [--output FILE] [--at TS]`: every fact, streamed out (docs/ferrox.md)."""
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from memstack.base.output import emit
+from memstack.cli.commands import doc
+from memstack.repo.store import open_store
+
+
+def register(sub: Any, common: Any) -> None:
+    top = sub.add_parser("export", help="every fact, streamed: as a ferrox fact store or as JSON lines",
+                         **doc("Write every fact out, streamed, as a ferrox fact store or as JSON lines.",
+                               "memstack export ferrox --output facts.json", "memstack export jsonl --at now"))
+    forms = top.add_subparsers(dest="form", metavar="FORM", required=True)
+    for form, what in (("ferrox", 'a ferrox fact store, {"facts": [...]}, the seed\'s seven fields'),
+                       ("jsonl", "one JSON object a line, every field memstack keeps")):
+        p = forms.add_parser(form, parents=[common], help=what,
+                             **doc(f"Every fact as {what}.", f"memstack export {form} --output facts.{form}"))
+        p.add_argument("--output", metavar="FILE", help="write FILE (replaced once complete) instead of stdout")
+        p.add_argument("--at", metavar="TS", help="only the facts valid at this instant (ms, ISO-8601 or `now`)")
+        p.set_defaults(func=run)
+
+
+def run(args: Any) -> int:
+    from memstack.base.times import given_ts
+    from memstack.kb import export, facts
+
+    root = open_store(args.store).root
+    at = None if args.at is None else facts.timestamp(given_ts(args.at, "at"), "at")
+    if args.output is None:
+        export.write(root, args.form, sys.stdout.buffer, at)
+        sys.stdout.flush()
+        return 0
+    count = export.write_file(root, args.form, Path(args.output), at)
+    emit(args, {"facts": count, "format": args.form, "output": args.output},
+         f"exported {count} facts to {args.output} ({args.form})")
+    return 0

@@ -1,0 +1,179 @@
+"""`memstack fact add|get-valid-at|history|invalidate`: the bi-temporal fact store (L3)."""
+
+from typing import Any
+
+from memstack.base.output import emit, emit_page
+from memstack.base.times import given_or_none, iso, now_ms
+from memstack.cli.commands import AGENT, doc, page_options
+from memstack.kb.facts import TABLES, Fact
+from memstack.kb.readers import FactReader, add_pg_option, fact_reader, pg_dsn
+from memstack.repo.store import Store, open_store, resolve_agent
+
+TS = "ms, ISO-8601 or now"
+
+
+def register(sub: Any, common: Any) -> None:
+    top = sub.add_parser("fact", help="L3 bi-temporal facts: add, query, close",
+                         **doc("L3 facts: subject | predicate | object, each valid over a half-open window"
+                               " [valid_from, valid_to) and recorded at a transaction time. A fact that stops"
+                               " being true is closed (superseded), never deleted, so every past answer can"
+                               " be asked again.",
+                               "memstack fact add --subject deploys --predicate decided --object monday"
+                               " --valid-from 2026-11-02T09:00:00Z",
+                               "memstack fact get-valid-at --ts 2026-11-15T00:00:00Z --subject deploys"))
+    verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    p = verbs.add_parser("add", parents=[common], help="append a fact, valid from --valid-from on",
+                         **doc("Append an open fact (valid from --valid-from until closed) to the agent's"
+                               " month file, kb/facts/<agent>/YYYY-MM.jsonl. It closes nothing: use"
+                               " `capture --contradicts` or `fact invalidate` for that.",
+                               "memstack fact add --subject api --predicate uses --object grpc --valid-from"
+                               " 2026-11-02T09:00:00Z --source docs/adr/0007.md"))
+    triple(p)
+    p.add_argument("--valid-from", metavar="TS", help=f"when it became true ({TS}; default now)")
+    writer(p)
+    p.add_argument("--table", default="knowledge", metavar="T",
+                   help=f"{', '.join(TABLES)} (default knowledge; jeles atoms are cited external facts,"
+                        " opus atoms syntheses)")
+    p.set_defaults(func=run_add)
+
+    p = verbs.add_parser("get-valid-at", parents=[common], help="the facts valid at an instant",
+                         **doc("The facts valid at an instant (valid_from <= TS < valid_to), optionally only a"
+                               " subject's, optionally as the store believed at an earlier transaction time.",
+                               "memstack fact get-valid-at --ts 2026-11-15T00:00:00Z --subject deploys",
+                               "memstack fact get-valid-at --ts 2026-11-15T00:00:00Z --as-of 2026-11-10T00:00:00Z"))
+    p.add_argument("--ts", required=True, metavar="TS", help=f"the instant ({TS}); valid_from <= TS < valid_to")
+    p.add_argument("--subject", metavar="S", help="only this subject")
+    p.add_argument("--as-of", metavar="TS", help=f"answer as the store believed at this transaction time ({TS})")
+    page_options(p, "facts")
+    add_pg_option(p)
+    p.set_defaults(func=run_get_valid_at)
+
+    p = verbs.add_parser("history", parents=[common], help="every version of a subject's facts, oldest first",
+                         **doc("Every version of a subject's facts, closed ones included, oldest first.",
+                               "memstack fact history --subject deploys --limit 20"))
+    p.add_argument("--subject", required=True, metavar="S", help="the subject (required)")
+    page_options(p, "facts")
+    add_pg_option(p)
+    p.set_defaults(func=run_history)
+
+    p = verbs.add_parser("invalidate", parents=[common], help="close the open fact of a subject and predicate",
+                         **doc("Close the open fact(s) of a subject and predicate at --valid-to: the fact is"
+                               " kept, its window ends there. Nothing open to close is an error.",
+                               "memstack fact invalidate --subject deploys --predicate decided"
+                               " --valid-to 2026-12-01T00:00:00Z"))
+    p.add_argument("--subject", required=True, metavar="S", help="the subject whose fact to close")
+    p.add_argument("--predicate", required=True, metavar="P", help="the predicate whose fact to close")
+    p.add_argument("--object", metavar="O", help="close only the open fact with this object")
+    p.add_argument("--valid-to", metavar="TS", help=f"when it stopped being true ({TS}; default now)")
+    p.add_argument("--recorded-at", metavar="TS", help=f"when the closing is recorded ({TS}; default now)")
+    p.set_defaults(func=run_invalidate)
+
+
+def triple(p: Any) -> None:
+    p.add_argument("--subject", required=True, metavar="S", help="what the fact is about, e.g. deploys")
+    p.add_argument("--predicate", required=True, metavar="P", help="the relation, e.g. decided, prefers, uses")
+    p.add_argument("--object", required=True, metavar="O", help="the value, e.g. monday")
+
+
+def writer(p: Any) -> None:
+    p.add_argument("--recorded-at", metavar="TS", help=f"when the store learns it ({TS}; default now)")
+    p.add_argument("--confidence", default="1.0", metavar="F", help="in [0, 1] (default 1.0)")
+    p.add_argument("--agent", metavar="A", help=AGENT)
+    p.add_argument("--source", metavar="S", help="where it comes from (provenance)")
+
+
+def render(found: list[Fact], empty: str = "no facts") -> str:
+    """One line per fact, times in ISO-8601."""
+    return "\n".join(render_line(f) for f in found) or empty
+
+
+def render_line(f: Fact) -> str:
+    """One fact as one line, times in ISO-8601."""
+    until = "open" if f["valid_to"] is None else iso(f["valid_to"])
+    line = (f"{f['id']}  [{iso(f['valid_from'])}, {until})  {f['subject']} | {f['predicate']} | {f['object']}"
+            f"  (confidence {f['confidence']:.2f}, {f['table']}, {f['agent']}, recorded {iso(f['recorded_at'])}")
+    if f["expired_at"] is not None:
+        line += f", closed {iso(f['expired_at'])}"
+    if f["superseded_by"] is not None:
+        line += f", superseded by {f['superseded_by']}"
+    if f.get("supersedes"):
+        line += f", supersedes {', '.join(f['supersedes'])}"
+    return line + ")"
+
+
+def add_document(store: Store, *, subject: Any, predicate: Any, object: Any, valid_from: Any = None,
+                 recorded_at: Any = None, confidence: Any = "1.0", agent: str | None = None, source: Any = None,
+                 table: Any = "knowledge") -> list[Fact]:
+    """`fact add --json` and the `fact_add` tool; times not given (or `now`) are now."""
+    from memstack.kb import factstore
+
+    valid_from, recorded_at = given_or_none(valid_from, "valid-from"), given_or_none(recorded_at, "recorded-at")
+    now = now_ms()
+    fact = factstore.add(store.root, subject=subject, predicate=predicate, object=object,
+                         valid_from=now if valid_from is None else valid_from,
+                         recorded_at=now if recorded_at is None else recorded_at, confidence=confidence,
+                         agent=resolve_agent(store, agent), table=table, source=source)
+    return [fact]
+
+
+def get_valid_at_document(reader: FactReader, *, ts: Any, subject: Any = None, as_of: Any = None,
+                          limit: Any = None, cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
+    """`fact get-valid-at --json` and the `fact_get_valid_at` tool, from the files or the replica: one page,
+    `{"items": [facts], "next_cursor", "remaining"}`."""
+    return reader.valid_at_page(given_or_none(ts, "ts"), subject, given_or_none(as_of, "as-of"), limit=limit,
+                                cursor=cursor, max_bytes=max_bytes).document()
+
+
+def history_document(reader: FactReader, *, subject: Any, limit: Any = None, cursor: str | None = None,
+                     max_bytes: int | None = None) -> dict[str, Any]:
+    return reader.history_page(subject, limit=limit, cursor=cursor, max_bytes=max_bytes).document()
+
+
+def invalidate_document(store: Store, *, subject: Any, predicate: Any, valid_to: Any = None,
+                        recorded_at: Any = None, object: Any = None) -> list[Fact]:
+    """`fact invalidate --json` and the `fact_invalidate` tool; valid_to not given (or `now`) is now."""
+    from memstack.kb import factstore
+
+    valid_to, recorded_at = given_or_none(valid_to, "valid-to"), given_or_none(recorded_at, "recorded-at")
+    return factstore.invalidate(store.root, subject=subject, predicate=predicate, object=object,
+                                valid_to=now_ms() if valid_to is None else valid_to, recorded_at=recorded_at,
+                                clock=now_ms)
+
+
+def run_add(args: Any) -> int:
+    found = add_document(open_store(args.store), subject=args.subject, predicate=args.predicate,
+                         object=args.object, valid_from=args.valid_from, recorded_at=args.recorded_at,
+                         confidence=args.confidence, agent=args.agent, source=args.source, table=args.table)
+    emit(args, found, lambda: "added " + render(found))
+    return 0
+
+
+def run_get_valid_at(args: Any) -> int:
+    if args.pg is None and args.subject is None and args.limit is None and args.cursor is None:
+        # every subject, the whole answer: streamed, never held whole
+        from memstack.base.output import emit_each
+        from memstack.kb import factindex, factstore
+
+        ts, _, as_of = factstore.query_args(args.ts, None, args.as_of)
+        emit_each(args, factindex.each_valid_at(open_store(args.store).root, ts, as_of), render_line,
+                  "no facts valid then")
+        return 0
+    found = get_valid_at_document(fact_reader(args.store, pg_dsn(args.store, args.pg)), ts=args.ts,
+                                  subject=args.subject, as_of=args.as_of, limit=args.limit, cursor=args.cursor)
+    emit_page(args, found, lambda: render(found["items"], "no facts valid then"))
+    return 0
+
+
+def run_history(args: Any) -> int:
+    found = history_document(fact_reader(args.store, pg_dsn(args.store, args.pg)), subject=args.subject,
+                             limit=args.limit, cursor=args.cursor)
+    emit_page(args, found, lambda: render(found["items"], f"no facts about {args.subject!r}"))
+    return 0
+
+
+def run_invalidate(args: Any) -> int:
+    closed = invalidate_document(open_store(args.store), subject=args.subject, predicate=args.predicate,
+                                 object=args.object, valid_to=args.valid_to, recorded_at=args.recorded_at)
+    emit(args, closed, lambda: "closed " + render(closed).replace("\n", "\nclosed "))
+    return 0

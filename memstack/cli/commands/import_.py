@@ -1,0 +1,63 @@
+"""`memstack import ferrox FILE`: a ferrox fact store into the store's facts (docs/ferrox.md)."""
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from memstack.base.errors import MemstackError
+from memstack.base.output import emit
+from memstack.cli.commands import doc
+from memstack.repo.store import open_store, resolve_agent
+
+# The same on every clone, so two clones importing one file write the same lines (merged as one).
+SOURCE = "ferrox"
+
+
+def register(sub: Any, common: Any) -> None:
+    top = sub.add_parser("import", help="bring facts in from another memory (ferrox)",
+                         **doc("Bring facts in from another memory: today a ferrox fact store.",
+                               "memstack import ferrox .planning/graphs/memory-facts.json --agent alice"))
+    forms = top.add_subparsers(dest="form", metavar="FORM", required=True)
+    p = forms.add_parser("ferrox", parents=[common], help='a ferrox fact store, {"facts": [...]}: windows and'
+                                                          " closings kept; importing it again adds nothing",
+                         **doc('Import a ferrox fact store ({"facts": [...]}, its memory.fact_store file): every'
+                               " window and closing kept, successors linked, the whole file checked before"
+                               " anything is written; importing the same file again adds nothing.",
+                               "memstack import ferrox memory-facts.json", "cat facts.json | memstack import ferrox -"))
+    p.add_argument("file", metavar="FILE", help="the ferrox fact store file (memory.fact_store), or - for stdin")
+    p.add_argument("--agent", metavar="A", help="whose facts they become (default MEMSTACK_AGENT, then"
+                                                " memory.default_agent)")
+    p.add_argument("--source", metavar="S", help="their provenance (default `ferrox`)")
+    p.set_defaults(func=run)
+
+
+def read_bytes(file: str) -> bytes:
+    if file == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(file).read_bytes()
+    except FileNotFoundError:
+        raise MemstackError(f"bad FILE {file!r}: no such file") from None
+    except IsADirectoryError:
+        raise MemstackError(f"bad FILE {file!r}: a folder, not a file") from None
+
+
+def import_document(store: Any, file: str, data: bytes, *, agent: str | None = None,
+                    source: str | None = None) -> dict[str, Any]:
+    """`import ferrox --json`: what the import did (counts of facts added, closed, present, differing)."""
+    from memstack.kb.ferrox import importing, storefile
+
+    where = "stdin" if file == "-" else Path(file).name
+    records = storefile.parse(data, where)
+    who = resolve_agent(store, agent)
+    return importing.run(store.root, records, agent=who, source=SOURCE if source is None else source).document()
+
+
+def run(args: Any) -> int:
+    store = open_store(args.store)
+    data = read_bytes(args.file)
+    done = import_document(store, args.file, data, agent=args.agent, source=args.source)
+    extra = f", {done['differs']} left as the store has them (closed otherwise there)" if done["differs"] else ""
+    emit(args, done, f"imported {done['facts']} ferrox facts: {done['added']} added, {done['closed']} closed,"
+                     f" {done['present']} already present{extra}")
+    return 0

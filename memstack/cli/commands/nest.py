@@ -1,0 +1,28 @@
+"""`memstack nest FILE --agent A`: a human-filed document enters intake."""
+
+from pathlib import Path
+from typing import Any
+
+from memstack.base.output import emit
+from memstack.base.times import now_ms
+from memstack.cli.commands import AGENT, doc
+from memstack.intake import log as intake
+from memstack.repo.store import open_store, resolve_agent
+
+
+def register(sub: Any, common: Any) -> None:
+    p = sub.add_parser("nest", parents=[common], help="the Nest: file a document into intake (tier verified, confidence 1.0)",
+                       **doc("Nest (Willow's word for a human filing a document into memory): the document enters intake as"
+                             " one record at tier verified, confidence 1.0, so the next promotion makes it"
+                             " knowledge.", "memstack nest docs/decisions/0004-deploys.md --agent claude"))
+    p.add_argument("file", metavar="FILE", help="the UTF-8 text file to file into intake")
+    p.add_argument("--agent", metavar="A", help=f"whose intake it enters: {AGENT}")
+    p.set_defaults(func=run)
+
+
+def run(args: Any) -> int:
+    store = open_store(args.store)
+    record = intake.nest(store.root, Path(args.file), resolve_agent(store, args.agent), now_ms())
+    emit(args, {"path": intake.relpath_for(record), "record": record},
+         f"nested {args.file} as {record['id']} in {intake.relpath_for(record)}")
+    return 0

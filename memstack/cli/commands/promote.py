@@ -1,0 +1,70 @@
+"""`memstack promote` and `memstack rebuild [--check]`."""
+
+from typing import Any
+
+from memstack.base.output import emit, plural
+from memstack.base.times import given_ts, now_ms
+from memstack.cli.commands import doc
+from memstack.repo.store import Store, open_store
+
+
+def register(sub: Any, common: Any) -> None:
+    p = sub.add_parser("promote", parents=[common],
+                       help="route pending intake into the KB, rebuild the views, commit (the norn-pass)",
+                       **doc("The norn-pass (Willow's name for promotion): route every intake record not yet"
+                             " in kb/promotions.jsonl by the rules of memstack.yaml to knowledge (verified or"
+                             " ratified, confidence >= 0.80), jeles_atoms (cited external facts: a URL source"
+                             " or tier fetched, relevance >= 0.5), opus_atoms (syntheses of the opus agents)"
+                             " or the Binder (waits for a human); append the facts, rebuild the views and"
+                             " boot files, and commit it all in one commit.",
+                             "memstack promote", "memstack promote --dry-run"))
+    p.add_argument("--now-ts", metavar="TS", help="the promotion's time, written in the ledger (ms, ISO-8601 or now; default now)")
+    p.add_argument("--dry-run", action="store_true", help="show the routing, write nothing")
+    p.add_argument("--no-commit", action="store_true", help="write the files, leave committing to you")
+    p.set_defaults(func=run_promote)
+    p = sub.add_parser("rebuild", parents=[common], help="rebuild every derived file (KB views, boot files)",
+                       **doc("Rebuild every derived file (kb/*.json views, session anchors, willow.md) from"
+                             " the sources; --check writes nothing and exits 1 naming the stale ones.",
+                             "memstack rebuild", "memstack rebuild --check"))
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 naming the files that differ")
+    p.set_defaults(func=run_rebuild)
+
+
+def _human(result: dict[str, Any]) -> str:
+    if result["dry_run"]:
+        lines = [f"{r['intake_id']}  {r['agent']}  -> {r['sub_tier']} ({r['via']})" for r in result["records"]]
+        return "\n".join(lines) + f"\n{plural(len(lines), 'record')} would be routed (dry run: nothing written)"
+    if result["commit"]:
+        return f"{result['message'].rstrip()}\n\ncommitted {result['commit'][:12]}"
+    return result["message"].rstrip()
+
+
+def promote_document(store: Store, now_ts: Any = None, dry_run: bool = False, no_commit: bool = False) -> dict[str, Any]:
+    """One norn-pass; the document `promote --json` prints and the `promote` tool returns."""
+    from memstack.workflows import promote
+
+    now = now_ms() if now_ts is None else given_ts(now_ts, "--now-ts")
+    return promote.promote(store.root, now, dry_run=dry_run, commit=not no_commit)
+
+
+def run_promote(args: Any) -> int:
+    result = promote_document(open_store(args.store), args.now_ts, args.dry_run, args.no_commit)
+    emit(args, result, lambda: _human(result))
+    return 0
+
+
+def run_rebuild(args: Any) -> int:
+    from memstack.workflows import promote
+
+    store = open_store(args.store)
+    if args.check:
+        differ = promote.stale(store.root)
+        emit(args, {"fresh": not differ, "differ": differ},
+             "\n".join(f"{p}: I4 differs from a rebuild — run `memstack rebuild`" for p in differ)
+             or "derived files are fresh")
+        return 1 if differ else 0
+    changed = promote.rebuild(store.root)
+    emit(args, {"changed": changed}, "\n".join(f"rebuilt {p}" for p in changed) or "derived files already fresh")
+    return 0
+
+

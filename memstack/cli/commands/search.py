@@ -1,0 +1,71 @@
+"""`memstack search QUERY`: ranked full-text search across facts, intake, handoffs and SOIL (docs/search.md)."""
+
+from typing import Any
+
+from memstack.base.errors import MemstackError
+from memstack.base.output import emit
+from memstack.cli.commands import doc
+from memstack.intake.log import TIERS
+from memstack.kb.facts import TABLES
+from memstack.repo.store import Store, open_store
+from memstack.search.records import LAYERS
+
+CLI_DEFAULT_LIMIT = 20
+
+
+def register(sub: Any, common: Any) -> None:
+    p = sub.add_parser("search", parents=[common],
+                       help="ranked full-text search (BM25, stemming) across facts, intake, handoffs and SOIL",
+                       **doc("Ranked full-text search (BM25, stemmed: 'deploys' finds 'deployment') across facts,"
+                             " intake, handoffs and SOIL values. Each hit: its layer, where it lives (path:line),"
+                             " a snippet and its score; a fact also its validity window. The index lives in"
+                             " .memstack/ and follows appends (docs/search.md).",
+                             "memstack search deploy --layer facts --valid-at now",
+                             "memstack search 'lexer tables' --agent bob --limit 5 --json"))
+    p.add_argument("query", metavar="QUERY", help="free text; every word must match (else any word), word* a prefix")
+    p.add_argument("--layer", action="append", default=[], metavar="L",
+                   help=f"only this layer ({', '.join(LAYERS)}); repeatable")
+    p.add_argument("--agent", metavar="A", help="only records written by this agent")
+    p.add_argument("--tier", metavar="T", help=f"only records of this tier ({', '.join(TIERS)})")
+    p.add_argument("--table", metavar="T", help=f"only facts of this KB sub-tier ({', '.join(TABLES)})")
+    p.add_argument("--valid-at", metavar="TS", help="only facts valid at TS (ms, ISO-8601 or now)")
+    p.add_argument("--as-of", metavar="TS", help="as the store knew it at transaction time TS (ms, ISO-8601 or now)")
+    p.add_argument("--limit", default=CLI_DEFAULT_LIMIT, metavar="N",
+                   help=f"at most N hits (default {CLI_DEFAULT_LIMIT})")
+    p.add_argument("--cursor", metavar="C", help="continue after the page that returned this next_cursor")
+    p.set_defaults(func=run)
+
+
+def search_document(store: Store, *, query: Any, layer: Any = (), agent: Any = None, tier: Any = None,
+                    table: Any = None, valid_at: Any = None, as_of: Any = None, limit: Any = None,
+                    cursor: Any = None) -> dict[str, Any]:
+    """The document `search --json` prints and the `search` tool returns."""
+    from memstack.search.query import search
+
+    return search(store.root, query, layer=layer, agent=agent, tier=tier, table=table, valid_at=valid_at,
+                  as_of=as_of, limit=limit, cursor=cursor)
+
+
+def render(document: dict[str, Any]) -> str:
+    lines = []
+    for hit in document["hits"]:
+        extra = f"  {hit.get('id') or hit.get('section')}"
+        if hit["layer"] == "facts":
+            extra += f"  valid {hit['valid_from_iso']} → {hit['valid_to_iso'] or 'open'}"
+        lines.append(f"{hit['layer']:<8} {hit['where']}  score {hit['score']:.3g}{extra}")
+        lines.append("    " + " ".join(hit["snippet"].split()))
+    if not lines:
+        return f"nothing found for {document['query']!r}"
+    if document["next_cursor"]:
+        lines.append(f"{document['remaining']} more: --cursor {document['next_cursor']}")
+    return "\n".join(lines)
+
+
+def run(args: Any) -> int:
+    if not args.query.strip():
+        raise MemstackError(f"bad QUERY {args.query!r}: give the words to search for")
+    document = search_document(open_store(args.store), query=args.query, layer=args.layer, agent=args.agent,
+                               tier=args.tier, table=args.table, valid_at=args.valid_at, as_of=args.as_of,
+                               limit=args.limit, cursor=args.cursor)
+    emit(args, document, lambda: render(document))
+    return 0

@@ -1,0 +1,82 @@
+"""The `memstack` command: argparse, thin; each verb lives in `memstack/cli/commands/`.
+
+`main(argv)` returns the exit code, so tests call it directly. This module holds
+the one error boundary: a MemstackError becomes a one-line message on stderr and
+its exit code (2 for bad usage or input, 1 for violations found).
+"""
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from memstack import __version__
+from memstack.base import progress
+from memstack.base.errors import MemstackError, os_problem
+
+# Each module exports `register(subparsers, common)`; its parsers set `func`.
+COMMANDS = ("init", "intake", "soil", "handoff", "boot", "identity", "nest", "fact", "recall", "capture",
+            "promote", "binder", "check", "review", "merge", "mcp", "pg", "sync",
+            "query", "import_", "export", "hook", "search", "status", "related")
+
+
+def _common() -> argparse.ArgumentParser:
+    """Global options, accepted before or after the verb."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS,
+                        help="the store (default: MEMSTACK_HOME, WILLOW_HOME, or the nearest ancestor with memstack.yaml)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print one JSON document on stdout")
+    return common
+
+
+def parser() -> argparse.ArgumentParser:
+    common = _common()
+    top = argparse.ArgumentParser(
+        prog="memstack", parents=[common],
+        description="Persistent memory for AI agents, kept in a git repository.",
+        epilog="Each command's --help says what it does and shows an example (memstack intake write --help).")
+    top.add_argument("--version", action="version", version=f"memstack {__version__}")
+    sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        importlib.import_module(f"memstack.cli.commands.{name}").register(sub, common)
+    return top
+
+
+def _not_utf8(argv: Sequence[str]) -> str | None:
+    """The first argument that is not valid UTF-8 (the shell passed raw bytes), if any."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            return arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    bad = _not_utf8(sys.argv[1:] if argv is None else argv)
+    if bad is not None:
+        print(f"memstack: bad argument {bad!r}: not valid UTF-8", file=sys.stderr)
+        return 2
+    args = parser().parse_args(argv)
+    args.store = getattr(args, "store", None)
+    args.json = getattr(args, "json", False)
+    if args.json:
+        progress.silence()
+    try:
+        return int(args.func(args) or 0)
+    except MemstackError as exc:
+        print(f"memstack: {exc.message}", file=sys.stderr)
+        return exc.code
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:  # the file system refused (permissions, a file where a folder belongs): bad input
+        print(f"memstack: {os_problem(exc)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("memstack: interrupted", file=sys.stderr)
+        return 130
+
+
+def entry() -> None:
+    raise SystemExit(main())

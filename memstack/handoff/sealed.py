@@ -1,0 +1,136 @@
+"""L5 sealed session handoffs: `handoffs/<agent>/session_handoff-YYYY-MM-DD_<agent>.md`.
+
+A handoff is Markdown with YAML front matter (agent, date, session) and at least
+`## Open threads` (non-empty) and `## Capability table` (a Markdown table). Once
+written it is never overwritten: a second handoff for the same agent and day is
+sealed as `session_handoff-YYYY-MM-DD_<agent>-2.md`, then `-3`, and so on.
+"""
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memstack.base import schemas
+from memstack.base.errors import MemstackError
+from memstack.base.files import create_exclusive, refuse_symlinks
+from memstack.base.names import check_name
+from memstack.base.secrets import refuse_secrets
+from memstack.base.times import day, iso
+
+_FRONT = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.DOTALL)
+_SECTION = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
+
+
+@dataclass(frozen=True)
+class Handoff:
+    front: dict[str, str]
+    open_threads: list[str]
+    capabilities: list[dict[str, str]]
+    text: str
+
+
+def _front_matter(text: str) -> tuple[dict[str, str] | None, str]:
+    match = _FRONT.match(text)
+    if not match:
+        return None, text
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        front = YAML(typ="base").load(match.group(1))  # every scalar a string: dates stay text
+    except YAMLError as exc:
+        raise MemstackError(f"handoff: front matter is not valid YAML ({exc})".replace("\n", " ")) from None
+    if not isinstance(front, dict):
+        raise MemstackError("handoff: front matter must be a YAML mapping of agent, date, session")
+    return front, text[match.end():]
+
+
+def _sections(body: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    heads = list(_SECTION.finditer(body))
+    for index, head in enumerate(heads):
+        end = heads[index + 1].start() if index + 1 < len(heads) else len(body)
+        found.setdefault(head.group(1).strip().lower(), body[head.end():end])
+    return found
+
+
+def _table(section: str) -> list[dict[str, str]] | None:
+    lines = [line.strip() for line in section.splitlines() if line.strip()]
+    for index in range(len(lines) - 1):
+        if lines[index].startswith("|") and _TABLE_SEPARATOR.match(lines[index + 1]):
+            header = [cell.strip() for cell in lines[index].strip("|").split("|")]
+            rows = []
+            for line in lines[index + 2:]:
+                if not line.startswith("|"):
+                    break
+                cells = [cell.strip() for cell in line.strip("|").split("|")]
+                rows.append({name: cells[i] if i < len(cells) else "" for i, name in enumerate(header)})
+            return rows
+    return None
+
+
+def parse(text: str, where: str = "handoff") -> Handoff:
+    """Parse and validate a complete handoff; raises MemstackError saying what is missing."""
+    front, body = _front_matter(text)
+    if front is None:
+        raise MemstackError(f"{where}: I3 incomplete handoff: no YAML front matter (--- agent, date, session ---)")
+    problems = schemas.errors("handoff", front)
+    if problems:
+        raise MemstackError(f"{where}: I3 incomplete handoff: front matter {problems[0]}")
+    sections = _sections(body)
+    threads_text = sections.get("open threads")
+    if threads_text is None or not threads_text.strip():
+        raise MemstackError(f"{where}: I3 incomplete handoff: needs a non-empty '## Open threads' section")
+    lines = [line.strip() for line in threads_text.splitlines() if line.strip()]
+    items = [m.group(1) for m in map(_ITEM.match, lines) if m]
+    table_text = sections.get("capability table")
+    table = _table(table_text) if table_text is not None else None
+    if table is None:
+        raise MemstackError(f"{where}: I3 incomplete handoff: needs a '## Capability table' section holding a"
+                            " Markdown table (| header | ... | then | --- | ... |)")
+    return Handoff(front=dict(front), open_threads=items or lines, capabilities=table, text=text)
+
+
+def file_re(agent: str) -> re.Pattern[str]:
+    return re.compile(rf"session_handoff-(\d{{4}}-\d{{2}}-\d{{2}})_{re.escape(agent)}(?:-(\d+))?\.md")
+
+
+def ordered(agent: str, names: list[str]) -> list[str]:
+    """The agent's handoff file names among `names`, oldest first (by date, then sequence)."""
+    pattern = file_re(agent)
+    keyed = []
+    for name in names:
+        match = pattern.fullmatch(name)
+        if match:
+            keyed.append(((match.group(1), int(match.group(2) or 1)), name))
+    return [name for _, name in sorted(keyed)]
+
+
+def write(store: Path, agent: str, text: str, now_ms: int) -> dict[str, Any]:
+    """Seal a new handoff; a document without front matter gets one (agent, today, a session id)."""
+    check_name(agent, "agent")
+    if not text.strip():
+        raise MemstackError("bad handoff: the document is empty")
+    refuse_secrets(text, "handoff", store)
+    if _FRONT.match(text) is None:
+        session = f"{agent}-{iso(now_ms).replace(':', '').replace('-', '')[:15]}Z"
+        text = f"---\nagent: {agent}\ndate: {day(now_ms)}\nsession: {session}\n---\n\n{text}"
+    if not text.endswith("\n"):
+        text += "\n"
+    handoff = parse(text)
+    if handoff.front["agent"] != agent:
+        raise MemstackError(f"bad handoff: front matter agent {handoff.front['agent']!r} is not --agent {agent!r}")
+    folder = store / "handoffs" / agent
+    folder.mkdir(parents=True, exist_ok=True)
+    refuse_symlinks(store, folder)
+    date = handoff.front["date"]
+    for sequence in range(1, 10_000):
+        suffix = "" if sequence == 1 else f"-{sequence}"
+        path = folder / f"session_handoff-{date}_{agent}{suffix}.md"
+        if create_exclusive(path, text.encode("utf-8")):
+            return {"path": str(path.relative_to(store)), "agent": agent, "date": date,
+                    "session": handoff.front["session"], "open_threads": handoff.open_threads}
+    raise MemstackError(f"handoffs/{agent}: too many handoffs on {date}")  # pragma: no cover

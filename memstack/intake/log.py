@@ -1,0 +1,121 @@
+"""L2 intake: the append-only staging log, `intake/<agent>/YYYY-MM-DD.jsonl`."""
+
+import math
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from memstack.base import clock, ids, jsonio, schemas
+from memstack.base.errors import MemstackError
+from memstack.base.files import append_line, read_jsonl
+from memstack.base.names import check_name
+from memstack.base.secrets import refuse_secrets
+from memstack.base.times import day, iso, parse_ts
+from memstack.kb.binder import LEDGER, read_log
+
+TIERS = ("observed", "fetched", "verified", "ratified")
+
+
+def check_confidence(value: Any, field: str = "confidence") -> float:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            raise MemstackError(f"bad {field} {value!r}: must be a finite number in [0, 1]") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not 0 <= value <= 1:
+        raise MemstackError(f"bad {field} {value!r}: must be a finite number in [0, 1]")
+    return float(value)
+
+
+def make_record(*, agent: str, content: str, created_at: Any, title: str = "", source: str = "",
+                tier: str = "observed", confidence: Any = 0.5, keywords: Iterable[str] = (),
+                tags: Iterable[str] = (), subject: str | None = None, predicate: str | None = None,
+                object: str | None = None, relevance_score: Any = None) -> dict[str, Any]:
+    """A validated intake record; raises MemstackError naming the first bad field."""
+    check_name(agent, "agent")
+    if not isinstance(content, str) or not content.strip():
+        raise MemstackError("bad content: must be non-empty text")
+    if tier not in TIERS:
+        raise MemstackError(f"bad tier {tier!r}: must be one of {', '.join(TIERS)}")
+    ms = parse_ts(created_at, "created-at")
+    if ms < 0:  # the id and the day file carry it: say so before either is made
+        raise MemstackError(f"bad created-at {created_at!r}: a transaction time must lie between 1970-01-01"
+                            " and 9999-12-31 (UTC)")
+    record: dict[str, Any] = {
+        "id": ids.new_id(ms, agent), "content": content, "title": title, "source": source, "agent": agent,
+        "tier": tier, "confidence": check_confidence(confidence), "keywords": list(keywords),
+        "tags": list(tags), "created_at": iso(ms),
+    }
+    triple = {"subject": subject, "predicate": predicate, "object": object}
+    given = [k for k, v in triple.items() if v is not None]
+    if given and len(given) != 3:
+        missing = sorted(set(triple) - set(given))
+        raise MemstackError(f"bad {given[0]}: --subject, --predicate and --object go together (missing {', '.join(missing)})")
+    for key in given:
+        if not str(triple[key]).strip():
+            raise MemstackError(f"bad {key}: must be non-empty text")
+        record[key] = triple[key]
+    if relevance_score is not None:
+        record["relevance_score"] = check_confidence(relevance_score, "relevance-score")
+    schemas.validate("intake", record)
+    return record
+
+
+def relpath_for(record: dict[str, Any]) -> str:
+    return f"intake/{record['agent']}/{day(parse_ts(record['created_at'], 'created_at'))}.jsonl"
+
+
+def write(store: Path, record: dict[str, Any]) -> str:
+    """Append one record to its agent's day file; returns the store-relative path."""
+    schemas.validate("intake", record)
+    refuse_secrets(record, store=store)
+    clock.refuse_future(store, ("created-at", parse_ts(record["created_at"], "created-at")))
+    relpath = relpath_for(record)
+    append_line(store, relpath, jsonio.dumps_line(record))
+    return relpath
+
+
+def promoted_ids(store: Path) -> set[str]:
+    return {line["intake_id"] for line in read_log(store, LEDGER)}
+
+
+def records(store: Path, agent: str | None = None, pending: bool = False) -> list[dict[str, Any]]:
+    """Intake records, oldest first (by created_at, then id); `pending`: not yet in the ledger."""
+    return list(each_record(store, agent, pending))
+
+
+def each_record(store: Path, agent: str | None = None, pending: bool = False) -> Iterator[dict[str, Any]]:
+    """`records`, one day at a time: a record lies in the file of its agent and day (I5), so the
+    days in order, each day's files sorted together, are the whole log in order."""
+    if agent is not None:
+        check_name(agent, "agent")
+    root = store / "intake"
+    folders = [root / agent] if agent else sorted(p for p in root.glob("*") if p.is_dir())
+    days: dict[str, list[Path]] = {}
+    for folder in folders:
+        for path in folder.glob("*.jsonl"):
+            days.setdefault(path.name, []).append(path)
+    done = promoted_ids(store) if pending else set()
+    for name in sorted(days):
+        found = [r for path in sorted(days[name]) for r in read_jsonl(path, str(path.relative_to(store)))
+                 if r["id"] not in done]
+        found.sort(key=lambda r: (r["created_at"], r["id"]))
+        yield from found
+
+
+def nest(store: Path, file: Path, agent: str, now: Any) -> dict[str, Any]:
+    """A human-filed document enters intake at tier verified, confidence 1.0."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MemstackError(f"bad FILE {str(file)!r}: no such file") from None
+    except IsADirectoryError:
+        raise MemstackError(f"bad FILE {str(file)!r}: is a folder, not a file") from None
+    except UnicodeDecodeError:
+        raise MemstackError(f"bad FILE {str(file)!r}: not UTF-8 text") from None
+    headings = [line[2:].strip() for line in text.splitlines() if line.startswith("# ")]
+    record = make_record(agent=agent, content=text, created_at=now, title=headings[0] if headings else file.name,
+                         source=f"nest:{file.name}", tier="verified", confidence=1.0, tags=["nest"])
+    write(store, record)
+    return record

@@ -1,0 +1,143 @@
+"""Disagreements between agents: two facts that closed one predecessor differently (docs/merge.md).
+
+Alice and Bob each `capture --contradicts` the same open fact P on their own
+clones: P's line (in P's file) is closed twice, differently; the successors W
+and F live in Alice's and Bob's own files and carry `supersedes: [P]`. When the
+branches meet, the merge driver keeps one closing of P, the *winner*: the one
+recorded first (smaller `expired_at`), then the smaller successor id, then the
+smaller `valid_to` (`rank`). The loser's closing is not lost: it is exactly
+(valid_to = F.valid_from, expired_at = F.recorded_at, superseded_by = F.id),
+and F names P. So nothing is written for the disagreement: it is *derived*,
+wherever it is needed, as a predecessor that two or more open facts claim to
+have closed (`find`). It waits in the Binder until a human ratifies one side
+(the other open sides are closed, superseded by it) or rejects a side (that
+side is closed); closing the sides in any other way (a later capture
+--contradicts closes them all) settles it too.
+
+The first half of this module is pure and imports nothing, so the merge driver
+and the checks pay nothing for it.
+"""
+
+from collections.abc import Iterable
+from typing import Any
+
+Fact = dict[str, Any]
+
+
+def names_successor(fact: Fact) -> bool:
+    """A closing with integer times that names its successor (what capture --contradicts writes)."""
+    return (type(fact.get("valid_to")) is int and type(fact.get("expired_at")) is int
+            and isinstance(fact.get("superseded_by"), str))
+
+
+def rank(fact: Fact) -> tuple[int, str, int]:
+    """The order of rival closings of one fact: the first one recorded wins (see the module text)."""
+    return (fact["expired_at"], fact["superseded_by"], fact["valid_to"])
+
+
+def winner(a: Fact, b: Fact) -> Fact | None:
+    """Of two different closings of one fact, each naming a successor, the one kept; None if either names none."""
+    if not (names_successor(a) and names_successor(b)):
+        return None
+    return a if rank(a) <= rank(b) else b
+
+
+def find(facts: Iterable[Fact]) -> list[dict[str, Any]]:
+    """The disagreements among `facts`: each predecessor id that two or more open facts claim
+    (`supersedes`), with those sides (oldest first) and the predecessor when `facts` holds it."""
+    by_id: dict[str, Fact] = {}
+    claims: dict[str, list[Fact]] = {}
+    for fact in facts:
+        by_id[fact["id"]] = fact
+        if fact.get("valid_to") is None:
+            for predecessor in fact.get("supersedes") or ():
+                claims.setdefault(predecessor, []).append(fact)
+    found = []
+    for predecessor, sides in sorted(claims.items()):
+        if len(sides) < 2:
+            continue
+        sides = sorted(sides, key=lambda f: (f["recorded_at"], f["id"]))
+        before = by_id.get(predecessor)
+        found.append({"kind": "dispute", "id": predecessor, "subject": sides[0]["subject"],
+                      "predicate": sides[0]["predicate"], "predecessor": before,
+                      "kept_closing": None if before is None else before.get("superseded_by"), "sides": sides})
+    return found
+
+
+def disputed_with(facts: list[Fact]) -> dict[str, list[str]]:
+    """For each fact of `facts` that is a side of a disagreement among them: the other sides' ids."""
+    others: dict[str, list[str]] = {}
+    for dispute in find(facts):
+        ids = [side["id"] for side in dispute["sides"]]
+        for ident in ids:
+            mine = others.setdefault(ident, [])
+            mine += [i for i in ids if i != ident and i not in mine]
+    return others
+
+
+# --- the store: what waits in the Binder, and a human's decision ----------------------------------
+
+def waiting(store: Any) -> list[dict[str, Any]]:
+    """Every disagreement in the store's facts (through the fact index: only the open facts of the
+    subject+predicate keys holding two or more are read, then the predecessors by id), as `binder list`
+    shows it."""
+    from memstack.base.times import iso
+    from memstack.kb import factindex
+
+    found = []
+    for open_facts in factindex.open_by_key(store, factindex.crowded(store)).values():
+        found += find(open_facts)
+    before = factindex.locate(store, [dispute["id"] for dispute in found]) if found else {}
+    for dispute in found:
+        predecessor = before.get(dispute["id"], (None, None))[1]
+        dispute.update(predecessor=predecessor, kept_closing=predecessor and predecessor.get("superseded_by"),
+                       created_at=iso(max(side["recorded_at"] for side in dispute["sides"])))
+    return found
+
+
+def side_of(store: Any, fact_id: str) -> dict[str, Any] | None:
+    """The disagreement that fact `fact_id` is an open side of, or None."""
+    from memstack.kb import factindex
+
+    where = factindex.locate(store, [fact_id])
+    if fact_id not in where:
+        return None
+    fact = where[fact_id][1]
+    for dispute in find(factindex.versions(store, fact["subject"], fact["predicate"])):
+        if any(side["id"] == fact_id for side in dispute["sides"]):
+            return dispute
+    return None
+
+
+def decide(store: Any, fact_id: str, decision: str, by: str, now: int, note: str | None = None) -> dict[str, Any]:
+    """A human settles a disagreement: `ratify` closes every other open side at `now`, superseded by
+    this one; `reject` closes this side at `now`. The decision is appended to kb/binder.jsonl."""
+    from memstack.base import files, jsonio, schemas
+    from memstack.base.errors import MemstackError
+    from memstack.base.times import iso
+    from memstack.kb import binder, factstore
+    from memstack.kb.factfiles import Closing
+
+    record: dict[str, Any] = {"fact_id": fact_id, "decision": decision, "decided_at": now, "by": by}
+    if note:
+        record["note"] = note
+    problems = schemas.errors("binder", record)
+    if problems:
+        raise MemstackError(f"bad {problems[0].split(':', 1)[0]}: {problems[0].split(': ', 1)[-1]}")
+    with files.locked(store, binder.DECISIONS + ".decide"):
+        earlier = [d for d in binder.read_log(store, binder.DECISIONS) if d.get("fact_id") == fact_id]
+        if earlier:
+            raise MemstackError(f"bad ID {fact_id!r}: already {binder.PAST[earlier[0]['decision']]} by"
+                                f" {earlier[0]['by']} (one decision per side)")
+        dispute = side_of(store, fact_id)
+        if dispute is None:
+            raise MemstackError(f"bad ID {fact_id!r}: not waiting in the binder queue (`memstack binder list`)")
+        ending = [s for s in dispute["sides"] if (s["id"] != fact_id) == (decision == "ratify")]
+        for side in ending:
+            if side["valid_from"] >= now:
+                raise MemstackError(f"bad ID {fact_id!r}: fact {side['id']} begins {iso(side['valid_from'])}, after"
+                                    " now; decide once it has begun (a fact is closed after it begins)")
+        successor = fact_id if decision == "ratify" else None
+        factstore.close_many(store, [Closing(s["id"], now, now, successor) for s in ending])
+        files.append_line(store, binder.DECISIONS, jsonio.dumps_line(record))
+    return {**record, "closed": [s["id"] for s in ending]}

@@ -1,0 +1,84 @@
+"""Every fact of the store, streamed out: as a ferrox fact store, or as JSON lines.
+
+The fact files are read a line at a time, so memory stays bounded by one fact, never
+a file or the store. Facts come in file order (agents, then
+months, then as appended). `at` keeps only the facts valid at that instant.
+
+- `ferrox`: `{"facts": [...]}` with the seed's seven fields in the seed's order, one fact
+  a line, what `memstack import ferrox` reads back (docs/ferrox.md).
+- `jsonl`: each fact as memstack keeps it (every field), one JSON object a line.
+"""
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+import orjson
+
+from memstack.base import files, jsonio, progress
+from memstack.base.errors import MemstackError
+from memstack.kb import factfiles, facts
+from memstack.kb.facts import Fact
+from memstack.kb.ferrox import FIELDS
+
+FORMATS = ("ferrox", "jsonl")
+
+
+def stored(store: Path, at: int | None = None) -> Iterator[Fact]:
+    """Every fact of every fact file (valid at `at`, if given), read a line at a time."""
+    listed = factfiles.list_files(store)
+    for relpath, _ in progress.each(listed, len(listed), "exporting", "files"):
+        with open(store / relpath, "rb") as lines:
+            for number, line in enumerate(lines, start=1):
+                if not line.endswith(b"\n"):
+                    files.check_tail(store / relpath, relpath)  # a torn last line: say so
+                fact = jsonio.loads(line, f"{relpath}:{number}")
+                if not isinstance(fact, dict):
+                    raise MemstackError(f"{relpath}:{number}: I5 a line must be a JSON object — repair the line")
+                if at is None or facts.is_valid_at(fact, at):
+                    yield fact
+
+
+def ferrox_chunks(found: Iterator[Fact]) -> Iterator[bytes]:
+    yield b'{"facts": ['
+    first = True
+    for fact in found:
+        yield (b"\n  " if first else b",\n  ") + orjson.dumps({k: fact[k] for k in FIELDS})
+        first = False
+    yield b"]}\n" if first else b"\n]}\n"
+
+
+def jsonl_chunks(found: Iterator[Fact]) -> Iterator[bytes]:
+    for fact in found:
+        yield jsonio.dumps_line(fact)
+
+
+def write(store: Path, form: str, out: BinaryIO, at: int | None = None) -> int:
+    """Write the store's facts to `out` in `form`; returns how many."""
+    count = 0
+
+    def counted() -> Iterator[Fact]:
+        nonlocal count
+        for fact in stored(store, at):
+            count += 1
+            yield fact
+
+    chunks = ferrox_chunks(counted()) if form == "ferrox" else jsonl_chunks(counted())
+    for chunk in chunks:
+        out.write(chunk)
+    return count
+
+
+def write_file(store: Path, form: str, path: Path, at: int | None = None) -> int:
+    """As `write`, into `path`, replaced whole only once complete (a failed export leaves the old file)."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temp, "wb") as out:
+            count = write(store, form, out, at)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp, path)
+    finally:
+        temp.unlink(missing_ok=True)
+    return count

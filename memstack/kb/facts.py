@@ -1,0 +1,203 @@
+"""L3 facts: the record and the pure bi-temporal logic (no files, no clock).
+
+A fact is valid at ts iff `valid_from <= ts < valid_to` (a null `valid_to` is
+open-ended): the `valid_to` instant belongs to the successor. Transaction time
+is `recorded_at` (when the store learned the fact) and `expired_at` (when the
+store learned it had ended). Closing a fact sets exactly `valid_to`,
+`expired_at` and `superseded_by`; nothing else of a fact ever changes (I2).
+
+The functions over lists of facts here (`valid_at`, `history`, `recall`) are the
+reference answers: the SQLite index (`factindex`) must give the same ones.
+"""
+
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+from memstack.base import ids
+from memstack.base.errors import MemstackError
+from memstack.base.names import check_name
+from memstack.base.times import parse_ts
+from memstack.intake.log import check_confidence
+
+TABLES = ("knowledge", "jeles_atoms", "opus_atoms")
+RECALL_PREDICATES = ("decided", "chose", "pattern", "prefers")
+CLOSING_FIELDS = ("valid_to", "expired_at", "superseded_by")
+DEFAULT_CONFIDENCE = 1.0  # a fact stated directly is taken as meant; promotion passes its own
+
+# Valid times may lie in the past (years 1000-9999, so ISO output keeps four digits);
+# transaction times are when the store learned something: not before 1970.
+MIN_VALID_MS = -30610224000000  # 1000-01-01T00:00:00Z
+MIN_RECORDED_MS = 0
+MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
+
+Fact = dict[str, Any]
+
+
+def timestamp(value: Any, field: str, transaction: bool = False) -> int:
+    """A timestamp (ms or ISO-8601) in the range a fact may hold, as integer ms."""
+    ms = parse_ts(value, field)
+    low = MIN_RECORDED_MS if transaction else MIN_VALID_MS
+    if not low <= ms <= MAX_MS:
+        first = "1970-01-01" if transaction else "1000-01-01"
+        raise MemstackError(f"bad {field} {value!r}: must lie between {first} and 9999-12-31 (UTC)")
+    return ms
+
+
+def text(value: Any, field: str, required: bool = True) -> str:
+    if not isinstance(value, str) or (required and not value.strip()):
+        raise MemstackError(f"bad {field} {value!r}: must be non-empty text")
+    return value
+
+
+def make(*, subject: str, predicate: str, object: str, valid_from: Any, recorded_at: Any, agent: str,
+         confidence: Any = DEFAULT_CONFIDENCE, table: str = "knowledge", source: str | None = None,
+         intake_id: str | None = None, id: str | None = None, tier: str | None = None) -> Fact:
+    """A new open fact; raises naming the first bad field.
+
+    `id` defaults to a fresh one bound to the agent and recorded_at (memstack/base/ids.py);
+    promotion passes ids derived from intake ids. Writing
+    (`factfiles.append`) validates the whole record against schemas/fact.schema.json.
+    """
+    if table not in TABLES:
+        raise MemstackError(f"bad table {table!r}: must be one of {', '.join(TABLES)}")
+    if source is not None and not isinstance(source, str):
+        raise MemstackError(f"bad source {source!r}: must be text")
+    recorded = timestamp(recorded_at, "recorded-at", transaction=True)
+    fact: Fact = {
+        "id": ids.new_id(recorded, check_name(agent, "agent")) if id is None else id,
+        "subject": text(subject, "subject"),
+        "predicate": text(predicate, "predicate"),
+        "object": text(object, "object", required=False),
+        "valid_from": timestamp(valid_from, "valid-from"),
+        "valid_to": None,
+        "confidence": check_confidence(confidence),
+        "recorded_at": recorded,
+        "table": table,
+        "expired_at": None,
+        "superseded_by": None,
+        "source": source,
+        "agent": check_name(agent, "agent"),
+        "intake_id": intake_id,
+    }
+    if tier is not None:
+        fact["tier"] = tier
+    return fact
+
+
+def is_open(fact: Fact) -> bool:
+    return fact["valid_to"] is None and fact["expired_at"] is None
+
+
+def is_valid_at(fact: Fact, ts: int) -> bool:
+    return fact["valid_from"] <= ts and (fact["valid_to"] is None or ts < fact["valid_to"])
+
+
+def believed_at(fact: Fact, as_of: int) -> Fact | None:
+    """The fact as the store held it at transaction time `as_of` (None: not yet recorded).
+
+    A closing recorded after `as_of` is not yet known then: the fact shows open.
+    """
+    if fact["recorded_at"] > as_of:
+        return None
+    if fact["expired_at"] is not None and fact["expired_at"] > as_of:
+        return {**fact, "valid_to": None, "expired_at": None, "superseded_by": None}
+    return fact
+
+
+def close(fact: Fact, *, valid_to: int, expired_at: int, superseded_by: str | None = None) -> Fact:
+    """The fact closed at `valid_to`, the closing recorded at `expired_at` (I2: nothing else changes)."""
+    if not is_open(fact):
+        raise MemstackError(f"bad fact {fact['id']}: already closed (valid_to {fact['valid_to']},"
+                            f" expired_at {fact['expired_at']}); a closed fact never changes")
+    if not valid_to > fact["valid_from"]:
+        raise MemstackError(f"bad valid-to {valid_to}: must be after valid_from {fact['valid_from']}"
+                            f" of fact {fact['id']} ({fact['subject']} {fact['predicate']})")
+    if expired_at < fact["recorded_at"]:
+        raise MemstackError(f"bad recorded-at {expired_at}: the closing of fact {fact['id']} cannot be recorded"
+                            f" before the fact itself ({fact['recorded_at']})")
+    return {**fact, "valid_to": valid_to, "expired_at": expired_at, "superseded_by": superseded_by}
+
+
+def closing_problem(old: Fact, new: Fact) -> str | None:
+    """Why `new` is not a legal closing of `old` (I2), or None if it is."""
+    if not is_open(old):
+        return f"fact {old['id']} is already closed; a closed fact never changes"
+    illegal = sorted(k for k in old.keys() | new.keys() if old.get(k, ...) != new.get(k, ...)
+                     and k not in CLOSING_FIELDS)
+    if illegal:
+        return f"a closing may change only {', '.join(CLOSING_FIELDS)}, not {', '.join(illegal)}"
+    if new["valid_to"] is None or new["expired_at"] is None:
+        return "a closing sets valid_to and expired_at"
+    if not new["valid_to"] > old["valid_from"]:
+        return f"valid_to {new['valid_to']} must be after valid_from {old['valid_from']}"
+    return None
+
+
+# Orders: listings read oldest first; recall reads most recent first.
+def listing_key(fact: Fact) -> tuple[str, int, int, str]:
+    return (fact["subject"], fact["valid_from"], fact["recorded_at"], fact["id"])
+
+
+def recall_key(fact: Fact) -> tuple[int, int, str]:
+    return (fact["valid_from"], fact["recorded_at"], fact["id"])
+
+
+def is_recall_predicate(predicate: str) -> bool:
+    return predicate.lower() in RECALL_PREDICATES
+
+
+# Reference answers over any iterable of facts (the index must agree with these).
+def valid_at(facts: Iterable[Fact], ts: int, subject: str | None = None, as_of: int | None = None) -> list[Fact]:
+    found = []
+    for fact in facts:
+        if subject is not None and fact["subject"] != subject:
+            continue
+        seen = fact if as_of is None else believed_at(fact, as_of)
+        if seen is not None and is_valid_at(seen, ts):
+            found.append(seen)
+    return sorted(found, key=listing_key)
+
+
+def history(facts: Iterable[Fact], subject: str) -> list[Fact]:
+    return sorted((f for f in facts if f["subject"] == subject), key=listing_key)
+
+
+def recall(facts: Iterable[Fact], subject: str, now_ts: int, limit: int) -> list[Fact]:
+    found = [f for f in valid_at(facts, now_ts, subject) if is_recall_predicate(f["predicate"])]
+    return sorted(found, key=recall_key, reverse=True)[:limit]
+
+
+class Row(NamedTuple):
+    """A fact as a listing walks it: its sort columns and its line, parsed only if handed out (pages.py)."""
+
+    subject: str
+    valid_from: int
+    recorded_at: int
+    id: str
+    line: bytes | str | None = None  # the fact's JSON line, or None when `known` holds it parsed
+    known: Fact | None = None
+
+    @classmethod
+    def of(cls, fact: Fact) -> "Row":
+        return cls(fact["subject"], fact["valid_from"], fact["recorded_at"], fact["id"], None, fact)
+
+    def listing_key(self) -> tuple[str, int, int, str]:
+        return (self.subject, self.valid_from, self.recorded_at, self.id)
+
+    def recall_key(self) -> tuple[int, int, str]:
+        return (self.valid_from, self.recorded_at, self.id)
+
+    def size(self) -> int:
+        """About the bytes of its JSON (pages.py's byte budget), without parsing it."""
+        if self.line is not None:
+            return len(self.line)
+        import orjson
+
+        return len(orjson.dumps(self.known))
+
+    def fact(self, as_of: int | None = None) -> Fact:
+        """The fact; with `as_of`, as the store held it then (the row was selected as known by then)."""
+        import orjson
+
+        fact = self.known if self.known is not None else orjson.loads(self.line)  # type: ignore[arg-type]
+        return fact if as_of is None else believed_at(fact, as_of) or fact

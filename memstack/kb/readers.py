@@ -1,0 +1,189 @@
+"""Where the fact read verbs get their answers: the store's files, or the PostgreSQL replica (`--pg`).
+
+`recall`, `fact get-valid-at` and `fact history` (and their MCP tools) build
+their documents from a FactReader, so the same command code answers from
+either source. Both implementations decide the answer with the same rules
+(`facts.py`); the tests hold them to byte-identical `--json` documents.
+"""
+
+import argparse
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from memstack.base import pages
+from memstack.base.pages import Page
+from memstack.kb.facts import Fact, Row
+from memstack.repo.store import Store, locate, open_store
+
+
+class FactReader(Protocol):
+    def valid_at(self, ts: Any, subject: Any = None, as_of: Any = None) -> list[Fact]: ...
+
+    def history(self, subject: Any) -> list[Fact]: ...
+
+    def recall(self, subject: Any, now_ts: Any, limit: Any = None) -> list[Fact]: ...
+
+    def valid_at_page(self, ts: Any, subject: Any = None, as_of: Any = None, *, limit: Any = None,
+                      cursor: str | None = None, max_bytes: int | None = None) -> Page[Fact]: ...
+
+    def history_page(self, subject: Any, *, limit: Any = None, cursor: str | None = None,
+                     max_bytes: int | None = None) -> Page[Fact]: ...
+
+    def recall_page(self, subject: Any, now_ts: Any, *, limit: Any = None, cursor: str | None = None,
+                    max_bytes: int | None = None) -> Page[Fact]: ...
+
+    def other_predicates(self, subject: str, now_ts: int) -> tuple[int, list[str]]: ...
+
+    def binder_waiting(self, subject: str) -> int: ...
+
+    def close(self) -> None: ...
+
+
+def _paged(rows: Iterable[Row], limit: Any, cursor: str | None, key: Callable[[Row], Any], descending: bool = False,
+           as_of: int | None = None, max_bytes: int | None = None) -> Page[Fact]:
+    """One page of rows, parsed (as believed at `as_of`) only once handed out."""
+    got = pages.page(rows, limit=limit, cursor=cursor, key=key, descending=descending, max_bytes=max_bytes,
+                     weigh=Row.size)
+    return Page([row.fact(as_of) for row in got.items], got.next_cursor, got.remaining)
+
+
+class Lists:
+    """The answers of both sources, checked and paged alike over their rows (`*_rows`, in the files' order)."""
+
+    def valid_at_rows(self, ts: int, subject: str | None, as_of: int | None) -> Iterator[Row]:
+        raise NotImplementedError
+
+    def history_rows(self, subject: str) -> Iterator[Row]:
+        raise NotImplementedError
+
+    def recall_rows(self, subject: str, now_ts: int) -> Iterator[Row]:
+        raise NotImplementedError
+
+    def recall_limit(self) -> int:
+        """recall's page when none is asked: memory.recall_limit of (the synced) memstack.yaml."""
+        raise NotImplementedError
+
+    def valid_at_page(self, ts: Any, subject: Any = None, as_of: Any = None, *, limit: Any = None,
+                      cursor: str | None = None, max_bytes: int | None = None) -> Page[Fact]:
+        from memstack.kb import factstore
+
+        ts, subject, as_of = factstore.query_args(ts, subject, as_of)
+        pages.check_limit(limit)
+        return _paged(self.valid_at_rows(ts, subject, as_of), limit, cursor, Row.listing_key, as_of=as_of,
+                      max_bytes=max_bytes)
+
+    def history_page(self, subject: Any, *, limit: Any = None, cursor: str | None = None,
+                     max_bytes: int | None = None) -> Page[Fact]:
+        from memstack.kb import facts
+
+        subject = facts.text(subject, "subject")
+        pages.check_limit(limit)
+        return _paged(self.history_rows(subject), limit, cursor, Row.listing_key, max_bytes=max_bytes)
+
+    def recall_page(self, subject: Any, now_ts: Any, *, limit: Any = None, cursor: str | None = None,
+                    max_bytes: int | None = None) -> Page[Fact]:
+        """Most recent first; without a limit, at most memory.recall_limit."""
+        from memstack.kb import factstore
+
+        subject, now, _ = factstore.recall_args(subject, now_ts, 1)
+        size = pages.check_limit(limit)
+        return _paged(self.recall_rows(subject, now), self.recall_limit() if size is None else size, cursor,
+                      Row.recall_key, descending=True, max_bytes=max_bytes)
+
+    def binder_waiting(self, subject: str) -> int:
+        """How many intake records about `subject` wait in the Binder for a human's decision."""
+        raise NotImplementedError
+
+    def other_predicates(self, subject: str, now_ts: int) -> tuple[int, list[str]]:
+        """The facts about `subject` valid at `now_ts` that recall leaves out: how many, and their predicates."""
+        from memstack.kb.facts import is_recall_predicate
+
+        count, predicates = 0, set()
+        for row in self.valid_at_rows(now_ts, subject, None):
+            predicate = row.fact()["predicate"]
+            if not is_recall_predicate(predicate):
+                count += 1
+                predicates.add(predicate)
+        return count, sorted(predicates)
+
+    def valid_at(self, ts: Any, subject: Any = None, as_of: Any = None) -> list[Fact]:
+        return self.valid_at_page(ts, subject, as_of).items
+
+    def history(self, subject: Any) -> list[Fact]:
+        return self.history_page(subject).items
+
+    def recall(self, subject: Any, now_ts: Any, limit: Any = None) -> list[Fact]:
+        return self.recall_page(subject, now_ts, limit=limit).items
+
+
+class FileReader(Lists):
+    """The store's fact files (through the fact index); no store at all (root None) recalls nothing."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+
+    def close(self) -> None:
+        pass  # the fact index keeps its own connection cache
+
+    def _store(self) -> Path:
+        return open_store(self.root).root if self.root is None else self.root
+
+    def valid_at_rows(self, ts: int, subject: str | None, as_of: int | None) -> Iterator[Row]:
+        from memstack.kb import factindex
+
+        return factindex.valid_at_rows(self._store(), ts, subject, as_of)
+
+    def history_rows(self, subject: str) -> Iterator[Row]:
+        from memstack.kb import factindex
+
+        return factindex.history_rows(self._store(), subject)
+
+    def recall_rows(self, subject: str, now_ts: int) -> Iterator[Row]:
+        from memstack.kb import factindex
+
+        return iter(()) if self.root is None else factindex.recall_rows(self.root, subject, now_ts)
+
+    def other_predicates(self, subject: str, now_ts: int) -> tuple[int, list[str]]:
+        return (0, []) if self.root is None else super().other_predicates(subject, now_ts)
+
+    def binder_waiting(self, subject: str) -> int:
+        if self.root is None:
+            return 0
+        from memstack.kb import views
+        from memstack.repo.sources import WorktreeSource
+
+        return sum(1 for record in views.each_waiting(WorktreeSource(self.root)) if record.get("subject") == subject)
+
+    def recall_limit(self) -> int:
+        if self.root is None:
+            return pages.MCP_DEFAULT_LIMIT
+        return int(Store(self.root).config.get("memory", "recall_limit"))
+
+
+def add_pg_option(parser: argparse.ArgumentParser, what: str = "answer") -> None:
+    """`--pg [DSN]`: None when absent, "" when given bare (then `pg_dsn` looks the DSN up)."""
+    parser.add_argument("--pg", nargs="?", const="", default=None, metavar="DSN",
+                        help=f"{what} from the PostgreSQL replica (`memstack pg sync`) at DSN (default: MEMSTACK_PG,"
+                             " then replica.postgres in memstack.yaml)")
+
+
+def pg_dsn(store: str | None, pg: str | None) -> str | None:
+    """The replica's DSN when `--pg` was given (bare `--pg`: MEMSTACK_PG, then memstack.yaml), else None."""
+    if pg is None:
+        return None
+    from memstack.replica.db import ENV, resolve_dsn
+
+    if not pg and not os.environ.get(ENV):
+        return resolve_dsn(None, locate(store))
+    return resolve_dsn(pg, None)
+
+
+def fact_reader(store: str | None, pg: str | None = None, optional_store: bool = False) -> FactReader:
+    """The replica when a DSN is given, else the store's files (`optional_store`: no store is no error)."""
+    if pg is not None:
+        from memstack.replica.reads import ReplicaReader
+
+        return ReplicaReader(pg)
+    return FileReader(locate(store) if optional_store else open_store(store).root)

@@ -1,0 +1,536 @@
+"""The KB views patched, not rebuilt: what `views.build` makes, in time that follows the change.
+
+A view file is a pure function of the fact files and the two logs (views.py). A
+commit whose views changed had them checked (I4) as what a rebuild makes from
+its sources: it is a *base*. From the last such commit, the views of a later
+state (the index in the pre-commit hook, the work tree in `memstack promote`, a
+commit in a range check) are the base's views with:
+
+- every fact of a fact file changed since taken out by its sort key and its open
+  facts put back (facts are never deleted, a fact lives in one file and its key
+  never changes, so this is exact), each stamped with `distilled_at` from the
+  ledger lines appended since (`views.distillations`);
+- the Binder queue without the records decided since and with the records the
+  ledger routed to the binder since;
+- the disagreements recounted for every predecessor a fact that came or went names.
+
+The cost is the change's (its fact files, the logs' new lines), O(log n) line
+parses per fact to place it, and one pass over the bytes of the views it changes.
+No view is held whole: the base's views are read by position (from the work
+tree's file, or a blob spilled to a temporary file) and a patched view is a list
+of runs of the base's bytes and new lines, read when it is written or hashed. Anything out of
+the ordinary (no base, a fact file deleted, a log that does not continue the
+base's, a view not in the shape views.py writes, a change larger than a twentieth
+of the views) answers None, and the caller rebuilds from everything.
+"""
+
+import os
+import tempfile
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memstack.base import files, ids, jsonio
+from memstack.kb import disputes, views
+from memstack.kb.binder import DECISIONS, LEDGER
+from memstack.kb.routing import FACT_TABLES
+from memstack.repo import git
+from memstack.repo.sources import GitSource, Source
+
+VIEWS = tuple(views.view_path(t) for t in FACT_TABLES) + (views.QUEUE,)
+FACTS = "kb/facts/"
+_SHARE = 20  # more changed facts than 1/_SHARE of the views' lines: rebuilding is as cheap
+
+
+_WINDOW = 1 << 12  # bytes a search in a view file reads at first (a line is ~200 bytes), doubled while not found
+_PIECE = 1 << 20  # bytes a patched view gives at a time
+
+
+class _Text:
+    """A base view's bytes, read where asked: held (`data`), or in a file read by position (`fd`), so a
+    view of a million records (189 MB) is never held whole. The file is the work tree's (a promotion
+    replaces it with a rename: the open file still reads the old bytes) or a blob spilled to a
+    temporary file; it is closed when the last patched view that reads it is let go."""
+
+    def __init__(self, data: bytes = b"", fd: int | None = None) -> None:
+        self.data, self.fd = data, fd
+        self.length = len(data) if fd is None else os.fstat(fd).st_size
+        if fd is not None:
+            weakref.finalize(self, os.close, fd)
+
+    def get(self, start: int, end: int) -> bytes:
+        end = min(end, self.length)
+        if self.fd is None:
+            return self.data[start:end]
+        return os.pread(self.fd, end - start, start) if end > start else b""
+
+    def find(self, needle: bytes, start: int, end: int) -> int:
+        if self.fd is None:
+            return self.data.find(needle, start, end)
+        window = _WINDOW
+        while start < end:
+            stop = min(end, start + window)
+            at = self.get(start, stop).find(needle)
+            if at >= 0:
+                return start + at
+            if stop >= end:
+                break
+            start, window = stop - len(needle) + 1, min(window * 2, _PIECE)
+        return -1
+
+    def rfind(self, needle: bytes, start: int, end: int) -> int:
+        if self.fd is None:
+            return self.data.rfind(needle, start, end)
+        window = _WINDOW
+        while start < end:
+            first = max(start, end - window)
+            at = self.get(first, end).rfind(needle)
+            if at >= 0:
+                return first + at
+            if first <= start:
+                break
+            end, window = first + len(needle) - 1, min(window * 2, _PIECE)
+        return -1
+
+    def pieces(self, start: int = 0, end: int | None = None) -> Iterator[bytes]:
+        end = self.length if end is None else end
+        for at in range(start, end, _PIECE):
+            yield self.get(at, min(at + _PIECE, end))
+
+    def size(self) -> int:
+        return self.length
+
+
+def _file_text(path: Path) -> _Text | None:
+    try:
+        return _Text(fd=os.open(path, os.O_RDONLY))
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+
+
+def _blob_text(source: GitSource, relpath: str) -> _Text | None:
+    """A file of a commit, spilled to a temporary file (None: none there, or empty: not a view)."""
+    fd, name = tempfile.mkstemp(prefix="memstack-view-")
+    os.unlink(name)
+    with os.fdopen(fd, "wb", closefd=False) as out:
+        for piece in source.stream(relpath):
+            out.write(piece)
+    if os.fstat(fd).st_size == 0:
+        os.close(fd)
+        return None
+    return _Text(fd=fd)
+
+
+class _Lazy(dict):  # type: ignore[type-arg]
+    """The base's view files, each read when first asked for (a check compares only the views a
+    commit changes: the others are never read)."""
+
+    def __init__(self, read: Callable[[str], _Text | None]) -> None:
+        super().__init__()
+        self.read = read
+
+    def __missing__(self, path: str) -> _Text | None:
+        self[path] = found = self.read(path)
+        return found
+
+
+@dataclass
+class Since:
+    """What changed from a base (a commit whose views were checked) to the state being built."""
+
+    base: Source  # the base commit's files
+    views: dict[str, _Text | None]  # the base's view files (read when first asked for)
+    facts: list[str] = field(default_factory=list)  # fact files changed or added since
+    changed: set[str] = field(default_factory=set)  # the view files that differ from the base's
+    ledger: bytes = b""  # the ledger's lines appended since
+    decisions: bytes = b""  # the decisions' lines appended since
+
+
+def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: Source) -> Since | None:
+    """From the last commit before `target` whose views changed (None: the index, whose base is sought
+    from HEAD; git.WORKTREE: the work tree; else a commit, sought from its first parent)."""
+    start = "HEAD" if target in (None, git.WORKTREE) else f"{target}^"
+    if git.rev_parse(repo, start) is None:
+        return None
+    base = git.out(repo, "log", "-1", "--format=%H", start, "--", *(folder + p for p in VIEWS)).strip()
+    if not base:
+        return None
+    changes = git.changes_since(repo, base, target, ["kb/facts", LEDGER, DECISIONS, *VIEWS], folder)
+    changed = {c.path: c for c in changes}
+    at_base = GitSource(repo, blobs, base, folder)
+    found = Since(at_base, _Lazy(lambda p: _file_text(repo / folder / p) if target == git.WORKTREE and p not in changed
+                                 else _blob_text(at_base, p)))
+    found.changed = {c.path for c in changes if c.path in VIEWS}
+    for change in changes:
+        if change.path.startswith(FACTS):
+            if change.deleted:
+                return None
+            found.facts.append(change.path)
+        elif change.path in (LEDGER, DECISIONS):
+            if change.deleted:
+                return None
+            on_disk_now = target == git.WORKTREE
+            if change.added:
+                size = (repo / folder / change.path).stat().st_size if on_disk_now \
+                    else int(git.out(repo, "cat-file", "-s", change.new_sha))
+                if size > git.HELD:  # a first promotion of many records: a build streams them
+                    return None
+                tail = new.read(change.path) or b""
+            else:  # only what was appended since: a log that grows with the store is never held whole
+                appended = git.appended_to_blob(repo, change.old_sha, git.file_pieces(repo / folder / change.path)
+                                                if on_disk_now else blobs.stream(change.new_sha),
+                                                None if on_disk_now else change.new_sha)
+                if appended is None or not isinstance(appended[0], bytes):
+                    return None  # not an append to the base's log (a merge, a rewrite), or a bulk one: rebuild
+                tail = appended[0]
+            if change.path == LEDGER:
+                found.ledger = tail
+            else:
+                found.decisions = tail
+    return found
+
+
+def views_of(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: Source,
+             wanted: Iterable[str] | None = None,
+             build: Callable[[Source], dict[str, bytes]] | None = None) -> dict[str, files.Data]:
+    """The KB views of the state `new` (the `target` of `since`): patched when they can be, else
+    built (by `build`: promote's records what it read, buildmemo.py). Patched, the answer holds those
+    `wanted` (by default those that differ from the base's), and those the change touches: a view
+    left out is the base's, unchanged."""
+    found = since(repo, folder, blobs, target, new)
+    patched = patch(found, new, found.changed if wanted is None else wanted) if found is not None else None
+    return patched if patched is not None else (build or views.build)(new)
+
+
+# --- the patch -----------------------------------------------------------------------------------
+
+def _fact_key(line: bytes) -> tuple[str, str, int, str]:
+    fact = orjson.loads(line)
+    return (fact["subject"], fact["predicate"], fact["valid_from"], fact["id"])
+
+
+def _queue_key(line: bytes) -> tuple[str, str]:
+    record = orjson.loads(line)
+    return (record["created_at"], record["id"])
+
+
+class _Lines:
+    """The lines of a view's list where they stand in the view's bytes (joined by ",\n", which no line
+    holds: JSON keeps a newline in a string as `\n`), each known by the byte it starts at. A line is
+    found by a binary search over the bytes that parses O(log n) lines; the lines are never listed."""
+
+    def __init__(self, text: _Text, start: int, end: int, count: int) -> None:
+        self.text, self.start, self.end, self.count = text, start, end, count
+        self.stop = end + 2  # where a line after the last would start
+
+    def __len__(self) -> int:
+        return self.count
+
+    def line(self, pos: int) -> bytes:
+        at = self.text.find(b",\n", pos, self.end)
+        return self.text.get(pos, self.end if at < 0 else at)
+
+    def after(self, pos: int) -> int:
+        at = self.text.find(b",\n", pos, self.end)
+        return self.stop if at < 0 else at + 2
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        """Every line and where it starts, the bytes read a piece at a time."""
+        if not self.count:
+            return
+        pos, carry = self.start, b""
+        for piece in self.text.pieces(self.start, self.end):
+            chunk = carry + piece
+            *whole, carry = chunk.split(b",\n")
+            for line in whole:
+                yield pos, line
+                pos += len(line) + 2
+        yield pos, carry
+
+    def lower_bound(self, key: Any, parse: Callable[[bytes], Any]) -> int:
+        """Where the first line whose key is not below `key` starts (`stop` when there is none)."""
+        if not self.count:
+            return self.stop
+        lo, hi = self.start, self.stop  # lines starting before lo are below key; from hi on, not below
+        while lo < hi:
+            mid = (lo + hi) // 2
+            pos = self.start if mid <= self.start else self.after(mid - 2)  # the first line at or after mid
+            if pos >= hi:
+                hi = mid
+            elif parse(self.line(pos)) < key:
+                lo = pos + 1
+            else:
+                hi = pos
+        return self.start if lo <= self.start else min(self.after(lo - 2), self.stop)
+
+
+_Part = bytes | tuple[int, int]  # a new line, or a run of the base's lines: (first byte, end)
+
+
+class Spliced:
+    """A patched view: its head, then runs of the base view's lines and new lines joined by ",\n", then
+    its tail. Its bytes are read from the base's when they are written or hashed (files.Pieces)."""
+
+    def __init__(self, text: _Text, head: bytes, parts: list[_Part], tail: bytes) -> None:
+        self.text, self.head, self.parts, self.tail = text, head, parts, tail
+
+    def size(self) -> int:
+        joins = 2 * max(len(self.parts) - 1, 0)
+        return len(self.head) + joins + len(self.tail) + sum(
+            len(p) if isinstance(p, bytes) else p[1] - p[0] for p in self.parts)
+
+    def pieces(self) -> Iterator[bytes]:
+        yield self.head
+        for n, part in enumerate(self.parts):
+            if n:
+                yield b",\n"
+            if isinstance(part, bytes):
+                yield part
+            else:
+                yield from self.text.pieces(*part)
+        yield self.tail
+
+
+def _lines(text: _Text | None, head: bytes) -> _Lines | None:
+    """The lines of a view's list, when `text` is in the shape views.py writes."""
+    if text is None or text.get(0, len(head)) != head:
+        return None
+    first = len(head)
+    if text.length - first == 3 and text.get(first, text.length) == b"]}\n":
+        return _Lines(text, first, first, 0)
+    if text.get(text.length - 4, text.length) != b"\n]}\n":
+        return None
+    return _Lines(text, first, text.length - 4, _count(text))
+
+
+def _count(text: _Text) -> int:
+    start = text.get(0, 64)
+    return int(start[len(b'{"count": '):start.index(b",")])
+
+
+def _head(text: _Text | None, name: str, key: str) -> bytes:
+    """The head a view of `name` in `text` must begin with (its count as `text` has it)."""
+    start = text.get(0, 64) if text is not None else b""
+    count = start[start.find(b" ") + 1:start.find(b",")]
+    return b'{"count": %s, "view": "%s", "%s": [\n' % (count, name.encode(), key.encode())
+
+
+def _find(lines: _Lines, key: Any, parse: Callable[[bytes], Any]) -> int | None:
+    pos = lines.lower_bound(key, parse)
+    return pos if pos < lines.stop and parse(lines.line(pos)) == key else None
+
+
+def _apply(lines: _Lines, remove: set[int], add: list[tuple[Any, bytes]],
+           parse: Callable[[bytes], Any]) -> tuple[list[_Part], int]:
+    """The list's parts (runs of unchanged lines and new lines, to be joined by ",\n") without the lines
+    starting at the positions `remove`, with the (key, line) pairs of `add` in key order; and how many
+    lines it holds."""
+    at: dict[int, list[bytes]] = {}  # the position of a line -> the new lines that go before it
+    for key, line in sorted(add, key=lambda item: item[0]):
+        at.setdefault(lines.lower_bound(key, parse), []).append(line)
+    parts: list[_Part] = []
+    first = lines.start if len(lines) else lines.stop
+    for cut in sorted(set(at) | remove | {lines.stop}):  # the cut at the end puts what goes after every line
+        if first < cut:  # the untouched lines before the cut, in one run
+            parts.append((first, cut - 2))
+        parts.extend(at.get(cut, ()))
+        first = lines.after(cut) if cut in remove else cut
+    return parts, len(lines) - len(remove) + len(add)
+
+
+def _spliced(lines: _Lines, name: str, key: str, parts: list[_Part], count: int,
+             disputes: list[bytes] | None = None) -> Spliced:
+    return Spliced(lines.text, views.head(name, key, count), parts, views.tail(count, disputes or []))
+
+
+def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str, files.Data] | None:
+    """The views of `new` (those `wanted`, and any a change touches), from the base's and what changed
+    since; None when they must be rebuilt."""
+    tables: dict[str, _Lines] = {}  # the lines of each view a change touches, found when first touched
+
+    def lines_of(table: str) -> _Lines | None:
+        if table not in tables:
+            text = since.views[views.view_path(table)]
+            found = _lines(text, _head(text, table, "facts"))
+            if found is None:
+                return None
+            tables[table] = found
+        return tables[table]
+
+    made: dict[tuple[str, str], int] = {}  # (fact id, intake id) -> promoted_at of the first line since
+    routed: list[dict[str, Any]] = []
+    for entry in jsonio.iter_jsonl(since.ledger, LEDGER):
+        ident, intake, at = entry.get("fact_id"), entry.get("intake_id"), entry.get("promoted_at")
+        if isinstance(ident, str) and isinstance(intake, str) and type(at) is int:
+            made.setdefault((ident, intake), at)
+        if entry.get("sub_tier") == "binder":
+            routed.append(entry)
+    remove: dict[str, set[int]] = {table: set() for table in FACT_TABLES}
+    add: dict[str, list[tuple[Any, bytes]]] = {table: [] for table in FACT_TABLES}
+    moved: list[dict[str, Any]] = []  # facts that came into a view or left one
+    seen: set[str] = set()  # the facts of the lines changed since
+    for relpath in since.facts:
+        data = new.read(relpath) or b""
+        before = set((since.base.read(relpath) or b"").splitlines(keepends=True))
+        # A line the base held unchanged is a fact whose place in the views has not changed.
+        changed = b"".join(line for line in data.splitlines(keepends=True) if line not in before)
+        for fact in jsonio.iter_jsonl(changed, relpath):
+            seen.add(fact.get("id"))  # type: ignore[arg-type]
+            lines = lines_of(fact.get("table"))  # type: ignore[arg-type]
+            if lines is None:
+                return None
+            key = views.fact_order(fact)
+            at = _find(lines, key, _fact_key)
+            old = lines.line(at) if at is not None else None
+            if fact.get("valid_to") is None:
+                stamp = made.get((fact["id"], fact.get("intake_id")))  # type: ignore[arg-type]
+                if old is not None:
+                    if stamp is not None:  # made again after it was in a view: only a rebuild knows which is first
+                        return None
+                    stamp = orjson.loads(old).get("distilled_at")
+                elif stamp is None:
+                    if fact.get("intake_id") is not None:  # promoted before the base, yet in no view of it
+                        return None
+                    stamp = fact["recorded_at"]
+                fact["distilled_at"] = stamp
+                line = views.line(fact)
+                if line == old:
+                    continue
+                add[fact["table"]].append((key, line))
+            elif old is None:
+                continue
+            if at is not None:
+                remove[fact["table"]].add(at)
+                moved.append(orjson.loads(old))  # type: ignore[arg-type]
+            if fact.get("valid_to") is None:
+                moved.append(fact)
+            if len(moved) * _SHARE > len(lines) + 1000:
+                return None
+    if any(f not in seen and ids.made_from(f, x) for f, x in made):
+        return None  # a ledger line since made a fact the base already held: only a rebuild knows which is first
+    out: dict[str, files.Data] = {}
+    disputed = {p for fact in moved for p in fact.get("supersedes") or ()}
+    for table in FACT_TABLES:
+        path = views.view_path(table)
+        if table in tables and (remove[table] or add[table]):
+            out[path] = _spliced(tables[table], table, "facts",
+                                 *_apply(tables[table], remove[table], add[table], _fact_key))
+        elif path in wanted or disputed:
+            text = since.views[path]
+            if _lines(text, _head(text, table, "facts")) is None:
+                return None
+            assert text is not None
+            out[path] = text  # untouched
+    if not (routed or since.decisions or disputed):
+        if views.QUEUE in wanted:
+            text = since.views[views.QUEUE]
+            if _queue(text) is None:
+                return None
+            assert text is not None
+            out[views.QUEUE] = text  # untouched
+        return out
+    queue = _queue(since.views[views.QUEUE])
+    if queue is None:
+        return None
+    records = _patch_queue(queue[0], routed, since.decisions, new)
+    if records is None:
+        return None
+    dispute_lines = _recount(queue[1], disputed, [out[views.view_path(t)] for t in FACT_TABLES] if disputed else [])
+    out[views.QUEUE] = _spliced(queue[0], "binder_queue", "records", *records, dispute_lines)
+    return out
+
+
+_DISPUTES = b'], "disputes": ['  # the line between the queue's records and its disagreements
+_PREDECESSOR = b'{"predecessor":'  # how a disagreement's line begins (keys sorted); a record's begins {"agent":
+
+
+def _queue(text: _Text | None) -> tuple[_Lines, list[bytes]] | None:
+    """The record lines and the disagreement lines of the Binder queue view. The disagreements are
+    found from the end, line by line (there are few), so the records are never read for it."""
+    if text is None:
+        return None
+    head = _head(text, "binder_queue", "records")
+    if text.get(0, len(head)) != head or text.get(text.length - 4, text.length) != b"\n]}\n":
+        return None
+    end, found = text.length - 4, []  # where the line before `]}` ends
+    while end > len(head):
+        start = text.rfind(b"\n", len(head) - 1, end) + 1
+        line = text.get(start, end)
+        if line == _DISPUTES:
+            records = _Lines(text, len(head), max(len(head), start - 1), _count(text))
+            return records, found[::-1]
+        if not line.startswith(_PREDECESSOR):
+            break
+        found.append(line.removesuffix(b","))
+        end = start - 1
+    records = None if found else _lines(text, head)
+    return None if records is None else (records, [])
+
+
+def _patch_queue(lines: _Lines, routed: list[dict[str, Any]], decided_since: bytes,
+                 new: Source) -> tuple[list[_Part], int] | None:
+    """The queue's body without the records decided since, with the records routed to the binder since."""
+    gone = {d.get("intake_id") for d in jsonio.iter_jsonl(decided_since, DECISIONS)} - {None}
+    remove = {pos for pos, line in lines if _record_id(line) in gone} if gone else set()
+    decided = {d.get("intake_id") for d in jsonio.iter_jsonl(new.read(DECISIONS) or b"", DECISIONS)} \
+        if routed else set()
+    wanted: dict[str, set[str]] = {}
+    for entry in routed:
+        if entry.get("intake_id") not in decided and isinstance(entry.get("file"), str):
+            wanted.setdefault(entry["file"], set()).add(entry["intake_id"])
+    if len(routed) * _SHARE > len(lines) + 1000:
+        return None
+    add = [(_queue_key(line), line) for relpath in sorted(wanted)
+           for record in jsonio.iter_jsonl(new.read(relpath) or b"", relpath)
+           if record.get("id") in wanted[relpath] for line in [views.line(record)]]
+    return _apply(lines, remove, add, _queue_key)
+
+
+def _record_id(line: bytes) -> str | None:
+    """The `id` of a record's line (keys sorted: the first `"id":` is the record's own; a string value
+    holds no bare quote)."""
+    at = line.find(b'"id":"')
+    return None if at < 0 else line[at + 6:line.index(b'"', at + 6)].decode()
+
+
+def _holding(view: files.Data, needle: bytes) -> Iterator[bytes]:
+    """The lines of a view that hold `needle`, its pieces searched as they come (never held whole)."""
+    carry = b""
+    for piece in files.parts(view)[1]:
+        chunk = carry + bytes(piece)
+        cut = chunk.rfind(b"\n") + 1
+        done, carry = chunk[:cut], chunk[cut:]
+        at = done.find(needle)
+        while at >= 0:
+            end = done.find(b"\n", at)
+            yield done[done.rfind(b"\n", 0, at) + 1:end]
+            at = done.find(needle, end)
+    if needle in carry:
+        yield carry
+
+
+def _recount(dispute_lines: list[bytes], named: set[str], bodies: list[files.Data]) -> list[bytes]:
+    """The disagreement lines, each predecessor in `named` recounted from the patched views."""
+    if not named:
+        return dispute_lines
+    claims: dict[str, dict[str, Any]] = {}
+    todo, seen = set(named), set()
+    while todo:  # a side may name other predecessors: their disagreements are recounted too
+        predecessor = todo.pop()
+        seen.add(predecessor)
+        needle = b'"' + predecessor.encode() + b'"'
+        for body in bodies:
+            for line in _holding(body, needle):
+                text = line.rstrip(b",")
+                if text.startswith(b"{"):
+                    fact = orjson.loads(text)
+                    if predecessor in (fact.get("supersedes") or ()):
+                        claims[fact["id"]] = fact
+                        todo.update(p for p in fact["supersedes"] if p not in seen)
+    kept = [line for line in dispute_lines if orjson.loads(line)["predecessor"] not in seen]
+    fresh = [views.dispute_line(d) for d in disputes.find(claims.values()) if d["id"] in seen]
+    return sorted(kept + fresh, key=lambda line: orjson.loads(line)["predecessor"])

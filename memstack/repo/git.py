@@ -1,0 +1,516 @@
+"""The one way memstack talks to git: a `git` subprocess helper and a batch blob reader.
+
+Hot paths (hooks, checks, merge driver) call the git command line directly, which
+honours GIT_INDEX_FILE inside a hook. Repository set-up and promotion commits go
+through GitPython's command wrapper, which runs the same binary.
+"""
+
+import os
+import re
+import subprocess
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memstack.base import files
+from memstack.base.errors import MemstackError
+
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+ZERO = "0" * 40  # git's "no object": the old side of an added file, the new side of a deleted one
+REGULAR = ("100644", "100755")
+SYMLINK = "120000"
+GITLINK = "160000"  # a submodule
+PIECE = 1 << 20  # how much of a long blob or file a stream gives at a time
+HELD = 8 << 20  # the most of what a log appends that is held in memory: beyond, it is spilled to a file
+
+# What git sets while it runs a hook; kept when memstack calls git on *another* repository.
+_KEEP = {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO", "GIT_SSL_NO_VERIFY",
+         "GIT_ASKPASS", "GIT_CONFIG_NOSYSTEM", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
+         "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"}
+
+
+def no_git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment without the GIT_* variables a running hook points at its own repository."""
+    env = dict(os.environ if base is None else base)
+    return {k: v for k, v in env.items() if not k.startswith("GIT_") or k in _KEEP}
+
+
+_LOCKED = re.compile(r"Unable to create '([^']+\.lock)': File exists|cannot lock ref '[^']*': Unable to create"
+                     r" '([^']+\.lock)'")
+
+
+def locked_message(lock: str) -> str:
+    return (f"git is locked: {lock} exists — another git process is working in this repository, or one was killed"
+            f" (e.g. an interrupted commit); when no git process is running, remove {lock} and run the command again")
+
+
+def run(cwd: Path, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None,
+        ok: Sequence[int] = (0,)) -> subprocess.CompletedProcess[bytes]:
+    """Run `git ARGS` in `cwd`; a return code outside `ok` raises MemstackError with git's words.
+
+    git's own lock (`index.lock`, a ref's lock) held by another process: retried for about
+    two seconds, then a MemstackError naming the lock file and what to do."""
+    for attempt in range(20):
+        try:
+            proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True,
+                                  env=None if env is None else dict(env))
+        except OSError as exc:  # cwd gone or not a folder, git missing
+            raise MemstackError(f"git {' '.join(args[:2])} cannot run in {cwd}: {exc.strerror}") from None
+        if proc.returncode in ok:
+            return proc
+        detail = proc.stderr.decode(errors="replace").strip() or proc.stdout.decode(errors="replace").strip()
+        lock = _LOCKED.search(detail)
+        if lock is None:
+            raise MemstackError(f"git {' '.join(args[:2])} failed in {cwd}: {detail}")
+        if attempt < 19:
+            time.sleep(0.1)
+    raise MemstackError(locked_message(lock.group(1) or lock.group(2)))
+
+
+def refuse_locked(cwd: Path) -> None:
+    """Exit 2 naming git's index lock if it is there now (before memstack writes anything it would commit)."""
+    lock = Path(out(cwd, "rev-parse", "--git-path", "index.lock", env=no_git_env()).strip())
+    lock = lock if lock.is_absolute() else cwd / lock
+    if lock.exists():
+        raise MemstackError(locked_message(str(lock)))
+
+
+def out(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+    return run(cwd, *args, env=env).stdout.decode()
+
+
+def identity_args(cwd: Path) -> list[str]:
+    """`-c user.name/email` for a commit memstack makes itself, when git has no identity to use."""
+    if os.environ.get("GIT_AUTHOR_EMAIL") or os.environ.get("EMAIL"):
+        return []
+    if run(cwd, "config", "user.email", env=no_git_env(), ok=(0, 1)).stdout.strip():
+        return []
+    return ["-c", "user.name=memstack", "-c", "user.email=memstack@localhost"]
+
+
+def commit_env(cwd: Path) -> dict[str, str]:
+    """The environment for a commit memstack makes itself (promote, sync): git's variables stripped,
+    and memstack's own identity when git has none to use."""
+    env = no_git_env()
+    if identity_args(cwd):
+        env.update(GIT_AUTHOR_NAME="memstack", GIT_AUTHOR_EMAIL="memstack@localhost",
+                   GIT_COMMITTER_NAME="memstack", GIT_COMMITTER_EMAIL="memstack@localhost")
+    return env
+
+
+def is_worktree(path: Path) -> bool:
+    proc = run(path, "rev-parse", "--is-inside-work-tree", env=no_git_env(), ok=(0, 128))
+    return proc.returncode == 0 and proc.stdout.strip() == b"true"
+
+
+def worktree_top(path: Path) -> Path | None:
+    """The top of the git work tree holding `path`, or None outside one (or in a bare repository)."""
+    proc = run(path, "rev-parse", "--show-toplevel", env=no_git_env(), ok=(0, 128))
+    top = proc.stdout.decode().strip()
+    return Path(top) if proc.returncode == 0 and top else None
+
+
+def toplevel(path: Path) -> Path:
+    return Path(out(path, "rev-parse", "--show-toplevel", env=no_git_env()).strip())
+
+
+def has_commits(path: Path) -> bool:
+    return run(path, "rev-parse", "--verify", "-q", "HEAD", ok=(0, 1, 128)).returncode == 0
+
+
+def is_zero(sha: str) -> bool:
+    return not sha.strip("0")
+
+
+def rev_parse(cwd: Path, rev: str) -> str | None:
+    """The full object name of `rev`, or None if git has no such revision."""
+    proc = run(cwd, "rev-parse", "--verify", "-q", "--end-of-options", rev, ok=(0, 1, 128))
+    return proc.stdout.decode().strip() if proc.returncode == 0 else None
+
+
+def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool:
+    return run(cwd, "merge-base", "--is-ancestor", ancestor, descendant, ok=(0, 1)).returncode == 0
+
+
+# ---- raw diffs ------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One path of a raw diff (`--raw -z --no-renames`): what it was and what it became.
+
+    A rename is a deletion plus an addition. `new_sha` is ZERO for a deletion, and
+    also, in a diff against the work tree, for a file git has not hashed yet (read it
+    from disk).
+    """
+
+    path: str
+    status: str  # A added, D deleted, M modified, T type changed (e.g. file -> symlink)
+    old_mode: str  # "000000" when added
+    new_mode: str  # "000000" when deleted
+    old_sha: str
+    new_sha: str
+
+    @property
+    def added(self) -> bool:
+        return self.old_mode == "000000"
+
+    @property
+    def deleted(self) -> bool:
+        return self.new_mode == "000000"
+
+
+def _decode_path(raw: bytes) -> str:
+    # A name that is not UTF-8 survives as surrogates, so the I7 check can name it.
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _parse_raw(data: bytes, start: int = 0, stop_at_header: bool = False,
+               prefix: str = "") -> tuple[list[Change], int]:
+    """Raw records from `start`: `:old_mode new_mode old_sha new_sha status` NUL `path` NUL, ...
+
+    With a store `prefix` (`.memory/`), git was asked for that folder only and the paths come
+    back store-relative (the prefix cut off), as the rules expect them.
+    """
+    changes = []
+    cut = len(prefix)
+    pos = start
+    while pos < len(data) and data[pos:pos + 1] == b":":
+        meta_end = data.index(b"\0", pos)
+        path_end = data.index(b"\0", meta_end + 1)
+        old_mode, new_mode, old_sha, new_sha, status = data[pos + 1:meta_end].decode().split(" ")
+        path = _decode_path(data[meta_end + 1:path_end])
+        if path.startswith(prefix):
+            changes.append(Change(path[cut:], status[:1], old_mode, new_mode, old_sha, new_sha))
+        pos = path_end + 1
+    if pos < len(data) and not stop_at_header:
+        raise MemstackError(f"git: unexpected raw diff output at byte {pos}")
+    return changes, pos
+
+
+_RAW = ("--raw", "-z", "--no-renames", "--no-abbrev", "--no-textconv", "--no-ext-diff")
+
+
+def _only(prefix: str) -> tuple[str, ...]:
+    """The pathspec that limits git to a store folder (nothing for a store at the repository's root)."""
+    return ("--", prefix) if prefix else ()
+
+
+def staged_changes(cwd: Path, prefix: str = "") -> tuple[str, list[Change]]:
+    """The index against HEAD (the empty tree before the first commit): what `git commit` would record.
+
+    `cwd` is the repository's top; with a store `prefix` only its folder is diffed (a code-only
+    commit costs one diff-index that finds nothing) and paths are store-relative.
+    """
+    base = "HEAD" if has_commits(cwd) else EMPTY_TREE
+    data = run(cwd, "--literal-pathspecs", "diff-index", "--cached", *_RAW, base, *_only(prefix)).stdout
+    return base, _parse_raw(data, prefix=prefix)[0]
+
+
+def worktree_changes(cwd: Path, prefix: str = "") -> tuple[str, list[Change]]:
+    """The work tree (tracked and untracked, git-ignored left out) against HEAD or the empty tree.
+
+    Every new side that is not a deletion has `new_sha` ZERO: read it from disk (`cwd / prefix / path`).
+    """
+    base = "HEAD" if has_commits(cwd) else EMPTY_TREE
+    # `git diff`, not `diff-index`: it compares the content of stat-dirty files rather than listing them.
+    data = run(cwd, "--literal-pathspecs", "diff", "--no-color", *_RAW, base, *_only(prefix)).stdout
+    tracked = [Change(c.path, c.status, c.old_mode, c.new_mode, c.old_sha, ZERO)
+               for c in _parse_raw(data, prefix=prefix)[0]]
+    others = run(cwd, "--literal-pathspecs", "ls-files", "-z", "--others", "--exclude-standard",
+                 *_only(prefix)).stdout
+    for raw in others.split(b"\0"):
+        if raw and not raw.endswith(b"/"):
+            path = _decode_path(raw)
+            mode = SYMLINK if os.path.islink(cwd / path) else "100644"
+            tracked.append(Change(path[len(prefix):], "A", "000000", mode, ZERO, ZERO))
+    return base, tracked
+
+
+def tree_diffs(cwd: Path, pairs: Sequence[tuple[str, str]], prefix: str = "") -> list[list[Change]]:
+    """The raw diff of each (old tree, new tree) pair, from one `git diff-tree --stdin`.
+
+    Given two trees a line, diff-tree echoes the line `old new` before each diff, empty or not,
+    so the answers come back one per pair, in order.
+    """
+    if not pairs:
+        return []
+    request = "".join(f"{old} {new}\n" for old, new in pairs).encode()
+    data = run(cwd, "--literal-pathspecs", "diff-tree", "--stdin", "-r", *_RAW, *_only(prefix),
+               input=request).stdout
+    diffs: list[list[Change]] = []
+    pos = 0
+    for old, new in pairs:
+        header = f"{old} {new}\n".encode()
+        if not data.startswith(header, pos):
+            raise MemstackError(f"git diff-tree: expected the diff of {old} {new} at byte {pos}")
+        changes, pos = _parse_raw(data, pos + len(header), stop_at_header=True, prefix=prefix)
+        diffs.append(changes)
+    return diffs
+
+
+WORKTREE = "worktree"  # a target of `changes_since`: the work tree, untracked files included
+
+
+def changes_since(cwd: Path, base: str, target: str | None, paths: Sequence[str], prefix: str = "") -> list[Change]:
+    """The raw diff from commit `base` to `target` (None: the index; WORKTREE: the work tree, where a
+    new side has `new_sha` ZERO and untracked files count as added; else a commit), limited to
+    `paths` (store-relative)."""
+    spec = ["--", *(prefix + p for p in paths)]
+    if target is None:
+        args = ["diff-index", "--cached", *_RAW, base, *spec]
+    elif target == WORKTREE:
+        args = ["diff", "--no-color", *_RAW, base, *spec]
+    else:
+        args = ["diff-tree", "-r", *_RAW, base, target, *spec]
+    changes = _parse_raw(run(cwd, "--literal-pathspecs", *args).stdout, prefix=prefix)[0]
+    if target != WORKTREE:
+        return changes
+    changes = [Change(c.path, c.status, c.old_mode, c.new_mode, c.old_sha, ZERO) for c in changes]
+    others = run(cwd, "--literal-pathspecs", "ls-files", "-z", "--others", "--exclude-standard", *spec).stdout
+    changes += [Change(_decode_path(raw)[len(prefix):], "A", "000000", "100644", ZERO, ZERO)
+                for raw in others.split(b"\0") if raw and not raw.endswith(b"/")]
+    return changes
+
+
+def _blob_digest(like: str, size: int) -> Any:
+    """A hash begun as git begins a blob's id of `size` bytes, in the hash of the id `like` (sha1, or
+    sha256 by its length)."""
+    import hashlib
+
+    return hashlib.new("sha256" if len(like) == 64 else "sha1", b"blob %d\0" % size)
+
+
+def blob_id(data: files.Data, like: str) -> str:
+    """The id git gives a blob of `data` (bytes, or pieces of a view never held whole), in the hash of
+    the id `like`."""
+    size, pieces = files.parts(data)
+    digest = _blob_digest(like, size)
+    for piece in pieces:
+        digest.update(piece)
+    return str(digest.hexdigest())
+
+
+_APPENDED: dict[tuple[str, str], tuple[files.Data, int] | None] = {}  # (old blob, new blob) -> the last answer
+
+
+def appended_to_blob(cwd: Path, old_sha: str, pieces: Iterable[bytes],
+                     new_sha: str | None = None) -> tuple[files.Data, int] | None:
+    """When the bytes `pieces` give (a blob's, from `CatFile.stream`, or a file's) are blob `old_sha` with
+    bytes appended: those bytes, and how many newlines the old blob holds; else None. The start is hashed
+    piece by piece as git hashes a blob, so a log that grows with the store is never held whole; the
+    bytes appended are held up to HELD, spilled to a temporary file beyond (files.Spilled).
+    `new_sha`: the pieces are that blob's; the last such answer is remembered (ids name content) until
+    `forget_appended`, and a second question about the same two blobs (the hook's I1 check, then its
+    view patch) costs nothing: `pieces` is then never read, so a lazy `CatFile.stream` asks git nothing."""
+    if new_sha is not None and (old_sha, new_sha) in _APPENDED:
+        return _APPENDED[(old_sha, new_sha)]
+    found = _appended(cwd, old_sha, pieces)
+    if new_sha is not None:  # the last answer only: the tail it holds is let go at the next question
+        _APPENDED.clear()
+        _APPENDED[(old_sha, new_sha)] = found
+    return found
+
+
+def forget_appended() -> None:
+    """Let go of the answer `appended_to_blob` remembers (a check is done)."""
+    _APPENDED.clear()
+
+
+def _appended(cwd: Path, old_sha: str, pieces: Iterable[bytes]) -> tuple[files.Data, int] | None:
+    size = int(out(cwd, "cat-file", "-s", old_sha))
+    digest = _blob_digest(old_sha, size)
+    left, newlines, last, tail, held = size, 0, b"", [], 0
+    spilled: files.Spilled | None = None
+    for chunk in pieces:  # read to the end: a CatFile stream must be, before its next question
+        head, rest = chunk[:left], chunk[left:]
+        if head:
+            digest.update(head)
+            newlines += head.count(b"\n")
+            last = head[-1:]
+            left -= len(head)
+        if rest and spilled is not None:
+            spilled.write(rest)
+        elif rest:
+            tail.append(rest)  # the pieces, joined once at the end: one copy of what was appended
+            held += len(rest)
+            if held > HELD:
+                spilled = files.Spilled()
+                for kept in tail:
+                    spilled.write(kept)
+                tail = []
+    if left or digest.hexdigest() != old_sha or (size and last != b"\n"):
+        return None
+    return spilled or b"".join(tail), newlines
+
+
+def file_pieces(path: Path, piece: int | None = None) -> Iterator[bytes]:
+    """A file's bytes in pieces of at most `piece` bytes (PIECE: as `CatFile.stream` gives a blob's)."""
+    with path.open("rb") as handle:
+        while data := handle.read(piece or PIECE):
+            yield data
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    sha: str
+    tree: str
+    parents: tuple[str, ...]
+    subject: str
+    boundary: bool  # outside the range: listed only for its tree, as a parent of a commit inside it
+
+
+def commits(cwd: Path, *revs: str) -> list[Commit]:
+    """The commits `git log REVS` lists, oldest first, plus the boundary parents they need.
+
+    REVS are rev-list arguments: `A..B`, or `NEW --not --all` for what a push adds.
+    """
+    data = run(cwd, "log", "--boundary", "--topo-order", "--reverse", "--no-show-signature",
+               "--format=%m %H %T %P%x09%s", *revs, "--").stdout.decode("utf-8", "replace")
+    found = []
+    for line in data.splitlines():
+        if not line:
+            continue
+        head, _, subject = line.partition("\t")
+        mark, sha, tree, *parents = head.split()
+        found.append(Commit(sha, tree, tuple(parents), subject, boundary=mark == "-"))
+    return found
+
+
+def ls_files(cwd: Path, folder: str) -> list[str]:
+    """The index's paths under `folder` (recursive)."""
+    data = run(cwd, "--literal-pathspecs", "ls-files", "-z", "--", f"{folder}/").stdout
+    return [_decode_path(raw) for raw in data.split(b"\0") if raw]
+
+
+def index_blobs(cwd: Path, prefix: str = "") -> dict[str, str]:
+    """The blob id of every file the index holds in the store folder `prefix` (store-relative paths),
+    as `:path` names it: stage 0 only (a conflicted path is no file there), submodules left out. One
+    `git ls-files -s`."""
+    data = run(cwd, "--literal-pathspecs", "ls-files", "-s", "-z", *_only(prefix)).stdout
+    found = {}
+    for raw in data.split(b"\0"):
+        meta, tab, path = raw.partition(b"\t")
+        if not tab:
+            continue
+        mode, sha, stage = meta.decode().split(" ")
+        name = _decode_path(path)
+        if stage == "0" and mode != GITLINK and name.startswith(prefix):
+            found[name[len(prefix):]] = sha
+    return found
+
+
+def files_holding(cwd: Path, folder: str, needles: Sequence[bytes]) -> set[str] | None:
+    """The files under `folder` (relative to `cwd`, tracked or not, ignored or not) whose bytes hold one of
+    `needles` (no NUL, no newline), by `git grep --no-index`: a fixed-string search in C that reads 360 MB in
+    ~0.1 s of CPU, ten times less than Python's bytes.find. None when git cannot say (then look everywhere)."""
+    patterns = [arg for needle in needles for arg in ("-e", os.fsdecode(needle))]
+    try:
+        found = run(cwd, "grep", "--no-index", "--no-full-name", "--no-color", "-l", "-z", "-a", "-F", *patterns,
+                    "--", folder, env=no_git_env(), ok=(0, 1)).stdout
+    except MemstackError:
+        return None
+    paths = {_decode_path(raw) for raw in found.split(b"\0") if raw}
+    return paths if all(path.startswith(f"{folder}/") for path in paths) else None  # not as asked: look everywhere
+
+
+def store_configs(cwd: Path, rev: str | None = None) -> list[str]:
+    """The paths of the `memstack.yaml` files git tracks (in the index, or in commit `rev`):
+    where the repository's stores are. One `ls-files`/`ls-tree`, no work-tree walk."""
+    if rev is None:
+        data = run(cwd, "ls-files", "-z", "--", "memstack.yaml", ":(glob)**/memstack.yaml").stdout
+    else:
+        data = run(cwd, "ls-tree", "-r", "-z", "--name-only", rev).stdout
+    names = (_decode_path(raw) for raw in data.split(b"\0") if raw)
+    return sorted(name for name in names if name == "memstack.yaml" or name.endswith("/memstack.yaml"))
+
+
+def tree_names(data: bytes) -> list[str]:
+    """The entry names of a raw tree object (`mode name` NUL, then a binary SHA, repeated)."""
+    names = []
+    pos = 0
+    while pos < len(data):
+        nul = data.index(b"\0", pos)
+        names.append(_decode_path(data[data.index(b" ", pos) + 1:nul]))
+        pos = nul + 1 + 20
+    return names
+
+
+class CatFile:
+    """One long-running `git cat-file --batch`: ~50 ms for 1,000 blobs instead of ~1.7 s."""
+
+    def __init__(self, cwd: Path, env: Mapping[str, str] | None = None) -> None:
+        self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=cwd, stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, env=None if env is None else dict(env))
+
+    def read(self, spec: str) -> bytes | None:
+        """The content of `spec` (a SHA or `rev:path`), or None if git has no such object."""
+        found = self.read_object(spec)
+        return None if found is None else found[1]
+
+    def read_object(self, spec: str) -> tuple[str, bytes] | None:
+        """The type (`blob`, `tree`, ...) and content of `spec`, or None if git has no such object."""
+        found = self._ask(spec)
+        if found is None:
+            return None
+        assert self._proc.stdout
+        data = self._proc.stdout.read(found[1])
+        self._proc.stdout.read(1)  # the newline after each object
+        return found[0], data
+
+    def stream(self, spec: str, piece: int | None = None) -> Iterator[bytes]:
+        """The content of `spec` in pieces of at most `piece` bytes (PIECE; nothing if git has no such
+        object), never held whole. Read it to its end before asking for another object."""
+        found = self._ask(spec)
+        if found is None:
+            return
+        assert self._proc.stdout
+        left = found[1]
+        while left:
+            data = self._proc.stdout.read(min(piece or PIECE, left))
+            if not data:
+                raise MemstackError("git cat-file --batch stopped answering")
+            left -= len(data)
+            yield data
+        self._proc.stdout.read(1)  # the newline after each object
+
+    def _ask(self, spec: str) -> tuple[str, int] | None:
+        """Ask for `spec`: its type and size, its content next on stdout; None if git has no such object."""
+        assert self._proc.stdin and self._proc.stdout
+        self._proc.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
+        self._proc.stdin.flush()
+        header = self._proc.stdout.readline()
+        parts = header.split()
+        if len(parts) != 3 or not parts[2].isdigit():  # `<spec> missing` or `<spec> ambiguous`
+            if not header:
+                raise MemstackError("git cat-file --batch stopped answering")
+            return None
+        return parts[1].decode(), int(parts[2])
+
+    def close(self) -> None:
+        if self._proc.stdin:
+            self._proc.stdin.close()
+        if self._proc.stdout:
+            self._proc.stdout.close()  # before waiting: a stream left half read must not keep git writing
+        self._proc.wait()
+
+    def __enter__(self) -> "CatFile":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def lines(pieces: Iterable[bytes]) -> Iterator[bytes]:
+    """The lines of a stream of bytes (`CatFile.stream`) as `bytes.splitlines` splits them, each without its
+    end, one at a time."""
+    rest = b""
+    for piece in pieces:
+        found = (rest + piece).splitlines(keepends=True)
+        # The last one may go on in the next piece (or be the `\r` of a `\r\n` cut in two).
+        rest = found.pop() if found and not found[-1].endswith(b"\n") else b""
+        for line in found:
+            yield line[:-2] if line.endswith(b"\r\n") else line[:-1]
+    if rest:
+        yield rest[:-1] if rest.endswith(b"\r") else rest

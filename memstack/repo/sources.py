@@ -1,0 +1,84 @@
+"""Where derived files are built from: the work tree, or a commit or the index in git.
+
+A derived file must equal what a rebuild makes from the sources *in the same
+commit* (I4), so builders read through this small interface rather than the
+file system, and the checks can hand them a commit's blobs instead.
+"""
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Protocol
+
+from memstack.base import files
+from memstack.repo import git
+
+
+class Source(Protocol):
+    def read(self, relpath: str) -> bytes | None:
+        """The file's bytes, or None if it does not exist."""
+
+    def stream(self, relpath: str) -> Iterator[bytes]:
+        """The file's bytes a piece at a time (nothing if it does not exist), read to the end."""
+
+    def listdir(self, relpath: str) -> list[str]:
+        """The names of the entries directly inside a folder (empty if none)."""
+
+
+class WorktreeSource:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def read(self, relpath: str) -> bytes | None:
+        try:
+            return (self.root / relpath).read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+
+    def stream(self, relpath: str) -> Iterator[bytes]:
+        """The file's bytes a piece at a time (nothing when it does not exist); a torn last line is refused."""
+        path = self.root / relpath
+        if not path.is_file():
+            return iter(())
+        files.check_tail(path, relpath)
+        return git.file_pieces(path)
+
+    def listdir(self, relpath: str) -> list[str]:
+        folder = self.root / relpath
+        return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+class GitSource:
+    """The files of a commit (`rev`), or of the index when `rev` is None, read through one cat-file batch.
+
+    Reading the index honours GIT_INDEX_FILE, so inside a pre-commit hook this is
+    exactly what is being committed (also for `git commit -a` and `git commit PATH`).
+    Paths are store-relative; `prefix` is the store's folder in the repository (`.memory/`).
+    """
+
+    def __init__(self, repo: Path, blobs: git.CatFile, rev: str | None, prefix: str = "") -> None:
+        self.repo = repo
+        self.blobs = blobs
+        self.rev = rev
+        self.prefix = prefix
+
+    def _spec(self, relpath: str) -> str:
+        relpath = self.prefix + relpath
+        return f":{relpath}" if self.rev is None else f"{self.rev}:{relpath}"
+
+    def read(self, relpath: str) -> bytes | None:
+        found = self.blobs.read_object(self._spec(relpath))
+        return found[1] if found is not None and found[0] == "blob" else None
+
+    def stream(self, relpath: str) -> Iterator[bytes]:
+        """The file's bytes a piece at a time (nothing when it does not exist); read to the end before
+        reading another."""
+        return self.blobs.stream(self._spec(relpath))
+
+    def listdir(self, relpath: str) -> list[str]:
+        relpath = relpath.strip("/")
+        if self.rev is None:
+            prefix = f"{self.prefix}{relpath}/"
+            return sorted({path[len(prefix):].split("/", 1)[0]
+                           for path in git.ls_files(self.repo, self.prefix + relpath)})
+        found = self.blobs.read_object(self._spec(relpath))
+        return sorted(git.tree_names(found[1])) if found is not None and found[0] == "tree" else []

@@ -1,0 +1,125 @@
+"""Finding a store and the one agent a write is for."""
+
+import os
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from memstack.base.config import CONFIG_NAME, Config, load
+from memstack.base.errors import MemstackError
+from memstack.base.names import check_name
+from memstack.repo import git
+
+
+@dataclass(frozen=True)
+class Store:
+    root: Path
+
+    @cached_property
+    def config(self) -> Config:
+        return load(self.root)
+
+    def path(self, relpath: str) -> Path:
+        return self.root / relpath
+
+
+def is_store(path: Path) -> bool:
+    return (path / CONFIG_NAME).is_file()
+
+
+def locate(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path | None:
+    """The store's root, in this order: --store, MEMSTACK_HOME, WILLOW_HOME, nearest ancestor,
+    else the one store the enclosing git repository tracks (a store in a folder of a code
+    repository, found from anywhere in it).
+
+    Returns None when nothing names a store and no ancestor holds one; raises
+    when a named path is not a store, or when the repository holds several.
+    """
+    for origin, value in (
+        ("--store", explicit),
+        ("MEMSTACK_HOME", os.environ.get("MEMSTACK_HOME")),
+        ("WILLOW_HOME", os.environ.get("WILLOW_HOME")),
+    ):
+        if value:
+            path = Path(value).expanduser().resolve()
+            if not is_store(path):
+                raise MemstackError(
+                    f"{path} (from {origin}) is not a memstack store (no {CONFIG_NAME})"
+                    f" — run `memstack init {value}` or point {origin} at a store"
+                )
+            return path
+    return nearest((cwd or Path.cwd()).resolve())
+
+
+def nearest(here: Path) -> Path | None:
+    """The nearest ancestor of `here` holding memstack.yaml, else the one store of its work tree."""
+    for candidate in (here, *here.parents):
+        if is_store(candidate):
+            return candidate
+    return repository_store(here)
+
+
+def folders(top: Path, rev: str | None = None) -> list[str]:
+    """The folders ("" for the top, else "path/") of the stores the repository at `top` tracks,
+    from the index, or from commit `rev` (a bare repository has no index)."""
+    return [path[: -len(CONFIG_NAME)] for path in git.store_configs(top, rev)]
+
+
+def one_folder(found: list[str], where: object) -> str | None:
+    """The one store folder of `found`; several are ambiguous (bad usage: say which)."""
+    if len(found) > 1:
+        names = ", ".join(folder.rstrip("/") or "." for folder in found)
+        raise MemstackError(f"{where} holds {len(found)} memstack stores ({names}): pass --store PATH")
+    return found[0] if found else None
+
+
+def repository_store(here: Path) -> Path | None:
+    """The one store the git work tree around `here` tracks, or None (not in a work tree, no store)."""
+    top = git.worktree_top(here)
+    if top is None:
+        return None
+    folder = one_folder(folders(top), top)
+    return None if folder is None else top / folder
+
+
+def store_relative(path: str, top: Path) -> str:
+    """A path of the repository at `top` (`.memory/kb/...`) as a path of its store (`kb/...`):
+    below the nearest folder above it that holds memstack.yaml (a few stat calls, no git)."""
+    parts = path.split("/")
+    for cut in range(len(parts) - 1, 0, -1):
+        if is_store(top.joinpath(*parts[:cut])):
+            return "/".join(parts[cut:])
+    return path
+
+
+def folder_of(root: Path) -> tuple[Path, str]:
+    """The work tree holding the store at `root`, and the store's folder in it ("" or "path/")."""
+    top = git.worktree_top(root)
+    if top is None:
+        raise MemstackError(f"{root} is not in a git work tree — `memstack init {root}` makes a store")
+    rel = root.resolve().relative_to(top.resolve()).as_posix()
+    return top, "" if rel == "." else f"{rel}/"
+
+
+def open_store(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Store:
+    root = locate(explicit, cwd)
+    if root is None:
+        raise MemstackError(
+            "no memstack store here: pass --store PATH, set MEMSTACK_HOME, or run inside a store"
+            " (`memstack init PATH` makes one)"
+        )
+    return Store(root)
+
+
+def resolve_agent(store: Store, agent: str | None) -> str:
+    """--agent, then MEMSTACK_AGENT, then memory.default_agent in memstack.yaml."""
+    if agent is not None:  # given, even empty: checked (an empty name is bad input, not "the default")
+        return check_name(agent, "agent")
+    if os.environ.get("MEMSTACK_AGENT"):
+        return check_name(os.environ["MEMSTACK_AGENT"], "agent")
+    default = store.config.get("memory", "default_agent")
+    if default:
+        return check_name(default, "agent")
+    raise MemstackError(
+        "no agent given: pass --agent NAME, set MEMSTACK_AGENT, or set memory.default_agent in memstack.yaml"
+    )

@@ -1,0 +1,1 @@
+"""L4 SOIL: session-scoped structured records, `store/<collection>/<key>.json` (`records`)."""

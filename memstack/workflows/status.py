@@ -1,0 +1,215 @@
+"""`memstack status`: where a store stands, from the cheapest signal for each question.
+
+- pending intake per agent: each intake file's line count (a newline count, no JSON parsed;
+  remembered by the file's stat signature, and for a file that grew, only its new bytes
+  counted) less the promotion-ledger lines that name that file (one pass over the ledger,
+  remembered by the ledger's stat signature);
+- Binder waiting: intake records routed to the Binder and not decided (the same ledger pass and
+  `kb/binder.jsonl`), and disagreements between agents when the fact index is in step (an indexed
+  query; with the index behind they are not counted, `binder list` counts them);
+- stale derived files: the comparison `memstack rebuild --check` makes, with the views patched from
+  the last committed ones (promote.stale, viewpatch.py: O(change); O(store) where no base serves),
+  remembered (in `.memstack/status.json`, with the counts above) under the stat signatures of every source and
+  derived file, so it is made again only after one of them changed;
+- uncommitted memory: `git status` of the store's folder;
+- last promotion: the newest commit carrying promote's `Memstack-Routed:` trailer, and the last
+  `promoted_at` of the ledger;
+- the fact index: in step with the fact files or not, from stats alone (factindex.freshness).
+"""
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memstack.base import files, jsonio
+from memstack.base.times import iso
+from memstack.kb import binder
+from memstack.repo import git
+
+CACHE = "status.json"  # in .memstack/: what status remembers, each part with the signature it holds for
+_SOURCES = ("kb", "intake", "handoffs")  # what the derived files are built from (and the views themselves)
+
+
+def _stat(path: Path) -> list[int] | None:
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _ledger(store: Path, memory: dict[str, Any]) -> tuple[dict[str, int], set[str], int | None]:
+    """The ledger's routed lines per intake file, Binder-routed ids and last promoted_at, remembered."""
+    signature = _stat(store / binder.LEDGER)
+    kept = memory.get("ledger")
+    if isinstance(kept, dict) and kept.get("signature") == signature:
+        return dict(kept["per_file"]), set(kept["to_binder"]), kept["last"]
+    per_file, to_binder, last = _read_ledger(store)
+    memory["ledger"] = {"signature": signature, "per_file": per_file, "to_binder": sorted(to_binder), "last": last}
+    return per_file, to_binder, last
+
+
+def _read_ledger(store: Path) -> tuple[dict[str, int], set[str], int | None]:
+    """One pass over the promotion ledger: routed lines per intake file (ratifications apart), the
+    intake ids routed to the Binder, and the last promoted_at."""
+    per_file: dict[str, int] = {}
+    to_binder: set[str] = set()
+    last = None
+    path = store / binder.LEDGER
+    data = path.read_bytes() if path.exists() else b""
+    for line in jsonio.iter_jsonl(data, binder.LEDGER):
+        if line.get("via") != "binder" and isinstance(line.get("file"), str):
+            per_file[line["file"]] = per_file.get(line["file"], 0) + 1
+        if line.get("sub_tier") == "binder" and isinstance(line.get("intake_id"), str):
+            to_binder.add(line["intake_id"])
+        if type(line.get("promoted_at")) is int:
+            last = line["promoted_at"] if last is None else max(last, line["promoted_at"])
+    return per_file, to_binder, last
+
+
+def _lines(path: Path, rel: str, counts: dict[str, Any]) -> int:
+    """The file's line count, remembered in `counts` with its stat signature; an append-only file that
+    grew (same inode, larger) has only its new bytes counted."""
+    signature = _stat(path) or [0, 0, 0, 0]
+    kept = counts.get(rel)
+    if kept and kept[:4] == signature:
+        return int(kept[4])
+    if kept and kept[0] == signature[0] and signature[1] > kept[1]:
+        with open(path, "rb") as handle:
+            handle.seek(kept[1])
+            count = kept[4] + handle.read().count(b"\n")
+    else:
+        count = path.read_bytes().count(b"\n")
+    counts[rel] = [*signature, count]
+    return count
+
+
+def pending_intake(store: Path, per_file: dict[str, int], memory: dict[str, Any]) -> dict[str, int]:
+    """Intake records not yet routed, per agent (agents with none left out)."""
+    found: dict[str, int] = {}
+    root = store / "intake"
+    before = memory.get("lines") if isinstance(memory.get("lines"), dict) else {}
+    counts: dict[str, Any] = {}
+    for folder in sorted(p for p in root.glob("*") if p.is_dir()) if root.is_dir() else []:
+        for path in sorted(folder.glob("*.jsonl")):
+            rel = f"intake/{folder.name}/{path.name}"
+            counts[rel] = before.get(rel)
+            lines = _lines(path, rel, counts)
+            left = lines - per_file.get(rel, 0)
+            if left > 0:
+                found[folder.name] = found.get(folder.name, 0) + left
+    memory["lines"] = counts
+    return found
+
+
+def binder_waiting(store: Path, to_binder: set[str], index_fresh: bool) -> dict[str, int | None]:
+    decided = {d.get("intake_id") for d in binder.read_log(store, binder.DECISIONS)}
+    disputes = None
+    if index_fresh:
+        from memstack.kb import disputes as disputes_module
+
+        disputes = len(disputes_module.waiting(store))
+    return {"records": len(to_binder - decided), "disputes": disputes}
+
+
+def _signature(store: Path) -> str:
+    """A digest of the stats of every file the derived files are built from, and of the derived files."""
+    entries = []
+    for top in _SOURCES:
+        for dirpath, dirnames, names in os.walk(store / top):
+            dirnames.sort()
+            for name in sorted(names):
+                st = os.stat(os.path.join(dirpath, name))
+                entries.append((os.path.relpath(os.path.join(dirpath, name), store), st.st_ino, st.st_size,
+                                st.st_mtime_ns, st.st_ctime_ns))
+    for path in sorted(store.glob("session_anchor_*.json")) + [store / "willow.md"]:
+        if path.exists():
+            st = path.stat()
+            entries.append((path.name, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return hashlib.sha256(orjson.dumps(entries)).hexdigest()
+
+
+def stale_derived(store: Path, memory: dict[str, Any]) -> tuple[list[str], bool]:
+    """The derived files that differ from a rebuild, and whether that was remembered (no rebuild made)."""
+    from memstack.workflows import promote
+
+    before = _signature(store)
+    kept = memory.get("derived")
+    if isinstance(kept, dict) and kept.get("signature") == before and isinstance(kept.get("stale"), list):
+        return list(kept["stale"]), True
+    stale = promote.stale(store, patched=True)
+    if _signature(store) == before:  # nothing changed while it was compared: worth remembering
+        memory["derived"] = {"signature": before, "stale": stale}
+    return stale, False
+
+
+def _recall(store: Path) -> dict[str, Any]:
+    try:
+        memory = orjson.loads((store / files.LOCAL / CACHE).read_bytes())
+    except (FileNotFoundError, NotADirectoryError, orjson.JSONDecodeError):
+        return {}
+    return memory if isinstance(memory, dict) else {}
+
+
+def uncommitted(store: Path) -> list[dict[str, str]] | None:
+    """The store's files git would commit (`git status`, untracked included); None outside a work tree."""
+    from memstack.repo.store import folder_of
+
+    if not git.is_worktree(store):
+        return None
+    top, folder = folder_of(store)
+    listed = git.run(top, "status", "--porcelain", "-z", "--untracked-files=all", "--", folder or ".",
+                     env=git.no_git_env()).stdout.decode("utf-8", "surrogateescape")
+    found = []
+    entries = iter(listed.split("\0"))
+    for entry in entries:
+        if len(entry) < 4:
+            continue
+        code, path = entry[:2], entry[3:]
+        if code[0] in "RC":
+            next(entries, None)  # a rename's source path follows
+        found.append({"path": path[len(folder):] if path.startswith(folder) else path, "status": code.strip()})
+    return found
+
+
+def last_promotion(store: Path, last_promoted_at: int | None) -> dict[str, Any] | None:
+    """The newest promotion commit touching the store, and the ledger's last promoted_at."""
+    from memstack.repo.store import folder_of
+
+    commit = None
+    if git.is_worktree(store) and git.has_commits(store):
+        top, folder = folder_of(store)
+        line = git.run(top, "log", "-1", "-F", "--grep=Memstack-Routed: ", "--format=%H%x00%cI%x00%s", "--",
+                       folder or ".", env=git.no_git_env()).stdout.decode().strip()
+        if line:
+            sha, when, subject = line.split("\0", 2)
+            commit = {"commit": sha, "time": when, "subject": subject}
+    if commit is None and last_promoted_at is None:
+        return None
+    return {**(commit or {"commit": None, "time": None, "subject": None}),
+            "promoted_at": None if last_promoted_at is None else iso(last_promoted_at)}
+
+
+def status(store: Path) -> dict[str, Any]:
+    from memstack.kb import factindex
+
+    memory = _recall(store)
+    per_file, to_binder, last = _ledger(store, memory)
+    pending = pending_intake(store, per_file, memory)
+    index = factindex.freshness(store)
+    stale, remembered = stale_derived(store, memory)
+    files.write_atomic(files.local_dir(store, "") / CACHE, orjson.dumps(memory))
+    return {
+        "store": str(store),
+        "pending_intake": pending,
+        "pending_total": sum(pending.values()),
+        "binder_waiting": binder_waiting(store, to_binder, index["fresh"]),
+        "stale": stale,
+        "stale_remembered": remembered,
+        "uncommitted": uncommitted(store),
+        "last_promotion": last_promotion(store, last),
+        "index": index,
+    }

@@ -1,0 +1,231 @@
+"""`memstack sync`: an agent's memory committed, merged with the remote's, and pushed (docs/sync.md).
+
+Under the clone's git lock (memstack's own git operations never run two at a
+time in one clone: concurrent git commands fail on index.lock):
+
+1. commit the uncommitted memory (the layer folders and the boot files, nothing
+   else), through the hooks, with a message that lists what it holds;
+2. fetch, and merge the remote branch (merge, not rebase: the agent's commits
+   keep the ids they were checked and reviewed under, the merge driver runs once
+   per file rather than once per replayed commit, and a failed merge is undone
+   with one `git merge --abort`);
+3. if the pull brought new sources (intake, facts, ledger, Binder, handoffs),
+   rebuild the derived files and commit them, through the hooks;
+4. push. A push refused because the remote moved meanwhile starts again at 1
+   (committing what was written meanwhile), after a randomised, growing pause,
+   at most ATTEMPTS times. Each attempt holds the commit window
+   (`files.committing`), which memstack's writers wait for.
+
+Whatever cannot be done is a MemstackError (exit 2) naming the reason: no
+remote, a commit or push refused by a guard, a conflict the merge driver
+cannot resolve (the merge is aborted: the clone is as it was before the pull).
+"""
+
+import random
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from memstack.base import files, layout
+from memstack.base.errors import MemstackError
+from memstack.base.output import plural
+from memstack.repo import git
+
+LOCK = ".memstack/locks/git.lock"  # memstack's own git operations, one at a time per clone
+LOCK_WAIT = 600  # seconds: a sync waits for the one before it (retries and hooks included)
+ATTEMPTS = 12  # four processes of three clones pushing at once needed up to 6 (tests/test_sync.py)
+PAUSE = 0.2  # seconds before the second attempt; doubled each time, at most MAX_PAUSE, randomised
+MAX_PAUSE = 5.0
+SOURCES = ("intake/", "kb/facts/", "kb/promotions.jsonl", "kb/binder.jsonl", "handoffs/")
+_LOCKED = ("index.lock", "cannot lock ref", "Unable to create")
+# A push refused because the branch moved: behind the remote, or another push updated it meanwhile.
+_MOVED = ("fetch first", "non-fast-forward", "stale info", "cannot lock ref", "failed to update ref",
+          "but expected", "incorrect old value")
+
+
+def memory_paths(store: Path) -> list[str]:
+    """The store-relative paths `sync` commits: the layer folders and the boot files that exist."""
+    found = [name for name in layout.LAYERS if (store / name).is_dir()]
+    found += sorted(p.name for p in store.glob("session_anchor_*.json"))
+    return found + ([layout.WILLOW] if (store / layout.WILLOW).exists() else [])
+
+
+class _Git:
+    """git in the store, with the environment memstack commits under; retries git's own lock errors."""
+
+    def __init__(self, store: Path) -> None:
+        self.store = store
+        self.env = git.commit_env(store)
+
+    def __call__(self, *args: str, ok: tuple[int, ...] = (0,)) -> tuple[int, str]:
+        for attempt in range(5):
+            proc = git.run(self.store, *args, env=self.env, ok=range(256))
+            said = (proc.stdout + proc.stderr).decode(errors="replace").strip()
+            if proc.returncode in ok or args[0] == "push" or not any(s in said for s in _LOCKED):
+                break
+            time.sleep(0.05 * 2 ** attempt)  # another git process (not memstack's) holds a lock
+        if proc.returncode not in ok:
+            raise _Failed(proc.returncode, said)
+        return proc.returncode, said
+
+
+class _Failed(Exception):
+    def __init__(self, code: int, said: str) -> None:
+        super().__init__(said)
+        self.code, self.said = code, said
+
+
+def _describe(numstat: str) -> tuple[str, list[str]]:
+    """The commit message's title and body from `git diff --cached --numstat` of the memory paths."""
+    counts: Counter[str] = Counter()
+    body = []
+    for row in numstat.splitlines():
+        added, removed, path = row.split("\t", 2)
+        plus, minus = (int(added), int(removed)) if added.isdigit() and removed.isdigit() else (0, 0)
+        kind = layout.classify(path).kind
+        if kind in layout.LOGS:
+            what = {"intake": "intake records", "promotions": "ledger lines", "binder": "Binder decisions"}[kind]
+            counts[what] += plus
+            body.append(f"{path}: +{plural(plus, what[:-1])}")
+        elif kind == layout.FACTS:
+            counts["facts"] += plus - minus
+            counts["closings"] += minus
+            body.append(f"{path}: +{plural(plus - minus, 'fact')}" + (f", {minus} closed" if minus else ""))
+        elif kind == layout.HANDOFF:
+            counts["handoffs"] += 1
+            body.append(f"{path}: sealed handoff")
+        elif kind == layout.SOIL:
+            counts["SOIL records"] += 1
+            body.append(f"{path}: SOIL record")
+        else:
+            counts["other files"] += 1
+            body.append(f"{path}: {'derived, rebuilt' if kind in layout.DERIVED else 'changed'}")
+    order = ("intake records", "facts", "closings", "handoffs", "SOIL records", "Binder decisions", "ledger lines",
+             "other files")
+    title = ", ".join(f"{counts[k]} {k if counts[k] != 1 else k.rstrip('s')}" for k in order if counts[k])
+    return title, body
+
+
+def _commit(run: _Git, paths: list[str], title: str, reason: str) -> dict[str, Any] | None:
+    """Stage `paths` and commit them through the hooks; None when they hold no change."""
+    if not paths:
+        return None
+    run("add", "-A", "--", *paths)
+    _, numstat = run("diff", "--cached", "--relative", "--numstat", "--", *paths)
+    if not numstat:
+        return None
+    what, body = _describe(numstat)
+    message = f"memstack sync: {title or what}\n\n" + "\n".join(body) + "\n"
+    try:
+        run("commit", "-q", "-m", message, "--", *paths)  # through the pre-commit hook
+    except _Failed as failed:
+        run("reset", "-q", "--", *paths)  # nothing left half-staged: the files stay as they are
+        raise MemstackError(f"sync: {reason} was refused (the files are unchanged and uncommitted; fix"
+                            f" what the hook says, then sync again): {failed.said}") from None
+    _, sha = run("rev-parse", "HEAD")
+    return {"commit": sha, "message": message}
+
+
+def _where(run: _Git) -> tuple[str, str, bool]:
+    """(remote, branch, has upstream): the branch's upstream, else the one remote (or origin)."""
+    try:
+        _, branch = run("symbolic-ref", "--short", "HEAD")
+    except _Failed:
+        raise MemstackError("sync: HEAD is detached; check out a branch first") from None
+    try:
+        _, upstream = run("rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}")
+        remote, _, merge = upstream.partition("/")
+        return remote, merge, True
+    except _Failed:
+        pass
+    _, remotes = run("remote")
+    names = remotes.split()
+    if not names:
+        raise MemstackError("sync: no remote to sync with; add one (`git remote add origin URL`)")
+    if len(names) > 1 and "origin" not in names:
+        raise MemstackError(f"sync: branch {branch} has no upstream and there are several remotes"
+                            f" ({', '.join(names)}); set one (`git branch -u REMOTE/{branch}`)")
+    return ("origin" if "origin" in names else names[0]), branch, False
+
+
+def _pull(run: _Git, remote: str, branch: str) -> dict[str, Any]:
+    """Fetch and merge the remote branch through the drivers; a conflict aborts the merge."""
+    try:
+        run("fetch", "-q", remote)
+    except _Failed as failed:
+        raise MemstackError(f"sync: cannot fetch from {remote}: {failed.said}") from None
+    _, before = run("rev-parse", "HEAD")
+    code, theirs = run("rev-parse", "--verify", "-q", f"refs/remotes/{remote}/{branch}", ok=(0, 1))
+    if code != 0 or run("merge-base", "--is-ancestor", theirs, "HEAD", ok=(0, 1))[0] == 0:
+        return {"from": before, "to": before, "merged": False, "sources_changed": False}
+    try:
+        run("merge", "-q", "--no-edit", "-m", f"memstack sync: merge {remote}/{branch}", theirs)
+    except _Failed as failed:
+        _, unmerged = run("diff", "--name-only", "--relative", "--diff-filter=U")
+        run("merge", "--abort", ok=(0, 128))
+        where = f" in {', '.join(unmerged.split())}" if unmerged else ""
+        raise MemstackError(f"sync: the merge with {remote}/{branch} has a conflict the merge driver cannot"
+                            f" resolve{where}; the merge is aborted (nothing changed). Merge by hand"
+                            f" (`git merge {remote}/{branch}`, docs/merge.md): {failed.said}") from None
+    _, after = run("rev-parse", "HEAD")
+    _, names = run("diff", "--name-only", "--relative", before, after)
+    changed = any(name.startswith(SOURCES) for name in names.splitlines())
+    return {"from": before, "to": after, "merged": True, "sources_changed": changed}
+
+
+def sync(store: Path) -> dict[str, Any]:
+    """Commit, pull, rebuild, push (the module text); returns what was done."""
+    from filelock import FileLock, Timeout
+
+    run = _Git(store)
+    try:
+        held = FileLock(files.lock_path(store, "git")).acquire(timeout=LOCK_WAIT, poll_interval=0.05)
+    except Timeout:
+        raise MemstackError(f"sync: another sync in this clone has held {LOCK} for over {LOCK_WAIT} s") from None
+    with held:
+        remote, branch, tracked = _where(run)
+        if run("config", "merge.memstack.driver", ok=(0, 1))[0] != 0:
+            raise MemstackError("sync: the memstack merge driver is not registered in this clone; run"
+                                " `memstack install` first (without it, memory files merge as plain text)")
+        done: dict[str, Any] = {"ok": True, "remote": remote, "branch": branch, "committed": None,
+                                "also_committed": [], "pulls": [], "rebuilt": [], "pushed": None, "attempts": 0}
+        for attempt in range(1, ATTEMPTS + 1):
+            done["attempts"] = attempt
+            # The whole attempt holds the commit window: the pre-commit framework stashes unstaged changes
+            # in its pre-commit and pre-push hooks, and a merge refuses a dirty file; writers wait.
+            with files.committing(store):
+                if _attempt(run, store, remote, branch, tracked, done):
+                    return done
+            time.sleep(min(MAX_PAUSE, PAUSE * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5))
+    raise MemstackError(f"sync: the remote moved on every one of {ATTEMPTS} attempts; the commits stay here,"
+                        " sync again later")
+
+
+def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, done: dict[str, Any]) -> bool:
+    """One commit, pull, rebuild, push; False when the push found the remote moved (try again)."""
+    from memstack.workflows import promote
+
+    committed = _commit(run, memory_paths(store), "", "the commit of the memory")
+    if committed and done["committed"] is None:
+        done["committed"] = committed
+    elif committed:  # memory written while an earlier attempt waited
+        done["also_committed"].append(committed)
+    pulled = _pull(run, remote, branch)
+    done["pulls"].append(pulled)
+    if pulled["sources_changed"] and promote.rebuild(store, patched=True):
+        made = _commit(run, memory_paths(store), "rebuild derived files after the pull", "the rebuild commit")
+        if made:
+            done["rebuilt"].append(made)
+    code, ahead = run("rev-list", "--count", f"refs/remotes/{remote}/{branch}..HEAD", ok=(0, 128))
+    if code == 0 and ahead == "0":
+        return True
+    code, said = run("push", "-q", "--porcelain", *([] if tracked else ["-u"]), remote, f"HEAD:refs/heads/{branch}",
+                     ok=tuple(range(256)))
+    if code == 0:
+        done["pushed"] = run("rev-parse", "HEAD")[1]
+        return True
+    if not any(reason in said for reason in _MOVED):
+        raise MemstackError(f"sync: the push to {remote} was refused (by a hook or the remote); the commits stay"
+                            f" here: {said}")
+    return False
