@@ -1,4 +1,4 @@
-"""Transaction times may not lie in the future (issue 11).
+"""Transaction times may not lie in the future.
 
 A record's transaction time (an intake record's `created_at`, a fact's
 `recorded_at` and `expired_at`, a ledger line's `promoted_at`, a Binder
@@ -18,22 +18,13 @@ costs nothing.
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+from memstack.base import config
 from memstack.base.errors import MemstackError
+from memstack.base.times import iso, now_ms
 
-DEFAULT_SKEW_SECONDS = 300
 TRANSACTION_FIELDS = {"intake": ("created_at",), "fact": ("recorded_at", "expired_at"),
                       "promotion": ("promoted_at",), "binder": ("decided_at",)}
-
-
-def skew_seconds(document: Any) -> int:
-    """The configured skew of a parsed memstack.yaml (the default when it says nothing or is broken)."""
-    section = document.get("clock") if isinstance(document, dict) else None
-    value = section.get("max_skew_seconds") if isinstance(section, dict) else None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 86_400:
-        return DEFAULT_SKEW_SECONDS  # the schema check reports a bad value
-    return value
 
 
 class Clock:
@@ -56,13 +47,11 @@ class Clock:
     def problem(self, field: str, ms: int) -> str | None:
         if not self.too_late(ms):
             return None
-        from memstack.base.times import iso
-
-        return (f"{field} {_shown(ms, iso)}: lies in the future (later than now, {iso(self.now)}, plus the"
+        return (f"{field} {_shown(ms)}: lies in the future (later than now, {iso(self.now)}, plus the"
                 f" {self.seconds} s clock skew allowed); a transaction time is when the store learned it")
 
 
-def _shown(ms: int, iso: Callable[[int], str]) -> str:
+def _shown(ms: int) -> str:
     try:
         return iso(ms)
     except (OverflowError, ValueError, OSError):
@@ -71,15 +60,11 @@ def _shown(ms: int, iso: Callable[[int], str]) -> str:
 
 def for_store(store: Path) -> Clock:
     """The wall clock with the skew of the store's memstack.yaml (read only if needed)."""
-    from memstack.base.times import now_ms
-
     def skew() -> int:
-        from memstack.base import config
-
         try:
-            return skew_seconds(config.load(store).document)
+            return config.skew_seconds(config.load(store).document)
         except MemstackError:
-            return DEFAULT_SKEW_SECONDS
+            return config.DEFAULT_SKEW_SECONDS
 
     return Clock(now_ms(), skew)
 

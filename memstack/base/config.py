@@ -5,11 +5,11 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import schemas
-from memstack.base.clock import DEFAULT_SKEW_SECONDS
 from memstack.base.errors import MemstackError
 from memstack.base.files import write_atomic
 
 CONFIG_NAME = "memstack.yaml"
+DEFAULT_SKEW_SECONDS = 300  # clock.max_skew_seconds: how far past now a transaction time may lie (base/clock.py)
 
 DEFAULTS: dict[str, Any] = {
     "memory": {"default_agent": None, "recall_limit": 50},
@@ -23,6 +23,15 @@ DEFAULTS: dict[str, Any] = {
     },
     "replica": {"postgres": None},
 }
+
+
+def skew_seconds(document: Any) -> int:
+    """The configured clock skew of a parsed memstack.yaml (the default when it says nothing or is broken)."""
+    section = document.get("clock") if isinstance(document, dict) else None
+    value = section.get("max_skew_seconds") if isinstance(section, dict) else None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 86_400:
+        return DEFAULT_SKEW_SECONDS  # the schema check reports a bad value
+    return value
 
 
 def _yaml() -> Any:

@@ -323,6 +323,12 @@ def create_exclusive(path: Path, data: bytes) -> bool:
     return True
 
 
+def read_log(store: Path, relpath: str) -> list[dict]:  # type: ignore[type-arg]
+    """Every record of the store's log at `relpath` (none when it does not exist yet)."""
+    path = store / relpath
+    return read_jsonl(path, relpath) if path.exists() else []
+
+
 def read_jsonl(path: Path, relpath: str) -> list[dict]:  # type: ignore[type-arg]
     """Every record of a JSONL file; a torn last line or a bad line is an error naming the line."""
     from memstack.base import jsonio

@@ -14,6 +14,8 @@ from memstack.base.names import NAME_RULE, is_name
 LAYERS = ("intake", "kb", "store", "handoffs", "identity")
 CONFIG = "memstack.yaml"
 WILLOW = "willow.md"
+LEDGER = "kb/promotions.jsonl"  # the promotion ledger: one line per routed intake record (append-only)
+DECISIONS = "kb/binder.jsonl"  # the Binder's decisions, edges and filed documents (append-only)
 VIEWS = ("knowledge", "jeles_atoms", "opus_atoms", "binder_queue")  # kb/<view>.json
 
 # Kinds of file. Append-only logs (I1), facts (I2), handoffs (I3), derived (I4), records (I5), identity (I6).

@@ -7,11 +7,11 @@ from typing import Any
 
 from memstack.base import clock, ids, jsonio, schemas
 from memstack.base.errors import MemstackError
-from memstack.base.files import append_line, read_jsonl
+from memstack.base.files import append_line, read_jsonl, read_log
+from memstack.base.layout import LEDGER
 from memstack.base.names import check_name
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import day, iso, parse_ts
-from memstack.kb.binder import LEDGER, read_log
 
 TIERS = ("observed", "fetched", "verified", "ratified")
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memstack.base import clock, files, jsonio, layout, progress, secrets
+from memstack.base import clock, config, files, jsonio, layout, progress, secrets
 from memstack.base.errors import MemstackError
 from memstack.base.layout import Place
 from memstack.base.times import now_ms
@@ -107,7 +107,7 @@ class Checker:
         self.now = now_ms()  # transaction times are checked against the check's clock, never a commit's date
         self.pending = successors.Unresolved()  # successors a step's closings name outside their own file
         self.stale: list[str] = []  # derived files that lag their sources, where that is allowed (--all)
-        self.clock = clock.Clock(self.now, lambda: clock.DEFAULT_SKEW_SECONDS)
+        self.clock = clock.Clock(self.now, lambda: config.DEFAULT_SKEW_SECONDS)
         self.policy: secrets.Policy | None = None  # I8's `secrets:` block in force in this step, once read
         self._policies: dict[bytes, secrets.Policy] = {}  # by memstack.yaml's bytes
         self.shown: Any = None  # a progress bar (progress.bar) counting the changes checked, if one is drawn
@@ -222,10 +222,10 @@ class Checker:
             try:
                 from memstack.base import config
 
-                return clock.skew_seconds(config.parse(data.decode("utf-8"), layout.CONFIG)) if data else \
-                    clock.DEFAULT_SKEW_SECONDS
+                return config.skew_seconds(config.parse(data.decode("utf-8"), layout.CONFIG)) if data else \
+                    config.DEFAULT_SKEW_SECONDS
             except (MemstackError, UnicodeDecodeError):
-                return clock.DEFAULT_SKEW_SECONDS
+                return config.DEFAULT_SKEW_SECONDS
 
         return clock.Clock(self.now, skew)
 

@@ -11,16 +11,10 @@ from typing import Any
 
 from memstack.base import jsonio, schemas
 from memstack.base.errors import MemstackError
-from memstack.base.files import append_line, locked, read_jsonl
+from memstack.base.files import append_line, locked, read_log
+from memstack.base.layout import DECISIONS, LEDGER
 
-LEDGER = "kb/promotions.jsonl"
-DECISIONS = "kb/binder.jsonl"
 PAST = {"ratify": "ratified", "reject": "rejected"}
-
-
-def read_log(store: Path, relpath: str) -> list[dict[str, Any]]:
-    path = store / relpath
-    return read_jsonl(path, relpath) if path.exists() else []
 
 
 def waiting_ids(ledger: list[dict[str, Any]], decisions: list[dict[str, Any]]) -> list[str]:

@@ -21,6 +21,8 @@ and the checks pay nothing for it.
 from collections.abc import Iterable
 from typing import Any
 
+from memstack.base import layout
+
 Fact = dict[str, Any]
 
 
@@ -124,8 +126,8 @@ def decide(store: Any, fact_id: str, decision: str, by: str, now: int, note: str
     problems = schemas.errors("binder", record)
     if problems:
         raise MemstackError(f"bad {problems[0].split(':', 1)[0]}: {problems[0].split(': ', 1)[-1]}")
-    with files.locked(store, binder.DECISIONS + ".decide"):
-        earlier = [d for d in binder.read_log(store, binder.DECISIONS) if d.get("fact_id") == fact_id]
+    with files.locked(store, layout.DECISIONS + ".decide"):
+        earlier = [d for d in files.read_log(store, layout.DECISIONS) if d.get("fact_id") == fact_id]
         if earlier:
             raise MemstackError(f"bad ID {fact_id!r}: already {binder.PAST[earlier[0]['decision']]} by"
                                 f" {earlier[0]['by']} (one decision per side)")
@@ -139,5 +141,5 @@ def decide(store: Any, fact_id: str, decision: str, by: str, now: int, note: str
                                     " now; decide once it has begun (a fact is closed after it begins)")
         successor = fact_id if decision == "ratify" else None
         factstore.close_many(store, [Closing(s["id"], now, now, successor) for s in ending])
-        files.append_line(store, binder.DECISIONS, jsonio.dumps_line(record))
+        files.append_line(store, layout.DECISIONS, jsonio.dumps_line(record))
     return {**record, "closed": [s["id"] for s in ending]}

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memstack.base import jsonio
+from memstack.base import files, jsonio, layout
 from memstack.base.errors import MemstackError
 from memstack.base.files import append_line, create_exclusive, locked
 from memstack.base.secrets import refuse_secrets
@@ -51,7 +51,7 @@ def _read(path: Path) -> bytes:
 
 def filed(store: Path) -> list[dict[str, Any]]:
     """Every document entry of the Binder, in the order filed."""
-    return [d for d in binder.read_log(store, binder.DECISIONS) if d.get("kind") == "file"]
+    return [d for d in files.read_log(store, layout.DECISIONS) if d.get("kind") == "file"]
 
 
 def file_document(store: Path, path: Path, by: str, now_ms: int, note: str | None = None) -> dict[str, Any]:
@@ -62,11 +62,11 @@ def file_document(store: Path, path: Path, by: str, now_ms: int, note: str | Non
     entry: dict[str, Any] = {"kind": "file", "path": rel, "sha256": hashlib.sha256(data).hexdigest(),
                              "name": path.name, "decided_at": now_ms, "by": by}
     binder.check_entry(store, entry, note)
-    with locked(store, binder.DECISIONS + ".decide"):
+    with locked(store, layout.DECISIONS + ".decide"):
         earlier = [d for d in filed(store) if d.get("sha256") == entry["sha256"]]
         if earlier:
             raise MemstackError(f"bad PATH {str(path)!r}: already filed as {earlier[0]['path']} by"
                                 f" {earlier[0]['by']} (a filed document is kept once)")
         create_exclusive(store / rel, data)  # already there (filed, then its entry lost): the same bytes
-        append_line(store, binder.DECISIONS, jsonio.dumps_line(entry))
+        append_line(store, layout.DECISIONS, jsonio.dumps_line(entry))
     return entry

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memstack.base import jsonio
+from memstack.base import files, jsonio, layout
 from memstack.base.errors import MemstackError
 from memstack.base.files import append_line, locked
 from memstack.kb import binder
@@ -23,7 +23,7 @@ FIELDS = {"from": "--from", "to": "--to", "relation": "--relation"}
 
 def all_edges(store: Path) -> list[dict[str, Any]]:
     """Every edge of the Binder, in the order confirmed."""
-    return [d for d in binder.read_log(store, binder.DECISIONS) if d.get("kind") == "edge"]
+    return [d for d in files.read_log(store, layout.DECISIONS) if d.get("kind") == "edge"]
 
 
 def add(store: Path, source: str, target: str, relation: str, by: str, now_ms: int,
@@ -37,12 +37,12 @@ def add(store: Path, source: str, target: str, relation: str, by: str, now_ms: i
     if source == target:
         raise MemstackError(f"bad --to {target!r}: an edge joins two different subjects")
     binder.check_entry(store, entry, note)
-    with locked(store, binder.DECISIONS + ".decide"):
+    with locked(store, layout.DECISIONS + ".decide"):
         for edge in all_edges(store):
             if (edge.get("from"), edge.get("relation"), edge.get("to")) == (source, relation, target):
                 raise MemstackError(f"bad --relation {relation!r}: {source} {relation} {target} was already confirmed"
                                     f" by {edge.get('by')} (an edge is entered once)")
-        append_line(store, binder.DECISIONS, jsonio.dumps_line(entry))
+        append_line(store, layout.DECISIONS, jsonio.dumps_line(entry))
     return entry
 
 

@@ -11,7 +11,7 @@ what changed, so the next query re-reads nothing.
 import os
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -22,6 +22,7 @@ from memstack.base.secrets import refuse_secrets_in
 from memstack.base.times import month
 from memstack.kb import facts
 from memstack.kb.facts import Fact
+from memstack.repo import git
 
 FACTS_DIR = "kb/facts"
 FILE_RE = re.compile(r"\d{4}-\d{2}\.jsonl")
@@ -97,8 +98,6 @@ def scan_for(store: Path, values: Sequence[str]) -> Iterator[tuple[str, Fact]]:
         return
     needles = [jsonio.dumps_line(value)[:-1] for value in values]
     needles += sorted({escape for value in values for escape in escapes(value)})
-    from memstack.repo import git
-
     holding = git.files_holding(store, FACTS_DIR, needles)
     for relpath, _ in listed:
         if holding is not None and relpath not in holding:
@@ -119,8 +118,16 @@ def scan_for(store: Path, values: Sequence[str]) -> Iterator[tuple[str, Fact]]:
                 yield relpath, fact
 
 
-def append(store: Path, new: Sequence[Fact]) -> list[str]:
-    """Append facts (each validated first; nothing is written if one is bad), one write per file.
+# Who hears of each write, under the file's lock, with the file's stat before and after: the fact index
+# (kb/factindex.py), so its next query re-reads nothing. The fact store, the one writer, passes it; this
+# module knows nothing of the index.
+Appended = Callable[[Path, str, os.stat_result | None, os.stat_result, Sequence[bytes], Sequence[Fact]], None]
+Rewritten = Callable[[Path, str, os.stat_result, os.stat_result, bytes, Sequence[tuple[int, int, bytes, Fact]]], None]
+
+
+def append(store: Path, new: Sequence[Fact], noted: Appended | None = None) -> list[str]:
+    """Append facts (each validated first; nothing is written if one is bad), one write per file; `noted`
+    hears of each file's append.
 
     Returns the store-relative paths written, sorted.
     """
@@ -139,14 +146,14 @@ def append(store: Path, new: Sequence[Fact]) -> list[str]:
         with files.locked(store, relpath):
             before = _stat(path)
             files.append_held(path, relpath, b"".join(held))
-            from memstack.kb import factindex
-
-            factindex.note_append(store, relpath, before, os.stat(path), held, group)
+            if noted is not None:
+                noted(store, relpath, before, os.stat(path), held, group)
     return sorted(groups)
 
 
-def close(store: Path, relpath: str, closings: Sequence[Closing]) -> list[Fact]:
-    """Close facts of one file in one atomic rewrite of that file; returns the closed facts.
+def close(store: Path, relpath: str, closings: Sequence[Closing], noted: Rewritten | None = None) -> list[Fact]:
+    """Close facts of one file in one atomic rewrite of that file (`noted` hears of it); returns the closed
+    facts.
 
     Each fact must be open and the closing legal (I2); otherwise nothing is written.
     """
@@ -181,14 +188,14 @@ def close(store: Path, relpath: str, closings: Sequence[Closing]) -> list[Fact]:
         pieces.append(data[at:])
         rewritten = b"".join(pieces)
         files.write_atomic(path, rewritten)
-        from memstack.kb import factindex
-
-        factindex.note_rewrite(store, relpath, before, os.stat(path), rewritten, spans)
+        if noted is not None:
+            noted(store, relpath, before, os.stat(path), rewritten, spans)
     closed = {new["id"]: new for _, _, _, new in spans}
     return [closed[c.fact_id] for c in closings]
 
 
-def close_many(store: Path, where: Mapping[str, str], closings: Sequence[Closing]) -> list[Fact]:
+def close_many(store: Path, where: Mapping[str, str], closings: Sequence[Closing],
+               noted: Rewritten | None = None) -> list[Fact]:
     """Close facts in many files, one rewrite per file; `where` maps each fact id to its file."""
     groups: dict[str, list[Closing]] = defaultdict(list)
     for closing in closings:
@@ -197,7 +204,7 @@ def close_many(store: Path, where: Mapping[str, str], closings: Sequence[Closing
         groups[where[closing.fact_id]].append(closing)
     closed: dict[str, Fact] = {}
     for relpath, group in sorted(groups.items()):
-        closed.update((f["id"], f) for f in close(store, relpath, group))
+        closed.update((f["id"], f) for f in close(store, relpath, group, noted))
     return [closed[c.fact_id] for c in closings]
 
 

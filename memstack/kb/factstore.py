@@ -115,7 +115,7 @@ def append_many(store: Path, new: Sequence[Fact], check_ids: bool = True) -> lis
         if taken:
             raise MemstackError(f"bad id {sorted(taken)[0]!r}: a fact with this id already exists"
                                 " (ids are never reused)")
-    return factfiles.append(store, new)
+    return factfiles.append(store, new, factindex.note_append)
 
 
 def close_many(store: Path, closings: Sequence[Closing]) -> list[Fact]:
@@ -131,7 +131,8 @@ def close_many(store: Path, closings: Sequence[Closing]) -> list[Fact]:
             raise MemstackError(f"bad fact id {closing.fact_id!r}: no such fact")
         facts.close(where[closing.fact_id][1], valid_to=closing.valid_to, expired_at=closing.expired_at,
                     superseded_by=closing.superseded_by)
-    return factfiles.close_many(store, {i: rel for i, (rel, _) in where.items()}, closings)
+    return factfiles.close_many(store, {i: rel for i, (rel, _) in where.items()}, closings,
+                               factindex.note_rewrite)
 
 
 def invalidate(store: Path, *, subject: str, predicate: str, valid_to: Any, recorded_at: Any,

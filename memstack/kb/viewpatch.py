@@ -35,8 +35,8 @@ from typing import Any
 import orjson
 
 from memstack.base import files, ids, jsonio
+from memstack.base.layout import DECISIONS, LEDGER
 from memstack.kb import disputes, views
-from memstack.kb.binder import DECISIONS, LEDGER
 from memstack.kb.routing import FACT_TABLES
 from memstack.repo import git
 from memstack.repo.sources import GitSource, Source

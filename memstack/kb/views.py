@@ -91,7 +91,7 @@ def _log(source: Source, relpath: str) -> Iterator[dict[str, Any]]:
 def _waiting(source: Source) -> Iterator[dict[str, Any]]:
     """The waiting records one by one, the logs read line by line: only the waiting ids and their
     files are kept, never the whole ledger."""
-    from memstack.kb.binder import DECISIONS, LEDGER
+    from memstack.base.layout import DECISIONS, LEDGER
 
     decided = {d.get("intake_id") for d in _log(source, DECISIONS)}
     # binder-routed id -> the intake file its ledger lines name (a tuple in the rare case of several),
@@ -128,7 +128,7 @@ def distillations(source: Source) -> dict[int, int]:
     view. A fact no ledger line made (written directly, `fact add` or `capture`) is in the views as
     soon as it is recorded: its `recorded_at`. A function of the logs alone, so a rebuild gives the
     same bytes. Held as small integers (one ledger line of a million costs ~80 bytes), times shared."""
-    from memstack.kb.binder import LEDGER
+    from memstack.base.layout import LEDGER
 
     first: dict[int, int] = {}
     times: dict[int, int] = {}

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import files, jsonio
-from memstack.kb.binder import DECISIONS, LEDGER
+from memstack.base.layout import DECISIONS, LEDGER
 
 STATE = "promoted.json"
 _VERSION = 2

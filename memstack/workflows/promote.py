@@ -43,13 +43,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memstack.base import config, files, ids, jsonio, schemas
+from memstack.base import config, files, ids, jsonio, layout, schemas
 from memstack.base.errors import MemstackError
 from memstack.base.output import plural
 from memstack.base.times import parse_ts
 from memstack.boot import context as boot
 from memstack.integrity import buildmemo
-from memstack.kb import binder, factindex, facts, factstore, views
+from memstack.kb import factindex, facts, factstore, views
 from memstack.kb.factfiles import Closing
 from memstack.kb.facts import Fact
 from memstack.kb.routing import BROKEN, FACT_TABLES, SUB_TIERS, Rules, route
@@ -187,9 +187,9 @@ def _ledger(store: Path) -> tuple[set[str], list[dict[str, Any]], dict[str, str 
     """From one streamed read of the ledger: the intake ids it holds, the ratify decisions whose record
     is not yet a fact (binder.ratified_unpromoted), the intake file the ledger names for each, and the
     size of the decisions log as read."""
-    path = store / binder.DECISIONS
+    path = store / layout.DECISIONS
     data = path.read_bytes() if path.exists() else b""  # a human's decisions: few
-    decisions = list(jsonio.iter_jsonl(data, binder.DECISIONS))
+    decisions = list(jsonio.iter_jsonl(data, layout.DECISIONS))
     first: dict[str, dict[str, Any]] = {}
     for d in decisions:  # one decision per record counts: the first (a side of a disagreement: disputes.py)
         if isinstance(d.get("intake_id"), str):
@@ -198,9 +198,9 @@ def _ledger(store: Path) -> tuple[set[str], list[dict[str, Any]], dict[str, str 
     done: set[str] = set()
     promoted: set[str] = set()
     files_of: dict[str, str | None] = {}
-    path = store / binder.LEDGER
+    path = store / layout.LEDGER
     if path.exists():
-        for line in files.iter_jsonl(path, binder.LEDGER):
+        for line in files.iter_jsonl(path, layout.LEDGER):
             ident = line.get("intake_id")
             done.add(ident)
             if ident in ratify:
@@ -500,9 +500,9 @@ def _write_facts(store: Path, made: list[Made], decided: Decided) -> None:
 
 def _write_ledger(store: Path, routed: list[Routed], fact_ids: list[str | None], now_ms: int) -> None:
     """One ledger line for each routed record, in order, appended BATCH lines at a time."""
-    with files.locked(store, binder.LEDGER):
+    with files.locked(store, layout.LEDGER):
         for at in range(0, len(routed), BATCH):
-            files.append_held(store / binder.LEDGER, binder.LEDGER, b"".join(jsonio.dumps_line({
+            files.append_held(store / layout.LEDGER, layout.LEDGER, b"".join(jsonio.dumps_line({
                 "intake_id": item.intake_id, "agent": item.agent, "sub_tier": item.sub_tier,
                 "fact_id": fact_ids[index] if index < len(fact_ids) else None, "promoted_at": now_ms,
                 "via": item.via, **({"file": item.file} if item.file else {})})
@@ -567,7 +567,7 @@ def _committed_prefix(store: Path) -> int:
     """How many leading bytes of the ledger file are the ledger at HEAD: its size there (the hook
     refuses a commit whose ledger does not begin with HEAD's, so only the size is asked of git)."""
     env = git.no_git_env()
-    found = git.run(store, "rev-parse", "--verify", "-q", f"HEAD:./{binder.LEDGER}", env=env,
+    found = git.run(store, "rev-parse", "--verify", "-q", f"HEAD:./{layout.LEDGER}", env=env,
                     ok=(0, 1, 128)).stdout.decode().strip()
     return int(git.out(store, "cat-file", "-s", found, env=env)) if found else 0
 
@@ -576,12 +576,12 @@ def _uncommitted_ledger(store: Path) -> tuple[Counter[str], int]:
     """Ledger lines not in HEAD, counted by sub-tier (ratified records apart)."""
     counts: Counter[str] = Counter()
     ratified = 0
-    if not (store / binder.LEDGER).exists():
+    if not (store / layout.LEDGER).exists():
         return counts, ratified
-    with (store / binder.LEDGER).open("rb") as handle:
+    with (store / layout.LEDGER).open("rb") as handle:
         handle.seek(_committed_prefix(store))
         for line in handle:
-            entry = jsonio.loads(line, binder.LEDGER)
+            entry = jsonio.loads(line, layout.LEDGER)
             if entry.get("via") == "binder":
                 ratified += 1
             else:

@@ -24,9 +24,8 @@ from typing import Any
 
 import orjson
 
-from memstack.base import files, jsonio
+from memstack.base import files, jsonio, layout
 from memstack.base.times import iso
-from memstack.kb import binder
 from memstack.repo import git
 
 CACHE = "status.json"  # in .memstack/: what status remembers, each part with the signature it holds for
@@ -43,7 +42,7 @@ def _stat(path: Path) -> list[int] | None:
 
 def _ledger(store: Path, memory: dict[str, Any]) -> tuple[dict[str, int], set[str], int | None]:
     """The ledger's routed lines per intake file, Binder-routed ids and last promoted_at, remembered."""
-    signature = _stat(store / binder.LEDGER)
+    signature = _stat(store / layout.LEDGER)
     kept = memory.get("ledger")
     if isinstance(kept, dict) and kept.get("signature") == signature:
         return dict(kept["per_file"]), set(kept["to_binder"]), kept["last"]
@@ -58,9 +57,9 @@ def _read_ledger(store: Path) -> tuple[dict[str, int], set[str], int | None]:
     per_file: dict[str, int] = {}
     to_binder: set[str] = set()
     last = None
-    path = store / binder.LEDGER
+    path = store / layout.LEDGER
     data = path.read_bytes() if path.exists() else b""
-    for line in jsonio.iter_jsonl(data, binder.LEDGER):
+    for line in jsonio.iter_jsonl(data, layout.LEDGER):
         if line.get("via") != "binder" and isinstance(line.get("file"), str):
             per_file[line["file"]] = per_file.get(line["file"], 0) + 1
         if line.get("sub_tier") == "binder" and isinstance(line.get("intake_id"), str):
@@ -106,7 +105,7 @@ def pending_intake(store: Path, per_file: dict[str, int], memory: dict[str, Any]
 
 
 def binder_waiting(store: Path, to_binder: set[str], index_fresh: bool) -> dict[str, int | None]:
-    decided = {d.get("intake_id") for d in binder.read_log(store, binder.DECISIONS)}
+    decided = {d.get("intake_id") for d in files.read_log(store, layout.DECISIONS)}
     disputes = None
     if index_fresh:
         from memstack.kb import disputes as disputes_module

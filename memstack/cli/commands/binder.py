@@ -4,7 +4,7 @@ import getpass
 from collections.abc import Iterator
 from typing import Any
 
-from memstack.base import pages
+from memstack.base import layout, pages
 from memstack.base.errors import MemstackError
 from memstack.base.output import emit, emit_each, emit_page
 from memstack.base.times import now_ms
@@ -74,8 +74,6 @@ def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
                   max_bytes: int | None = None) -> dict[str, Any]:
     """`binder list --json` and the `binder_list` tool: one page of the waiting intake records, oldest first,
     then the disagreements between agents (`"kind": "dispute"`, docs/merge.md)."""
-    from memstack.kb import disputes, views
-    from memstack.repo.sources import WorktreeSource
 
     pages.page([], limit=limit, cursor=cursor, key=_key)  # a bad cursor is refused before the queue is read
     return pages.page(_queue(store), limit=limit, cursor=cursor, key=_key, max_bytes=max_bytes).document()
@@ -131,7 +129,7 @@ def decide_document(store: Store, verb: str, id: str, by: str | None = None,
 
 def run_decide(args: Any) -> int:
     record = decide_document(open_store(args.store), args.verb, args.id, args.by, args.note)
-    emit(args, record, f"{binder.PAST[args.verb]} {args.id} (recorded in {binder.DECISIONS}; commit it for review)")
+    emit(args, record, f"{binder.PAST[args.verb]} {args.id} (recorded in {layout.DECISIONS}; commit it for review)")
     return 0
 
 
@@ -162,13 +160,13 @@ def edge_document(store: Store, *, source: str, target: str, relation: str, by: 
 
 def run_file(args: Any) -> int:
     entry = file_document(open_store(args.store), path=args.path, by=args.by, note=args.note)
-    emit(args, entry, f"filed {args.path} as {entry['path']} (entered in {binder.DECISIONS}; commit both for review)")
+    emit(args, entry, f"filed {args.path} as {entry['path']} (entered in {layout.DECISIONS}; commit both for review)")
     return 0
 
 
 def run_edge(args: Any) -> int:
     entry = edge_document(open_store(args.store), source=args.source, target=args.target, relation=args.relation,
                           by=args.by, note=args.note)
-    emit(args, entry, f"confirmed {entry['from']} -{entry['relation']}-> {entry['to']} (in {binder.DECISIONS};"
+    emit(args, entry, f"confirmed {entry['from']} -{entry['relation']}-> {entry['to']} (in {layout.DECISIONS};"
                       " commit it for review)")
     return 0
