@@ -279,7 +279,7 @@ def test_after_a_reset_to_an_earlier_promotion_its_reading_still_applies(store: 
 def test_binder_list_pages_a_queue_sorted_in_spilled_runs(store: Path, monkeypatch) -> None:
     """`binder list` streams the queue (views.waiting, sorted in spilled runs): pages walked with the
     cursor, runs of 2 records, give the whole list `binder list --json` prints, in (created_at, id) order."""
-    from memstack.cli.commands import binder as binder_command
+    from memstack.api import binder as binder_api
     from memstack.repo.store import open_store
 
     for n in (7, 3, 11, 0, 5, 9, 1):
@@ -291,7 +291,7 @@ def test_binder_list_pages_a_queue_sorted_in_spilled_runs(store: Path, monkeypat
     monkeypatch.setattr(views, "_RUN", 2)
     walked, cursor = [], None
     while True:
-        page = binder_command.list_document(open_store(str(store)), limit=3, cursor=cursor)
+        page = binder_api.list_document(open_store(str(store)), limit=3, cursor=cursor)
         walked += page["items"]
         cursor = page["next_cursor"]
         if cursor is None:

@@ -16,24 +16,23 @@ seed returns:
 As in the seed, reading from where there is no store answers nothing (a note on stderr says so).
 """
 
-import sys
+from pathlib import Path
 from typing import Any
 
+from memstack.api.capture import capture_document
+from memstack.api.fact import add_document, get_valid_at_document, history_document, invalidate_document
+from memstack.api.recall import recall_document
+from memstack.base import pages
+from memstack.base.output import note
 from memstack.base.times import given_ts
+from memstack.kb import facts, factstore
 from memstack.kb.facts import Fact
-from memstack.repo.store import Store, locate, open_store
+from memstack.kb.ferrox import importing, storefile
+from memstack.kb.readers import FileReader
+from memstack.repo.store import Store, locate, open_store, resolve_agent
 
-
-def emit(document: Any, raw: bool) -> None:
-    """JSON always: indented as `--json` prints it, or compact on one line (`--raw`)."""
-    if raw:
-        from memstack.base import jsonio
-
-        sys.stdout.write(jsonio.dumps_line(document).decode())
-        return
-    from memstack.base.output import render_json
-
-    sys.stdout.write(render_json(document) + "\n")
+# The same on every clone, so two clones importing one file write the same lines (merged as one).
+SOURCE = "ferrox"
 
 
 def _ts(value: Any, field: str) -> int | None:
@@ -48,14 +47,12 @@ def _no_store(store: str | None) -> bool:
     """True (and a note on stderr) when nothing names a store and none is around: reads answer nothing."""
     if locate(store) is not None:
         return False
-    print("memstack: no memstack store here: nothing to read (pass --store PATH or set MEMSTACK_HOME)",
-          file=sys.stderr)
+    note("memstack: no memstack store here: nothing to read (pass --store PATH or set MEMSTACK_HOME)")
     return True
 
 
 def add(store: str | None, *, subject: Any, predicate: Any, object: Any, valid_from: Any, recorded_at: Any,
         confidence: Any = None, agent: str | None = None) -> Fact:
-    from memstack.cli.commands.fact import add_document
 
     [fact] = add_document(open_store(store), subject=subject, predicate=predicate, object=object,
                           valid_from=_ts(valid_from, "valid-from"), recorded_at=_ts(recorded_at, "recorded-at"),
@@ -64,9 +61,6 @@ def add(store: str | None, *, subject: Any, predicate: Any, object: Any, valid_f
 
 
 def get_valid_at(store: str | None, *, ts: Any, subject: Any = None) -> list[Fact]:
-    from memstack.cli.commands.fact import get_valid_at_document
-    from memstack.kb import factstore
-    from memstack.kb.readers import FileReader
 
     instant = given_ts(ts, "ts")
     if _no_store(store):
@@ -76,9 +70,6 @@ def get_valid_at(store: str | None, *, ts: Any, subject: Any = None) -> list[Fac
 
 
 def history(store: str | None, *, subject: Any) -> list[Fact]:
-    from memstack.cli.commands.fact import history_document
-    from memstack.kb import facts
-    from memstack.kb.readers import FileReader
 
     if _no_store(store):
         facts.text(subject, "subject")
@@ -90,9 +81,6 @@ def history(store: str | None, *, subject: Any) -> list[Fact]:
 def invalidate(store: str | None, *, subject: Any, predicate: Any, valid_to: Any, object: Any = None,
                recorded_at: Any = None) -> Fact | None:
     """Close what is open (memstack's `fact invalidate`); nothing open is no error here: null, as in the seed."""
-    from memstack.cli.commands.fact import invalidate_document
-    from memstack.kb import facts, factstore
-
     found = open_store(store)
     end = given_ts(valid_to, "valid-to")
     recorded = _ts(recorded_at, "recorded-at")
@@ -106,11 +94,6 @@ def invalidate(store: str | None, *, subject: Any, predicate: Any, valid_to: Any
 
 def recall(store: str | None, *, subject: Any, now_ts: Any, limit: Any = None) -> list[Fact]:
     """memstack's recall (the predicate set, case-insensitive; valid at now-ts), in the seed's order."""
-    from memstack.base import pages
-    from memstack.cli.commands.recall import recall_document
-    from memstack.kb import factstore
-    from memstack.kb.readers import FileReader
-
     now = given_ts(now_ts, "now-ts")
     root = None if _no_store(store) else open_store(store).root
     if limit is None:
@@ -131,10 +114,18 @@ def recall(store: str | None, *, subject: Any, now_ts: Any, limit: Any = None) -
 
 def capture(store: str | None, *, subject: Any, predicate: Any, object: Any, valid_from: Any, recorded_at: Any,
             confidence: Any = None, agent: str | None = None, contradicts: bool = False) -> Fact:
-    from memstack.cli.commands.capture import capture_document
 
     new, *_closed = capture_document(open_store(store), subject=subject, predicate=predicate, object=object,
                                      valid_from=_ts(valid_from, "valid-from"),
                                      recorded_at=_ts(recorded_at, "recorded-at"), confidence=_confidence(confidence),
                                      agent=agent, contradicts=contradicts)
     return new
+
+
+def import_document(store: Any, file: str, data: bytes, *, agent: str | None = None,
+                    source: str | None = None) -> dict[str, Any]:
+    """`import ferrox --json`: what the import did (counts of facts added, closed, present, differing)."""
+    where = "stdin" if file == "-" else Path(file).name
+    records = storefile.parse(data, where)
+    who = resolve_agent(store, agent)
+    return importing.run(store.root, records, agent=who, source=SOURCE if source is None else source).document()

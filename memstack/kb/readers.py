@@ -6,8 +6,6 @@ either source. Both implementations decide the answer with the same rules
 (`facts.py`); the tests hold them to byte-identical `--json` documents.
 """
 
-import argparse
-import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
@@ -15,7 +13,7 @@ from typing import Any, Protocol
 from memstack.base import pages
 from memstack.base.pages import Page
 from memstack.kb.facts import Fact, Row
-from memstack.repo.store import Store, locate, open_store
+from memstack.repo.store import Store, open_store
 
 
 class FactReader(Protocol):
@@ -160,30 +158,3 @@ class FileReader(Lists):
         if self.root is None:
             return pages.MCP_DEFAULT_LIMIT
         return int(Store(self.root).config.get("memory", "recall_limit"))
-
-
-def add_pg_option(parser: argparse.ArgumentParser, what: str = "answer") -> None:
-    """`--pg [DSN]`: None when absent, "" when given bare (then `pg_dsn` looks the DSN up)."""
-    parser.add_argument("--pg", nargs="?", const="", default=None, metavar="DSN",
-                        help=f"{what} from the PostgreSQL replica (`memstack pg sync`) at DSN (default: MEMSTACK_PG,"
-                             " then replica.postgres in memstack.yaml)")
-
-
-def pg_dsn(store: str | None, pg: str | None) -> str | None:
-    """The replica's DSN when `--pg` was given (bare `--pg`: MEMSTACK_PG, then memstack.yaml), else None."""
-    if pg is None:
-        return None
-    from memstack.replica.db import ENV, resolve_dsn
-
-    if not pg and not os.environ.get(ENV):
-        return resolve_dsn(None, locate(store))
-    return resolve_dsn(pg, None)
-
-
-def fact_reader(store: str | None, pg: str | None = None, optional_store: bool = False) -> FactReader:
-    """The replica when a DSN is given, else the store's files (`optional_store`: no store is no error)."""
-    if pg is not None:
-        from memstack.replica.reads import ReplicaReader
-
-        return ReplicaReader(pg)
-    return FileReader(locate(store) if optional_store else open_store(store).root)

@@ -23,24 +23,27 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from memstack.api import binder as binder_api
+from memstack.api import boot as boot_api
+from memstack.api import capture as capture_api
+from memstack.api import fact as fact_api
+from memstack.api import handoff as handoff_api
+from memstack.api import intake as intake_api
+from memstack.api import promote as promote_api
+from memstack.api import readers
+from memstack.api import recall as recall_api
+from memstack.api import related as related_api
+from memstack.api import search as search_api
+from memstack.api import soil as soil_api
+from memstack.api import status as status_api
+from memstack.api import sync as sync_api
 from memstack.base.errors import MemstackError
 from memstack.base.names import NAME_RULE
 from memstack.base.pages import MAX_LIMIT, MCP_DEFAULT_LIMIT, MCP_MAX_BYTES
-from memstack.cli.commands import binder as binder_cmd
-from memstack.cli.commands import boot as boot_cmd
-from memstack.cli.commands import capture as capture_cmd
-from memstack.cli.commands import fact as fact_cmd
-from memstack.cli.commands import handoff as handoff_cmd
-from memstack.cli.commands import intake as intake_cmd
-from memstack.cli.commands import promote as promote_cmd
-from memstack.cli.commands import recall as recall_cmd
-from memstack.cli.commands import related as related_cmd
-from memstack.cli.commands import soil as soil_cmd
-from memstack.cli.commands import status as status_cmd
-from memstack.cli.commands import sync as sync_cmd
 from memstack.intake.log import TIERS
 from memstack.kb.facts import RECALL_PREDICATES, TABLES
 from memstack.repo.store import Store, locate, open_store
+from memstack.search.records import LAYERS
 
 Handler = Callable[[Store, dict[str, Any]], Any]
 
@@ -261,9 +264,7 @@ def call(tool_name: str, arguments: Mapping[str, Any] | None, *, store: str | No
     if "agent" in args and args["agent"] is None:  # not given; "" is given, and refused as the CLI refuses it
         args["agent"] = agent
     if tool.reads_facts:
-        from memstack.kb.readers import fact_reader
-
-        reader = fact_reader(store, pg, tool.optional_store)
+        reader = readers.fact_reader(store, pg, tool.optional_store)
         try:
             return tool.handler(reader, args)  # type: ignore[arg-type]
         finally:
@@ -339,7 +340,7 @@ register(Tool(
      "object": text("a fact's object (with subject and predicate)"),
      "relevance_score": fraction("relevance of an external citation, in [0, 1]"),
      "created_at": timestamp("when it was observed (default: now)")},
-    lambda store, a: intake_cmd.write_document(store, **a),
+    lambda store, a: intake_api.write_document(store, **a),
     title="Write to intake",
     output=document("the record written", {"path": STRING, "record": INTAKE}),
     hints=APPENDS,
@@ -353,7 +354,7 @@ register(Tool(
     "Create or replace a session-scoped structured record (store/<collection>/<key>.json) holding any JSON value;"
     " returns the record.",
     {"collection": _COLLECTION, "key": _KEY, "value": json_value("the JSON value to keep", required=True)},
-    lambda store, a: soil_cmd.write_document(store, "put", **a),
+    lambda store, a: soil_api.write_document(store, "put", **a),
     title="Put a SOIL record", output=SOIL, hints=REPLACES,
 ))
 
@@ -361,7 +362,7 @@ register(Tool(
     "soil_get",
     "Read one session-scoped structured record (value and timestamps); a missing or expired record is an error.",
     {"collection": _COLLECTION, "key": _KEY, "include_expired": flag("also return an expired record")},
-    lambda store, a: soil_cmd.get_document(store, **a),
+    lambda store, a: soil_api.get_document(store, **a),
     title="Get a SOIL record", output=SOIL, hints=READS,
 ))
 
@@ -370,7 +371,7 @@ register(Tool(
     "Change an existing session-scoped record: a JSON object is merged key by key into an object value,"
     " anything else replaces the value; returns the record.",
     {"collection": _COLLECTION, "key": _KEY, "value": json_value("the change", required=True)},
-    lambda store, a: soil_cmd.write_document(store, "update", **a),
+    lambda store, a: soil_api.write_document(store, "update", **a),
     title="Update a SOIL record", output=SOIL, hints=REPLACES,
 ))
 
@@ -381,7 +382,7 @@ register(Tool(
     " Then call boot_rebuild so your next session boots from it.",
     {"agent": AGENT, "text": text("the handoff Markdown (what `handoff write` reads from --file or stdin)",
                                   required=True)},
-    lambda store, a: handoff_cmd.write_document(store, a["agent"], a["text"]),
+    lambda store, a: handoff_api.write_document(store, a["agent"], a["text"]),
     title="Seal a handoff", output=HANDOFF_SEALED, hints=APPENDS,
 ))
 
@@ -391,7 +392,7 @@ register(Tool(
     " knowledge). It is derived: after a new handoff or promotion call boot_rebuild first; no anchor yet is an"
     " error saying so.",
     {"agent": AGENT},
-    lambda store, a: boot_cmd.show_document(store, a["agent"]),
+    lambda store, a: boot_api.show_document(store, a["agent"]),
     title="Show the boot anchor", output=record("anchor"), hints=READS,
 ))
 
@@ -423,7 +424,7 @@ register(Tool(
     {"subject": text("the subject", required=True),
      "now_ts": timestamp("the instant to recall at (default: now)"),
      "limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
-    lambda reader, a: recall_cmd.recall_document(
+    lambda reader, a: recall_api.recall_document(
         reader, **page_arguments({**a, "limit": min(reader.recall_limit(), MCP_DEFAULT_LIMIT) if a["limit"] is None
                                   else a["limit"]})),
     title="Recall decisions", output=PAGED_FACTS_NOTE, hints=READS, optional_store=True, reads_facts=True,
@@ -438,7 +439,7 @@ register(Tool(
      "valid_from": timestamp("when it became true (default: now)"), "recorded_at": _RECORDED,
      "confidence": _CONFIDENCE, "agent": AGENT, "source": text("where it comes from (provenance)"),
      "contradicts": flag("close the fact it replaces")},
-    lambda store, a: capture_cmd.capture_document(store, **a),
+    lambda store, a: capture_api.capture_document(store, **a),
     title="Capture a decision", output=FACTS, hints=CLOSES,
 ))
 
@@ -450,7 +451,7 @@ register(Tool(
      "confidence": _CONFIDENCE, "agent": AGENT, "source": text("where it comes from (provenance)"),
      "table": Arg({"type": "string", "enum": list(TABLES), "default": "knowledge",
                    "description": "the KB sub-tier: " + ", ".join(TABLES)}, False, "knowledge")},
-    lambda store, a: fact_cmd.add_document(store, **a),
+    lambda store, a: fact_api.add_document(store, **a),
     title="Add a fact", output=FACTS, hints=APPENDS,
 ))
 
@@ -461,7 +462,7 @@ register(Tool(
     {"ts": timestamp("the instant", required=True), "subject": text("only this subject"),
      "as_of": timestamp("answer as the store believed at this transaction time"), "limit": PAGE_LIMIT,
      "cursor": PAGE_CURSOR},
-    lambda reader, a: fact_cmd.get_valid_at_document(reader, **page_arguments(a)),
+    lambda reader, a: fact_api.get_valid_at_document(reader, **page_arguments(a)),
     title="Facts valid at a time", output=PAGED_FACTS, hints=READS, reads_facts=True,
 ))
 
@@ -470,7 +471,7 @@ register(Tool(
     "Every version of a subject's facts, superseded and current, oldest first; a page at a time"
     " ({items, next_cursor, remaining}).",
     {"subject": text("the subject", required=True), "limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
-    lambda reader, a: fact_cmd.history_document(reader, **page_arguments(a)),
+    lambda reader, a: fact_api.history_document(reader, **page_arguments(a)),
     title="A subject's fact history", output=PAGED_FACTS, hints=READS, reads_facts=True,
 ))
 
@@ -481,7 +482,7 @@ register(Tool(
     {"subject": _SUBJECT, "predicate": _PREDICATE, "valid_to": timestamp("when it stopped being true (default: now)"),
      "recorded_at": timestamp("when the closing is recorded (default: now)"),
      "object": text("close only the open fact with this object")},
-    lambda store, a: fact_cmd.invalidate_document(store, **a),
+    lambda store, a: fact_api.invalidate_document(store, **a),
     title="Invalidate a fact", output=FACTS, hints=CLOSES,
 ))
 
@@ -497,7 +498,7 @@ register(Tool(
     " oldest first, then the disagreements between agents (kind dispute). A page at a time ({items, next_cursor, remaining}). Decide with binder_ratify or"
     " binder_reject when a human has said which.",
     {"limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
-    lambda store, a: binder_cmd.list_document(store, **page_arguments(a)),
+    lambda store, a: binder_api.list_document(store, **page_arguments(a)),
     title="The Binder queue", output=PAGED_WAITING, hints=READS,
 ))
 
@@ -507,7 +508,7 @@ register(Tool(
     " memory, rebuild derived files, push; retried when the remote moved. Returns what was committed, merged"
     " and pushed; an error names why it could not (no remote, refused by a hook, a conflict).",
     {},
-    lambda store, a: sync_cmd.sync_document(store),
+    lambda store, a: sync_api.sync_document(store),
     title="Sync with the remote",
     output=document("what the sync did", {
         "ok": {"type": "boolean"}, "remote": STRING, "branch": STRING,
@@ -524,7 +525,7 @@ register(Tool(
     " before boot_show. Returns the files that changed.",
     {"agent": Arg({"type": "string", "pattern": NAME_RULE,
                    "description": "only this agent's anchor (willow.md is always rebuilt); default: every agent"})},
-    lambda store, a: boot_cmd.rebuild_document(store, a["agent"]),
+    lambda store, a: boot_api.rebuild_document(store, a["agent"]),
     title="Rebuild the boot context", output=CHANGED, hints=DERIVES,
 ))
 
@@ -536,7 +537,7 @@ register(Tool(
     {"now_ts": timestamp("the promotion's time, written in the ledger (default: now)"),
      "dry_run": flag("show the routing, write nothing"),
      "no_commit": flag("write the files, leave committing to git")},
-    lambda store, a: promote_cmd.promote_document(store, **a),
+    lambda store, a: promote_api.promote_document(store, **a),
     title="Promote intake",
     output=document("what the promotion routed (with dry_run: what it would route)", {
         "dry_run": {"type": "boolean"}, "routed": {"type": "object", "additionalProperties": {"type": "integer"}},
@@ -552,7 +553,7 @@ register(Tool(
     " continues): yours or every agent's, optionally only those not yet promoted (pending).",
     {"agent": Arg({"type": "string", "pattern": NAME_RULE, "description": "only this agent's (default: every agent)"}),
      "pending": flag("only records not yet promoted"), "limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
-    lambda store, a: intake_cmd.list_document(store, **page_arguments(a)),
+    lambda store, a: intake_api.list_document(store, **page_arguments(a)),
     title="List intake", output=paged_output(INTAKE, "intake records"), hints=READS,
 ))
 
@@ -562,7 +563,7 @@ register(Tool(
     " next_cursor continues); include_expired adds the expired ones.",
     {"collection": _COLLECTION, "include_expired": flag("also list expired records"),
      "limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
-    lambda store, a: soil_cmd.list_document(store, **page_arguments(a)),
+    lambda store, a: soil_api.list_document(store, **page_arguments(a)),
     title="List SOIL records", output=paged_output(SOIL, "SOIL records"), hints=READS,
 ))
 
@@ -571,7 +572,7 @@ register(Tool(
     "Mark a session-scoped record expired at `at` (default now); it is kept (soil_get with include_expired"
     " still reads it). Returns the record.",
     {"collection": _COLLECTION, "key": _KEY, "at": timestamp("when it expires (default: now)")},
-    lambda store, a: soil_cmd.expire_document(store, **a),
+    lambda store, a: soil_api.expire_document(store, **a),
     title="Expire a SOIL record", output=SOIL, hints=REPLACES,
 ))
 
@@ -580,7 +581,7 @@ register(Tool(
     "Read your latest sealed handoff in full (front matter, open threads, capability table, text); none yet"
     " is an error saying so.",
     {"agent": AGENT},
-    lambda store, a: handoff_cmd.show_document(store, a["agent"]),
+    lambda store, a: handoff_api.show_document(store, a["agent"]),
     title="Show the latest handoff",
     output=document("the latest handoff", {
         "path": STRING, "front_matter": {"type": "object"}, "open_threads": STRINGS,
@@ -602,7 +603,7 @@ register(Tool(
     " or of one side of a dispute (the other sides are closed). Only on a human's word: an agent does not"
     " ratify its own records. Appends to kb/binder.jsonl; returns the decision.",
     _DECIDE_ARGS,
-    lambda store, a: binder_cmd.decide_document(store, "ratify", **a),
+    lambda store, a: binder_api.decide_document(store, "ratify", **a),
     title="Ratify (human decision)", output=_DECIDED, hints=APPENDS,
 ))
 
@@ -611,15 +612,12 @@ register(Tool(
     "Record a human's rejection of a Binder record (it stays in the audit trail and is never routed again) or"
     " of one side of a dispute. Only on a human's word. Appends to kb/binder.jsonl; returns the decision.",
     _DECIDE_ARGS,
-    lambda store, a: binder_cmd.decide_document(store, "reject", **a),
+    lambda store, a: binder_api.decide_document(store, "reject", **a),
     title="Reject (human decision)", output=_DECIDED, hints=APPENDS,
 ))
 
 # --- search (issue 14) ---
 
-from memstack.base.pages import MAX_LIMIT, MCP_DEFAULT_LIMIT  # noqa: E402
-from memstack.cli.commands import search as search_cmd  # noqa: E402  (kept beside its one entry, for merges)
-from memstack.search.records import LAYERS  # noqa: E402
 
 register(Tool(
     "search",
@@ -643,7 +641,7 @@ register(Tool(
                    "description": f"at most this many hits (default {MCP_DEFAULT_LIMIT})"}, False,
                   MCP_DEFAULT_LIMIT),
      "cursor": text("the next_cursor of the previous page, to continue")},
-    lambda store, a: search_cmd.search_document(store, **a),
+    lambda store, a: search_api.search_document(store, **a),
     title="Search memory",
     output=document("ranked hits, best first", {
         "query": STRING,
@@ -674,7 +672,7 @@ register(Tool(
      "tier": Arg({"type": "string", "enum": list(TIERS), "default": "observed",
                   "description": "how sure the source is: " + ", ".join(TIERS)}, False, "observed"),
      "confidence": fraction("your confidence, in [0, 1]", default=0.5)},
-    lambda store, a: soil_cmd.graduate_document(store, **a),
+    lambda store, a: soil_api.graduate_document(store, **a),
     title="Graduate a SOIL record to intake",
     output=document("the intake record written and the retired SOIL record", {
         "intake": document("the record written", {"path": STRING, "record": INTAKE}), "soil": SOIL}),
@@ -689,7 +687,7 @@ register(Tool(
     " in kb/binder.jsonl (append-only); returns the entry.",
     {"path": text("the document's path (relative to the server's working directory)", required=True),
      "by": _BY, "note": text("why it is filed")},
-    lambda store, a: binder_cmd.file_document(store, **a),
+    lambda store, a: binder_api.file_document(store, **a),
     title="File a confirmed document", output=record("binder"), hints=APPENDS,
 ))
 
@@ -701,7 +699,7 @@ register(Tool(
      "to": text("the subject it ends at", required=True),
      "relation": text("how they relate, e.g. depends-on", required=True),
      "by": _BY, "note": text("why")},
-    lambda store, a: binder_cmd.edge_document(store, source=a["from"], target=a["to"], relation=a["relation"],
+    lambda store, a: binder_api.edge_document(store, source=a["from"], target=a["to"], relation=a["relation"],
                                               by=a["by"], note=a["note"]),
     title="Enter a confirmed relation", output=record("binder"), hints=APPENDS,
 ))
@@ -715,7 +713,7 @@ register(Tool(
      "limit": Arg({"type": "integer", "minimum": 1, "default": MCP_DEFAULT_LIMIT,
                    "description": "at most this many items"}, False, MCP_DEFAULT_LIMIT),
      "cursor": text("continue after a previous page (its next_cursor)")},
-    lambda store, a: related_cmd.related_document(store, **a),
+    lambda store, a: related_api.related_document(store, **a),
     title="Related subjects",
     output={**paged_output(document("an edge or a fact reaching another subject", {
         "kind": {"type": "string", "enum": ["edge", "fact"]}, "depth": {"type": "integer"}, "from": STRING,
@@ -728,7 +726,7 @@ register(Tool(
     "Where the store stands: pending intake per agent, Binder items waiting, stale derived files, uncommitted"
     " memory, the last promotion, whether the fact index is in step.",
     {},
-    lambda store, a: status_cmd.status_document(store),
+    lambda store, a: status_api.status_document(store),
     title="Store status",
     output=document("where the store stands", {
         "store": STRING, "pending_intake": {"type": "object"}, "pending_total": {"type": "integer"},

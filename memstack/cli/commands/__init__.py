@@ -46,3 +46,10 @@ def _whole(text: str) -> Any:
     """A --limit that reads as a whole number is one (so the message about it is the MCP tool's); anything else
     stays text, for pages.check_limit to refuse."""
     return int(text) if text.strip().lstrip("-").isdigit() and text.strip().isascii() else text
+
+
+def pg_option(parser: Any, what: str = "answer") -> None:
+    """`--pg [DSN]`: None when absent, "" when given bare (then `api.readers.pg_dsn` looks the DSN up)."""
+    parser.add_argument("--pg", nargs="?", const="", default=None, metavar="DSN",
+                        help=f"{what} from the PostgreSQL replica (`memstack pg sync`) at DSN (default: MEMSTACK_PG,"
+                             " then replica.postgres in memstack.yaml)")

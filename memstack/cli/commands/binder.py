@@ -1,17 +1,12 @@
 """`memstack binder list|ratify|reject`: the records waiting for a human."""
 
-import getpass
-from collections.abc import Iterator
 from typing import Any
 
-from memstack.base import layout, pages
-from memstack.base.errors import MemstackError
+from memstack.base import layout
 from memstack.base.output import emit, emit_each, emit_page
-from memstack.base.times import now_ms
 from memstack.cli.commands import doc, page_options
 from memstack.kb import binder
-from memstack.repo import git
-from memstack.repo.store import Store, open_store
+from memstack.repo.store import open_store
 
 
 def register(sub: Any, common: Any) -> None:
@@ -63,32 +58,6 @@ def register_confirmed(verbs: Any, common: Any) -> None:
     p.set_defaults(func=run_edge)
 
 
-def _key(entry: dict[str, Any]) -> tuple[Any, ...]:
-    """The queue's order: waiting records by (created_at, id), then disputes by (subject, predicate, id)."""
-    if entry.get("kind") == "dispute":
-        return (1, entry["subject"], entry["predicate"], entry["id"])
-    return (0, entry["created_at"], entry["id"])
-
-
-def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
-                  max_bytes: int | None = None) -> dict[str, Any]:
-    """`binder list --json` and the `binder_list` tool: one page of the waiting intake records, oldest first,
-    then the disagreements between agents (`"kind": "dispute"`, docs/merge.md)."""
-
-    pages.page([], limit=limit, cursor=cursor, key=_key)  # a bad cursor is refused before the queue is read
-    return pages.page(_queue(store), limit=limit, cursor=cursor, key=_key, max_bytes=max_bytes).document()
-
-
-def _queue(store: Store) -> Iterator[dict[str, Any]]:
-    """The queue in its order, streamed: the waiting records (views.waiting: sorted in spilled runs, so a
-    page of a queue of any length holds one run and the page), then the disagreements."""
-    from memstack.kb import disputes, views
-    from memstack.repo.sources import WorktreeSource
-
-    yield from views.waiting(WorktreeSource(store.root))
-    yield from sorted(disputes.waiting(store.root), key=_key)
-
-
 def _line(r: dict[str, Any]) -> str:
     if r.get("kind") == "dispute":
         sides = "; ".join(f"{s['id']} {s['object']!r} by {s['agent']}" + (" (closing kept)" if s["id"] ==
@@ -101,70 +70,39 @@ def _line(r: dict[str, Any]) -> str:
 
 
 def run_list(args: Any) -> int:
+    from memstack.api.binder import (  # lazy: --help stays quick
+        list_document,
+        queue,
+    )
+
     store = open_store(args.store)
     if args.limit is None and args.cursor is None:  # the whole queue: streamed, never held whole
-        emit_each(args, _queue(store), _line, "the binder queue is empty")
+        emit_each(args, queue(store), _line, "the binder queue is empty")
         return 0
     document = list_document(store, limit=args.limit, cursor=args.cursor)
     emit_page(args, document, lambda: "\n".join(_line(r) for r in document["items"]) or "the binder queue is empty")
     return 0
 
 
-def _who(store: Store) -> str:
-    name = git.run(store.root, "config", "user.name", env=git.no_git_env(), ok=(0, 1, 128)).stdout.strip()
-    return name.decode() if name else getpass.getuser()
-
-
-def decide_document(store: Store, verb: str, id: str, by: str | None = None,
-                    note: str | None = None) -> dict[str, Any]:
-    """Ratify or reject; the document `binder ratify|reject --json` prints and the `binder_*` tools return."""
-    from memstack.kb import disputes
-
-    if by is not None and not by.strip():  # given empty: bad input, not "the default"
-        raise MemstackError(f"bad --by {by!r}: must name who decides")
-    if disputes.side_of(store.root, id) is not None:  # a side of a disagreement between agents
-        return disputes.decide(store.root, id, verb, by or _who(store), now_ms(), note)
-    return binder.decide(store.root, id, verb, by or _who(store), now_ms(), note)
-
-
 def run_decide(args: Any) -> int:
+    from memstack.api.binder import decide_document  # lazy: --help stays quick
+
     record = decide_document(open_store(args.store), args.verb, args.id, args.by, args.note)
     emit(args, record, f"{binder.PAST[args.verb]} {args.id} (recorded in {layout.DECISIONS}; commit it for review)")
     return 0
 
 
-def _by(store: Store, by: str | None) -> str:
-    if by is not None and not by.strip():  # given empty: bad input, not "the default"
-        raise MemstackError(f"bad --by {by!r}: must name who confirms it")
-    return by or _who(store)
-
-
-def file_document(store: Store, *, path: str, by: str | None = None, note: str | None = None) -> dict[str, Any]:
-    """`binder file --json` and the `binder_file` tool: the Binder entry (the copy is at its `path`)."""
-    from pathlib import Path
-
-    from memstack.kb import documents
-
-    if not isinstance(path, str) or not path.strip():
-        raise MemstackError(f"bad PATH {path!r}: name a document to file")
-    return documents.file_document(store.root, Path(path), _by(store, by), now_ms(), note)
-
-
-def edge_document(store: Store, *, source: str, target: str, relation: str, by: str | None = None,
-                  note: str | None = None) -> dict[str, Any]:
-    """`binder edge --json` and the `binder_edge` tool: the entry appended."""
-    from memstack.kb import edges
-
-    return edges.add(store.root, source, target, relation, _by(store, by), now_ms(), note)
-
-
 def run_file(args: Any) -> int:
+    from memstack.api.binder import file_document  # lazy: --help stays quick
+
     entry = file_document(open_store(args.store), path=args.path, by=args.by, note=args.note)
     emit(args, entry, f"filed {args.path} as {entry['path']} (entered in {layout.DECISIONS}; commit both for review)")
     return 0
 
 
 def run_edge(args: Any) -> int:
+    from memstack.api.binder import edge_document  # lazy: --help stays quick
+
     entry = edge_document(open_store(args.store), source=args.source, target=args.target, relation=args.relation,
                           by=args.by, note=args.note)
     emit(args, entry, f"confirmed {entry['from']} -{entry['relation']}-> {entry['to']} (in {layout.DECISIONS};"

@@ -4,9 +4,8 @@ from typing import Any
 
 from memstack.base.output import emit
 from memstack.base.times import iso
-from memstack.boot import context as boot
 from memstack.cli.commands import AGENT, doc
-from memstack.repo.store import Store, open_store, resolve_agent
+from memstack.repo.store import open_store
 
 
 def register(sub: Any, common: Any) -> None:
@@ -29,12 +28,9 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run_show)
 
 
-def rebuild_document(store: Store, agent: str | None = None) -> dict[str, Any]:
-    """Rebuild the anchors (all, or `agent`'s) and willow.md; `boot rebuild --json` and the `boot_rebuild` tool."""
-    return {"changed": boot.rebuild(store.root, agent)}
-
-
 def run_rebuild(args: Any) -> int:
+    from memstack.api.boot import rebuild_document  # lazy: --help stays quick
+
     changed = rebuild_document(open_store(args.store), args.agent)["changed"]
     emit(args, {"changed": changed}, "\n".join(f"rebuilt {p}" for p in changed) or "boot files already fresh")
     return 0
@@ -55,17 +51,9 @@ def _human(anchor: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def show_document(store: Store, agent: str | None) -> dict[str, Any]:
-    """The agent's anchor; the document `boot show --json` prints and the `boot_show` tool returns.
-    With it, `edges`: the Binder's confirmed edges that touch the anchor's open threads (read from
-    kb/binder.jsonl as it is now, not part of the derived anchor)."""
-    from memstack.kb import edges
-
-    anchor = boot.show(store.root, resolve_agent(store, agent))
-    return {**anchor, "edges": edges.touching(store.root, anchor.get("open_threads") or [])}
-
-
 def run_show(args: Any) -> int:
+    from memstack.api.boot import show_document  # lazy: --help stays quick
+
     anchor = show_document(open_store(args.store), args.agent)
     emit(args, anchor, lambda: _human(anchor))
     return 0

@@ -3,11 +3,10 @@
 from typing import Any
 
 from memstack.base.output import emit, emit_page
-from memstack.base.times import given_or_none, iso, now_ms
-from memstack.cli.commands import AGENT, doc, page_options
+from memstack.base.times import iso
+from memstack.cli.commands import AGENT, doc, page_options, pg_option
 from memstack.kb.facts import TABLES, Fact
-from memstack.kb.readers import FactReader, add_pg_option, fact_reader, pg_dsn
-from memstack.repo.store import Store, open_store, resolve_agent
+from memstack.repo.store import open_store
 
 TS = "ms, ISO-8601 or now"
 
@@ -46,7 +45,7 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--subject", metavar="S", help="only this subject")
     p.add_argument("--as-of", metavar="TS", help=f"answer as the store believed at this transaction time ({TS})")
     page_options(p, "facts")
-    add_pg_option(p)
+    pg_option(p)
     p.set_defaults(func=run_get_valid_at)
 
     p = verbs.add_parser("history", parents=[common], help="every version of a subject's facts, oldest first",
@@ -54,7 +53,7 @@ def register(sub: Any, common: Any) -> None:
                                "memstack fact history --subject deploys --limit 20"))
     p.add_argument("--subject", required=True, metavar="S", help="the subject (required)")
     page_options(p, "facts")
-    add_pg_option(p)
+    pg_option(p)
     p.set_defaults(func=run_history)
 
     p = verbs.add_parser("invalidate", parents=[common], help="close the open fact of a subject and predicate",
@@ -102,46 +101,9 @@ def render_line(f: Fact) -> str:
     return line + ")"
 
 
-def add_document(store: Store, *, subject: Any, predicate: Any, object: Any, valid_from: Any = None,
-                 recorded_at: Any = None, confidence: Any = "1.0", agent: str | None = None, source: Any = None,
-                 table: Any = "knowledge") -> list[Fact]:
-    """`fact add --json` and the `fact_add` tool; times not given (or `now`) are now."""
-    from memstack.kb import factstore
-
-    valid_from, recorded_at = given_or_none(valid_from, "valid-from"), given_or_none(recorded_at, "recorded-at")
-    now = now_ms()
-    fact = factstore.add(store.root, subject=subject, predicate=predicate, object=object,
-                         valid_from=now if valid_from is None else valid_from,
-                         recorded_at=now if recorded_at is None else recorded_at, confidence=confidence,
-                         agent=resolve_agent(store, agent), table=table, source=source)
-    return [fact]
-
-
-def get_valid_at_document(reader: FactReader, *, ts: Any, subject: Any = None, as_of: Any = None,
-                          limit: Any = None, cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
-    """`fact get-valid-at --json` and the `fact_get_valid_at` tool, from the files or the replica: one page,
-    `{"items": [facts], "next_cursor", "remaining"}`."""
-    return reader.valid_at_page(given_or_none(ts, "ts"), subject, given_or_none(as_of, "as-of"), limit=limit,
-                                cursor=cursor, max_bytes=max_bytes).document()
-
-
-def history_document(reader: FactReader, *, subject: Any, limit: Any = None, cursor: str | None = None,
-                     max_bytes: int | None = None) -> dict[str, Any]:
-    return reader.history_page(subject, limit=limit, cursor=cursor, max_bytes=max_bytes).document()
-
-
-def invalidate_document(store: Store, *, subject: Any, predicate: Any, valid_to: Any = None,
-                        recorded_at: Any = None, object: Any = None) -> list[Fact]:
-    """`fact invalidate --json` and the `fact_invalidate` tool; valid_to not given (or `now`) is now."""
-    from memstack.kb import factstore
-
-    valid_to, recorded_at = given_or_none(valid_to, "valid-to"), given_or_none(recorded_at, "recorded-at")
-    return factstore.invalidate(store.root, subject=subject, predicate=predicate, object=object,
-                                valid_to=now_ms() if valid_to is None else valid_to, recorded_at=recorded_at,
-                                clock=now_ms)
-
-
 def run_add(args: Any) -> int:
+    from memstack.api.fact import add_document  # lazy: --help stays quick
+
     found = add_document(open_store(args.store), subject=args.subject, predicate=args.predicate,
                          object=args.object, valid_from=args.valid_from, recorded_at=args.recorded_at,
                          confidence=args.confidence, agent=args.agent, source=args.source, table=args.table)
@@ -150,6 +112,12 @@ def run_add(args: Any) -> int:
 
 
 def run_get_valid_at(args: Any) -> int:
+    from memstack.api.fact import get_valid_at_document  # lazy: --help stays quick
+    from memstack.api.readers import (  # lazy: --help stays quick
+        fact_reader,
+        pg_dsn,
+    )
+
     if args.pg is None and args.subject is None and args.limit is None and args.cursor is None:
         # every subject, the whole answer: streamed, never held whole
         from memstack.base.output import emit_each
@@ -166,6 +134,12 @@ def run_get_valid_at(args: Any) -> int:
 
 
 def run_history(args: Any) -> int:
+    from memstack.api.fact import history_document  # lazy: --help stays quick
+    from memstack.api.readers import (  # lazy: --help stays quick
+        fact_reader,
+        pg_dsn,
+    )
+
     found = history_document(fact_reader(args.store, pg_dsn(args.store, args.pg)), subject=args.subject,
                              limit=args.limit, cursor=args.cursor)
     emit_page(args, found, lambda: render(found["items"], f"no facts about {args.subject!r}"))
@@ -173,6 +147,8 @@ def run_history(args: Any) -> int:
 
 
 def run_invalidate(args: Any) -> int:
+    from memstack.api.fact import invalidate_document  # lazy: --help stays quick
+
     closed = invalidate_document(open_store(args.store), subject=args.subject, predicate=args.predicate,
                                  object=args.object, valid_to=args.valid_to, recorded_at=args.recorded_at)
     emit(args, closed, lambda: "closed " + render(closed).replace("\n", "\nclosed "))

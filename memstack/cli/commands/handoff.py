@@ -3,14 +3,9 @@
 import argparse
 from typing import Any
 
-from memstack.base.errors import MemstackError
 from memstack.base.output import emit
-from memstack.base.times import now_ms
-from memstack.boot import context as boot
 from memstack.cli.commands import AGENT, doc, read_text_input
-from memstack.handoff import sealed as handoff
-from memstack.repo.sources import WorktreeSource
-from memstack.repo.store import Store, open_store, resolve_agent
+from memstack.repo.store import open_store, resolve_agent
 
 
 def register(sub: Any, common: Any) -> None:
@@ -35,12 +30,9 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run_show)
 
 
-def write_document(store: Store, agent: str | None, text: str) -> dict[str, Any]:
-    """Seal one handoff; the document `handoff write --json` prints and the `handoff_write` tool returns."""
-    return handoff.write(store.root, resolve_agent(store, agent), text, now_ms())
-
-
 def run_write(args: Any) -> int:
+    from memstack.api.handoff import write_document  # lazy: --help stays quick
+
     store = open_store(args.store)
     agent = resolve_agent(store, args.agent)  # a bad agent is refused before stdin is read
     sealed = write_document(store, agent, read_text_input(args.file, "--file"))
@@ -48,18 +40,9 @@ def run_write(args: Any) -> int:
     return 0
 
 
-def show_document(store: Store, agent: str | None) -> dict[str, Any]:
-    """The agent's latest handoff; the document `handoff show --json` prints and the `handoff_show` tool returns."""
-    agent = resolve_agent(store, agent)
-    found = boot.latest_handoff(WorktreeSource(store.root), agent)
-    if found is None:
-        raise MemstackError(f"no handoff for agent {agent!r} yet (handoffs/{agent}/ is empty)")
-    relpath, parsed = found
-    return {"path": relpath, "front_matter": parsed.front, "open_threads": parsed.open_threads,
-            "capabilities": parsed.capabilities, "text": parsed.text}
-
-
 def run_show(args: Any) -> int:
+    from memstack.api.handoff import show_document  # lazy: --help stays quick
+
     document = show_document(open_store(args.store), args.agent)
     emit(args, document, document["text"])
     return 0

@@ -7,10 +7,7 @@ from typing import Any
 from memstack.base.errors import MemstackError
 from memstack.base.output import emit
 from memstack.cli.commands import doc
-from memstack.repo.store import open_store, resolve_agent
-
-# The same on every clone, so two clones importing one file write the same lines (merged as one).
-SOURCE = "ferrox"
+from memstack.repo.store import open_store
 
 
 def register(sub: Any, common: Any) -> None:
@@ -42,18 +39,9 @@ def read_bytes(file: str) -> bytes:
         raise MemstackError(f"bad FILE {file!r}: a folder, not a file") from None
 
 
-def import_document(store: Any, file: str, data: bytes, *, agent: str | None = None,
-                    source: str | None = None) -> dict[str, Any]:
-    """`import ferrox --json`: what the import did (counts of facts added, closed, present, differing)."""
-    from memstack.kb.ferrox import importing, storefile
-
-    where = "stdin" if file == "-" else Path(file).name
-    records = storefile.parse(data, where)
-    who = resolve_agent(store, agent)
-    return importing.run(store.root, records, agent=who, source=SOURCE if source is None else source).document()
-
-
 def run(args: Any) -> int:
+    from memstack.api.ferrox import import_document  # lazy: --help stays quick
+
     store = open_store(args.store)
     data = read_bytes(args.file)
     done = import_document(store, args.file, data, agent=args.agent, source=args.source)

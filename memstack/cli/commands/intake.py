@@ -1,14 +1,11 @@
 """`memstack intake write` and `memstack intake list`."""
 
-from collections.abc import Iterable
 from typing import Any
 
-from memstack.base import pages
 from memstack.base.output import emit, emit_each, emit_page
-from memstack.base.times import given_or_none, now_ms
 from memstack.cli.commands import AGENT, doc, page_options
 from memstack.intake import log as intake
-from memstack.repo.store import Store, open_store, resolve_agent
+from memstack.repo.store import open_store
 
 
 def register(sub: Any, common: Any) -> None:
@@ -52,23 +49,9 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run_list)
 
 
-def write_document(store: Store, *, agent: str | None, content: Any, title: Any = "", source: Any = "",
-                   tier: Any = "observed", confidence: Any = 0.5, keyword: Iterable[str] = (),
-                   tag: Iterable[str] = (), subject: Any = None, predicate: Any = None, object: Any = None,
-                   relevance_score: Any = None, created_at: Any = None) -> dict[str, Any]:
-    """Append one record; the document `intake write --json` prints and the `intake_write` tool returns."""
-    record = intake.make_record(
-        agent=resolve_agent(store, agent), content=content, title=title, source=source, tier=tier,
-        confidence=confidence, keywords=keyword, tags=tag, subject=subject, predicate=predicate, object=object,
-        relevance_score=relevance_score, created_at=_now_if_none(given_or_none(created_at, "created-at")))
-    return {"path": intake.write(store.root, record), "record": record}
-
-
-def _now_if_none(ms: int | None) -> int:
-    return now_ms() if ms is None else ms
-
-
 def run_write(args: Any) -> int:
+    from memstack.api.intake import write_document  # lazy: --help stays quick
+
     document = write_document(
         open_store(args.store), agent=args.agent, content=args.content, title=args.title, source=args.source,
         tier=args.tier, confidence=args.confidence, keyword=args.keyword, tag=args.tag, subject=args.subject,
@@ -78,14 +61,9 @@ def run_write(args: Any) -> int:
     return 0
 
 
-def list_document(store: Store, agent: str | None = None, pending: bool = False, *, limit: Any = None,
-                  cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
-    """`intake list --json`: one page of records, oldest first, `{"items", "next_cursor", "remaining"}`."""
-    return pages.page(intake.each_record(store.root, agent, pending), limit=limit, cursor=cursor,
-                      key=lambda r: (r["created_at"], r["id"]), max_bytes=max_bytes).document()
-
-
 def run_list(args: Any) -> int:
+    from memstack.api.intake import list_document  # lazy: --help stays quick
+
     store = open_store(args.store)
 
     def line(r: dict[str, Any]) -> str:

@@ -6,8 +6,7 @@ from typing import Any
 from memstack.base.errors import MemstackError
 from memstack.base.names import check_name
 from memstack.base.output import note
-from memstack.cli.commands import doc
-from memstack.kb.readers import add_pg_option, pg_dsn
+from memstack.cli.commands import doc, pg_option
 from memstack.repo.store import locate
 
 STORE = ("the store, looked up on every call (default: MEMSTACK_HOME, WILLOW_HOME, or the nearest ancestor"
@@ -25,11 +24,13 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--agent", metavar="A",
                    help="the tools' default agent (a tool's `agent` argument wins; default: MEMSTACK_AGENT,"
                         " then memory.default_agent)")
-    add_pg_option(p, "answer recall, fact_get_valid_at and fact_history (the other tools use the store)")
+    pg_option(p, "answer recall, fact_get_valid_at and fact_history (the other tools use the store)")
     p.set_defaults(func=run)
 
 
 def run(args: Any) -> int:
+    from memstack.api.readers import pg_dsn  # lazy: --help stays quick
+
     if args.agent is not None:
         check_name(args.agent, "agent")
     pg = pg_dsn(args.store, args.pg)

@@ -3,9 +3,8 @@
 from typing import Any
 
 from memstack.base.output import emit, plural
-from memstack.base.times import given_ts, now_ms
 from memstack.cli.commands import doc
-from memstack.repo.store import Store, open_store
+from memstack.repo.store import open_store
 
 
 def register(sub: Any, common: Any) -> None:
@@ -39,15 +38,9 @@ def _human(result: dict[str, Any]) -> str:
     return result["message"].rstrip()
 
 
-def promote_document(store: Store, now_ts: Any = None, dry_run: bool = False, no_commit: bool = False) -> dict[str, Any]:
-    """One norn-pass; the document `promote --json` prints and the `promote` tool returns."""
-    from memstack.workflows import promote
-
-    now = now_ms() if now_ts is None else given_ts(now_ts, "--now-ts")
-    return promote.promote(store.root, now, dry_run=dry_run, commit=not no_commit)
-
-
 def run_promote(args: Any) -> int:
+    from memstack.api.promote import promote_document  # lazy: --help stays quick
+
     result = promote_document(open_store(args.store), args.now_ts, args.dry_run, args.no_commit)
     emit(args, result, lambda: _human(result))
     return 0

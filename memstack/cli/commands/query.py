@@ -8,9 +8,12 @@ object for `add`, `invalidate` (the last fact closed, or null) and `capture`, a 
 for the others, history oldest `recorded_at` first, recall newest `recorded_at` first.
 """
 
+import sys
 from typing import Any
 
+from memstack.base import jsonio
 from memstack.base.errors import MemstackError
+from memstack.base.output import render_json
 from memstack.cli.commands import doc
 from memstack.kb.facts import RECALL_PREDICATES
 
@@ -19,6 +22,11 @@ def seed() -> Any:
     from memstack.api import ferrox as spellings  # imported when a form runs: `memstack --help` stays quick
 
     return spellings
+
+
+def show(document: Any, raw: bool) -> None:
+    """JSON always: indented as `--json` prints it, or compact on one line (`--raw`)."""
+    sys.stdout.write(jsonio.dumps_line(document).decode() if raw else render_json(document) + "\n")
 
 
 OPS = ("add", "get-valid-at", "history", "invalidate")
@@ -117,13 +125,13 @@ def run_fact(args: Any) -> int:
     else:
         document = forms.invalidate(args.store, subject=args.subject, predicate=args.predicate,
                                     valid_to=args.valid_to, object=args.object, recorded_at=args.recorded_at)
-    forms.emit(document, args.raw)
+    show(document, args.raw)
     return 0
 
 
 def run_recall(args: Any) -> int:
     forms = seed()
-    forms.emit(forms.recall(args.store, subject=args.subject, now_ts=args.now_ts, limit=args.limit), args.raw)
+    show(forms.recall(args.store, subject=args.subject, now_ts=args.now_ts, limit=args.limit), args.raw)
     return 0
 
 
@@ -132,5 +140,5 @@ def run_capture(args: Any) -> int:
     document = forms.capture(args.store, subject=args.subject, predicate=args.predicate, object=args.object,
                              valid_from=args.valid_from, recorded_at=args.recorded_at, confidence=args.confidence,
                              agent=args.agent, contradicts=args.contradicts)
-    forms.emit(document, args.raw)
+    show(document, args.raw)
     return 0

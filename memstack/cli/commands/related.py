@@ -2,11 +2,9 @@
 
 from typing import Any
 
-from memstack.base import pages
 from memstack.base.output import emit
-from memstack.base.times import now_ms
 from memstack.cli.commands import doc
-from memstack.repo.store import Store, open_store
+from memstack.repo.store import open_store
 
 
 def register(sub: Any, common: Any) -> None:
@@ -25,23 +23,14 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run_related)
 
 
-def related_document(store: Store, *, subject: str, depth: Any = 1, limit: Any = None,
-                     cursor: str | None = None) -> dict[str, Any]:
-    """The document `related --json` prints and the `related` tool returns."""
-    from memstack.kb import edges
-
-    pages.check_limit(limit)
-    found = edges.related(store.root, subject, depth, now_ms())
-    page = pages.page(found, limit=limit, cursor=cursor, key=edges.item_key)
-    return {"subject": subject, "depth": edges.check_depth(depth), "items": page.items, **page.fields()}
-
-
 def _line(item: dict[str, Any]) -> str:
     what = f"edge by {item['by']}" if item["kind"] == "edge" else f"fact {item['id']}"
     return f"{item['depth']}  {item['from']} -{item['relation']}-> {item['to']}  ({what})"
 
 
 def run_related(args: Any) -> int:
+    from memstack.api.related import related_document  # lazy: --help stays quick
+
     doc = related_document(open_store(args.store), subject=args.subject, depth=args.depth, limit=args.limit,
                            cursor=args.cursor)
     emit(args, doc, lambda: "\n".join(_line(i) for i in doc["items"]) + (

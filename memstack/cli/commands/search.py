@@ -7,7 +7,7 @@ from memstack.base.output import emit
 from memstack.cli.commands import doc
 from memstack.intake.log import TIERS
 from memstack.kb.facts import TABLES
-from memstack.repo.store import Store, open_store
+from memstack.repo.store import open_store
 from memstack.search.records import LAYERS
 
 CLI_DEFAULT_LIMIT = 20
@@ -36,16 +36,6 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run)
 
 
-def search_document(store: Store, *, query: Any, layer: Any = (), agent: Any = None, tier: Any = None,
-                    table: Any = None, valid_at: Any = None, as_of: Any = None, limit: Any = None,
-                    cursor: Any = None) -> dict[str, Any]:
-    """The document `search --json` prints and the `search` tool returns."""
-    from memstack.search.query import search
-
-    return search(store.root, query, layer=layer, agent=agent, tier=tier, table=table, valid_at=valid_at,
-                  as_of=as_of, limit=limit, cursor=cursor)
-
-
 def render(document: dict[str, Any]) -> str:
     lines = []
     for hit in document["hits"]:
@@ -62,6 +52,8 @@ def render(document: dict[str, Any]) -> str:
 
 
 def run(args: Any) -> int:
+    from memstack.api.search import search_document  # lazy: --help stays quick
+
     if not args.query.strip():
         raise MemstackError(f"bad QUERY {args.query!r}: give the words to search for")
     document = search_document(open_store(args.store), query=args.query, layer=args.layer, agent=args.agent,

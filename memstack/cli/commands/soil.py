@@ -2,12 +2,11 @@
 
 from typing import Any
 
-from memstack.base import jsonio, pages
+from memstack.base import jsonio
 from memstack.base.errors import MemstackError
 from memstack.base.output import emit, emit_page
-from memstack.base.times import given_or_none, now_ms
 from memstack.cli.commands import doc, page_options, read_text_input
-from memstack.repo.store import Store, open_store
+from memstack.repo.store import open_store
 from memstack.soil import records as soil
 
 COLLECTION = "the collection, a name like session ([a-z0-9][a-z0-9._-]*)"
@@ -90,18 +89,9 @@ def _value(args: Any) -> Any:
     return jsonio.parse_value(text, "--file")
 
 
-def write_document(store: Store, verb: str, collection: str, key: str, value: Any) -> dict[str, Any]:
-    """`put` or `update` one record; the document `soil put|update --json` prints and the tools return."""
-    action = soil.put if verb == "put" else soil.update
-    return action(store.root, collection, key, value, now_ms())
-
-
-def get_document(store: Store, collection: str, key: str, include_expired: bool = False) -> dict[str, Any]:
-    """The document `soil get --json` prints and the `soil_get` tool returns."""
-    return soil.get(store.root, collection, key, now_ms(), include_expired)
-
-
 def run_write(args: Any) -> int:
+    from memstack.api.soil import write_document  # lazy: --help stays quick
+
     store = open_store(args.store)
     record = write_document(store, args.verb, args.collection, args.key, _value(args))
     emit(args, record, f"{args.verb}: {soil.relpath(args.collection, args.key)}")
@@ -109,30 +99,24 @@ def run_write(args: Any) -> int:
 
 
 def run_get(args: Any) -> int:
+    from memstack.api.soil import get_document  # lazy: --help stays quick
+
     record = get_document(open_store(args.store), args.collection, args.key, args.include_expired)
     emit(args, record, lambda: jsonio.dumps_pretty(record["value"]).decode())
     return 0
 
 
-def expire_document(store: Store, collection: str, key: str, at: Any = None) -> dict[str, Any]:
-    """Mark a record expired (kept); the document `soil expire --json` prints and the `soil_expire` tool returns."""
-    return soil.expire(store.root, collection, key, now_ms(), given_or_none(at, "--at"))
-
-
 def run_expire(args: Any) -> int:
+    from memstack.api.soil import expire_document  # lazy: --help stays quick
+
     record = expire_document(open_store(args.store), args.collection, args.key, args.at)
     emit(args, record, f"expired {soil.relpath(args.collection, args.key)} at {record['expires_at']}")
     return 0
 
 
-def list_document(store: Store, collection: str, include_expired: bool = False, *, limit: Any = None,
-                  cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
-    """`soil list --json`: one page of a collection's records by key, `{"items", "next_cursor", "remaining"}`."""
-    return pages.page(soil.iter_records(store.root, collection, now_ms(), include_expired), limit=limit,
-                      cursor=cursor, key=lambda r: (r["key"],), max_bytes=max_bytes).document()
-
-
 def run_list(args: Any) -> int:
+    from memstack.api.soil import list_document  # lazy: --help stays quick
+
     document = list_document(open_store(args.store), args.collection, include_expired=args.include_expired,
                              limit=args.limit, cursor=args.cursor)
     found = document["items"]
@@ -142,27 +126,9 @@ def run_list(args: Any) -> int:
     return 0
 
 
-def graduate_document(store: Store, *, collection: str, key: str, agent: str | None = None, subject: Any = None,
-                      predicate: Any = None, object: Any = None, tier: Any = "observed",
-                      confidence: Any = 0.5) -> dict[str, Any]:
-    """`soil graduate --json` and the `soil_graduate` tool: the intake record, its file, the retired SOIL record."""
-    from memstack.intake import log as intake
-    from memstack.repo.store import resolve_agent
-
-    now = now_ms()
-    who = resolve_agent(store, agent)
-
-    def make(record: dict[str, Any], rel: str) -> dict[str, Any]:
-        return intake.make_record(agent=who, content=soil.content_of(record["value"]), created_at=now,
-                                  title=f"{collection}/{key}", source=f"soil:{rel}", tier=tier,
-                                  confidence=confidence, tags=["soil"], subject=subject, predicate=predicate,
-                                  object=object)
-
-    made, path, retired = soil.graduate(store.root, collection, key, now, make)
-    return {"intake": {"path": path, "record": made}, "soil": retired}
-
-
 def run_graduate(args: Any) -> int:
+    from memstack.api.soil import graduate_document  # lazy: --help stays quick
+
     document = graduate_document(open_store(args.store), collection=args.collection, key=args.key, agent=args.agent,
                                  subject=args.subject, predicate=args.predicate, object=args.object,
                                  tier=args.tier, confidence=args.confidence)

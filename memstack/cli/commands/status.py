@@ -4,7 +4,7 @@ from typing import Any
 
 from memstack.base.output import emit, plural
 from memstack.cli.commands import doc
-from memstack.repo.store import Store, open_store
+from memstack.repo.store import open_store
 
 
 def register(sub: Any, common: Any) -> None:
@@ -15,13 +15,6 @@ def register(sub: Any, common: Any) -> None:
                     " .memstack/ is in step with the fact files. Reads; writes nothing but its cache in .memstack/.",
             "memstack status --json"))
     p.set_defaults(func=run_status)
-
-
-def status_document(store: Store) -> dict[str, Any]:
-    """The document `status --json` prints and the `status` tool returns."""
-    from memstack.workflows import status
-
-    return status.status(store.root)
 
 
 def _human(doc: dict[str, Any]) -> str:
@@ -58,6 +51,8 @@ def _human(doc: dict[str, Any]) -> str:
 
 
 def run_status(args: Any) -> int:
+    from memstack.api.status import status_document  # lazy: --help stays quick
+
     doc = status_document(open_store(args.store))
     emit(args, doc, lambda: _human(doc))
     return 0

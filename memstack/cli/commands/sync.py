@@ -4,7 +4,7 @@ from typing import Any
 
 from memstack.base.output import emit
 from memstack.cli.commands import doc
-from memstack.repo.store import Store, open_store
+from memstack.repo.store import open_store
 
 
 def register(sub: Any, common: Any) -> None:
@@ -15,13 +15,6 @@ def register(sub: Any, common: Any) -> None:
                              " pull brought new sources, push; retried when another agent pushed first.",
                              "memstack sync"))
     p.set_defaults(func=run)
-
-
-def sync_document(store: Store) -> dict[str, Any]:
-    """`sync --json` and the `sync` tool."""
-    from memstack.workflows import sync
-
-    return sync.sync(store.root)
 
 
 def _human(found: dict[str, Any]) -> str:
@@ -39,6 +32,8 @@ def _human(found: dict[str, Any]) -> str:
 
 
 def run(args: Any) -> int:
+    from memstack.api.sync import sync_document  # lazy: --help stays quick
+
     found = sync_document(open_store(args.store))
     emit(args, found, lambda: _human(found))
     return 0

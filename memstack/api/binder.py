@@ -1,0 +1,80 @@
+"""The Binder's verbs: the queue, a human's decision, a filed document, a confirmed edge."""
+
+import getpass
+from collections.abc import Iterator
+from typing import Any
+
+from memstack.base import pages
+from memstack.base.errors import MemstackError
+from memstack.base.times import now_ms
+from memstack.kb import binder
+from memstack.repo import git
+from memstack.repo.store import Store
+
+
+def queue_key(entry: dict[str, Any]) -> tuple[Any, ...]:
+    """The queue's order: waiting records by (created_at, id), then disputes by (subject, predicate, id)."""
+    if entry.get("kind") == "dispute":
+        return (1, entry["subject"], entry["predicate"], entry["id"])
+    return (0, entry["created_at"], entry["id"])
+
+
+def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
+                  max_bytes: int | None = None) -> dict[str, Any]:
+    """`binder list --json` and the `binder_list` tool: one page of the waiting intake records, oldest first,
+    then the disagreements between agents (`"kind": "dispute"`, docs/merge.md)."""
+
+    pages.page([], limit=limit, cursor=cursor, key=queue_key)  # a bad cursor is refused before the queue is read
+    return pages.page(queue(store), limit=limit, cursor=cursor, key=queue_key, max_bytes=max_bytes).document()
+
+
+def queue(store: Store) -> Iterator[dict[str, Any]]:
+    """The queue in its order, streamed: the waiting records (views.waiting: sorted in spilled runs, so a
+    page of a queue of any length holds one run and the page), then the disagreements."""
+    from memstack.kb import disputes, views
+    from memstack.repo.sources import WorktreeSource
+
+    yield from views.waiting(WorktreeSource(store.root))
+    yield from sorted(disputes.waiting(store.root), key=queue_key)
+
+
+def _who(store: Store) -> str:
+    name = git.run(store.root, "config", "user.name", env=git.no_git_env(), ok=(0, 1, 128)).stdout.strip()
+    return name.decode() if name else getpass.getuser()
+
+
+def decide_document(store: Store, verb: str, id: str, by: str | None = None,
+                    note: str | None = None) -> dict[str, Any]:
+    """Ratify or reject; the document `binder ratify|reject --json` prints and the `binder_*` tools return."""
+    from memstack.kb import disputes
+
+    if by is not None and not by.strip():  # given empty: bad input, not "the default"
+        raise MemstackError(f"bad --by {by!r}: must name who decides")
+    if disputes.side_of(store.root, id) is not None:  # a side of a disagreement between agents
+        return disputes.decide(store.root, id, verb, by or _who(store), now_ms(), note)
+    return binder.decide(store.root, id, verb, by or _who(store), now_ms(), note)
+
+
+def _by(store: Store, by: str | None) -> str:
+    if by is not None and not by.strip():  # given empty: bad input, not "the default"
+        raise MemstackError(f"bad --by {by!r}: must name who confirms it")
+    return by or _who(store)
+
+
+def file_document(store: Store, *, path: str, by: str | None = None, note: str | None = None) -> dict[str, Any]:
+    """`binder file --json` and the `binder_file` tool: the Binder entry (the copy is at its `path`)."""
+    from pathlib import Path
+
+    from memstack.kb import documents
+
+    if not isinstance(path, str) or not path.strip():
+        raise MemstackError(f"bad PATH {path!r}: name a document to file")
+    return documents.file_document(store.root, Path(path), _by(store, by), now_ms(), note)
+
+
+def edge_document(store: Store, *, source: str, target: str, relation: str, by: str | None = None,
+                  note: str | None = None) -> dict[str, Any]:
+    """`binder edge --json` and the `binder_edge` tool: the entry appended."""
+    from memstack.kb import edges
+
+    return edges.add(store.root, source, target, relation, _by(store, by), now_ms(), note)

@@ -1,0 +1,24 @@
+"""`capture`: record a decision; with contradicts, also close the fact it replaces."""
+
+from typing import Any
+
+from memstack.base.times import given_or_none, now_ms
+from memstack.kb.facts import Fact
+from memstack.repo.store import Store, resolve_agent
+
+
+def capture_document(store: Store, *, subject: Any, predicate: Any, object: Any, valid_from: Any = None,
+                     recorded_at: Any = None, confidence: Any = "1.0", agent: str | None = None,
+                     source: Any = None, contradicts: bool = False) -> list[Fact]:
+    """`capture --json` and the `capture` tool: the new fact first, then the facts it closed.
+
+    Times not given (or `now`) are now: valid_from when called, recorded_at once the subject's lock is held."""
+    from memstack.kb import factstore
+
+    valid_from, recorded_at = given_or_none(valid_from, "valid-from"), given_or_none(recorded_at, "recorded-at")
+    new, closed = factstore.capture(store.root, subject=subject, predicate=predicate, object=object,
+                                    valid_from=now_ms() if valid_from is None else valid_from,
+                                    recorded_at=recorded_at, clock=now_ms,
+                                    agent=resolve_agent(store, agent), contradicts=contradicts,
+                                    confidence=confidence, source=source)
+    return [new, *closed]

@@ -1,0 +1,47 @@
+"""The fact verbs: add, get-valid-at, history, invalidate."""
+
+from typing import Any
+
+from memstack.base.times import given_or_none, now_ms
+from memstack.kb.facts import Fact
+from memstack.kb.readers import FactReader
+from memstack.repo.store import Store, resolve_agent
+
+
+def add_document(store: Store, *, subject: Any, predicate: Any, object: Any, valid_from: Any = None,
+                 recorded_at: Any = None, confidence: Any = "1.0", agent: str | None = None, source: Any = None,
+                 table: Any = "knowledge") -> list[Fact]:
+    """`fact add --json` and the `fact_add` tool; times not given (or `now`) are now."""
+    from memstack.kb import factstore
+
+    valid_from, recorded_at = given_or_none(valid_from, "valid-from"), given_or_none(recorded_at, "recorded-at")
+    now = now_ms()
+    fact = factstore.add(store.root, subject=subject, predicate=predicate, object=object,
+                         valid_from=now if valid_from is None else valid_from,
+                         recorded_at=now if recorded_at is None else recorded_at, confidence=confidence,
+                         agent=resolve_agent(store, agent), table=table, source=source)
+    return [fact]
+
+
+def get_valid_at_document(reader: FactReader, *, ts: Any, subject: Any = None, as_of: Any = None,
+                          limit: Any = None, cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
+    """`fact get-valid-at --json` and the `fact_get_valid_at` tool, from the files or the replica: one page,
+    `{"items": [facts], "next_cursor", "remaining"}`."""
+    return reader.valid_at_page(given_or_none(ts, "ts"), subject, given_or_none(as_of, "as-of"), limit=limit,
+                                cursor=cursor, max_bytes=max_bytes).document()
+
+
+def history_document(reader: FactReader, *, subject: Any, limit: Any = None, cursor: str | None = None,
+                     max_bytes: int | None = None) -> dict[str, Any]:
+    return reader.history_page(subject, limit=limit, cursor=cursor, max_bytes=max_bytes).document()
+
+
+def invalidate_document(store: Store, *, subject: Any, predicate: Any, valid_to: Any = None,
+                        recorded_at: Any = None, object: Any = None) -> list[Fact]:
+    """`fact invalidate --json` and the `fact_invalidate` tool; valid_to not given (or `now`) is now."""
+    from memstack.kb import factstore
+
+    valid_to, recorded_at = given_or_none(valid_to, "valid-to"), given_or_none(recorded_at, "recorded-at")
+    return factstore.invalidate(store.root, subject=subject, predicate=predicate, object=object,
+                                valid_to=now_ms() if valid_to is None else valid_to, recorded_at=recorded_at,
+                                clock=now_ms)

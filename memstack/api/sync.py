@@ -1,0 +1,12 @@
+"""`sync`: commit, pull through the drivers, push."""
+
+from typing import Any
+
+from memstack.repo.store import Store
+
+
+def sync_document(store: Store) -> dict[str, Any]:
+    """`sync --json` and the `sync` tool."""
+    from memstack.workflows import sync
+
+    return sync.sync(store.root)
