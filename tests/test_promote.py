@@ -354,25 +354,6 @@ def test_a_classifier_that_cannot_run_is_given_up_once(store: Path) -> None:
     assert vias[0].startswith("rules (classifier exited 127") and vias[1:] == ["rules", "rules"]
 
 
-def test_the_spool_gives_back_each_fact_line_in_any_order() -> None:
-    """promote._Spool keeps the lines of the facts a promotion makes in a temporary file and reads
-    them back through a window: lines shorter and longer than the window, asked for out of order,
-    and lines written after a read, all come back whole."""
-    import random
-
-    rng = random.Random(7)
-    spool = promote._Spool()
-    spool._WINDOW = 64  # type: ignore[misc]
-    lines = [b"x" * rng.randrange(0, 300) + b"\n" for _ in range(300)]
-    where = [spool.add(line) for line in lines]
-    order = list(range(len(lines)))
-    rng.shuffle(order)
-    assert [spool.line(where[i]) for i in order] == [lines[i] for i in order]
-    assert [spool.line(at) for at in where] == lines
-    late = spool.add(b'{"late":1}\n')
-    assert spool.line(late) == b'{"late":1}\n' and spool.line(where[5]) == lines[5]
-
-
 def test_a_promotion_in_chunks_writes_what_one_pass_writes(store: Path, tmp_path: Path, monkeypatch) -> None:
     # A record that waits in the Binder, then is ratified: it becomes knowledge at its own time, in the
     # middle of the records below, where the object open for its subject is the same (a duplicate then;

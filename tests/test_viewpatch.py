@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import git, items, memstack
 
-from memstack.base import files
+from memstack.base import files, spill
 from memstack.intake import log as intake
 from memstack.kb import viewpatch, views
 from memstack.repo import git as gitlayer
@@ -240,7 +240,7 @@ def test_views_sorted_in_spilled_runs_equal_views_sorted_in_memory(store: Path, 
         write(store, 100 + n, title=f"maybe {n}", agent=("alice", "bob")[n % 2])
     promote_cli(store)
     whole = built(store)
-    monkeypatch.setattr(views, "_RUN", 3)
+    monkeypatch.setattr(spill, "RUN", 3)
     assert built(store) == whole
     # `memstack rebuild` writes the views from bodies spilled to files: the same bytes, written only where
     # they differ
@@ -288,7 +288,7 @@ def test_binder_list_pages_a_queue_sorted_in_spilled_runs(store: Path, monkeypat
     whole = items(json.loads(memstack("binder", "list", "--json", cwd=store).stdout))
     assert len(whole) == 7
     assert [(r["created_at"], r["id"]) for r in whole] == sorted((r["created_at"], r["id"]) for r in whole)
-    monkeypatch.setattr(views, "_RUN", 2)
+    monkeypatch.setattr(spill, "RUN", 2)
     walked, cursor = [], None
     while True:
         page = binder_api.list_document(open_store(str(store)), limit=3, cursor=cursor)

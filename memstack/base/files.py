@@ -238,31 +238,6 @@ class Pieces(Protocol):
 Data = bytes | Pieces
 
 
-class Spilled:
-    """Bytes written to a temporary file as they come, given back a piece at a time (a Pieces): what
-    would be too large to hold, such as the lines a bulk promotion appends to its ledger. The file goes
-    when this is let go."""
-
-    def __init__(self) -> None:
-        import weakref
-
-        self.file = tempfile.TemporaryFile(prefix="memstack-spill-")
-        weakref.finalize(self, self.file.close)
-        self.length = 0
-
-    def write(self, data: bytes) -> None:
-        self.file.write(data)
-        self.length += len(data)
-
-    def size(self) -> int:
-        return self.length
-
-    def pieces(self, piece: int = 1 << 20) -> Iterator[bytes]:
-        self.file.flush()
-        for at in range(0, self.length, piece):
-            yield os.pread(self.file.fileno(), min(piece, self.length - at), at)
-
-
 def parts(data: Data, piece: int = 1 << 20) -> tuple[int, Iterable[bytes]]:
     """The size of `data` and its bytes in pieces."""
     if isinstance(data, (bytes, bytearray)):

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memstack.base import files
+from memstack.base.spill import Spill
 from memstack.kb import views
 from memstack.repo import git
 from memstack.repo.git import Change
@@ -70,7 +70,7 @@ class _Recorder:
     def stream(self, relpath: str) -> Iterator[bytes]:
         """The source's stream, passed on as it comes (a log of 200 MB is never held); the blob id of
         what it gave is noted once it is read to the end."""
-        spilled = files.Spilled()
+        spilled = Spill()
         for piece in self.source.stream(relpath):  # type: ignore[attr-defined]
             spilled.write(piece)
             yield piece

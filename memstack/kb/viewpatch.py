@@ -25,7 +25,6 @@ of the views) answers None, and the caller rebuilds from everything.
 """
 
 import os
-import tempfile
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ import orjson
 
 from memstack.base import files, ids, jsonio
 from memstack.base.layout import DECISIONS, LEDGER
+from memstack.base.spill import Spill
 from memstack.kb import disputes, views
 from memstack.kb.routing import FACT_TABLES
 from memstack.repo import git
@@ -56,11 +56,13 @@ class _Text:
     replaces it with a rename: the open file still reads the old bytes) or a blob spilled to a
     temporary file; it is closed when the last patched view that reads it is let go."""
 
-    def __init__(self, data: bytes = b"", fd: int | None = None) -> None:
-        self.data, self.fd = data, fd
-        self.length = len(data) if fd is None else os.fstat(fd).st_size
-        if fd is not None:
+    def __init__(self, data: bytes = b"", fd: int | None = None, spilled: Spill | None = None) -> None:
+        if spilled is not None:  # the spill owns its file, and goes when this is let go
+            fd = spilled.fileno()
+        elif fd is not None:
             weakref.finalize(self, os.close, fd)
+        self.data, self.fd, self.spilled = data, fd, spilled
+        self.length = len(data) if fd is None else os.fstat(fd).st_size
 
     def get(self, start: int, end: int) -> bytes:
         end = min(end, self.length)
@@ -114,15 +116,13 @@ def _file_text(path: Path) -> _Text | None:
 
 def _blob_text(source: GitSource, relpath: str) -> _Text | None:
     """A file of a commit, spilled to a temporary file (None: none there, or empty: not a view)."""
-    fd, name = tempfile.mkstemp(prefix="memstack-view-")
-    os.unlink(name)
-    with os.fdopen(fd, "wb", closefd=False) as out:
-        for piece in source.stream(relpath):
-            out.write(piece)
-    if os.fstat(fd).st_size == 0:
-        os.close(fd)
+    spilled = Spill("memstack-view-")
+    for piece in source.stream(relpath):
+        spilled.write(piece)
+    if not spilled.size():
+        spilled.close()
         return None
-    return _Text(fd=fd)
+    return _Text(spilled=spilled)
 
 
 class _Lazy(dict):  # type: ignore[type-arg]

@@ -12,13 +12,13 @@ pull request reads as records added and removed.
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import orjson
 
 from memstack.base import files
 from memstack.base.jsonio import compact
+from memstack.base.spill import Spill, sorted_runs
 from memstack.kb.routing import FACT_TABLES
 from memstack.repo.sources import Source
 
@@ -60,7 +60,7 @@ def parse(data: bytes) -> list[dict[str, Any]]:
 
 def _queue_lines(waiting: Iterable[dict[str, Any]]) -> Iterator[bytes]:
     """The waiting records' view lines in the queue's order: (created_at, id), then as read."""
-    for _, _, text in _spill_sorted(((r["created_at"], r["id"]), n, line(r)) for n, r in enumerate(waiting)):
+    for _, _, text in sorted_runs((((r["created_at"], r["id"]), n, line(r)) for n, r in enumerate(waiting)), first):
         yield text
 
 
@@ -158,7 +158,7 @@ class _Body:
 
     def __init__(self, name: str, key: str) -> None:
         self.name, self.key, self.count = name, key, 0
-        self.list = files.Spilled()
+        self.list = Spill()
         self.disputes: list[bytes] = []  # the queue's disagreement lines
 
     def add(self, text: bytes) -> None:
@@ -209,9 +209,6 @@ def build(source: Source) -> dict[str, files.Data]:
     return dict(_bodies(source))
 
 
-_RUN = 20_000  # view lines sorted in memory at a time (~15 MiB); more are spilled to a temporary file
-
-
 def _jsonl(data: bytes | None, relpath: str) -> Iterator[dict[str, Any]]:
     """The records of a JSONL file read through a Source, one at a time (none when it does not exist)."""
     from memstack.base.jsonio import iter_jsonl
@@ -243,54 +240,10 @@ def _open_lines(source: Source) -> Iterator[tuple[list[Any], str, bytes, dict[st
 
 def _sorted_open(source: Source) -> Iterator[tuple[str, bytes, dict[str, Any] | None]]:
     """`_open_lines` in view order (fact_order)."""
-    for _, table, text, fact in _spill_sorted(_open_lines(source)):
+    for _, table, text, fact in sorted_runs(_open_lines(source), first):
         yield table, text, fact
 
 
-_Item = TypeVar("_Item", bound=tuple[Any, ...])
-
-
-def _spill_sorted(items: Iterable[_Item]) -> Iterator[_Item]:
-    """`items` (picklable tuples) sorted by their first member: in runs of _RUN sorted in memory,
-    spilled to a temporary file and merged, so a view of any size holds one run, not every line."""
-    import heapq
-    import pickle
-    import tempfile
-
-    def first(item: _Item) -> Any:
-        return item[0]
-
-    with tempfile.TemporaryDirectory(prefix="memstack-views-") as folder:
-        path = Path(folder) / "runs"
-        runs: list[tuple[int, int]] = []  # (offset, records) of each sorted run in the spill file
-        run: list[_Item] = []
-
-        def flush() -> None:
-            run.sort(key=first)
-            with path.open("ab") as spill:
-                runs.append((spill.tell(), len(run)))
-                for item in run:
-                    pickle.dump(item, spill, protocol=pickle.HIGHEST_PROTOCOL)
-            run.clear()
-
-        for item in items:
-            run.append(item)
-            if len(run) >= _RUN:
-                flush()
-        if not runs:  # everything fits in one run: no spill
-            run.sort(key=first)
-            yield from run
-            return
-        if run:
-            flush()
-
-        def read(offset: int, count: int) -> Iterator[_Item]:
-            with path.open("rb", buffering=1 << 16) as handle:  # each run its own handle and position
-                handle.seek(offset)
-                for _ in range(count):
-                    yield pickle.load(handle)
-
-        yield from heapq.merge(*(read(o, n) for o, n in runs), key=first)
 
 
 def _open_facts_with_ids(source: Source, ids: set[str]) -> Iterator[dict[str, Any]]:
@@ -298,3 +251,8 @@ def _open_facts_with_ids(source: Source, ids: set[str]) -> Iterator[dict[str, An
         for fact in _jsonl(source.read(relpath), relpath):
             if fact.get("id") in ids and fact.get("valid_to") is None:
                 yield fact
+
+
+def first(item: tuple[Any, ...]) -> Any:
+    """The sort key of the items views sort: their first member."""
+    return item[0]

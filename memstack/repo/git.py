@@ -17,6 +17,7 @@ from typing import Any
 
 from memstack.base import files
 from memstack.base.errors import MemstackError
+from memstack.base.spill import Spill
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ZERO = "0" * 40  # git's "no object": the old side of an added file, the new side of a deleted one
@@ -301,7 +302,7 @@ def appended_to_blob(cwd: Path, old_sha: str, pieces: Iterable[bytes],
     """When the bytes `pieces` give (a blob's, from `CatFile.stream`, or a file's) are blob `old_sha` with
     bytes appended: those bytes, and how many newlines the old blob holds; else None. The start is hashed
     piece by piece as git hashes a blob, so a log that grows with the store is never held whole; the
-    bytes appended are held up to HELD, spilled to a temporary file beyond (files.Spilled).
+    bytes appended are held up to HELD, spilled to a temporary file beyond (base/spill.py).
     `new_sha`: the pieces are that blob's; the last such answer is remembered (ids name content) until
     `forget_appended`, and a second question about the same two blobs (the hook's I1 check, then its
     view patch) costs nothing: `pieces` is then never read, so a lazy `CatFile.stream` asks git nothing."""
@@ -323,7 +324,7 @@ def _appended(cwd: Path, old_sha: str, pieces: Iterable[bytes]) -> tuple[files.D
     size = int(out(cwd, "cat-file", "-s", old_sha))
     digest = _blob_digest(old_sha, size)
     left, newlines, last, tail, held = size, 0, b"", [], 0
-    spilled: files.Spilled | None = None
+    spilled: Spill | None = None
     for chunk in pieces:  # read to the end: a CatFile stream must be, before its next question
         head, rest = chunk[:left], chunk[left:]
         if head:
@@ -337,7 +338,7 @@ def _appended(cwd: Path, old_sha: str, pieces: Iterable[bytes]) -> tuple[files.D
             tail.append(rest)  # the pieces, joined once at the end: one copy of what was appended
             held += len(rest)
             if held > HELD:
-                spilled = files.Spilled()
+                spilled = Spill()
                 for kept in tail:
                     spilled.write(kept)
                 tail = []

@@ -10,7 +10,7 @@ redacted. Markdown to paste as a pull-request comment, or JSON with a stable
 shape for tools.
 
 Bounded memory whatever the range: blobs are read as streams of lines, what they
-add goes to a temporary SQLite database (`spill.py`) as it is read, and both
+add goes to a temporary SQLite database (`workspace.py`) as it is read, and both
 reports are written from it row by row (`gather.py` reads, `markdown.py` and
 `write_json` write).
 """
@@ -25,13 +25,13 @@ __all__ = ["CONTENT", "FACTS_SHOWN", "SHOWN", "Review", "read_range", "write_jso
 
 def write_json(review: Review) -> None:
     """The report as one JSON document on stdout (keys sorted, indented), every list written row by row."""
-    spill, db = review.spill, review.spill.db
+    workspace, db = review.workspace, review.workspace.db
     emit_streamed({
         "range": review.range, "commits": review.commits, "secrets": review.secrets,
         "violations": review.violations, "intake": review.intake, "promotions": review.promotions,
         "facts_added": (data for data, in db.execute("SELECT data FROM facts ORDER BY subject, id")),
         "facts_superseded": review.superseded(),
         "intake_records": (data for data, in db.execute("SELECT data FROM intake ORDER BY created, id, seq")),
-        **{section: spill.items(section, parsed=False) for section in (
+        **{section: workspace.items(section, parsed=False) for section in (
             "binder", "binder_waiting", "binder_edges", "binder_files", "handoffs", "soil", "derived")},
     })

@@ -1,6 +1,6 @@
 """Reading a range into a review: one tree diff, each changed memory file streamed line by line from git.
 
-What a file adds goes to the spill as it is read, in batches redacted together
+What a file adds goes to the workspace as it is read, in batches redacted together
 (secrets.redact screens a batch with its byte prefilter); only counts (intake by
 agent and tier, promotions by sub-tier) and the range's check stay in memory.
 """
@@ -18,7 +18,7 @@ from memstack.base import layout, progress, secrets
 from memstack.base.errors import MemstackError
 from memstack.integrity import check
 from memstack.repo import git
-from memstack.review.spill import Spill, dump, key
+from memstack.review.workspace import Workspace, dump, key
 
 BATCH = 2_000  # records redacted and written together
 INTAKE_FIELDS = ("id", "agent", "tier", "confidence", "title", "created_at", "content")
@@ -27,10 +27,10 @@ DECISION_FIELDS = ("intake_id", "decision", "by", "decided_at", "note")
 
 @dataclass
 class Review:
-    """A range read: the records in `spill`, the rest here, every string redacted."""
+    """A range read: the records in `workspace`, the rest here, every string redacted."""
 
     range: str
-    spill: Spill
+    workspace: Workspace
     policy: secrets.Policy
     commits: int = 0
     intake: dict[str, dict[str, int]] = field(default_factory=dict)  # agent -> tier -> records
@@ -40,13 +40,13 @@ class Review:
 
     def superseded(self, limit: int = -1) -> Iterator[dict[str, Any]]:
         """The facts closed, by subject and id: `before`, `after`, and `successor` when the range adds it."""
-        rows = self.spill.db.execute("SELECT s.data, f.data FROM superseded s LEFT JOIN facts f ON f.id = s.successor"
+        rows = self.workspace.db.execute("SELECT s.data, f.data FROM superseded s LEFT JOIN facts f ON f.id = s.successor"
                                      " ORDER BY s.subject, s.id, s.seq LIMIT ?", (limit,))
         for data, successor in rows:
             yield {**orjson.loads(data), "successor": orjson.loads(successor) if successor is not None else None}
 
     def close(self) -> None:
-        self.spill.close()
+        self.workspace.close()
 
     def __enter__(self) -> "Review":
         return self
@@ -74,8 +74,8 @@ class _Reader:
 
     def __init__(self, repo: Path, review: Review) -> None:
         self.review = review
-        self.spill = review.spill
-        self.db = review.spill.db
+        self.workspace = review.workspace
+        self.db = review.workspace.db
         self.blobs = git.CatFile(repo)
         self.intake_counts: dict[str, Counter[str]] = {}
         self.promotions: Counter[str] = Counter()
@@ -88,7 +88,7 @@ class _Reader:
 
         An append (the new side starts with the old one's bytes, which end a line) costs a digest of each
         side and yields the appended lines, all of them (one equal to an older line too: it was appended).
-        Any other change remembers a digest of each old line in the spill and yields the new lines it has
+        Any other change remembers a digest of each old line in the workspace and yields the new lines it has
         not seen."""
         if git.is_zero(change.old_sha):
             yield from _records(self.lines(change.new_sha))
@@ -141,21 +141,21 @@ class _Reader:
                 self.intake_counts.setdefault(str(record.get("agent")), Counter())[str(record.get("tier"))] += 1
             shown = self.redacted([{k: r.get(k) for k in INTAKE_FIELDS} for r in batch])
             self.db.executemany("INSERT INTO intake VALUES (?, ?, ?, ?, ?, ?)",
-                                ((self.spill.seq(), key(r.get("created_at")), key(r.get("id")), str(s.get("agent")),
+                                ((self.workspace.seq(), key(r.get("created_at")), key(r.get("id")), str(s.get("agent")),
                                   str(s.get("id")), dump(s)) for r, s in zip(batch, shown)))
 
     def routed(self, change: git.Change) -> None:
         for batch in _batches(self.new_lines(change)):
             self.promotions.update(str(line.get("sub_tier")) for line in batch)
             waiting = [str(line.get("intake_id")) for line in batch if line.get("sub_tier") == "binder"]
-            self.spill.add_items("binder_waiting", self.redacted(waiting))
+            self.workspace.add_items("binder_waiting", self.redacted(waiting))
 
     def binder(self, change: git.Change) -> None:
         for batch in _batches(self.new_lines(change)):
-            self.spill.add_items("binder", self.redacted([{k: d.get(k) for k in DECISION_FIELDS}
+            self.workspace.add_items("binder", self.redacted([{k: d.get(k) for k in DECISION_FIELDS}
                                                           for d in batch if d.get("kind") is None]))
-            self.spill.add_items("binder_edges", self.redacted([d for d in batch if d.get("kind") == "edge"]))
-            self.spill.add_items("binder_files", self.redacted([d for d in batch if d.get("kind") == "file"]))
+            self.workspace.add_items("binder_edges", self.redacted([d for d in batch if d.get("kind") == "edge"]))
+            self.workspace.add_items("binder_files", self.redacted([d for d in batch if d.get("kind") == "file"]))
 
     def facts(self, change: git.Change) -> None:
         """Facts the new side adds (by id), and facts it closes that were open (superseded)."""
@@ -182,7 +182,7 @@ class _Reader:
                                  for f, s in zip(added, self.redacted(added))))
             shown = self.redacted([{"before": prior, "after": fact} for prior, fact in closed])
             self.db.executemany("INSERT INTO superseded VALUES (?, ?, ?, ?, ?)",
-                                ((self.spill.seq(), key(prior.get("subject")), key(prior["id"]),
+                                ((self.workspace.seq(), key(prior.get("subject")), key(prior["id"]),
                                   fact.get("superseded_by") if isinstance(fact.get("superseded_by"), str) else None,
                                   dump(s)) for (prior, fact), s in zip(closed, shown)))
 
@@ -197,13 +197,13 @@ class _Reader:
         elif place.kind == layout.FACTS:
             self.facts(change)
         elif place.kind == layout.HANDOFF and change.added:
-            self.spill.add_items("handoffs", self.redacted([{"path": change.path, "agent": place.agent,
+            self.workspace.add_items("handoffs", self.redacted([{"path": change.path, "agent": place.agent,
                                                              "date": place.date}]))
         elif place.kind == layout.SOIL:
             what = "added" if change.added else "deleted" if change.deleted else "changed"
-            self.spill.add_items("soil", self.redacted([{"path": change.path, "change": what}]))
+            self.workspace.add_items("soil", self.redacted([{"path": change.path, "change": what}]))
         elif place.kind in layout.DERIVED:
-            self.spill.add_items("derived", self.redacted([change.path]))
+            self.workspace.add_items("derived", self.redacted([change.path]))
 
 
 def _batches(records: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
@@ -234,7 +234,7 @@ def read_range(repo: Path, spec: str, folder: str = "") -> Review:
         policy = secrets.for_store(repo / folder)  # its extra patterns redact too
     except MemstackError:
         policy = secrets.DEFAULT  # a broken memstack.yaml: the range's check reports it
-    review = Review(secrets.redact(spec, policy), Spill(), policy)
+    review = Review(secrets.redact(spec, policy), Workspace(), policy)
     try:
         reader = _Reader(repo, review)
         try:
@@ -244,7 +244,7 @@ def read_range(repo: Path, spec: str, folder: str = "") -> Review:
                     shown.update(1)
         finally:
             reader.blobs.close()
-        review.spill.db.execute("COMMIT")
+        review.workspace.db.execute("COMMIT")
         review.intake = secrets.redact({agent: dict(sorted(c.items()))
                                         for agent, c in sorted(reader.intake_counts.items())}, policy)
         review.promotions = secrets.redact(dict(sorted(reader.promotions.items())), policy)

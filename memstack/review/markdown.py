@@ -1,8 +1,8 @@
-"""The review as Markdown to paste in a pull request, written line by line from the spill.
+"""The review as Markdown to paste in a pull request, written line by line from the workspace.
 
 Long sections are bounded (FACTS_SHOWN rows of each facts table, SHOWN records per
 agent and Binder items) with a count of the rest; each bounded section asks the
-spill for its first rows only.
+workspace for its first rows only.
 """
 
 import sys
@@ -73,8 +73,8 @@ def _loads(rows: Iterable[tuple[bytes]]) -> list[Any]:
 
 
 def _facts(review: Review, out: _Lines) -> None:
-    db = review.spill.db
-    added = review.spill.count("facts")
+    db = review.workspace.db
+    added = review.workspace.count("facts")
     if added:
         out.add(f"### Facts added ({added})", "", "| subject | predicate | object | valid | table | agent |",
                 "|---|---|---|---|---|---|")
@@ -82,7 +82,7 @@ def _facts(review: Review, out: _Lines) -> None:
             out.add(f"| {_cell(f.get('subject'))} | {_cell(f.get('predicate'))} | {_cell(f.get('object'))} |"
                     f" {window(f)} | {f.get('table')} | {f.get('agent')} |")
         out.add(*_more(added, "fact"))
-    superseded = review.spill.count("superseded")
+    superseded = review.workspace.count("superseded")
     if superseded:
         out.add(f"### Facts superseded ({superseded})", "",
                 "| subject | predicate | before | window now | after | window |", "|---|---|---|---|---|---|")
@@ -97,8 +97,8 @@ def _facts(review: Review, out: _Lines) -> None:
 
 def _intake(review: Review, out: _Lines, total: int) -> None:
     """Each agent's new records with their content, at most SHOWN each, the rest counted."""
-    db = review.spill.db
-    review.spill.index("intake_by_agent", "intake (agent, created, id, seq)")
+    db = review.workspace.db
+    review.workspace.index("intake_by_agent", "intake (agent, created, id, seq)")
     out.add(f"### Intake ({_n(total, 'record')})", "")
     for agent, count in sorted(db.execute("SELECT agent, count(*) FROM intake GROUP BY agent").fetchall()):
         tiers = ", ".join(f"{n} {tier}" for tier, n in review.intake.get(agent, {}).items())
@@ -113,28 +113,28 @@ def _intake(review: Review, out: _Lines, total: int) -> None:
 
 def _binder(review: Review, out: _Lines) -> None:
     """What waits for a human decision and what was decided, with the records' content."""
-    spill = review.spill
+    workspace = review.workspace
 
     def item(intake_id: str, head: str) -> str:
-        row = spill.db.execute("SELECT data FROM intake WHERE rid = ? ORDER BY created DESC, id DESC, seq DESC"
+        row = workspace.db.execute("SELECT data FROM intake WHERE rid = ? ORDER BY created DESC, id DESC, seq DESC"
                                " LIMIT 1", (intake_id,)).fetchone()
         record = orjson.loads(row[0]) if row else None
         what = f"{record.get('agent')}: {_cell(_text(record))}" if record else "(recorded before this range)"
         return f"- {head}`{intake_id}` {what}"
 
-    waiting = spill.count("items", "WHERE section = ?", "binder_waiting")
-    decided = spill.count("items", "WHERE section = ?", "binder")
+    waiting = workspace.count("items", "WHERE section = ?", "binder_waiting")
+    decided = workspace.count("items", "WHERE section = ?", "binder")
     if waiting or decided:
-        spill.index("intake_by_id", "intake (rid, created, id, seq)")
+        workspace.index("intake_by_id", "intake (rid, created, id, seq)")
     if waiting:
         out.add(f"### Waiting in the Binder for a human ({_n(waiting, 'record')})", "")
-        out.add(*[item(i, "") for i in list(spill.items("binder_waiting", SHOWN))])
+        out.add(*[item(i, "") for i in list(workspace.items("binder_waiting", SHOWN))])
         if waiting > SHOWN:
             out.add(f"- … and {_n(waiting - SHOWN, 'more record')} (`memstack binder list`)")
         out.add("")
     if decided:
         out.add(f"### Binder decisions ({_n(decided, 'decision')})", "")
-        for d in list(spill.items("binder", SHOWN)):
+        for d in list(workspace.items("binder", SHOWN)):
             note = f" — {_cell(d['note'])}" if d.get("note") else ""
             head = f"{d.get('decision')} by {d.get('by')} at {_when(d.get('decided_at'))}: "
             out.add(item(str(d.get("intake_id")), head) + note)
@@ -152,11 +152,11 @@ def _confirmed(review: Review, out: _Lines) -> None:
         ("binder_files", "Binder documents filed",
          lambda e: f"- `{e.get('path')}` ({_cell(e.get('name'))})"))
     for section, title, line in lines:
-        count = review.spill.count("items", "WHERE section = ?", section)
+        count = review.workspace.count("items", "WHERE section = ?", section)
         if not count:
             continue
         out.add(f"### {title} ({count})", "")
-        for e in list(review.spill.items(section, SHOWN)):
+        for e in list(review.workspace.items(section, SHOWN)):
             note = f" — {_cell(e['note'])}" if e.get("note") else ""
             out.add(f"{line(e)} by {_cell(e.get('by'))} at {_when(e.get('decided_at'))}{note}")
         if count > SHOWN:
@@ -166,9 +166,9 @@ def _confirmed(review: Review, out: _Lines) -> None:
 
 def write(review: Review, out: TextIO | None = None) -> None:
     lines = _Lines(out or sys.stdout)
-    spill = review.spill
-    n_intake = spill.count("intake")
-    counts = {section: spill.count("items", "WHERE section = ?", section) for section in ("handoffs", "soil")}
+    workspace = review.workspace
+    n_intake = workspace.count("intake")
+    counts = {section: workspace.count("items", "WHERE section = ?", section) for section in ("handoffs", "soil")}
     lines.add(f"## memstack review of `{review.range}` ({_n(review.commits, 'commit')})", "")
     if review.secrets:
         lines.add(f"### 🔑 Credentials in this range ({len(review.secrets)}): rotate them, then rewrite the"
@@ -177,8 +177,8 @@ def write(review: Review, out: TextIO | None = None) -> None:
                     for s in review.secrets))
         lines.add("```", "")
     violations = review.violations
-    lines.add(f"{_n(n_intake, 'intake record')}, {_n(spill.count('facts'), 'fact')} added,"
-              f" {spill.count('superseded')} superseded, {_n(sum(review.promotions.values()), 'promotion')},"
+    lines.add(f"{_n(n_intake, 'intake record')}, {_n(workspace.count('facts'), 'fact')} added,"
+              f" {workspace.count('superseded')} superseded, {_n(sum(review.promotions.values()), 'promotion')},"
               f" {_n(counts['handoffs'], 'handoff')} sealed, {_n(counts['soil'], 'SOIL change')},"
               f" {_n(len(violations), 'invariant violation') if violations else 'no invariant violations'}.", "")
     if violations:
@@ -194,9 +194,9 @@ def write(review: Review, out: TextIO | None = None) -> None:
         lines.add(*(f"| {tier} | {n} |" for tier, n in review.promotions.items()), "")
     _binder(review, lines)
     if counts["handoffs"]:
-        lines.add("### Handoffs sealed", "", *(f"- `{h['path']}`" for h in spill.items("handoffs")), "")
+        lines.add("### Handoffs sealed", "", *(f"- `{h['path']}`" for h in workspace.items("handoffs")), "")
     if counts["soil"]:
-        lines.add("### SOIL", "", *(f"- {s['change']} `{s['path']}`" for s in spill.items("soil")), "")
-    if spill.count("items", "WHERE section = ?", "derived"):
-        lines.add("Derived files refreshed: " + ", ".join(f"`{p}`" for p in spill.items("derived")), "")
+        lines.add("### SOIL", "", *(f"- {s['change']} `{s['path']}`" for s in workspace.items("soil")), "")
+    if workspace.count("items", "WHERE section = ?", "derived"):
+        lines.add("Derived files refreshed: " + ", ".join(f"`{p}`" for p in workspace.items("derived")), "")
     lines.close()

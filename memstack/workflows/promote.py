@@ -46,6 +46,7 @@ from typing import Any, NamedTuple
 from memstack.base import config, files, ids, jsonio, layout, schemas
 from memstack.base.errors import MemstackError
 from memstack.base.output import plural
+from memstack.base.spill import Spill
 from memstack.base.times import parse_ts
 from memstack.boot import context as boot
 from memstack.integrity import buildmemo
@@ -221,46 +222,6 @@ class Routed(NamedTuple):
     decision: dict[str, Any] | None  # a human's ratify decision: the record becomes knowledge, tier ratified
 
 
-class _Spool:
-    """The lines of the facts a promotion makes, in a temporary file (removed when the spool is
-    dropped), each read back by where it starts: a line costs its offset in memory, not its bytes.
-    Read back through a window of _WINDOW bytes, as the lines are asked for nearly in the order
-    they were written (time order): about one read a window, and none of the file is mapped."""
-
-    _WINDOW = 1 << 20
-
-    def __init__(self) -> None:
-        import tempfile
-
-        self.file = tempfile.TemporaryFile(prefix="memstack-promote-")
-        self.size, self.dirty = 0, False
-        self.start, self.window = 0, b""  # the window: the file's bytes from `start`
-
-    def add(self, line: bytes) -> int:
-        at = self.size
-        self.file.write(line)
-        self.size += len(line)
-        self.dirty = True
-        return at
-
-    def line(self, at: int) -> bytes:
-        if self.dirty:
-            self.file.flush()
-            self.dirty, self.window = False, b""
-        offset = at - self.start
-        end = self.window.find(b"\n", offset) if 0 <= offset < len(self.window) else -1
-        if end < 0:  # outside the window, or running past it: a new window from `at`
-            self.start, offset, self.window = at, 0, os.pread(self.file.fileno(), self._WINDOW, at)
-            end = self.window.find(b"\n")
-            while end < 0 and self.start + len(self.window) < self.size:  # a line longer than a window
-                self.window += os.pread(self.file.fileno(), self._WINDOW, self.start + len(self.window))
-                end = self.window.find(b"\n")
-        return self.window[offset:end + 1]
-
-    def __del__(self) -> None:  # when the last Made is dropped: the file goes with it
-        self.file.close()
-
-
 class Made(NamedTuple):
     """A fact a routed record becomes, kept as where its line is in the spool (parsed again only while
     it is decided and written)."""
@@ -269,7 +230,7 @@ class Made(NamedTuple):
     fact_id: str
     routed: int  # its Routed's index
     at: int  # where its line starts in `spool`
-    spool: _Spool
+    spool: Spill
 
     @property
     def line(self) -> bytes:
@@ -364,14 +325,14 @@ class Planner:
         """The chunk's pending records (`keys`, routed in order), then its ratified ones."""
         routed: list[Routed] = []
         made: list[Made] = []
-        spool = _Spool()
+        spool = Spill("memstack-promote-")
         names = self.names
 
         def add(record: dict[str, Any], relpath: str | None, sub_tier: str, via: str,
                 decision: dict[str, Any] | None) -> None:
             if sub_tier in FACT_TABLES:
                 fact = _fact(record, sub_tier, decision)
-                made.append(Made(fact["valid_from"], fact["id"], len(routed), spool.add(jsonio.dumps_line(fact)),
+                made.append(Made(fact["valid_from"], fact["id"], len(routed), spool.write(jsonio.dumps_line(fact)),
                                  spool))
             agent = names.setdefault(record["agent"], record["agent"])
             routed.append(Routed(record["id"], agent, sub_tier, names.setdefault(via, via),

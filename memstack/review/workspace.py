@@ -1,4 +1,5 @@
-"""Where a review keeps what it reads: a temporary SQLite database on disk (deleted when the review ends).
+"""A review's workspace: a temporary SQLite database on disk (deleted when the review ends), not a spill:
+what it holds is queried in several orders, counted and indexed, never read back once (base/spill.py).
 
 A range may bring a million records; they are written here as they are read and
 come back in the order the report lists them (SQLite sorts on disk, in bounded
@@ -37,7 +38,7 @@ def key(value: Any) -> bytes:
     return str(value).encode("utf-8", "surrogatepass")
 
 
-class Spill:
+class Workspace:
     def __init__(self) -> None:
         self._folder = tempfile.TemporaryDirectory(prefix="memstack-review-")
         self.db = sqlite3.connect(Path(self._folder.name) / "review.sqlite3", isolation_level=None)
