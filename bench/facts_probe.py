@@ -80,7 +80,7 @@ def timed(fn: Callable[..., T], *args: Any) -> tuple[float, T]:
 def index_current(out: Path) -> bool:
     from memstack.kb import factindex
 
-    db = factindex._connect(out)
+    db = factindex.DB.connect(out)
     try:
         return factindex.sync(db, out, budget=0)
     finally:

@@ -363,7 +363,7 @@ def test_a_line_the_index_cannot_take_is_named(tmp_path: Path, line: bytes, mess
 
 
 def index_current(root: Path) -> bool:
-    db = factindex._connect(root)
+    db = factindex.DB.connect(root)
     try:
         return factindex.sync(db, root, budget=0)
     finally:

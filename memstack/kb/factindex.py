@@ -26,7 +26,6 @@ journal is WAL, so no query ever waits for that build.
 
 import os
 import sqlite3
-import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -36,8 +35,9 @@ from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
-from memstack.base import files, progress
+from memstack.base import files, progress, sqlitecache
 from memstack.base.errors import MemstackError
+from memstack.base.sqlitecache import writing
 from memstack.kb import factfiles, facts
 from memstack.kb.facts import Fact
 
@@ -80,6 +80,10 @@ def signature(st: os.stat_result) -> Signature:
 
 # --- opening and syncing -------------------------------------------------------------------------
 
+DB = sqlitecache.Database(DB_NAME, VERSION, (*_TABLES, *_INDEXES), what="fact index",
+                          source="the fact files on the next query")
+
+
 @contextmanager
 def opened(store: Path, budget: int | None = None) -> Iterator[sqlite3.Connection | None]:
     """The index, up to date with the fact files (built on first use).
@@ -88,16 +92,8 @@ def opened(store: Path, budget: int | None = None) -> Iterator[sqlite3.Connectio
     `budget` bytes of fact files (a fresh clone, a large pull): a background
     process catches the index up, and the caller answers from the files meanwhile.
     """
-    with _LOCK:
-        try:
-            db = _cached(store)
-            current = sync(db, store, None if _last_build_failed(store) else budget)
-        except sqlite3.DatabaseError as exc:
-            if type(exc) is not sqlite3.DatabaseError:  # locked, I/O, full disk: not ours to repair
-                raise MemstackError(f"{store / DB_NAME}: {exc}") from None
-            drop(store)  # a corrupt index is only a cache: start it again
-            db = _cached(store)
-            current = sync(db, store, budget)
+    with DB.guard:
+        db, current = DB.repaired(store, lambda db: sync(db, store, None if _last_build_failed(store) else budget))
         try:
             yield db if current else None
         finally:
@@ -107,83 +103,7 @@ def opened(store: Path, budget: int | None = None) -> Iterator[sqlite3.Connectio
 
 def drop(store: Path) -> None:
     """Delete the index (it is rebuilt on the next query)."""
-    with _LOCK:
-        entry = _CACHE.pop(store, None)
-        if entry is not None and entry[0] == os.getpid():
-            entry[2].close()
-        for suffix in ("", "-wal", "-shm"):
-            (store / (DB_NAME + suffix)).unlink(missing_ok=True)
-
-
-# One open connection per store and process, kept: opening a WAL database costs ~2 ms, as its
-# -wal file is made anew whenever no connection holds it. Checked against the file's inode (the
-# index may have been deleted) and the process id (a connection must not cross a fork).
-_LOCK = threading.RLock()
-_CACHE: "OrderedDict[Path, tuple[int, int, sqlite3.Connection]]" = OrderedDict()
-_CACHE_SIZE = 8
-
-
-def _cached(store: Path) -> sqlite3.Connection:
-    entry = _CACHE.get(store)
-    try:
-        inode = os.stat(store / DB_NAME).st_ino
-    except FileNotFoundError:
-        inode = None
-    except NotADirectoryError:  # `.memstack` is a file: say so
-        files.local_dir(store, "")
-        raise
-    if entry is not None and entry[:2] == (os.getpid(), inode):
-        _CACHE.move_to_end(store)
-        return entry[2]
-    if entry is not None:
-        del _CACHE[store]
-        if entry[0] == os.getpid():
-            entry[2].close()
-    db = _connect(store)
-    _CACHE[store] = (os.getpid(), os.stat(store / DB_NAME).st_ino, db)
-    while len(_CACHE) > _CACHE_SIZE:
-        pid, _, oldest = _CACHE.popitem(last=False)[1]
-        if pid == os.getpid():
-            oldest.close()
-    return db
-
-
-def _connect(store: Path) -> sqlite3.Connection:
-    path = store / DB_NAME
-    files.local_dir(store, "")
-    if path.is_dir() or path.is_symlink():
-        raise MemstackError(f"{path}: not the fact index file memstack keeps there (a folder or a link) — remove it;"
-                            " the index is rebuilt from the fact files on the next query")
-    db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
-    try:
-        db.execute("PRAGMA synchronous=NORMAL")  # a cache: a power cut may lose its last commits, no more
-        if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
-            # WAL, kept in the file: a query never waits for a writer, not even for a build that takes
-            # seconds (a rollback journal locks readers out once a big transaction spills to disk).
-            db.execute("PRAGMA journal_mode=WAL")
-            with writing(db):
-                if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
-                    for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
-                        db.execute(f'DROP TABLE "{name}"')
-                    for sql in (*_TABLES, *_INDEXES):
-                        db.execute(sql)
-                    db.execute(f"PRAGMA user_version = {VERSION}")
-    except BaseException:
-        db.close()
-        raise
-    return db
-
-
-@contextmanager
-def writing(db: sqlite3.Connection) -> Iterator[None]:
-    """One write transaction, taken at once (other processes wait for it, then see its result)."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
+    DB.drop(store)
 
 
 def _known(db: sqlite3.Connection) -> dict[str, Known]:
@@ -408,7 +328,7 @@ def _if_current(store: Path, relpath: str, before: os.stat_result | None) -> Ite
         yield None, None
         return
     try:
-        db = _connect(store)
+        db = DB.connect(store)
         db.execute("PRAGMA busy_timeout = 500")  # busy (a build under way): leave it to the next sync
     except sqlite3.Error:
         yield None, None  # the next query repairs or rebuilds it
@@ -595,8 +515,9 @@ def _answer(store: Path, budget: int | None, ask: Callable[[sqlite3.Connection, 
                 return ask(*found)
             except _Moved as moved:
                 stale = moved.file_id
-        with writing(_cached(store)):  # the next sync reads that file again
-            _cached(store).execute("UPDATE files SET ino = NULL, size = NULL WHERE file_id = ?", (stale,))
+        db = DB.cached(store)
+        with writing(db):  # the next sync reads that file again
+            db.execute("UPDATE files SET ino = NULL, size = NULL WHERE file_id = ?", (stale,))
     raise MemstackError(f"{store / factfiles.FACTS_DIR}: the fact files changed under {_ATTEMPTS} queries running"
                         " (a writer that does not stop?) — try again")
 
@@ -619,11 +540,11 @@ def _about(store: Path, subject: str) -> list[Fact]:
     import copy
 
     key = (store, subject, [(relpath, signature(st)) for relpath, st in factfiles.list_files(store)])
-    with _LOCK:
+    with DB.guard:
         if _LAST_ABOUT[0] == key:
             return copy.deepcopy(_LAST_ABOUT[1])  # type: ignore[no-any-return]
     found = [f for _, f in factfiles.scan_for(store, [subject]) if f["subject"] == subject]
-    with _LOCK:
+    with DB.guard:
         _LAST_ABOUT[:] = [key, copy.deepcopy(found)]
     return found
 
@@ -664,7 +585,7 @@ def each_valid_at(store: Path, ts: int, as_of: int | None = None) -> Iterator[Fa
 def _listed_moved(store: Path, file_id: int) -> MemstackError:
     """A line moved while a listing streamed: its file is marked for the next sync to re-read, and the
     listing stops (an answer half written cannot start again). Called once the listing's read is over."""
-    db = _cached(store)
+    db = DB.cached(store)
     with writing(db):
         found = db.execute("SELECT relpath FROM files WHERE file_id = ?", (file_id,)).fetchone()
         db.execute("UPDATE files SET ino = NULL, size = NULL WHERE file_id = ?", (file_id,))
@@ -799,19 +720,14 @@ def freshness(store: Path) -> dict[str, Any]:
     """Whether the index is in step with the fact files (`memstack status`), from their stats alone:
     the index is opened read-only, neither built nor synced, and no fact file is read."""
     on_disk = factfiles.list_files(store)
-    path = store / DB_NAME
     known: dict[str, Known] = {}
-    exists = path.is_file()
-    if exists:
-        try:
-            db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=5)
-            try:
-                if db.execute("PRAGMA user_version").fetchone()[0] == VERSION:
-                    known = _known(db)
-            finally:
-                db.close()
-        except sqlite3.DatabaseError:
-            known = {}  # unreadable: the next query drops and rebuilds it
+    exists = DB.path(store).is_file()
+    try:
+        with DB.read_only(store) as db:
+            if db is not None:
+                known = _known(db)
+    except sqlite3.DatabaseError:
+        known = {}  # unreadable: the next query drops and rebuilds it
     changed = [(rel, st) for rel, st in on_disk if rel not in known or known[rel].signature != signature(st)]
     gone = set(known) - {rel for rel, _ in on_disk}
     return {"exists": exists, "fresh": not changed and not gone, "files_behind": len(changed) + len(gone),

@@ -26,7 +26,6 @@ once, one after the other, and neither ever sees half a file.
 
 import os
 import sqlite3
-import threading
 import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -34,9 +33,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
-from memstack.base import files, progress
-from memstack.base.errors import MemstackError
-from memstack.kb.factindex import NO_SIGNATURE, Known, Signature, signature, writing
+from memstack.base import progress, sqlitecache
+from memstack.base.sqlitecache import writing
+from memstack.kb.factindex import NO_SIGNATURE, Known, Signature, signature
 from memstack.search import records
 from memstack.search.records import Doc
 
@@ -65,37 +64,21 @@ _SET_FILE = ("UPDATE files SET ino = ?, size = ?, mtime_ns = ?, ctime_ns = ?, in
              " WHERE file_id = ?")
 
 
+DB = sqlitecache.Database(DB_NAME, VERSION, _TABLES, what="search index",
+                          source="the memory files on the next search", lock=LOCK)
+
+
 @contextmanager
 def opened(store: Path) -> Iterator[sqlite3.Connection]:
     """The index, up to date with the memory files (built on first use, rebuilt if corrupt)."""
-    with _LOCK:
-        try:
-            entry = _cached(store)
-            sync(entry, store)
-        except sqlite3.DatabaseError as exc:
-            if type(exc) is not sqlite3.DatabaseError:  # locked, I/O, full disk: not ours to repair
-                raise MemstackError(f"{store / DB_NAME}: {exc}") from None
-            _uncache(store)
-            drop(store)  # a corrupt index is only a cache: start it again
-            entry = _cached(store)
-            sync(entry, store)
-        yield entry.db
+    with DB.guard:
+        db, _ = DB.repaired(store, lambda db: sync(db, store))
+        yield db
 
 
-class _Open:
-    """One open connection per store and process, kept with the files and folders tables as last read:
-    a warm search re-reads them only when another process changed the index (PRAGMA data_version)."""
-
-    def __init__(self, db: sqlite3.Connection, inode: int) -> None:
-        self.pid, self.inode, self.db = os.getpid(), inode, db
-        self.version: int | None = None
-        self.state = State({}, {})
-
-    def current(self) -> "State":
-        version = self.db.execute("PRAGMA data_version").fetchone()[0]
-        if version != self.version:
-            self.state, self.version = State.read(self.db), version
-        return self.state
+def drop(store: Path) -> None:
+    """Delete the index (the next search rebuilds it)."""
+    DB.drop(store)
 
 
 class State:
@@ -116,75 +99,17 @@ class State:
         return cls(known, folders)  # type: ignore[arg-type]
 
 
-_LOCK = threading.RLock()
-_CACHE: dict[Path, _Open] = {}
+# The files and folders tables as last read, with the connection that read them: a warm search reads
+# them again only when another connection changed the index (PRAGMA data_version moved).
+_READ: dict[Path, tuple[sqlite3.Connection, int, State]] = {}
 
 
-def _cached(store: Path) -> _Open:
-    entry = _CACHE.get(store)
-    try:
-        inode = os.stat(store / DB_NAME).st_ino
-    except (FileNotFoundError, NotADirectoryError):
-        inode = None
-    if entry is not None and (entry.pid, entry.inode) == (os.getpid(), inode):
-        return entry
-    _uncache(store)
-    db = _connect(store)
-    entry = _CACHE[store] = _Open(db, os.stat(store / DB_NAME).st_ino)
-    return entry
-
-
-def _uncache(store: Path) -> None:
-    entry = _CACHE.pop(store, None)
-    if entry is not None and entry.pid == os.getpid():
-        entry.db.close()
-
-
-def drop(store: Path) -> None:
-    """Delete the index (the next search rebuilds it)."""
-    with _LOCK, _held(store):
-        _uncache(store)
-        for suffix in ("", "-wal", "-shm"):
-            (store / (DB_NAME + suffix)).unlink(missing_ok=True)
-
-
-@contextmanager
-def _held(store: Path) -> Iterator[None]:
-    from filelock import FileLock, Timeout
-
-    try:
-        with FileLock(files.lock_path(store, LOCK)).acquire(timeout=600, poll_interval=0.005):
-            yield
-    except Timeout:
-        raise MemstackError(f"{store / DB_NAME}: another memstack process has held the search index's lock"
-                            " for over 10 minutes") from None
-
-
-def _connect(store: Path) -> sqlite3.Connection:
-    path = store / DB_NAME
-    files.local_dir(store, "")
-    if path.is_dir() or path.is_symlink():
-        raise MemstackError(f"{path}: not the search index file memstack keeps there (a folder or a link)"
-                            " — remove it; the index is rebuilt from the memory files on the next search")
-    db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
-    try:
-        db.execute("PRAGMA synchronous=NORMAL")  # a cache: a power cut may lose its last commits, no more
-        if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
-            with _held(store):
-                db.execute("PRAGMA journal_mode=WAL")
-                with writing(db):
-                    if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
-                        db.execute("DROP TABLE IF EXISTS fts")  # first: it drops its own shadow tables
-                        for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
-                                                  " AND sql LIKE 'CREATE TABLE%'").fetchall():
-                            db.execute(f'DROP TABLE IF EXISTS "{name}"')
-                        for sql in _TABLES:
-                            db.execute(sql)
-                        db.execute(f"PRAGMA user_version = {VERSION}")
-    except BaseException:
-        db.close()
-        raise
-    return db
+def _state(db: sqlite3.Connection, store: Path) -> State:
+    version = db.execute("PRAGMA data_version").fetchone()[0]
+    held = _READ.get(store)
+    if held is None or held[0] is not db or held[1] != version:
+        held = _READ[store] = (db, version, State.read(db))
+    return held[2]
 
 
 class Stale(NamedTuple):
@@ -230,14 +155,13 @@ def _stale(store: Path, state: State) -> Stale:
     return Stale(changed, gone, folders)
 
 
-def sync(entry: _Open, store: Path) -> None:
+def sync(db: sqlite3.Connection, store: Path) -> None:
     """Bring the index up to date with the memory files, reading only what changed."""
-    state = entry.current()
+    state = _state(db, store)
     stale = _stale(store, state)
     if not stale and stale.folders == state.folders:
         return
-    db = entry.db
-    with _held(store), writing(db):
+    with DB.held(store), writing(db):
         state = State.read(db)  # again under the lock: another search may have caught up meanwhile
         stale = _stale(store, state)
         for relpath in stale.gone:
@@ -252,7 +176,7 @@ def sync(entry: _Open, store: Path) -> None:
         db.execute("DELETE FROM folders")
         db.executemany("INSERT INTO folders VALUES (?, ?, ?, ?, ?)",
                        ((folder, *sig) for folder, sig in stale.folders.items()))
-    entry.version = None  # our own writes do not move data_version: read the tables again
+    _READ.pop(store, None)  # our own writes do not move data_version: read the tables again
 
 
 def common(db: sqlite3.Connection, terms: Iterable[str]) -> set[str]:
