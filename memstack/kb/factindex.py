@@ -26,16 +26,15 @@ journal is WAL, so no query ever waits for that build.
 
 import os
 import sqlite3
-import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 import orjson
 
-from memstack.base import files, progress, sqlitecache
+from memstack.base import files, follow, progress, sqlitecache
 from memstack.base.errors import MemstackError
 from memstack.base.sqlitecache import writing
 from memstack.kb import factfiles, facts
@@ -45,8 +44,7 @@ DB_NAME = ".memstack/facts.sqlite3"
 VERSION = 3  # an index written by another layout version is dropped and rebuilt
 
 _TABLES = (
-    "CREATE TABLE files (file_id INTEGER PRIMARY KEY, relpath TEXT NOT NULL UNIQUE, ino INTEGER, size INTEGER,"
-    " mtime_ns INTEGER, ctime_ns INTEGER, indexed INTEGER NOT NULL, crc INTEGER NOT NULL, adler INTEGER NOT NULL)",
+    follow.files_table(),
     "CREATE TABLE facts (file_id INTEGER NOT NULL, id TEXT NOT NULL, subject TEXT NOT NULL, predicate TEXT NOT NULL,"
     " valid_from INTEGER NOT NULL, valid_to INTEGER, recorded_at INTEGER NOT NULL, expired_at INTEGER,"
     " pos INTEGER NOT NULL, len INTEGER NOT NULL)",
@@ -60,22 +58,6 @@ _INSERT = "INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _INT64 = range(-(2**63), 2**63)
 
 T = TypeVar("T")
-Signature = tuple[int, int, int, int] | tuple[None, None, None, None]
-NO_SIGNATURE: Signature = (None, None, None, None)
-
-
-class Known(NamedTuple):
-    """What the index holds of one file: its stat signature then, and how many bytes it has read."""
-
-    file_id: int
-    signature: Signature
-    indexed: int
-    crc: int
-    adler: int
-
-
-def signature(st: os.stat_result) -> Signature:
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 # --- opening and syncing -------------------------------------------------------------------------
@@ -106,31 +88,20 @@ def drop(store: Path) -> None:
     DB.drop(store)
 
 
-def _known(db: sqlite3.Connection) -> dict[str, Known]:
-    rows = db.execute("SELECT relpath, file_id, ino, size, mtime_ns, ctime_ns, indexed, crc, adler FROM files")
-    return {r[0]: Known(r[1], (r[2], r[3], r[4], r[5]), r[6], r[7], r[8]) for r in rows}
-
-
 def sync(db: sqlite3.Connection, store: Path, budget: int | None = None) -> bool:
     """Bring the index up to date with the fact files, re-reading only what changed.
 
     Returns False, having done nothing, if that would read more than `budget` bytes.
     """
-    def stale(known: dict[str, Known]) -> tuple[list[tuple[str, os.stat_result]], list[str]]:
-        on_disk = factfiles.list_files(store)
-        present = {relpath for relpath, _ in on_disk}
-        changed = [(rel, st) for rel, st in on_disk if rel not in known or known[rel].signature != signature(st)]
-        return changed, [rel for rel in known if rel not in present]
-
-    known = _known(db)
-    changed, gone = stale(known)
+    known = follow.known(db)
+    changed, gone = follow.stale(known, factfiles.list_files(store))
     if not changed and not gone:
         return True
-    if budget is not None and sum(_cost(known.get(rel), st) for rel, st in changed) > budget:
+    if budget is not None and sum(follow.cost(known.get(rel), st) for rel, st in changed) > budget:
         return False
     with writing(db):
-        known = _known(db)  # again under the write lock: another process may have caught up meanwhile
-        changed, gone = stale(known)
+        known = follow.known(db)  # again under the write lock: another process may have caught up meanwhile
+        changed, gone = follow.stale(known, factfiles.list_files(store))
         bulk = not known and len(changed) > 0
         if bulk:  # a first build: load, then index (several times faster than indexing row by row)
             for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'facts'"
@@ -138,23 +109,16 @@ def sync(db: sqlite3.Connection, store: Path, budget: int | None = None) -> bool
                 db.execute(f'DROP INDEX "{name}"')
         for relpath in gone:
             _forget(db, known[relpath].file_id)
-        total = sum(_cost(known.get(rel), st) for rel, st in changed)
+        total = sum(follow.cost(known.get(rel), st) for rel, st in changed)
         with (progress.bar(total, "indexing facts", "B") if total >= SHOW_PROGRESS else nullcontext()) as shown:
             for relpath, st in changed:
                 _refresh(db, store, relpath, known.get(relpath))
                 if shown is not None:
-                    shown.update(_cost(known.get(relpath), st))
+                    shown.update(follow.cost(known.get(relpath), st))
         if bulk:
             for sql in _INDEXES:
                 db.execute(sql)
     return True
-
-
-def _cost(known: Known | None, st: os.stat_result) -> int:
-    """Bytes a refresh of the file would parse (a grown file from where the index stopped)."""
-    if known is not None and known.signature[0] == st.st_ino and st.st_size >= known.indexed:
-        return st.st_size - known.indexed
-    return st.st_size
 
 
 # --- catching up in the background ---------------------------------------------------------------
@@ -226,49 +190,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _forget(db: sqlite3.Connection, file_id: int) -> None:
     db.execute("DELETE FROM facts WHERE file_id = ?", (file_id,))
-    db.execute("DELETE FROM files WHERE file_id = ?", (file_id,))
+    follow.forget(db, file_id)
 
 
-def _refresh(db: sqlite3.Connection, store: Path, relpath: str, known: Known | None) -> None:
-    try:
-        with open(store / relpath, "rb") as handle:
-            data = handle.read()
-            st = os.fstat(handle.fileno())
-    except FileNotFoundError:
+def _refresh(db: sqlite3.Connection, store: Path, relpath: str, known: follow.Known | None) -> None:
+    got = follow.read(store / relpath)
+    if got is None:
         if known is not None:
             _forget(db, known.file_id)
         return
+    data, st = got
     end = data.rfind(b"\n") + 1  # an unfinished last line (a write in progress) waits for the next sync
-    view = memoryview(data)
-    if known is not None and known.indexed <= end and zlib.crc32(view[:known.indexed]) == known.crc \
-            and zlib.adler32(view[:known.indexed]) == known.adler:
-        start, crc, adler, file_id = known.indexed, known.crc, known.adler, known.file_id
-    else:
-        start, crc, adler = 0, 0, 1
-        if known is None:
-            file_id = _new_file(db, relpath)
-        else:
-            file_id = known.file_id
-            db.execute("DELETE FROM facts WHERE file_id = ?", (file_id,))
+    if known is None:
+        known = follow.add(db, relpath)
+    elif not known.intact(data, end):  # changed other than by growing: read it again whole
+        known = known.emptied()
+        db.execute("DELETE FROM facts WHERE file_id = ?", (known.file_id,))
     try:
-        db.executemany(_INSERT, _rows(relpath, data, start, end, file_id))
+        db.executemany(_INSERT, _rows(relpath, data, known.indexed, end, known.file_id))
     except OverflowError:  # an integer beyond 64 bits: find the line to name it
         for number, line in enumerate(data[:end].split(b"\n")[:-1], start=1):
             if line_problem(line):
                 raise MemstackError(f"{relpath}:{number}: I5 {line_problem(line)}") from None
         raise
-    sig = signature(st) if st.st_size == len(data) else NO_SIGNATURE
-    db.execute(_SET_FILE, (*sig, end, zlib.crc32(view[start:end], crc), zlib.adler32(view[start:end], adler), file_id))
-
-
-def _new_file(db: sqlite3.Connection, relpath: str) -> int:
-    file_id = db.execute("INSERT INTO files (relpath, indexed, crc, adler) VALUES (?, 0, 0, 1)", (relpath,)).lastrowid
-    assert file_id is not None
-    return file_id
-
-
-_SET_FILE = ("UPDATE files SET ino = ?, size = ?, mtime_ns = ?, ctime_ns = ?, indexed = ?, crc = ?, adler = ?"
-             " WHERE file_id = ?")
+    follow.save(db, known.extended(memoryview(data)[known.indexed:end]), st, len(data))
 
 
 def _rows(relpath: str, data: bytes, start: int, end: int, file_id: int) -> Iterator[tuple[Any, ...]]:
@@ -322,7 +267,8 @@ def line_problem(line: bytes) -> str | None:
 # --- what writes tell the index ------------------------------------------------------------------
 
 @contextmanager
-def _if_current(store: Path, relpath: str, before: os.stat_result | None) -> Iterator[tuple[Any, Known | None]]:
+def _if_current(store: Path, relpath: str, before: os.stat_result | None
+                ) -> Iterator[tuple[Any, follow.Known | None]]:
     """The index and its row for `relpath`, if the index exists and held the file as it was `before`."""
     if not (store / DB_NAME).exists():
         yield None, None
@@ -335,11 +281,11 @@ def _if_current(store: Path, relpath: str, before: os.stat_result | None) -> Ite
         return
     try:
         with writing(db):
-            row = _known(db).get(relpath)
+            row = follow.known(db).get(relpath)
             if before is None:
                 current = row is None
             else:
-                current = row is not None and row.signature == signature(before) and row.indexed == before.st_size
+                current = row is not None and not follow.moved(row, before) and row.indexed == before.st_size
             yield (db, row) if current else (None, None)
     except sqlite3.Error:
         pass  # rolled back: the file's signature no longer matches, so the next query re-reads it
@@ -355,16 +301,13 @@ def note_append(store: Path, relpath: str, before: os.stat_result | None, after:
             return
         data = b"".join(lines)
         if known is None:
-            known = Known(_new_file(db, relpath), NO_SIGNATURE, 0, 0, 1)
+            known = follow.add(db, relpath)
         rows, pos = [], known.indexed
         for fact, line in zip(new, lines, strict=True):
             rows.append(_row(known.file_id, fact, pos, len(line) - 1))
             pos += len(line)
         db.executemany(_INSERT, rows)
-        indexed = known.indexed + len(data)
-        sig = signature(after) if after.st_size == indexed else NO_SIGNATURE
-        db.execute(_SET_FILE, (*sig, indexed, zlib.crc32(data, known.crc), zlib.adler32(data, known.adler),
-                               known.file_id))
+        follow.save(db, known.extended(data), after, known.indexed + len(data))
 
 
 def note_rewrite(store: Path, relpath: str, before: os.stat_result, after: os.stat_result, data: bytes,
@@ -390,8 +333,7 @@ def note_rewrite(store: Path, relpath: str, before: os.stat_result, after: os.st
                 db.execute("UPDATE facts SET pos = -(pos + ?) - 1 WHERE file_id = ? AND pos > ? AND pos < ?",
                            (shift, known.file_id, start, upto))
         db.execute("UPDATE facts SET pos = -pos - 1 WHERE file_id = ? AND pos < 0", (known.file_id,))
-        sig = signature(after) if after.st_size == len(data) else NO_SIGNATURE
-        db.execute(_SET_FILE, (*sig, len(data), zlib.crc32(data), zlib.adler32(data), known.file_id))
+        follow.save(db, known.emptied().extended(data), after, len(data))
 
 
 # --- queries -------------------------------------------------------------------------------------
@@ -517,7 +459,7 @@ def _answer(store: Path, budget: int | None, ask: Callable[[sqlite3.Connection, 
                 stale = moved.file_id
         db = DB.cached(store)
         with writing(db):  # the next sync reads that file again
-            db.execute("UPDATE files SET ino = NULL, size = NULL WHERE file_id = ?", (stale,))
+            follow.reread(db, stale)
     raise MemstackError(f"{store / factfiles.FACTS_DIR}: the fact files changed under {_ATTEMPTS} queries running"
                         " (a writer that does not stop?) — try again")
 
@@ -539,7 +481,7 @@ _LAST_ABOUT: list[Any] = [None, []]
 def _about(store: Path, subject: str) -> list[Fact]:
     import copy
 
-    key = (store, subject, [(relpath, signature(st)) for relpath, st in factfiles.list_files(store)])
+    key = (store, subject, [(relpath, follow.signature(st)) for relpath, st in factfiles.list_files(store)])
     with DB.guard:
         if _LAST_ABOUT[0] == key:
             return copy.deepcopy(_LAST_ABOUT[1])  # type: ignore[no-any-return]
@@ -588,7 +530,7 @@ def _listed_moved(store: Path, file_id: int) -> MemstackError:
     db = DB.cached(store)
     with writing(db):
         found = db.execute("SELECT relpath FROM files WHERE file_id = ?", (file_id,)).fetchone()
-        db.execute("UPDATE files SET ino = NULL, size = NULL WHERE file_id = ?", (file_id,))
+        follow.reread(db, file_id)
     return MemstackError(f"{store / (found[0] if found else factfiles.FACTS_DIR)}: changed while the facts were"
                          " listed — run the command again")
 
@@ -720,18 +662,17 @@ def freshness(store: Path) -> dict[str, Any]:
     """Whether the index is in step with the fact files (`memstack status`), from their stats alone:
     the index is opened read-only, neither built nor synced, and no fact file is read."""
     on_disk = factfiles.list_files(store)
-    known: dict[str, Known] = {}
+    known: dict[str, follow.Known] = {}
     exists = DB.path(store).is_file()
     try:
         with DB.read_only(store) as db:
             if db is not None:
-                known = _known(db)
+                known = follow.known(db)
     except sqlite3.DatabaseError:
         known = {}  # unreadable: the next query drops and rebuilds it
-    changed = [(rel, st) for rel, st in on_disk if rel not in known or known[rel].signature != signature(st)]
-    gone = set(known) - {rel for rel, _ in on_disk}
+    changed, gone = follow.stale(known, on_disk)
     return {"exists": exists, "fresh": not changed and not gone, "files_behind": len(changed) + len(gone),
-            "bytes_behind": sum(_cost(known.get(rel), st) for rel, st in changed),
+            "bytes_behind": sum(follow.cost(known.get(rel), st) for rel, st in changed),
             "building": building(store) if exists else False}
 
 
