@@ -78,11 +78,11 @@ def timed(fn: Callable[..., T], *args: Any) -> tuple[float, T]:
 
 
 def index_current(out: Path) -> bool:
-    from memstack.kb import factindex
+    from memstack.kb.index import catchup, schema
 
-    db = factindex._connect(out)
+    db = schema.DB.connect(out)
     try:
-        return factindex.sync(db, out, budget=0)
+        return catchup.sync(db, out, budget=0)
     finally:
         db.close()
 
@@ -101,7 +101,8 @@ def main() -> None:
     parser.add_argument("--subjects", type=int, default=20_000)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "facts-probe")
     args = parser.parse_args()
-    from memstack.kb import factfiles, factindex, facts, factstore
+    from memstack.kb import factfiles, facts, factstore
+    from memstack.kb.index import build, schema
 
     out = args.out.resolve()
     rows: list[tuple[str, str]] = []
@@ -117,13 +118,13 @@ def main() -> None:
     rows.append(("first query on a fresh clone, no index (answered from the files)", f"{fresh * 1000:.0f} ms"))
     fresh_recall = in_new_process(out, f"factstore.recall(root, {subject!r}, {now}, 50)")
     rows.append(("  recall, same (while the index builds)", f"{fresh_recall * 1000:.0f} ms"))
-    while factindex.building(out) or not index_current(out):
+    while build.building(out) or not index_current(out):
         time.sleep(0.1)
     rows.append(("  the background build of the index done after", f"{time.perf_counter() - started:.1f} s"))
-    factindex.drop(out)
-    build = in_new_process(out, "from memstack.kb import factindex; factindex.main([str(root)])")
-    rows.append(("  the same build in the foreground (python -m memstack.factindex)", f"{build:.1f} s"))
-    rows.append(("index size", f"{(out / factindex.DB_NAME).stat().st_size / 2**20:.0f} MiB"))
+    schema.DB.drop(out)
+    foreground = in_new_process(out, "from memstack.kb.index import build; build.main([str(root)])")
+    rows.append(("  the same build in the foreground (python -m memstack.kb.index)", f"{foreground:.1f} s"))
+    rows.append(("index size", f"{(out / schema.DB_NAME).stat().st_size / 2**20:.0f} MiB"))
     cold = in_new_process(out, f"factstore.get_valid_at(root, {now}, {subject!r})")
     rows.append(("get-valid-at --subject, cold (new process, index on disk)", f"{cold * 1000:.1f} ms"))
     cold_recall = in_new_process(out, f"factstore.recall(root, {subject!r}, {now}, 50)")

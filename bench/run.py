@@ -282,13 +282,13 @@ class Bench:
 
     def ensure_index(self, root: Path) -> None:
         """The fact index current (untimed), so a figure measures queries, not a catch-up."""
-        from memstack.kb import factindex
+        from memstack.kb.index import build
 
         while True:
-            while factindex.building(root):
+            while build.building(root):
                 time.sleep(0.1)
-            self.run([sys.executable, "-m", "memstack.kb.factindex", str(root)])
-            if not factindex.building(root):
+            self.run([sys.executable, "-m", "memstack.kb.index", str(root)])
+            if not build.building(root):
                 return
 
     def clone(self, store: Store, name: str) -> Path:
@@ -298,10 +298,10 @@ class Bench:
         return target
 
     def remove(self, path: Path) -> None:
-        from memstack.kb import factindex
+        from memstack.kb.index import build
 
         if (path / ".memstack").exists():
-            while factindex.building(path):  # a detached build still at work must not litter a deleted folder
+            while build.building(path):  # a detached build still at work must not litter a deleted folder
                 time.sleep(0.1)
         shutil.rmtree(path, ignore_errors=True)
 
@@ -336,14 +336,14 @@ def fig_index_build(b: Bench, size: int) -> Outcome:
     store, out = b.store(size), Outcome()
     for path in (store.root / ".memstack").glob("facts.sqlite3*"):
         path.unlink()
-    out.add(b.run([sys.executable, "-m", "memstack.kb.factindex", str(store.root)]))
+    out.add(b.run([sys.executable, "-m", "memstack.kb.index", str(store.root)]))
     db = store.root / ".memstack" / "facts.sqlite3"
     out.note = f"the index takes {db.stat().st_size / 2**20:.1f} MiB on disk"
     return out
 
 
 def fig_fresh_clone_query(b: Bench, size: int) -> Outcome:
-    from memstack.kb import factindex
+    from memstack.kb.index import build
 
     store, out = b.store(size), Outcome()
     clone = b.clone(store, f"fresh-clone-{size}")
@@ -354,13 +354,13 @@ def fig_fresh_clone_query(b: Bench, size: int) -> Outcome:
             raise Failed("the first recall on a fresh clone found nothing")
         out.add(ran)
         start = time.perf_counter()
-        background = not factindex.freshness(clone)["fresh"]  # the files answered; a detached build catches up
+        background = not build.freshness(clone)["fresh"]  # the files answered; a detached build catches up
         deadline = time.monotonic() + 600
-        while background and not factindex.freshness(clone)["fresh"] and time.monotonic() < deadline:
+        while background and not build.freshness(clone)["fresh"] and time.monotonic() < deadline:
             time.sleep(0.1)  # (the build may not have taken its lock yet: wait for what it writes)
-        while factindex.building(clone):
+        while build.building(clone):
             time.sleep(0.1)
-        b.run([sys.executable, "-m", "memstack.kb.factindex", str(clone)])  # whatever is left (nothing, normally)
+        b.run([sys.executable, "-m", "memstack.kb.index", str(clone)])  # whatever is left (nothing, normally)
         caught_up = time.perf_counter() - start
         out.note = (f"a background index build, started by that query, caught up {caught_up:.1f} s later"
                     if background else "the query indexed the files itself (less than the 32 MiB budget)")
@@ -594,7 +594,7 @@ def fig_index_size(b: Bench, size: int) -> Outcome:
     store, out = b.store(size), Outcome()
     for path in (store.root / ".memstack").glob("facts.sqlite3*"):
         path.unlink()
-    ran = b.run([sys.executable, "-m", "memstack.kb.factindex", str(store.root)])
+    ran = b.run([sys.executable, "-m", "memstack.kb.index", str(store.root)])
     out.add(ran)
     out.size_mib = sum(p.stat().st_size for p in (store.root / ".memstack").glob("facts.sqlite3*")) / 2**20
     out.note = f"built in {fmt_seconds(ran.seconds)}"
@@ -933,7 +933,7 @@ FIGURES: tuple[Figure, ...] = (
            fig_commit_hook),
     Figure("check-range", "`memstack check --range` over {commits} commits (each +10 intake, +10 facts, 1 closed)", "info",
            None, fig_check_range),
-    Figure("index-build", "fact index built from nothing (`python -m memstack.factindex`)", "info", None,
+    Figure("index-build", "fact index built from nothing (`python -m memstack.kb.index`)", "info", None,
            fig_index_build),
     Figure("fresh-clone-query", "first `memstack recall` on a fresh clone (no index yet)", "info", None,
            fig_fresh_clone_query),

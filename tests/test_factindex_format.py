@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from memstack.kb import factfiles, factindex, facts, factstore
+from memstack.kb import factfiles, facts, factstore
+from memstack.kb.index import catchup, queries, schema
 
 JAN = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 REL = "kb/facts/alice/2026-01.jsonl"
@@ -33,22 +34,22 @@ def reference(root: Path) -> list[Any]:
 def test_the_index_holds_no_copy_of_the_lines(tmp_path: Path) -> None:
     add(tmp_path, "a", object="a distinctive object text")
     factstore.get_valid_at(tmp_path, 1)
-    db = sqlite3.connect(tmp_path / factindex.DB_NAME)
+    db = sqlite3.connect(tmp_path / schema.DB_NAME)
     try:
         columns = [row[1] for row in db.execute("PRAGMA table_info(facts)")]
-        assert db.execute("PRAGMA user_version").fetchone()[0] == factindex.VERSION
+        assert db.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION
     finally:
         db.close()
     assert "line" not in columns and {"pos", "len"} <= set(columns)
-    assert b"a distinctive object text" not in (tmp_path / factindex.DB_NAME).read_bytes()
+    assert b"a distinctive object text" not in (tmp_path / schema.DB_NAME).read_bytes()
 
 
 def test_an_index_of_the_old_layout_is_rebuilt_not_misread(tmp_path: Path) -> None:
     fact = add(tmp_path, "a", object="the truth")
-    factindex.drop(tmp_path)
+    schema.DB.drop(tmp_path)
     # The layout of VERSION 2: every line copied into the index. This one claims another object.
     (tmp_path / ".memstack").mkdir(exist_ok=True)
-    db = sqlite3.connect(tmp_path / factindex.DB_NAME)
+    db = sqlite3.connect(tmp_path / schema.DB_NAME)
     data = (tmp_path / REL).read_bytes()
     st = (tmp_path / REL).stat()
     db.executescript(
@@ -68,9 +69,9 @@ def test_an_index_of_the_old_layout_is_rebuilt_not_misread(tmp_path: Path) -> No
     db.close()
     assert factstore.get_valid_at(tmp_path, 1) == [fact]
     assert factstore.history(tmp_path, "a") == [fact]
-    db = sqlite3.connect(tmp_path / factindex.DB_NAME)
+    db = sqlite3.connect(tmp_path / schema.DB_NAME)
     try:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == factindex.VERSION
+        assert db.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION
     finally:
         db.close()
 
@@ -80,14 +81,14 @@ def test_closings_move_the_lines_after_them_and_the_index_follows(tmp_path: Path
         add(tmp_path, name, valid_from=0)
     factstore.get_valid_at(tmp_path, 1)  # the index is built; from here on writes tell it what moved
     starts: list[int] = []
-    real_rows = factindex._rows
+    real_rows = schema.rows
 
     def rows(relpath: str, data: bytes, start: int, end: int, file_id: int) -> Any:
         starts.append(start)
         return real_rows(relpath, data, start, end, file_id)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(factindex, "_rows", rows)
+        patch.setattr(schema, "rows", rows)
         # Closings in the middle and at both ends of one file, one and several in one rewrite.
         factstore.invalidate(tmp_path, subject="c", predicate="decided", valid_to=5, recorded_at=JAN)
         factstore.close_many(tmp_path, [factstore.Closing(f["id"], 10, JAN) for f in factfiles.scan(tmp_path)
@@ -109,14 +110,14 @@ def test_a_line_moved_behind_the_index_is_found_again(tmp_path: Path) -> None:
     rewritten = [line.replace(b'"subject":', b'"subject": ') for line in lines]
     path.write_bytes(b"\n".join(rewritten) + b"\n")
     # The index is not told, and its sync does not look (as in a write between a sync and a read).
-    real_sync, calls = factindex.sync, []
+    real_sync, calls = catchup.sync, []
 
     def late_sync(db: Any, root: Path, budget: Any = None) -> bool:
         calls.append(1)
         return True if len(calls) == 1 else real_sync(db, root, budget)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(factindex, "sync", late_sync)
+        patch.setattr(catchup, "sync", late_sync)
         assert factstore.get_valid_at(tmp_path, 1) == factstore.scan_valid_at(tmp_path, 1)
     assert len(calls) == 2  # the misplaced line sent the query back to sync once
     assert [f["subject"] for f in factstore.get_valid_at(tmp_path, 1)] == ["a", "b", "c"]
@@ -129,6 +130,6 @@ def test_many_files_and_ids_located_where_they_are(tmp_path: Path) -> None:
             made.append(factstore.add(tmp_path, subject=f"s{month}", predicate="p", object=agent, valid_from=0,
                                       recorded_at=JAN + month * 31 * 86_400_000, agent=agent))
     factstore.get_valid_at(tmp_path, 1)
-    where = factindex.locate(tmp_path, [f["id"] for f in made] + ["no-such-id"])
+    where = queries.locate(tmp_path, [f["id"] for f in made] + ["no-such-id"])
     assert {i: (rel, f) for i, (rel, f) in where.items()} == {f["id"]: (factfiles.relpath_for(f), f) for f in made}
     assert facts.is_open(made[0])

@@ -8,8 +8,9 @@ import pytest
 
 from memstack.base import files
 from memstack.base.errors import MemstackError
-from memstack.kb import factfiles, factindex, facts, factstore
+from memstack.kb import factfiles, facts, factstore
 from memstack.kb.factstore import Closing
+from memstack.kb.index import build, catchup, schema
 
 DAY = 86_400_000
 JAN = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -286,8 +287,8 @@ def test_a_grown_file_is_read_from_where_the_index_stopped(tmp_path: Path, monke
         handle.write(factfiles.jsonio.dumps_line(
             facts.make(subject="b", predicate="p", object="o", valid_from=0, recorded_at=JAN, agent="alice")))
     starts: list[int] = []
-    real_rows = factindex._rows
-    monkeypatch.setattr(factindex, "_rows", lambda relpath, data, start, end, file_id: (
+    real_rows = schema.rows
+    monkeypatch.setattr(schema, "rows", lambda relpath, data, start, end, file_id: (
         starts.append(start), real_rows(relpath, data, start, end, file_id))[1])
     assert len(factstore.get_valid_at(tmp_path, 1)) == 2
     assert starts == [old_size]
@@ -300,8 +301,8 @@ def test_writes_through_memstack_leave_the_index_current(tmp_path: Path, monkeyp
     add(tmp_path, subject="a", valid_from=0, recorded_at=JAN)
     factstore.get_valid_at(tmp_path, 1)
     starts: list[int] = []
-    real_rows = factindex._rows
-    monkeypatch.setattr(factindex, "_rows", lambda relpath, data, start, end, file_id: (
+    real_rows = schema.rows
+    monkeypatch.setattr(schema, "rows", lambda relpath, data, start, end, file_id: (
         starts.append(start), real_rows(relpath, data, start, end, file_id))[1])
     add(tmp_path, subject="b", valid_from=0, recorded_at=JAN)
     factstore.invalidate(tmp_path, subject="a", predicate="decided", valid_to=5, recorded_at=JAN)
@@ -330,10 +331,10 @@ def test_an_unfinished_last_line_waits_and_a_bad_line_is_named(tmp_path: Path) -
 def test_a_corrupt_or_deleted_index_is_rebuilt(tmp_path: Path) -> None:
     add(tmp_path, subject="a", valid_from=0, recorded_at=JAN)
     expected = factstore.get_valid_at(tmp_path, 1)
-    factindex.drop(tmp_path)
-    (tmp_path / factindex.DB_NAME).write_bytes(b"this is not a database" * 100)
+    schema.DB.drop(tmp_path)
+    (tmp_path / schema.DB_NAME).write_bytes(b"this is not a database" * 100)
     assert factstore.get_valid_at(tmp_path, 1) == expected
-    factindex.drop(tmp_path)
+    schema.DB.drop(tmp_path)
     assert factstore.get_valid_at(tmp_path, 1) == expected
 
 
@@ -363,9 +364,9 @@ def test_a_line_the_index_cannot_take_is_named(tmp_path: Path, line: bytes, mess
 
 
 def index_current(root: Path) -> bool:
-    db = factindex._connect(root)
+    db = schema.DB.connect(root)
     try:
-        return factindex.sync(db, root, budget=0)
+        return catchup.sync(db, root, budget=0)
     finally:
         db.close()
 
@@ -374,13 +375,13 @@ def test_a_far_behind_index_answers_from_the_files_and_catches_up_in_the_backgro
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import time
 
-    monkeypatch.setattr(factindex, "BUILD_BUDGET", 0)  # anything to index counts as "too much for one query"
+    monkeypatch.setattr(build, "BUILD_BUDGET", 0)  # anything to index counts as "too much for one query"
     fact = add(tmp_path, subject="a", valid_from=0, recorded_at=JAN)
     add(tmp_path, subject="b", valid_from=0, recorded_at=JAN)
     assert not index_current(tmp_path)
     assert factstore.get_valid_at(tmp_path, 1, "a") == [fact]  # answered from the files...
     deadline = time.monotonic() + 120
-    while not index_current(tmp_path) or factindex.building(tmp_path):  # ...while a detached process builds
+    while not index_current(tmp_path) or build.building(tmp_path):  # ...while a detached process builds
         assert time.monotonic() < deadline, "the background build never finished"
         time.sleep(0.05)
     assert factstore.get_valid_at(tmp_path, 1) == factstore.scan_valid_at(tmp_path, 1)
@@ -388,20 +389,20 @@ def test_a_far_behind_index_answers_from_the_files_and_catches_up_in_the_backgro
 
 def test_a_failed_background_build_brings_the_error_to_the_foreground(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(factindex, "BUILD_BUDGET", 0)
-    monkeypatch.setattr(factindex, "start_build", lambda root: None)
+    monkeypatch.setattr(build, "BUILD_BUDGET", 0)
+    monkeypatch.setattr(build, "start_build", lambda root: None)
     add(tmp_path, subject="a", valid_from=0, recorded_at=JAN)
     rel = tmp_path / "kb/facts/alice/2026-01.jsonl"
     good = rel.read_bytes()
     rel.write_bytes(good + b"{broken\n")
     assert len(factstore.get_valid_at(tmp_path, 1, "a")) == 1  # the files answer; the bad line is elsewhere
-    assert factindex.main([str(tmp_path)]) == 2  # what the background build does, and it fails
+    assert build.main([str(tmp_path)]) == 2  # what the background build does, and it fails
     with pytest.raises(MemstackError, match=r"2026-01\.jsonl:2: I5 not valid JSON"):
         factstore.get_valid_at(tmp_path, 1, "a")
     rel.write_bytes(good)  # fixed: the files answer again, and the next build succeeds
     os.utime(rel, ns=(rel.stat().st_mtime_ns + 10**9,) * 2)
     assert len(factstore.get_valid_at(tmp_path, 1, "a")) == 1
-    assert factindex.main([str(tmp_path)]) == 0 and index_current(tmp_path)
+    assert build.main([str(tmp_path)]) == 0 and index_current(tmp_path)
 
 
 def test_a_line_written_another_way_is_still_found_and_closed(tmp_path: Path) -> None:

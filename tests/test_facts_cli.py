@@ -216,7 +216,7 @@ def test_the_verbs_are_listed_and_the_command_line_stays_light(store: Path) -> N
     fact_help = memstack("fact", "--help").stdout
     assert all(verb in fact_help for verb in ("add", "get-valid-at", "history", "invalidate"))
     probe = ("import sys, memstack.cli.main as m; m.parser(); "
-             "print(sorted({'sqlite3', 'jsonschema', 'memstack.kb.factindex'} & set(sys.modules)))")
+             "print(sorted({'sqlite3', 'jsonschema', 'memstack.kb.index'} & set(sys.modules)))")
     loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"  # deferred until a verb needs them
 

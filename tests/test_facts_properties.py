@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memstack.base.errors import MemstackError
-from memstack.kb import factfiles, factindex, facts, factstore
+from memstack.kb import factfiles, facts, factstore
+from memstack.kb.index import build, catchup, queries, schema
 
 DAY = 86_400_000
 BASE = 1_767_225_600_000  # 2026-01-01: transaction times run from here, 4 days a step (a file a month)
@@ -53,12 +54,12 @@ def apply(root: Path, step: int, op: tuple[Any, ...]) -> None:
     agent = ("alice", "bob")[step // 3 % 2]  # runs of one writer: files grow, and new ones start
     kind = op[0]
     if kind == "drop-index":
-        factindex.drop(root)
+        schema.DB.drop(root)
         return
     with ExitStack() as stack:
         if op[-1] is True and kind != "capture":  # the change arrives behind the index's back
-            stack.enter_context(mock.patch.object(factindex, "note_append", lambda *a, **k: None))
-            stack.enter_context(mock.patch.object(factindex, "note_rewrite", lambda *a, **k: None))
+            stack.enter_context(mock.patch.object(catchup, "note_append", lambda *a, **k: None))
+            stack.enter_context(mock.patch.object(catchup, "note_rewrite", lambda *a, **k: None))
         if kind == "add" and op[2] != "status":
             factstore.add(root, subject=op[1], predicate=op[2], object=op[3], valid_from=op[4],
                           recorded_at=recorded, agent=agent)
@@ -166,10 +167,10 @@ def test_while_the_index_catches_up_the_files_answer_the_same(ops: list[tuple[An
         transaction_times = [BASE + step * 4 * DAY + 1 for step in range(len(ops))]
         expected = {(ts, subject, as_of): factstore.scan_valid_at(root, ts, subject, as_of)
                     for ts in PROBES for subject in SUBJECTS for as_of in (None, *transaction_times[::3])}
-        factindex.drop(root)
+        schema.DB.drop(root)
         builds: list[Path] = []
-        with mock.patch.object(factindex, "BUILD_BUDGET", 0), \
-                mock.patch.object(factindex, "start_build", builds.append):
+        with mock.patch.object(build, "BUILD_BUDGET", 0), \
+                mock.patch.object(build, "start_build", builds.append):
             for (ts, subject, as_of), answer in expected.items():
                 assert factstore.get_valid_at(root, ts, subject, as_of) == answer
             for subject in SUBJECTS:
@@ -181,6 +182,6 @@ def test_while_the_index_catches_up_the_files_answer_the_same(ops: list[tuple[An
                         if f["predicate"] == predicate and facts.is_open(f)]
             everything = list(factfiles.scan(root))
             ids = [f["id"] for f in everything[:3]] + ["missing-00000000"]
-            assert {i: f for i, (_, f) in factindex.locate(root, ids).items()} == {
+            assert {i: f for i, (_, f) in queries.locate(root, ids).items()} == {
                 f["id"]: f for f in everything[:3]}
         assert set(builds) == ({root} if everything else set())  # and each asked for a background build

@@ -1,5 +1,5 @@
 """The first query on a fresh clone: no fact index yet and more fact files than a query indexes itself
-(factindex.BUILD_BUDGET), so the files answer (`git grep` narrows the files, a byte search finds the
+(kb/index/build.BUILD_BUDGET), so the files answer (`git grep` narrows the files, a byte search finds the
 lines, only those are parsed) while a detached build catches the index up. Every answer must be the one
 the index gives once built, for any spelling of a subject a fact file may hold."""
 
@@ -12,7 +12,8 @@ from filelock import FileLock
 from helpers import git, memstack
 
 from memstack.base import files, jsonio
-from memstack.kb import factindex, facts
+from memstack.kb import facts
+from memstack.kb.index import build
 
 JAN = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 DEC = 1_764_547_200_000  # 2025-12-01T00:00:00Z
@@ -59,7 +60,7 @@ def make_store(root: Path) -> dict[str, int]:
     assert '"\\u00e9"' in theirs[4].decode()  # é
     write(root, "kb/facts/bob/2026-01.jsonl", theirs)
     filler, size, n = [], 0, 0
-    while size <= factindex.BUILD_BUDGET + 2**20:
+    while size <= build.BUILD_BUDGET + 2**20:
         line = jsonio.dumps_line({**fact(f"filler {n}", n, recorded_at=DEC), "object": "f" * 4000})
         filler.append(line)
         size, n = size + len(line), n + 1
@@ -94,8 +95,8 @@ def test_a_fresh_clone_answers_from_the_files_as_the_index_does(store: Path, tmp
     # from the files, and the index stays as far behind as the clone left it.
     with FileLock(str(files.local_dir(clone, "locks") / "facts-index-build.lock")):
         from_files = answers(clone)
-        behind = factindex.freshness(clone)
-        assert not behind["fresh"] and behind["bytes_behind"] > factindex.BUILD_BUDGET
+        behind = build.freshness(clone)
+        assert not behind["fresh"] and behind["bytes_behind"] > build.BUILD_BUDGET
 
     for subject in SUBJECTS:
         assert len(from_files[f"('fact', 'history') {subject}"]["items"]) == count[subject], subject
@@ -104,7 +105,7 @@ def test_a_fresh_clone_answers_from_the_files_as_the_index_does(store: Path, tmp
     # The next query starts the detached build; the answers, once it is done, come from the index.
     assert memstack("recall", "--subject", "plain", "--json", cwd=clone).returncode == 0
     deadline = time.monotonic() + 300
-    while not factindex.freshness(clone)["fresh"] or factindex.building(clone):
+    while not build.freshness(clone)["fresh"] or build.building(clone):
         assert time.monotonic() < deadline, "the background index build never finished"
         time.sleep(0.1)
     assert answers(clone) == from_files
@@ -139,7 +140,7 @@ def test_an_answer_from_the_files_is_reused_only_while_the_files_are_unchanged(t
                               recorded_at=JAN + 50, agent="alice")
         assert factstore.history(tmp_path, "plain") == sorted(
             [*before, added], key=lambda f: (f["valid_from"], f["recorded_at"], f["id"]))
-        assert not factindex.freshness(tmp_path)["fresh"]  # all of it answered from the files
+        assert not build.freshness(tmp_path)["fresh"]  # all of it answered from the files
 
 
 def test_a_store_inside_a_repository_whose_git_grep_prints_full_names(tmp_path: Path) -> None:
@@ -153,4 +154,4 @@ def test_a_store_inside_a_repository_whose_git_grep_prints_full_names(tmp_path: 
     with FileLock(str(files.local_dir(root, "locks") / "facts-index-build.lock")):
         for subject in SUBJECTS:
             assert len(factstore.history(root, subject)) == count[subject], subject
-        assert not factindex.freshness(root)["fresh"]
+        assert not build.freshness(root)["fresh"]

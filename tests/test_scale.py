@@ -141,10 +141,10 @@ def test_check_all_and_range_show_progress_on_a_terminal_only(small_store: Path)
 
 
 def test_an_index_build_shows_progress_on_a_terminal_only(store: Path) -> None:
-    from memstack.kb import factindex
+    from memstack.kb.index import catchup
 
     generate.write_files(store, generate.facts(5_000))  # ~1.7 MB of fact files: a build worth a bar
-    assert sum(p.stat().st_size for p in (store / "kb/facts").rglob("*.jsonl")) >= factindex.SHOW_PROGRESS
+    assert sum(p.stat().st_size for p in (store / "kb/facts").rglob("*.jsonl")) >= catchup.SHOW_PROGRESS
     end = str(generate.START + 5_000 * generate.STEP)
     code, out, shown = on_terminal(store, "fact", "get-valid-at", "--ts", end)
     assert code == 0 and len(out.splitlines()) == 1_250

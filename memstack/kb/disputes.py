@@ -84,12 +84,12 @@ def waiting(store: Any) -> list[dict[str, Any]]:
     subject+predicate keys holding two or more are read, then the predecessors by id), as `binder list`
     shows it."""
     from memstack.base.times import iso
-    from memstack.kb import factindex
+    from memstack.kb.index import queries
 
     found = []
-    for open_facts in factindex.open_by_key(store, factindex.crowded(store)).values():
+    for open_facts in queries.open_by_key(store, queries.crowded(store)).values():
         found += find(open_facts)
-    before = factindex.locate(store, [dispute["id"] for dispute in found]) if found else {}
+    before = queries.locate(store, [dispute["id"] for dispute in found]) if found else {}
     for dispute in found:
         predecessor = before.get(dispute["id"], (None, None))[1]
         dispute.update(predecessor=predecessor, kept_closing=predecessor and predecessor.get("superseded_by"),
@@ -99,13 +99,13 @@ def waiting(store: Any) -> list[dict[str, Any]]:
 
 def side_of(store: Any, fact_id: str) -> dict[str, Any] | None:
     """The disagreement that fact `fact_id` is an open side of, or None."""
-    from memstack.kb import factindex
+    from memstack.kb.index import queries
 
-    where = factindex.locate(store, [fact_id])
+    where = queries.locate(store, [fact_id])
     if fact_id not in where:
         return None
     fact = where[fact_id][1]
-    for dispute in find(factindex.versions(store, fact["subject"], fact["predicate"])):
+    for dispute in find(queries.versions(store, fact["subject"], fact["predicate"])):
         if any(side["id"] == fact_id for side in dispute["sides"]):
             return dispute
     return None

@@ -74,7 +74,7 @@ def item_key(item: dict[str, Any]) -> tuple[int, str, str, str, str, str]:
 
 def related(store: Path, subject: str, depth: int, now_ms: int) -> list[dict[str, Any]]:
     """The edges and subject-naming facts within `depth` steps of `subject`, in item_key order."""
-    from memstack.kb import factindex
+    from memstack.kb.index import queries
 
     if not isinstance(subject, str) or not subject.strip():
         raise MemstackError(f"bad SUBJECT {subject!r}: must be non-empty text")
@@ -91,8 +91,8 @@ def related(store: Path, subject: str, depth: int, now_ms: int) -> list[dict[str
                     item = _edge_item(edge, step)
                     items.setdefault(item_key(item)[1:], item)
                     found.add(edge["to"] if edge["from"] == name else edge["from"])
-            current = [f for f in factindex.valid_at(store, now_ms, name) if f["object"] != name]
-            known = edge_ends | factindex.known_subjects(store, {f["object"] for f in current})
+            current = [f for f in queries.valid_at(store, now_ms, name) if f["object"] != name]
+            known = edge_ends | queries.known_subjects(store, {f["object"] for f in current})
             for fact in current:
                 if fact["object"] in known:
                     item = _fact_item(fact, step)

@@ -119,7 +119,7 @@ def scan_for(store: Path, values: Sequence[str]) -> Iterator[tuple[str, Fact]]:
 
 
 # Who hears of each write, under the file's lock, with the file's stat before and after: the fact index
-# (kb/factindex.py), so its next query re-reads nothing. The fact store, the one writer, passes it; this
+# (kb/index/catchup.py), so its next query re-reads nothing. The fact store, the one writer, passes it; this
 # module knows nothing of the index.
 Appended = Callable[[Path, str, os.stat_result | None, os.stat_result, Sequence[bytes], Sequence[Fact]], None]
 Rewritten = Callable[[Path, str, os.stat_result, os.stat_result, bytes, Sequence[tuple[int, int, bytes, Fact]]], None]

@@ -7,7 +7,7 @@ store learned it had ended). Closing a fact sets exactly `valid_to`,
 `expired_at` and `superseded_by`; nothing else of a fact ever changes (I2).
 
 The functions over lists of facts here (`valid_at`, `history`, `recall`) are the
-reference answers: the SQLite index (`factindex`) must give the same ones.
+reference answers: the SQLite index (kb/index/) must give the same ones.
 """
 
 from collections.abc import Iterable

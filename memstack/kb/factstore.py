@@ -2,7 +2,7 @@
 
 Nothing here reads the clock (but the guard against future transaction times,
 clock.py): the command line passes "now". Queries go
-through the SQLite index (`factindex`); `scan_*` give the same answers straight
+through the SQLite index (kb/index/); `scan_*` give the same answers straight
 from the files and are the reference the tests hold the index to. The bulk
 operations (`append_many`, `close_many`, `open_facts`, `existing_ids`) are
 what promotion builds on.
@@ -28,9 +28,10 @@ from memstack.base import clock, files, schemas
 from memstack.base.errors import MemstackError
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import iso
-from memstack.kb import factfiles, factindex, facts
+from memstack.kb import factfiles, facts
 from memstack.kb.factfiles import Closing
 from memstack.kb.facts import DEFAULT_CONFIDENCE, Fact
+from memstack.kb.index import catchup, queries
 
 __all__ = ["Closing", "add", "append_many", "capture", "close_many", "existing_ids", "get_valid_at", "history",
            "invalidate", "open_facts", "query_args", "recall", "recall_args", "scan_history", "scan_recall",
@@ -76,8 +77,8 @@ def finish_pending(store: Path) -> None:
             if not held or not path.exists():
                 continue  # a live capture is at it, or another process finished it
             plan = jsonio.loads(path.read_bytes(), str(path))
-            if factindex.locate(store, [plan["new"]]):
-                where = factindex.locate(store, [c[0] for c in plan["closings"]])
+            if queries.locate(store, [plan["new"]]):
+                where = queries.locate(store, [c[0] for c in plan["closings"]])
                 todo = [Closing(*c) for c in plan["closings"] if c[0] in where and facts.is_open(where[c[0]][1])]
                 if todo:
                     close_many(store, todo)
@@ -115,7 +116,7 @@ def append_many(store: Path, new: Sequence[Fact], check_ids: bool = True) -> lis
         if taken:
             raise MemstackError(f"bad id {sorted(taken)[0]!r}: a fact with this id already exists"
                                 " (ids are never reused)")
-    return factfiles.append(store, new, factindex.note_append)
+    return factfiles.append(store, new, catchup.note_append)
 
 
 def close_many(store: Path, closings: Sequence[Closing]) -> list[Fact]:
@@ -125,14 +126,14 @@ def close_many(store: Path, closings: Sequence[Closing]) -> list[Fact]:
     the closing is not recorded before the fact); if one is bad nothing is written.
     """
     clock.refuse_future(store, *(("recorded-at", c.expired_at) for c in closings))
-    where = factindex.locate(store, [c.fact_id for c in closings])
+    where = queries.locate(store, [c.fact_id for c in closings])
     for closing in closings:
         if closing.fact_id not in where:
             raise MemstackError(f"bad fact id {closing.fact_id!r}: no such fact")
         facts.close(where[closing.fact_id][1], valid_to=closing.valid_to, expired_at=closing.expired_at,
                     superseded_by=closing.superseded_by)
     return factfiles.close_many(store, {i: rel for i, (rel, _) in where.items()}, closings,
-                               factindex.note_rewrite)
+                               catchup.note_rewrite)
 
 
 def invalidate(store: Path, *, subject: str, predicate: str, valid_to: Any, recorded_at: Any,
@@ -155,7 +156,7 @@ def invalidate(store: Path, *, subject: str, predicate: str, valid_to: Any, reco
     with _key_locked(store, subject, predicate):  # decide and close with no writer in between
         if recorded_at is None:
             recorded = facts.timestamp(clock(), "recorded-at", transaction=True)  # type: ignore[misc]
-        known = factindex.versions(store, subject, predicate)
+        known = queries.versions(store, subject, predicate)
         candidates = [f for f in known if facts.is_open(f) and (object is None or f["object"] == object)]
         what = f"subject {subject!r}, predicate {predicate!r}" + ("" if object is None else f", object {object!r}")
         if not candidates:
@@ -203,7 +204,7 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
             new = make(clock())  # type: ignore[misc]
         closings = []
         if contradicts:
-            for prior in factindex.versions(store, new["subject"], new["predicate"]):
+            for prior in queries.versions(store, new["subject"], new["predicate"]):
                 if facts.is_open(prior):
                     if prior["valid_from"] >= new["valid_from"]:
                         raise MemstackError(
@@ -234,28 +235,28 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
 
 def open_facts(store: Path, subject: str, predicate: str) -> list[Fact]:
     """The open facts (valid_to null) of one subject and predicate, oldest first."""
-    return [f for f in factindex.versions(store, subject, predicate) if facts.is_open(f)]
+    return [f for f in queries.versions(store, subject, predicate) if facts.is_open(f)]
 
 
 def existing_ids(store: Path, ids: Iterable[str]) -> set[str]:
-    return set(factindex.locate(store, list(ids)))
+    return set(queries.locate(store, list(ids)))
 
 
 def get_valid_at(store: Path, ts: Any, subject: str | None = None, as_of: Any = None) -> list[Fact]:
     """Facts valid at `ts`; with `as_of`, as the store held them at that transaction time."""
     ts, subject, as_of = query_args(ts, subject, as_of)
-    return factindex.valid_at(store, ts, subject, as_of)
+    return queries.valid_at(store, ts, subject, as_of)
 
 
 def history(store: Path, subject: str) -> list[Fact]:
     """Every version of every fact of `subject`, superseded and current, oldest first."""
-    return factindex.history(store, facts.text(subject, "subject"))
+    return queries.history(store, facts.text(subject, "subject"))
 
 
 def recall(store: Path, subject: str, now_ts: Any, limit: int) -> list[Fact]:
     """Decisions and preferences of `subject` valid at `now_ts`, most recent first, at most `limit`."""
     subject, now, limit = recall_args(subject, now_ts, limit)
-    return factindex.recall(store, subject, now, limit)
+    return queries.recall(store, subject, now, limit)
 
 
 # --- the same answers straight from the files (the reference) -----------------------------------

@@ -129,19 +129,19 @@ class FileReader(Lists):
         return open_store(self.root).root if self.root is None else self.root
 
     def valid_at_rows(self, ts: int, subject: str | None, as_of: int | None) -> Iterator[Row]:
-        from memstack.kb import factindex
+        from memstack.kb.index import queries
 
-        return factindex.valid_at_rows(self._store(), ts, subject, as_of)
+        return queries.valid_at_rows(self._store(), ts, subject, as_of)
 
     def history_rows(self, subject: str) -> Iterator[Row]:
-        from memstack.kb import factindex
+        from memstack.kb.index import queries
 
-        return factindex.history_rows(self._store(), subject)
+        return queries.history_rows(self._store(), subject)
 
     def recall_rows(self, subject: str, now_ts: int) -> Iterator[Row]:
-        from memstack.kb import factindex
+        from memstack.kb.index import queries
 
-        return iter(()) if self.root is None else factindex.recall_rows(self.root, subject, now_ts)
+        return iter(()) if self.root is None else queries.recall_rows(self.root, subject, now_ts)
 
     def other_predicates(self, subject: str, now_ts: int) -> tuple[int, list[str]]:
         return (0, []) if self.root is None else super().other_predicates(subject, now_ts)

@@ -187,7 +187,7 @@ def copy_lines(table: Table, path: str, numbered: Iterable[tuple[int, bytes]]) -
         except orjson.JSONDecodeError:
             record = None
         if table is FACTS and not _is_fact(record):
-            from memstack.kb.factindex import line_problem
+            from memstack.kb.index.schema import line_problem
 
             raise MemstackError(f"{path}:{number}: I5 {line_problem(line) or 'not a fact'} (fix it, then sync again)")
         get = record.get if type(record) is dict else {}.get

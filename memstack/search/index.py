@@ -1,14 +1,13 @@
 """The search index: SQLite FTS5 in `<store>/.memstack/search.sqlite3`; derived, never the truth.
 
-It follows the files the way the fact index does (memstack/kb/factindex.py), with
+It follows the files as the fact index does (memstack/base/follow.py), with
 the same signature (inode, size, mtime, ctime), one level up first: each query
 stats every layer folder (one per agent or collection); a folder whose
 signature has not moved holds the same files as before (git replaces the files
 it changes, atomic writes rename, memstack's appends touch the folder), so only
 its newest file is stat'ed (for lines appended by other means to the current
 day or month); a folder that moved has every file stat'ed. Unchanged files are
-skipped. An
-append-only file (intake, facts) that grew with the bytes already indexed
+skipped. An append-only file (intake, facts) that grew with the bytes already indexed
 intact (their CRC-32 and Adler-32 still match) is read from where the index
 stopped: an appended line is indexed, not the store. Any other change (a file
 that shrank or changed in place after a `git pull`, merge or checkout, a fact
@@ -26,17 +25,14 @@ once, one after the other, and neither ever sees half a file.
 
 import os
 import sqlite3
-import threading
-import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
-from memstack.base import files, progress
-from memstack.base.errors import MemstackError
-from memstack.kb.factindex import NO_SIGNATURE, Known, Signature, signature, writing
+from memstack.base import follow, progress, sqlitecache
+from memstack.base.sqlitecache import writing
 from memstack.search import records
 from memstack.search.records import Doc
 
@@ -46,9 +42,7 @@ VERSION = 3  # an index of another layout version is dropped and rebuilt
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # stemming: "deploys" finds "deployment"
 
 _TABLES = (
-    "CREATE TABLE files (file_id INTEGER PRIMARY KEY, relpath TEXT NOT NULL UNIQUE, layer TEXT NOT NULL,"
-    " ino INTEGER, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER, indexed INTEGER NOT NULL,"
-    " crc INTEGER NOT NULL, adler INTEGER NOT NULL)",
+    follow.files_table(", layer TEXT NOT NULL"),
     "CREATE TABLE docs (rowid INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, line INTEGER NOT NULL,"
     " layer TEXT NOT NULL, ref TEXT NOT NULL, agent TEXT, tier TEXT, tbl TEXT, sig INTEGER NOT NULL,"
     " valid_from INTEGER, valid_to INTEGER, recorded_at INTEGER, expired_at INTEGER)",
@@ -61,47 +55,29 @@ _TABLES = (
 )
 _INSERT_DOC = ("INSERT INTO docs (rowid, file_id, line, layer, ref, agent, tier, tbl, sig, valid_from, valid_to,"
                " recorded_at, expired_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-_SET_FILE = ("UPDATE files SET ino = ?, size = ?, mtime_ns = ?, ctime_ns = ?, indexed = ?, crc = ?, adler = ?"
-             " WHERE file_id = ?")
+
+
+DB = sqlitecache.Database(DB_NAME, VERSION, _TABLES, what="search index",
+                          source="the memory files on the next search", lock=LOCK)
 
 
 @contextmanager
 def opened(store: Path) -> Iterator[sqlite3.Connection]:
     """The index, up to date with the memory files (built on first use, rebuilt if corrupt)."""
-    with _LOCK:
-        try:
-            entry = _cached(store)
-            sync(entry, store)
-        except sqlite3.DatabaseError as exc:
-            if type(exc) is not sqlite3.DatabaseError:  # locked, I/O, full disk: not ours to repair
-                raise MemstackError(f"{store / DB_NAME}: {exc}") from None
-            _uncache(store)
-            drop(store)  # a corrupt index is only a cache: start it again
-            entry = _cached(store)
-            sync(entry, store)
-        yield entry.db
+    with DB.guard:
+        db, _ = DB.repaired(store, lambda db: sync(db, store))
+        yield db
 
 
-class _Open:
-    """One open connection per store and process, kept with the files and folders tables as last read:
-    a warm search re-reads them only when another process changed the index (PRAGMA data_version)."""
-
-    def __init__(self, db: sqlite3.Connection, inode: int) -> None:
-        self.pid, self.inode, self.db = os.getpid(), inode, db
-        self.version: int | None = None
-        self.state = State({}, {})
-
-    def current(self) -> "State":
-        version = self.db.execute("PRAGMA data_version").fetchone()[0]
-        if version != self.version:
-            self.state, self.version = State.read(self.db), version
-        return self.state
+def drop(store: Path) -> None:
+    """Delete the index (the next search rebuilds it)."""
+    DB.drop(store)
 
 
 class State:
     """What the index holds: each file's Known, each folder's signature, the files of each folder."""
 
-    def __init__(self, known: dict[str, Known], folders: dict[str, Signature]) -> None:
+    def __init__(self, known: dict[str, follow.Known], folders: dict[str, follow.Signature]) -> None:
         self.known, self.folders = known, folders
         self.inside: dict[str, list[str]] = defaultdict(list)
         for relpath in sorted(known):
@@ -109,88 +85,29 @@ class State:
 
     @classmethod
     def read(cls, db: sqlite3.Connection) -> "State":
-        rows = db.execute("SELECT relpath, file_id, ino, size, mtime_ns, ctime_ns, indexed, crc, adler FROM files")
-        known = {r[0]: Known(r[1], (r[2], r[3], r[4], r[5]), r[6], r[7], r[8]) for r in rows}
+        known = follow.known(db)
         folders = {r[0]: (r[1], r[2], r[3], r[4]) for r in db.execute(
             "SELECT relpath, ino, size, mtime_ns, ctime_ns FROM folders")}
         return cls(known, folders)  # type: ignore[arg-type]
 
 
-_LOCK = threading.RLock()
-_CACHE: dict[Path, _Open] = {}
+# The files and folders tables as last read, with the connection that read them: a warm search reads
+# them again only when another connection changed the index (PRAGMA data_version moved).
+_READ: dict[Path, tuple[sqlite3.Connection, int, State]] = {}
 
 
-def _cached(store: Path) -> _Open:
-    entry = _CACHE.get(store)
-    try:
-        inode = os.stat(store / DB_NAME).st_ino
-    except (FileNotFoundError, NotADirectoryError):
-        inode = None
-    if entry is not None and (entry.pid, entry.inode) == (os.getpid(), inode):
-        return entry
-    _uncache(store)
-    db = _connect(store)
-    entry = _CACHE[store] = _Open(db, os.stat(store / DB_NAME).st_ino)
-    return entry
-
-
-def _uncache(store: Path) -> None:
-    entry = _CACHE.pop(store, None)
-    if entry is not None and entry.pid == os.getpid():
-        entry.db.close()
-
-
-def drop(store: Path) -> None:
-    """Delete the index (the next search rebuilds it)."""
-    with _LOCK, _held(store):
-        _uncache(store)
-        for suffix in ("", "-wal", "-shm"):
-            (store / (DB_NAME + suffix)).unlink(missing_ok=True)
-
-
-@contextmanager
-def _held(store: Path) -> Iterator[None]:
-    from filelock import FileLock, Timeout
-
-    try:
-        with FileLock(files.lock_path(store, LOCK)).acquire(timeout=600, poll_interval=0.005):
-            yield
-    except Timeout:
-        raise MemstackError(f"{store / DB_NAME}: another memstack process has held the search index's lock"
-                            " for over 10 minutes") from None
-
-
-def _connect(store: Path) -> sqlite3.Connection:
-    path = store / DB_NAME
-    files.local_dir(store, "")
-    if path.is_dir() or path.is_symlink():
-        raise MemstackError(f"{path}: not the search index file memstack keeps there (a folder or a link)"
-                            " — remove it; the index is rebuilt from the memory files on the next search")
-    db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
-    try:
-        db.execute("PRAGMA synchronous=NORMAL")  # a cache: a power cut may lose its last commits, no more
-        if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
-            with _held(store):
-                db.execute("PRAGMA journal_mode=WAL")
-                with writing(db):
-                    if db.execute("PRAGMA user_version").fetchone()[0] != VERSION:
-                        db.execute("DROP TABLE IF EXISTS fts")  # first: it drops its own shadow tables
-                        for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
-                                                  " AND sql LIKE 'CREATE TABLE%'").fetchall():
-                            db.execute(f'DROP TABLE IF EXISTS "{name}"')
-                        for sql in _TABLES:
-                            db.execute(sql)
-                        db.execute(f"PRAGMA user_version = {VERSION}")
-    except BaseException:
-        db.close()
-        raise
-    return db
+def _state(db: sqlite3.Connection, store: Path) -> State:
+    version = db.execute("PRAGMA data_version").fetchone()[0]
+    held = _READ.get(store)
+    if held is None or held[0] is not db or held[1] != version:
+        held = _READ[store] = (db, version, State.read(db))
+    return held[2]
 
 
 class Stale(NamedTuple):
     changed: list[tuple[str, str, os.stat_result]]  # (layer, relpath, stat) of files new or changed
     gone: list[str]  # files the index holds that are no more
-    folders: dict[str, Signature]  # every folder's signature now
+    folders: dict[str, follow.Signature]  # every folder's signature now
 
     def __bool__(self) -> bool:
         return bool(self.changed or self.gone)
@@ -206,9 +123,9 @@ def _stale(store: Path, state: State) -> Stale:
     """
     changed: list[tuple[str, str, os.stat_result]] = []
     gone: list[str] = []
-    folders: dict[str, Signature] = {}
+    folders: dict[str, follow.Signature] = {}
     for layer, folder, st in records.list_folders(store):
-        folders[folder] = signature(st)
+        folders[folder] = follow.signature(st)
         held = state.inside.get(folder, [])
         if state.folders.get(folder) == folders[folder]:
             if held:
@@ -217,27 +134,26 @@ def _stale(store: Path, state: State) -> Stale:
                 except FileNotFoundError:
                     gone.append(held[-1])
                     continue
-                if state.known[held[-1]].signature != signature(newest):
+                if follow.moved(state.known[held[-1]], newest):
                     changed.append((layer, held[-1], newest))
             continue
         present = set()
         for relpath, fst in records.list_folder(store, layer, folder):
             present.add(relpath)
-            if relpath not in state.known or state.known[relpath].signature != signature(fst):
+            if follow.moved(state.known.get(relpath), fst):
                 changed.append((layer, relpath, fst))
         gone += [relpath for relpath in held if relpath not in present]
     gone += [relpath for folder, held in state.inside.items() if folder not in folders for relpath in held]
     return Stale(changed, gone, folders)
 
 
-def sync(entry: _Open, store: Path) -> None:
+def sync(db: sqlite3.Connection, store: Path) -> None:
     """Bring the index up to date with the memory files, reading only what changed."""
-    state = entry.current()
+    state = _state(db, store)
     stale = _stale(store, state)
     if not stale and stale.folders == state.folders:
         return
-    db = entry.db
-    with _held(store), writing(db):
+    with DB.held(store), writing(db):
         state = State.read(db)  # again under the lock: another search may have caught up meanwhile
         stale = _stale(store, state)
         for relpath in stale.gone:
@@ -252,7 +168,7 @@ def sync(entry: _Open, store: Path) -> None:
         db.execute("DELETE FROM folders")
         db.executemany("INSERT INTO folders VALUES (?, ?, ?, ?, ?)",
                        ((folder, *sig) for folder, sig in stale.folders.items()))
-    entry.version = None  # our own writes do not move data_version: read the tables again
+    _READ.pop(store, None)  # our own writes do not move data_version: read the tables again
 
 
 def common(db: sqlite3.Connection, terms: Iterable[str]) -> set[str]:
@@ -278,34 +194,25 @@ def common(db: sqlite3.Connection, terms: Iterable[str]) -> set[str]:
 def _forget(db: sqlite3.Connection, file_id: int) -> None:
     db.execute("DELETE FROM fts WHERE rowid IN (SELECT rowid FROM docs WHERE file_id = ?)", (file_id,))
     db.execute("DELETE FROM docs WHERE file_id = ?", (file_id,))
-    db.execute("DELETE FROM files WHERE file_id = ?", (file_id,))
+    follow.forget(db, file_id)
 
 
-def _refresh(db: sqlite3.Connection, store: Path, layer: str, relpath: str, known: Known | None) -> None:
-    try:
-        with open(store / relpath, "rb") as handle:
-            data = handle.read()
-            st = os.fstat(handle.fileno())
-    except FileNotFoundError:
+def _refresh(db: sqlite3.Connection, store: Path, layer: str, relpath: str, known: follow.Known | None) -> None:
+    got = follow.read(store / relpath)
+    if got is None:
         if known is not None:
             _forget(db, known.file_id)
         return
+    data, st = got
     end = records.indexed_end(layer, data)
-    view = memoryview(data)
     if known is None:
-        file_id = db.execute("INSERT INTO files (relpath, layer, indexed, crc, adler) VALUES (?, ?, 0, 0, 1)",
-                             (relpath, layer)).lastrowid
-        assert file_id is not None
-        _add(db, file_id, layer, records.parse(layer, relpath, data))
-    elif layer in records.APPEND_ONLY and known.indexed <= end and known.signature[0] == st.st_ino \
-            and zlib.crc32(view[:known.indexed]) == known.crc and zlib.adler32(view[:known.indexed]) == known.adler:
-        file_id = known.file_id  # grown, the indexed bytes intact: only the new lines
-        _add(db, file_id, layer, records.parse(layer, relpath, data, known.indexed))
-    else:
-        file_id = known.file_id  # changed some other way: re-read it, keeping the records that did not change
-        _merge(db, file_id, layer, records.parse(layer, relpath, data))
-    sig: Signature = signature(st) if st.st_size == len(data) else NO_SIGNATURE
-    db.execute(_SET_FILE, (*sig, end, zlib.crc32(view[:end]), zlib.adler32(view[:end]), file_id))
+        known = follow.add(db, relpath, layer=layer)
+        _add(db, known.file_id, layer, records.parse(layer, relpath, data))
+    elif layer in records.APPEND_ONLY and known.signature[0] == st.st_ino and known.intact(data, end):
+        _add(db, known.file_id, layer, records.parse(layer, relpath, data, known.indexed))  # grown: the new lines
+    else:  # changed some other way: re-read it, keeping the records that did not change
+        _merge(db, known.file_id, layer, records.parse(layer, relpath, data))
+    follow.save(db, known.emptied().extended(memoryview(data)[:end]), st, len(data))
 
 
 def _add(db: sqlite3.Connection, file_id: int, layer: str, docs: Iterable[Doc]) -> None:

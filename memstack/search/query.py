@@ -18,8 +18,8 @@ records hold a word), so when records are added between two pages every score
 moves a little: a hit whose score crossed the cursor may then be repeated or
 skipped. A new first page is exact again.
 
-The bi-temporal filters reuse the fact index's rules (factindex._VALID and
-_VALID_AS_OF, facts.believed_at): `valid_at` keeps the facts valid then (other
+The bi-temporal filters reuse the fact index's rules (kb/index/queries.py's
+VALID and VALID_AS_OF, facts.believed_at): `valid_at` keeps the facts valid then (other
 layers have no validity window and are left out); `as_of` keeps what the store
 knew at that transaction time: facts recorded by then and not closed as known
 then (with `valid_at` too: valid at valid_at as the store believed at as_of),
@@ -38,7 +38,8 @@ from memstack.base.errors import MemstackError
 from memstack.base.names import check_name
 from memstack.base.times import given_ts, iso
 from memstack.intake import log as intake
-from memstack.kb import factindex, facts
+from memstack.kb import facts
+from memstack.kb.index.queries import VALID, VALID_AS_OF
 from memstack.search import index, records
 
 MARK = ("**", "**")  # around each matched word of a snippet (Markdown bold)
@@ -150,7 +151,7 @@ def _filters(layers: Any, agent: Any, tier: Any, table: Any, valid_at: Any, as_o
     ts = None if valid_at is None else given_ts(valid_at, "valid-at")
     known = None if as_of is None else given_ts(as_of, "as-of")
     if ts is not None:
-        rule = factindex._VALID if known is None else factindex._VALID_AS_OF
+        rule = VALID if known is None else VALID_AS_OF
         where.append(f"layer = 'facts' AND {rule}")
     elif known is not None:
         where.append(f"((layer = 'facts' AND {_KNOWN_AS_OF}) OR (layer != 'facts' AND recorded_at <= :as_of))")

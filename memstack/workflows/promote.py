@@ -50,9 +50,10 @@ from memstack.base.spill import Spill
 from memstack.base.times import parse_ts
 from memstack.boot import context as boot
 from memstack.integrity import buildmemo
-from memstack.kb import factindex, facts, factstore, views
+from memstack.kb import facts, factstore, views
 from memstack.kb.factfiles import Closing
 from memstack.kb.facts import Fact
+from memstack.kb.index import queries
 from memstack.kb.routing import BROKEN, FACT_TABLES, SUB_TIERS, Rules, route
 from memstack.repo import git
 from memstack.repo.sources import WorktreeSource
@@ -382,7 +383,7 @@ def _open_facts(store: Path, made: list[Made]) -> dict[tuple[str, str, str], lis
     keys = sorted({(fact["subject"], fact["predicate"]) for fact in map(_parsed, made)})
     open_now: dict[tuple[str, str, str], list[Open]] = {}
     for at in range(0, len(keys), 1000):
-        for (subject, predicate), found in factindex.open_by_key(store, keys[at:at + 1000]).items():
+        for (subject, predicate), found in queries.open_by_key(store, keys[at:at + 1000]).items():
             for fact in found:
                 if fact["id"] not in batch_ids:  # a fact an interrupted run wrote is decided again, the same way
                     open_now.setdefault((fact["table"], subject, predicate), []).append(
@@ -449,7 +450,7 @@ def _write_facts(store: Path, made: list[Made], decided: Decided) -> None:
     since), the closing is written."""
     closings = list(decided.closings)
     for batch in _facts_to_append(made, decided):
-        on_disk = {i: fact for i, (_, fact) in factindex.locate(store, [f["id"] for f in batch]).items()}
+        on_disk = {i: fact for i, (_, fact) in queries.locate(store, [f["id"] for f in batch]).items()}
         for fact in batch:
             written = on_disk.get(fact["id"])
             if written is not None and written["valid_to"] is None and fact["valid_to"] is not None:

@@ -14,7 +14,7 @@
 - uncommitted memory: `git status` of the store's folder;
 - last promotion: the newest commit carrying promote's `Memstack-Routed:` trailer, and the last
   `promoted_at` of the ledger;
-- the fact index: in step with the fact files or not, from stats alone (factindex.freshness).
+- the fact index: in step with the fact files or not, from stats alone (kb/index/build.freshness).
 """
 
 import hashlib
@@ -193,12 +193,12 @@ def last_promotion(store: Path, last_promoted_at: int | None) -> dict[str, Any] 
 
 
 def status(store: Path) -> dict[str, Any]:
-    from memstack.kb import factindex
+    from memstack.kb.index.build import freshness
 
     memory = _recall(store)
     per_file, to_binder, last = _ledger(store, memory)
     pending = pending_intake(store, per_file, memory)
-    index = factindex.freshness(store)
+    index = freshness(store)
     stale, remembered = stale_derived(store, memory)
     files.write_atomic(files.local_dir(store, "") / CACHE, orjson.dumps(memory))
     return {

@@ -121,10 +121,11 @@ def run_get_valid_at(args: Any) -> int:
     if args.pg is None and args.subject is None and args.limit is None and args.cursor is None:
         # every subject, the whole answer: streamed, never held whole
         from memstack.base.output import emit_each
-        from memstack.kb import factindex, factstore
+        from memstack.kb import factstore
+        from memstack.kb.index import queries
 
         ts, _, as_of = factstore.query_args(args.ts, None, args.as_of)
-        emit_each(args, factindex.each_valid_at(open_store(args.store).root, ts, as_of), render_line,
+        emit_each(args, queries.each_valid_at(open_store(args.store).root, ts, as_of), render_line,
                   "no facts valid then")
         return 0
     found = get_valid_at_document(fact_reader(args.store, pg_dsn(args.store, args.pg)), ts=args.ts,

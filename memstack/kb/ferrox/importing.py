@@ -32,10 +32,11 @@ from typing import Any, NamedTuple
 
 from memstack.base import clock, ids, jsonio, progress, schemas, secrets
 from memstack.base.errors import MemstackError
-from memstack.kb import factfiles, factindex, facts, factstore
+from memstack.kb import factfiles, facts, factstore
 from memstack.kb.factfiles import Closing
 from memstack.kb.facts import Fact
 from memstack.kb.ferrox.storefile import Record
+from memstack.kb.index import queries
 
 BATCH = 5000  # facts made, looked up and appended at a time
 
@@ -128,7 +129,7 @@ def run(root: Path, records: list[Record], *, agent: str, source: str) -> Report
     written: set[str] = set()
     with progress.bar(len(records), "importing", "facts") as shown:
         for batch in batches(records, planned):
-            here = factindex.locate(root, [p.id for _, p in batch])
+            here = queries.locate(root, [p.id for _, p in batch])
             new = []
             for record, (fact_id, closing) in batch:
                 held = here[fact_id][1] if fact_id in here else None

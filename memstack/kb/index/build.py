@@ -1,0 +1,118 @@
+"""Opening the fact index for a query, and catching it up in the background when it is far behind.
+
+`opened` brings the index up to date (catchup.sync) before a query, unless that means reading
+more than a budget (BUILD_BUDGET for a query that can be answered from the files: a fresh clone,
+a large pull): then the caller answers from the files, and once it has, a detached process
+(`python -m memstack.kb.index STORE`, `main`) catches the index up. The journal is WAL, so no
+query waits for that build. A build that failed on the fact files as they are now is not tried
+again in the background: the next query catches up in the foreground and says why.
+
+`freshness` tells `memstack status` how far behind the index is, from stats alone.
+"""
+
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from memstack.base import files, follow
+from memstack.base.errors import MemstackError
+from memstack.kb import factfiles
+from memstack.kb.index import catchup, schema
+
+BUILD_BUDGET = 32 * 2**20  # bytes of fact files a query indexes itself (~1 s) before it answers from the files
+_BUILD_LOCK = ".memstack/locks/facts-index-build.lock"
+_BUILD_FAILED = ".memstack/facts-index-build.failed"
+
+
+@contextmanager
+def opened(store: Path, budget: int | None = None) -> Iterator[sqlite3.Connection | None]:
+    """The index, up to date with the fact files (built on first use).
+
+    With a `budget`, None instead when catching up would mean reading more than
+    `budget` bytes of fact files (a fresh clone, a large pull): a background
+    process catches the index up, and the caller answers from the files meanwhile.
+    """
+    with schema.DB.guard:
+        db, current = schema.DB.repaired(
+            store, lambda db: catchup.sync(db, store, None if _last_build_failed(store) else budget))
+        try:
+            yield db if current else None
+        finally:
+            if not current:
+                start_build(store)  # once the caller has its answer: the build does not compete with it
+
+
+def start_build(store: Path) -> None:
+    """Catch the index up in a detached process, unless one is already at it."""
+    if building(store):
+        return
+    # Through a short-lived middle process (a shell that starts the build in the background and exits at
+    # once, ~2 ms), so the build is nobody's child to reap (no zombie in a long-running server, no warning
+    # about a child left running), in a session of its own.
+    subprocess.run(["/bin/sh", "-c", '"$@" &', "sh", sys.executable, "-m", "memstack.kb.index", str(store)],
+                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
+                   start_new_session=True)
+
+
+def building(store: Path) -> bool:
+    """Whether a build is catching the store's index up (its lock is held)."""
+    from filelock import FileLock, Timeout
+
+    files.local_dir(store, "locks")
+    try:
+        with FileLock(str(store / _BUILD_LOCK)).acquire(timeout=0):
+            return False
+    except Timeout:
+        return True
+
+
+def _last_build_failed(store: Path) -> bool:
+    """A background build failed on the files as they are now: catch up in the foreground and say why."""
+    try:
+        failed = (store / _BUILD_FAILED).stat().st_mtime_ns
+    except FileNotFoundError:
+        return False
+    return all(st.st_mtime_ns <= failed for _, st in factfiles.list_files(store))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m memstack.kb.index STORE`: bring the store's index up to date (what start_build runs)."""
+    from filelock import FileLock, Timeout
+
+    store = Path((sys.argv[1:] if argv is None else argv)[0]).resolve()
+    files.local_dir(store, "locks")
+    try:
+        lock = FileLock(str(store / _BUILD_LOCK)).acquire(timeout=0)
+    except Timeout:
+        return 0  # another build is at it
+    with lock:
+        try:
+            with opened(store):
+                pass
+        except MemstackError as exc:
+            (store / _BUILD_FAILED).write_text(exc.message + "\n", encoding="utf-8")
+            return 2
+        (store / _BUILD_FAILED).unlink(missing_ok=True)
+    return 0
+
+
+def freshness(store: Path) -> dict[str, Any]:
+    """Whether the index is in step with the fact files (`memstack status`), from their stats alone:
+    the index is opened read-only, neither built nor synced, and no fact file is read."""
+    on_disk = factfiles.list_files(store)
+    known: dict[str, follow.Known] = {}
+    exists = schema.DB.path(store).is_file()
+    try:
+        with schema.DB.read_only(store) as db:
+            if db is not None:
+                known = follow.known(db)
+    except sqlite3.DatabaseError:
+        known = {}  # unreadable: the next query drops and rebuilds it
+    changed, gone = follow.stale(known, on_disk)
+    return {"exists": exists, "fresh": not changed and not gone, "files_behind": len(changed) + len(gone),
+            "bytes_behind": sum(follow.cost(known.get(rel), st) for rel, st in changed),
+            "building": building(store) if exists else False}
