@@ -294,8 +294,8 @@ BAD = [
     ("soil_get", {"collection": "s", "key": "missing"}, ["soil", "get", "s", "missing"],
      "bad key 'missing': no record s/missing"),
     ("handoff_write", {"text": HANDOFF_WITHOUT_TABLE}, ["handoff", "write"],
-     "handoff: I3 incomplete handoff: needs a '## Capability table' section holding a Markdown table"
-     " (| header | ... | then | --- | ... |)"),
+     ("handoff: I3 incomplete handoff: needs a '## Capability table' section holding a Markdown table"
+      " (| header | ... | then | --- | ... |)")),
     ("handoff_write", {"agent": "bob", "text": "---\nagent: alice\ndate: 2026-01-01\nsession: s\n---\n" + HANDOFF},
      ["handoff", "write", "--agent", "bob"],
      ("bad handoff: front matter agent 'alice' is not agent 'bob'",
@@ -309,10 +309,10 @@ BAD = [
       "--confidence", "1.5"], "bad confidence 1.5: must be a finite number in [0, 1]"),
     ("fact_invalidate", {"subject": "nobody", "predicate": "p", "valid_to": 5},
      ["fact", "invalidate", "--subject", "nobody", "--predicate", "p", "--valid-to", "5"],
-     ("nothing to invalidate: no open fact with subject 'nobody', predicate 'p' (`fact_history subject=S` lists"
-      " every version)",
-      "nothing to invalidate: no open fact with subject 'nobody', predicate 'p' (`memstack fact history --subject S`"
-      " lists every version)")),
+     (("nothing to invalidate: no open fact with subject 'nobody', predicate 'p' (`fact_history subject=S` lists"
+       " every version)"),
+      ("nothing to invalidate: no open fact with subject 'nobody', predicate 'p' (`memstack fact history"
+       " --subject S` lists every version)"))),
     ("recall", {"subject": "s", "now_ts": "never"}, ["recall", "--subject", "s", "--now-ts", "never"],
      (f"bad now_ts 'never': {TIME}", f"bad now-ts 'never': {TIME}")),
     ("capture", {"subject": "s", "predicate": "p", "object": "o", "valid_from": 0, "agent": "A"},

@@ -1,4 +1,4 @@
-"""Every verb over MCP (issue 14): tool metadata on the wire, each tool's result against its output schema,
+"""Every verb over MCP: tool metadata on the wire, each tool's result against its output schema,
 the new tools with valid and invalid arguments, the prompts, and the README's list of them."""
 
 import json

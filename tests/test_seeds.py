@@ -1,4 +1,4 @@
-"""The seed layers completed (issue 17): soil graduate, binder file / edge, related, distilled_at, status.
+"""The seed layers completed: soil graduate, binder file / edge, related, distilled_at, status.
 
 Everything through the installed `memstack` command and real `git commit`s through the hooks."""
 

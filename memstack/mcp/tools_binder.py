@@ -5,7 +5,15 @@ from memstack.api import binder as binder_api
 from memstack.api import related as related_api
 from memstack.base.pages import MCP_DEFAULT_LIMIT
 from memstack.mcp.arguments import PAGE_CURSOR, PAGE_LIMIT, Arg, page_arguments, text
-from memstack.mcp.documents import FACTS, INTAKE, STRING, STRINGS, document, paged_output, record
+from memstack.mcp.documents import (
+    FACTS,
+    INTAKE,
+    STRING,
+    STRINGS,
+    document,
+    paged_output,
+    record,
+)
 from memstack.mcp.registry import APPENDS, READS, Tool
 
 DECISION = record("binder")

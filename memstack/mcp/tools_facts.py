@@ -6,7 +6,17 @@ from memstack.api import fact as fact_api
 from memstack.api import recall as recall_api
 from memstack.base.pages import MCP_DEFAULT_LIMIT
 from memstack.kb.facts import RECALL_PREDICATES, TABLES
-from memstack.mcp.arguments import AGENT, PAGE_CURSOR, PAGE_LIMIT, Arg, flag, fraction, page_arguments, text, timestamp
+from memstack.mcp.arguments import (
+    AGENT,
+    PAGE_CURSOR,
+    PAGE_LIMIT,
+    Arg,
+    flag,
+    fraction,
+    page_arguments,
+    text,
+    timestamp,
+)
 from memstack.mcp.documents import FACT, FACTS, paged_output
 from memstack.mcp.registry import APPENDS, CLOSES, READS, Tool
 

@@ -7,9 +7,29 @@ from memstack.api import intake as intake_api
 from memstack.api import soil as soil_api
 from memstack.base.names import NAME_RULE
 from memstack.intake.log import TIERS
-from memstack.mcp.arguments import (AGENT, PAGE_CURSOR, PAGE_LIMIT, Arg, flag, fraction, json_value, name,
-                                    page_arguments, text, texts, timestamp)
-from memstack.mcp.documents import CHANGED, INTAKE, STRING, STRINGS, document, paged_output, record
+from memstack.mcp.arguments import (
+                                    AGENT,
+                                    PAGE_CURSOR,
+                                    PAGE_LIMIT,
+                                    Arg,
+                                    flag,
+                                    fraction,
+                                    json_value,
+                                    name,
+                                    page_arguments,
+                                    text,
+                                    texts,
+                                    timestamp,
+)
+from memstack.mcp.documents import (
+                                    CHANGED,
+                                    INTAKE,
+                                    STRING,
+                                    STRINGS,
+                                    document,
+                                    paged_output,
+                                    record,
+)
 from memstack.mcp.registry import APPENDS, CLOSES, DERIVES, READS, REPLACES, Tool
 
 SOIL = record("soil")
