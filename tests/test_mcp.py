@@ -20,8 +20,9 @@ from mcp.shared.exceptions import MCPError
 from memstack.base.errors import MemstackError
 from memstack.base.times import now_ms
 from memstack.cli import main
+from memstack.mcp import arguments as kinds
+from memstack.mcp import documents, registry, tools
 from memstack.mcp import server as mcp_server
-from memstack.mcp import tools
 from memstack.soil import records as soil
 
 IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_write", "boot_show", "recall",
@@ -87,6 +88,14 @@ def cli_error(store: Path, *args: str, input: str | None = None) -> str:
     line = result.stderr.strip()
     assert line.startswith("memstack: ") and "\n" not in line
     return line.removeprefix("memstack: ")
+
+
+def worded(message: str, *words: tuple[str, str]) -> str:
+    """The command line's `message` with the `words` (command line's, tool's) a tool says differently."""
+    for cli, tool in words:
+        assert cli in message, (cli, message)
+        message = message.replace(cli, tool)
+    return message
 
 
 def test_the_registry_holds_the_implemented_tools_with_valid_schemas() -> None:
@@ -158,7 +167,7 @@ def test_check_fills_defaults_and_refuses_structural_mistakes() -> None:
     with pytest.raises(MemstackError, match="unknown tool 'recal'"):
         tools.call("recal", {})
     with pytest.raises(ValueError, match="registered twice"):
-        tools.register(intake_write)
+        registry.by_name(intake_write, intake_write)
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])  # the initialize handshake, and 2026-07-28 discovery
@@ -198,7 +207,8 @@ def test_each_tool_over_stdio_returns_what_the_cli_prints(store: Path, mode: str
             assert sealed["open_threads"] == ["wire the fact tools into the MCP server"]
 
             told = await refused(client, "boot_show")
-            assert told == tools.speak(cli_error(store, "boot", "show")) and told.endswith("then run `boot_rebuild`")
+            assert told == worded(cli_error(store, "boot", "show"), ("`memstack boot rebuild`", "`boot_rebuild`"))
+            assert told.endswith("then run `boot_rebuild`")
             assert await ok(client, "boot_rebuild") == {"changed": ["session_anchor_alice.json", "willow.md"]}
             assert await ok(client, "boot_show") == cli_json(store, "boot", "show")
 
@@ -249,46 +259,83 @@ def test_each_tool_over_stdio_returns_what_the_cli_prints(store: Path, mode: str
 
 HANDOFF_WITHOUT_TABLE = HANDOFF.split("## Capability table")[0]
 
-# (tool, arguments, the same mistake on the command line)
+def _name(field: str) -> str:
+    return f"a {field} must match ^[a-z0-9][a-z0-9._-]{{0,63}}$ (and contain no '..')"
+
+
+TIME = "expected integer milliseconds or ISO-8601 (e.g. 2026-11-30T12:00:00Z)"
+
+# (tool, arguments, the same mistake on the command line, the message: one both say, or a pair of the
+# tool's words and the command line's where they name an argument or a command differently)
 BAD = [
-    ("intake_write", {"agent": "../x", "content": "c"}, ["intake", "write", "--agent", "../x", "--content", "c"]),
-    ("intake_write", {"agent": "Alice", "content": "c"}, ["intake", "write", "--agent", "Alice", "--content", "c"]),
+    ("intake_write", {"agent": "../x", "content": "c"}, ["intake", "write", "--agent", "../x", "--content", "c"],
+     f"bad agent '../x': {_name('agent')}"),
+    ("intake_write", {"agent": "Alice", "content": "c"}, ["intake", "write", "--agent", "Alice", "--content", "c"],
+     f"bad agent 'Alice': {_name('agent')}"),
     ("intake_write", {"content": "c", "created_at": "yesterday"},
-     ["intake", "write", "--content", "c", "--created-at", "yesterday"]),
-    ("intake_write", {"content": "c", "confidence": 1.5}, ["intake", "write", "--content", "c", "--confidence", "1.5"]),
-    ("intake_write", {"content": "c", "tier": "guess"}, ["intake", "write", "--content", "c", "--tier", "guess"]),
-    ("intake_write", {"content": "c", "subject": "s"}, ["intake", "write", "--content", "c", "--subject", "s"]),
-    ("intake_write", {"content": "  "}, ["intake", "write", "--content", "  "]),
-    ("soil_put", {"collection": "Session", "key": "k", "value": 1}, ["soil", "put", "Session", "k", "--value", "1"]),
+     ["intake", "write", "--content", "c", "--created-at", "yesterday"],
+     (f"bad created_at 'yesterday': {TIME}", f"bad created-at 'yesterday': {TIME}")),
+    ("intake_write", {"content": "c", "confidence": 1.5}, ["intake", "write", "--content", "c", "--confidence", "1.5"],
+     "bad confidence 1.5: must be a finite number in [0, 1]"),
+    ("intake_write", {"content": "c", "tier": "guess"}, ["intake", "write", "--content", "c", "--tier", "guess"],
+     "bad tier 'guess': must be one of observed, fetched, verified, ratified"),
+    ("intake_write", {"content": "c", "subject": "s"}, ["intake", "write", "--content", "c", "--subject", "s"],
+     ("bad subject: subject, predicate and object go together (missing object, predicate)",
+      "bad subject: --subject, --predicate and --object go together (missing object, predicate)")),
+    ("intake_write", {"content": "  "}, ["intake", "write", "--content", "  "], "bad content: must be non-empty text"),
+    ("soil_put", {"collection": "Session", "key": "k", "value": 1}, ["soil", "put", "Session", "k", "--value", "1"],
+     f"bad collection 'Session': {_name('collection')}"),
     ("soil_put", {"collection": "s", "key": "../../etc/passwd", "value": 1},
-     ["soil", "put", "s", "../../etc/passwd", "--value", "1"]),
+     ["soil", "put", "s", "../../etc/passwd", "--value", "1"], f"bad key '../../etc/passwd': {_name('key')}"),
     ("soil_update", {"collection": "s", "key": "missing", "value": 1},
-     ["soil", "update", "s", "missing", "--value", "1"]),
-    ("soil_get", {"collection": "s", "key": "missing"}, ["soil", "get", "s", "missing"]),
-    ("handoff_write", {"text": HANDOFF_WITHOUT_TABLE}, ["handoff", "write"]),
+     ["soil", "update", "s", "missing", "--value", "1"],
+     ("bad key 'missing': no record s/missing to update (`soil_put` creates one)",
+      "bad key 'missing': no record s/missing to update (`soil put` creates one)")),
+    ("soil_get", {"collection": "s", "key": "missing"}, ["soil", "get", "s", "missing"],
+     "bad key 'missing': no record s/missing"),
+    ("handoff_write", {"text": HANDOFF_WITHOUT_TABLE}, ["handoff", "write"],
+     ("handoff: I3 incomplete handoff: needs a '## Capability table' section holding a Markdown table"
+      " (| header | ... | then | --- | ... |)")),
     ("handoff_write", {"agent": "bob", "text": "---\nagent: alice\ndate: 2026-01-01\nsession: s\n---\n" + HANDOFF},
-     ["handoff", "write", "--agent", "bob"]),
-    ("boot_show", {"agent": "a b"}, ["boot", "show", "--agent", "a b"]),
+     ["handoff", "write", "--agent", "bob"],
+     ("bad handoff: front matter agent 'alice' is not agent 'bob'",
+      "bad handoff: front matter agent 'alice' is not --agent 'bob'")),
+    ("boot_show", {"agent": "a b"}, ["boot", "show", "--agent", "a b"], f"bad agent 'a b': {_name('agent')}"),
     ("fact_add", {"subject": "s", "predicate": "p", "object": "o", "valid_from": "soon"},
-     ["fact", "add", "--subject", "s", "--predicate", "p", "--object", "o", "--valid-from", "soon"]),
+     ["fact", "add", "--subject", "s", "--predicate", "p", "--object", "o", "--valid-from", "soon"],
+     (f"bad valid_from 'soon': {TIME}", f"bad valid-from 'soon': {TIME}")),
     ("fact_add", {"subject": "s", "predicate": "p", "object": "o", "valid_from": 0, "confidence": 1.5},
      ["fact", "add", "--subject", "s", "--predicate", "p", "--object", "o", "--valid-from", "0",
-      "--confidence", "1.5"]),
+      "--confidence", "1.5"], "bad confidence 1.5: must be a finite number in [0, 1]"),
     ("fact_invalidate", {"subject": "nobody", "predicate": "p", "valid_to": 5},
-     ["fact", "invalidate", "--subject", "nobody", "--predicate", "p", "--valid-to", "5"]),
-    ("recall", {"subject": "s", "now_ts": "never"}, ["recall", "--subject", "s", "--now-ts", "never"]),
+     ["fact", "invalidate", "--subject", "nobody", "--predicate", "p", "--valid-to", "5"],
+     (("nothing to invalidate: no open fact with subject 'nobody', predicate 'p' (`fact_history subject=S` lists"
+       " every version)"),
+      ("nothing to invalidate: no open fact with subject 'nobody', predicate 'p' (`memstack fact history"
+       " --subject S` lists every version)"))),
+    ("recall", {"subject": "s", "now_ts": "never"}, ["recall", "--subject", "s", "--now-ts", "never"],
+     (f"bad now_ts 'never': {TIME}", f"bad now-ts 'never': {TIME}")),
     ("capture", {"subject": "s", "predicate": "p", "object": "o", "valid_from": 0, "agent": "A"},
-     ["capture", "--subject", "s", "--predicate", "p", "--object", "o", "--valid-from", "0", "--agent", "A"]),
-    # values that once ended in a traceback (issue 11)
+     ["capture", "--subject", "s", "--predicate", "p", "--object", "o", "--valid-from", "0", "--agent", "A"],
+     f"bad agent 'A': {_name('agent')}"),
+    # values that once ended in a traceback
     ("intake_write", {"content": "c", "created_at": "99999999999999999999"},
-     ["intake", "write", "--content", "c", "--created-at", "99999999999999999999"]),
-    ("intake_write", {"content": "c", "created_at": "-1"}, ["intake", "write", "--content", "c", "--created-at", "-1"]),
-    ("intake_write", {"content": "c", "agent": ""}, ["intake", "write", "--content", "c", "--agent", ""]),
+     ["intake", "write", "--content", "c", "--created-at", "99999999999999999999"],
+     ("bad created_at '99999999999999999999': must lie between 1000-01-01 and 9999-12-31 (UTC)",
+      "bad created-at '99999999999999999999': must lie between 1000-01-01 and 9999-12-31 (UTC)")),
+    ("intake_write", {"content": "c", "created_at": "-1"}, ["intake", "write", "--content", "c", "--created-at", "-1"],
+     ("bad created_at -1: a transaction time must lie between 1970-01-01 and 9999-12-31 (UTC)",
+      "bad created-at -1: a transaction time must lie between 1970-01-01 and 9999-12-31 (UTC)")),
+    ("intake_write", {"content": "c", "agent": ""}, ["intake", "write", "--content", "c", "--agent", ""],
+     f"bad agent '': {_name('agent')}"),
     ("recall", {"subject": "s", "now_ts": 0, "limit": 99999999999999999999999},
-     ["recall", "--subject", "s", "--now-ts", "0", "--limit", "99999999999999999999999"]),
+     ["recall", "--subject", "s", "--now-ts", "0", "--limit", "99999999999999999999999"],
+     "bad limit 99999999999999999999999: expected a whole number from 1 to 10000"),
     ("capture", {"subject": "s", "predicate": "p", "object": "o", "valid_from": 0, "recorded_at": "253402300800000"},
      ["capture", "--subject", "s", "--predicate", "p", "--object", "o", "--valid-from", "0",
-      "--recorded-at", "253402300800000"]),
+      "--recorded-at", "253402300800000"],
+     ("bad recorded_at '253402300800000': must lie between 1000-01-01 and 9999-12-31 (UTC)",
+      "bad recorded-at '253402300800000': must lie between 1000-01-01 and 9999-12-31 (UTC)")),
 ]
 
 # Mistakes argparse catches on the command line: the tool's own wording, naming the argument.
@@ -302,13 +349,14 @@ BAD_SHAPE = [
 
 
 def test_bad_arguments_are_tool_errors_with_the_cli_message_and_write_nothing(store: Path) -> None:
-    expected = [tools.speak(cli_error(store, *argv, input=BAD[i][1].get("text")), tools.TOOLS[tool])
-                for i, (tool, _, argv) in enumerate(BAD)]
+    said = [(words, words) if isinstance(words, str) else words for *_, words in BAD]
+    for (_, arguments, argv, _), (_, cli) in zip(BAD, said):  # the command line says it in its words
+        assert cli_error(store, *argv, input=arguments.get("text")) == cli, argv
     before = tree_snapshot(store)
 
     async def session() -> None:
         async with server("--store", str(store)) as client:
-            for (tool, arguments, _), message in zip(BAD, expected):
+            for (tool, arguments, _, _), (message, _) in zip(BAD, said):
                 assert await refused(client, tool, **arguments) == message, (tool, arguments)
                 assert not re.search(r"--[a-z]", message), message  # the tool's argument names, not CLI flags
             for tool, arguments, fragment in BAD_SHAPE:
@@ -324,7 +372,7 @@ def test_bad_arguments_are_tool_errors_with_the_cli_message_and_write_nothing(st
 def test_a_store_that_is_not_one_is_a_tool_error_and_the_server_stays_up(store: Path, tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    message = tools.speak(cli_error(store, "--store", str(empty), "soil", "get", "s", "k"))
+    message = cli_error(store, "--store", str(empty), "soil", "get", "s", "k")  # --store: the server's, too
 
     async def session() -> None:
         async with server("--store", str(empty)) as client:
@@ -386,18 +434,19 @@ def test_two_servers_writing_at_once_lose_nothing(store: Path) -> None:
 
 def test_a_registry_entry_is_all_a_new_tool_needs(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The shape the fact tools will take; and an unexpected exception is a tool error, not a crash."""
-    monkeypatch.setitem(tools.TOOLS, "soil_keys", tools.Tool(
+    monkeypatch.setitem(tools.TOOLS, "soil_keys", registry.Tool(
         "soil_keys", "The keys of a SOIL collection's live records, in order.",
-        {"collection": tools.name("the collection", required=True), "limit": tools.integer("at most this many")},
+        {"collection": kinds.name("the collection", required=True),
+         "limit": kinds.integer("at most this many")},
         lambda store, a: [r["key"] for r in soil.list_records(store.root, a["collection"], now_ms())][:a["limit"]],
-        title="SOIL keys", output=tools.listing(tools.STRING, "keys"), hints=tools.READS))
+        title="SOIL keys", output=documents.listing(documents.STRING, "keys"), hints=registry.READS))
 
     def broken(store: Any, arguments: Any) -> None:
         raise RuntimeError("denied")  # an OSError is the CLI's line instead (tests/test_bad_state.py)
 
-    monkeypatch.setitem(tools.TOOLS, "broken", tools.Tool("broken", "Always fails.", {}, broken, title="Broken",
-                                                              output=tools.document("nothing", {}),
-                                                              hints=tools.APPENDS))
+    monkeypatch.setitem(tools.TOOLS, "broken", registry.Tool("broken", "Always fails.", {}, broken, title="Broken",
+                                                                 output=documents.document("nothing", {}),
+                                                                 hints=registry.APPENDS))
     memstack("soil", "put", "c", "k1", "--value", "1", cwd=store)
     memstack("soil", "put", "c", "k2", "--value", "2", cwd=store)
 

@@ -1,4 +1,4 @@
-"""Every verb over MCP (issue 14): tool metadata on the wire, each tool's result against its output schema,
+"""Every verb over MCP: tool metadata on the wire, each tool's result against its output schema,
 the new tools with valid and invalid arguments, the prompts, and the README's list of them."""
 
 import json
@@ -13,9 +13,10 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 from team_support import guarded_remote
-from test_mcp import HANDOFF, cli_error, cli_json, refused, run, server
+from test_mcp import HANDOFF, cli_error, cli_json, refused, run, server, worded
 
-from memstack.mcp import prompts, tools
+from memstack.base.errors import MemstackError, bad
+from memstack.mcp import prompts, registry, tools, wording
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,7 +38,7 @@ def test_every_tool_has_a_title_an_output_schema_and_all_four_hints() -> None:
 
 def test_a_tool_without_title_output_or_hints_cannot_be_made() -> None:
     with pytest.raises(TypeError, match="title.*output.*hints"):
-        tools.Tool("bare", "A tool in the old format.", {}, lambda store, a: {})  # type: ignore[call-arg]
+        registry.Tool("bare", "A tool in the old format.", {}, lambda store, a: {})  # type: ignore[call-arg]
 
 
 def _rpc(lines: list[dict[str, Any]], store: Path) -> dict[int, dict[str, Any]]:
@@ -127,15 +128,14 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             assert [r["id"] for r in mine["items"]] == [w["record"]["id"] for w in written]
             assert await c.refused("intake_list", limit=0) == "bad limit 0: expected a whole number from 1 to 10000"
             assert "bad cursor 'zzz'" in await c.refused("intake_list", cursor="zzz")
-            assert await c.refused("intake_list", agent="Bob") == \
-                tools.speak(cli_error(store, "intake", "list", "--agent", "Bob"))
+            assert await c.refused("intake_list", agent="Bob") == cli_error(store, "intake", "list", "--agent", "Bob")
 
             # promote: a dry run writes nothing; a bad now_ts names the argument; then one commit
             before = tree_snapshot(store)
             dry = await c.ok("promote", dry_run=True, now_ts=day)
             assert dry["dry_run"] and len(dry["records"]) == 4 and tree_snapshot(store) == before
             told = await c.refused("promote", now_ts="soon")
-            assert told == tools.speak(cli_error(store, "promote", "--now-ts", "soon"))
+            assert told == worded(cli_error(store, "promote", "--now-ts", "soon"), ("--now-ts", "now_ts"))
             assert told.startswith("bad now_ts 'soon'")
             moved = await c.ok("promote", now_ts=day)
             assert moved["routed"] == {"binder": 3, "knowledge": 1} and moved["commit"]
@@ -150,14 +150,15 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             rejected = await c.ok("binder_reject", id=waiting[1]["id"], by="Ada")
             assert rejected["decision"] == "reject"
             assert [r["id"] for r in cli_json(store, "binder", "list")["items"]] == [waiting[2]["id"]]
-            for tool, arguments, argv in (
-                ("binder_ratify", {"id": "nope"}, ["binder", "ratify", "nope"]),
-                ("binder_reject", {"id": waiting[0]["id"]}, ["binder", "reject", waiting[0]["id"]]),
+            for tool, arguments, argv, words in (
+                ("binder_ratify", {"id": "nope"}, ["binder", "ratify", "nope"], [("bad ID", "bad id")]),
+                ("binder_reject", {"id": waiting[0]["id"]}, ["binder", "reject", waiting[0]["id"]],
+                 [("bad ID", "bad id")]),
                 ("binder_ratify", {"id": waiting[2]["id"], "by": " "}, ["binder", "ratify", waiting[2]["id"],
-                                                                        "--by", " "]),
+                                                                        "--by", " "], [("bad --by", "bad by")]),
             ):
                 told = await c.refused(tool, **arguments)
-                assert told == tools.speak(cli_error(store, *argv), tools.TOOLS[tool]), told
+                assert told == worded(cli_error(store, *argv), *words), told
                 assert not re.search(r"--[a-z]|\bID\b", told), told
             assert "already ratified by Ada" in await c.refused("binder_reject", id=waiting[0]["id"])
             assert await c.refused("binder_ratify") == "missing argument 'id': binder_ratify needs id"
@@ -178,14 +179,15 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             listed = await c.ok("soil_list", collection="session", include_expired=True)
             assert [r["key"] for r in listed["items"]] == ["a", "b", "c"]
             assert listed["items"] == cli_json(store, "soil", "list", "session", "--include-expired")["items"]
-            for tool, arguments, argv in (
-                ("soil_expire", {"collection": "session", "key": "zz"}, ["soil", "expire", "session", "zz"]),
+            for tool, arguments, argv, words in (
+                ("soil_expire", {"collection": "session", "key": "zz"}, ["soil", "expire", "session", "zz"],
+                 [("`soil put`", "`soil_put`")]),
                 ("soil_expire", {"collection": "session", "key": "a", "at": "soon"},
-                 ["soil", "expire", "session", "a", "--at", "soon"]),
-                ("soil_list", {"collection": "Session"}, ["soil", "list", "Session"]),
+                 ["soil", "expire", "session", "a", "--at", "soon"], [("bad --at", "bad at")]),
+                ("soil_list", {"collection": "Session"}, ["soil", "list", "Session"], []),
             ):
                 told = await c.refused(tool, **arguments)
-                assert told == tools.speak(cli_error(store, *argv), tools.TOOLS[tool]) and "--" not in told, told
+                assert told == worded(cli_error(store, *argv), *words) and "--" not in told, told
             assert await c.refused("soil_expire", collection="session", key="a", at=True) == \
                 "bad at True: must be an integer or a string"
 
@@ -197,7 +199,8 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             assert shown == cli_json(store, "handoff", "show") and shown["path"] == sealed["path"]
             assert "run `boot_rebuild`" in await c.refused("boot_show")
             told = await c.refused("boot_rebuild", agent="bob")
-            assert told == tools.speak(cli_error(store, "boot", "rebuild", "--agent", "bob")), told
+            assert told == worded(cli_error(store, "boot", "rebuild", "--agent", "bob"),
+                                  ("`memstack handoff write`", "`handoff_write`")), told
             assert "`handoff_write`" in told
             assert await c.ok("boot_rebuild", agent="alice") == {"changed": ["session_anchor_alice.json",
                                                                              "willow.md"]}
@@ -296,16 +299,37 @@ def test_the_readme_lists_every_tool_prompt_and_resource() -> None:
         assert f"`{uri}`" in section, uri
 
 
-def test_speak_translates_the_command_line_into_tool_words() -> None:
-    assert tools.speak("bad --now-ts 'x': expected ms") == "bad now_ts 'x': expected ms"
-    assert tools.speak("bad created-at 5", tools.TOOLS["intake_write"]) == "bad created_at 5"
-    assert tools.speak("bad ID 'x'", tools.TOOLS["binder_ratify"]) == "bad id 'x'"
-    assert tools.speak("bad ID 'x'") == "bad ID 'x'"  # no tool: no argument to name
-    assert tools.speak("run `memstack boot rebuild`") == "run `boot_rebuild`"
-    assert tools.speak("see `memstack fact get-valid-at --ts now`") == "see `fact_get_valid_at ts=now`"
-    assert tools.speak("`memstack binder ratify <fact id>` keeps one") == "`binder_ratify <fact id>` keeps one"
-    assert tools.speak("run `memstack rebuild`") == "run `memstack rebuild`"  # no such tool: left as is
-    assert tools.speak("no store: pass --store PATH") == "no store: start `memstack mcp` with --store PATH"
+def test_an_error_says_what_it_marks_in_each_interface_s_words() -> None:
+    marked = MemstackError.marked
+    for error, cli, tool in (
+        (bad("--now-ts", "'x'", "expected ms"), "bad --now-ts 'x': expected ms", "bad now_ts 'x': expected ms"),
+        (bad("created-at", "5", "too early"), "bad created-at 5: too early", "bad created_at 5: too early"),
+        (bad("ID", "'x'", "not waiting (`{verb:memstack binder list}`)"),
+         "bad ID 'x': not waiting (`memstack binder list`)", "bad id 'x': not waiting (`binder_list`)"),
+        (marked("run `{verb:memstack boot rebuild}`"), "run `memstack boot rebuild`", "run `boot_rebuild`"),
+        (marked("see `{verb:memstack fact get-valid-at --ts now}`"), "see `memstack fact get-valid-at --ts now`",
+         "see `fact_get_valid_at ts=now`"),
+        (marked("run `{verb:memstack rebuild}`"), "run `memstack rebuild`", "run `memstack rebuild`"),  # no tool
+        (marked("no store: {pass:--store PATH}"), "no store: pass --store PATH",
+         "no store: start `memstack mcp` with --store PATH"),
+        (marked("no agent: {pass:--agent NAME}"), "no agent: pass --agent NAME",  # binder_ratify takes no agent
+         "no agent: start `memstack mcp` with --agent NAME"),
+        # a value is never read for marks, nor is a plain message
+        (bad("key", repr("{arg:x} --y"), "{what}", what="`memstack boot rebuild` {z}"),
+         "bad key '{arg:x} --y': `memstack boot rebuild` {z}", "bad key '{arg:x} --y': `memstack boot rebuild` {z}"),
+        (MemstackError("bad --now-ts {x}: `memstack boot rebuild`"), "bad --now-ts {x}: `memstack boot rebuild`",
+         "bad --now-ts {x}: `memstack boot rebuild`"),
+    ):
+        assert str(error) == error.message == cli
+        assert wording.message(error, tools.TOOLS["binder_ratify"]) == tool, tool
+    no_agent = marked("no agent: {pass:--agent NAME}")
+    assert wording.message(no_agent, tools.TOOLS["intake_write"]) == \
+        "no agent: pass agent or start `memstack mcp` with --agent NAME"  # the tool takes one
+    refused = bad("valid-from", "'soon'", "expected ms or ISO-8601 (`{verb:memstack fact add}`)")
+    assert (refused.field, refused.reason) == ("valid_from", "expected ms or ISO-8601 (`memstack fact add`)")
+    assert MemstackError("plain").field is None
+    with pytest.raises(TypeError, match="may not be named"):
+        marked("{verb}", verb="x")  # a value named as a mark would be read as one
 
 
 def test_a_resource_error_speaks_in_tools(store: Path) -> None:

@@ -1,4 +1,4 @@
-"""The seed layers completed (issue 17): soil graduate, binder file / edge, related, distilled_at, status.
+"""The seed layers completed: soil graduate, binder file / edge, related, distilled_at, status.
 
 Everything through the installed `memstack` command and real `git commit`s through the hooks."""
 
@@ -14,7 +14,6 @@ from helpers import git, items, memstack, tree_snapshot
 from jsonschema import Draft7Validator
 
 from memstack.base import schemas
-from memstack.mcp import tools
 
 T0 = "2026-11-01T10:00:00Z"
 AWS_KEY = "AK" + "IA" + "Y34FZKBOKMUTVV7A"  # split, so this file holds no credential-shaped string
@@ -348,7 +347,7 @@ def test_missing_or_extra_arguments_are_usage_errors(store: Path, args: tuple[st
 # ---- the MCP tools, through the SDK's client ----------------------------------------------------------
 
 def test_the_new_tools_over_stdio_do_what_the_cli_does(store: Path, tmp_path: Path) -> None:
-    from test_mcp import cli_error, cli_json, refused, run, server
+    from test_mcp import cli_error, cli_json, refused, run, server, worded
     from test_mcp import ok as tool_ok
 
     ok(store, "soil", "put", "session", "plan", "--value", '{"next": "lexer"}')
@@ -362,22 +361,23 @@ def test_the_new_tools_over_stdio_do_what_the_cli_does(store: Path, tmp_path: Pa
             assert graduated["soil"]["graduated_to"] == graduated["intake"]["record"]["id"]
             assert graduated["intake"]["record"]["source"] == "soil:store/session/plan.json"
             assert await refused(client, "soil_graduate", collection="session", key="plan") == \
-                tools.speak(cli_error(store, "soil", "graduate", "session", "plan"))
+                worded(cli_error(store, "soil", "graduate", "session", "plan"), ("`soil put`", "`soil_put`"))
             assert await refused(client, "soil_graduate", collection="session", key="x", tier="sure") == \
-                tools.speak(cli_error(store, "soil", "graduate", "session", "x", "--tier", "sure"))
+                worded(cli_error(store, "soil", "graduate", "session", "x", "--tier", "sure"), ("`soil put`", "`soil_put`"))
             edge = await tool_ok(client, "binder_edge", **{"from": "parser", "to": "lexer"}, relation="uses",
                                  by="Ada")
             assert binder_lines(store)[-1] == edge and (edge["from"], edge["to"]) == ("parser", "lexer")
             assert await refused(client, "binder_edge", **{"from": "a", "to": "a"}, relation="is") == \
-                tools.speak(cli_error(store, "binder", "edge", "--from", "a", "--to", "a", "--relation", "is"))
+                worded(cli_error(store, "binder", "edge", "--from", "a", "--to", "a", "--relation", "is"),
+                       ("bad --to", "bad to"))
             filed = await tool_ok(client, "binder_file", path=str(doc), by="Ada")
             assert (store / filed["path"]).read_text() == "# Guide\n"
             assert await refused(client, "binder_file", path=str(doc)) == \
-                tools.speak(cli_error(store, "binder", "file", str(doc)), tools.TOOLS["binder_file"])
+                worded(cli_error(store, "binder", "file", str(doc)), ("bad PATH", "bad path"))
             assert await tool_ok(client, "related", subject="parser") == cli_json(store, "related", "parser",
                                                                                    "--limit", "50")
             assert await refused(client, "related", subject="parser", depth=0) == \
-                tools.speak(cli_error(store, "related", "parser", "--depth", "0"))
+                cli_error(store, "related", "parser", "--depth", "0")
             status = await tool_ok(client, "status")
             cli = cli_json(store, "status")
             assert status["pending_intake"] == cli["pending_intake"] == {"alice": 1}

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from memstack.base import pages
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 from memstack.base.times import now_ms
 from memstack.kb import binder
 from memstack.repo import git
@@ -49,7 +49,7 @@ def decide_document(store: Store, verb: str, id: str, by: str | None = None,
     from memstack.kb import disputes
 
     if by is not None and not by.strip():  # given empty: bad input, not "the default"
-        raise MemstackError(f"bad --by {by!r}: must name who decides")
+        raise bad("--by", repr(by), "must name who decides")
     if disputes.side_of(store.root, id) is not None:  # a side of a disagreement between agents
         return disputes.decide(store.root, id, verb, by or _who(store), now_ms(), note)
     return binder.decide(store.root, id, verb, by or _who(store), now_ms(), note)
@@ -57,7 +57,7 @@ def decide_document(store: Store, verb: str, id: str, by: str | None = None,
 
 def _by(store: Store, by: str | None) -> str:
     if by is not None and not by.strip():  # given empty: bad input, not "the default"
-        raise MemstackError(f"bad --by {by!r}: must name who confirms it")
+        raise bad("--by", repr(by), "must name who confirms it")
     return by or _who(store)
 
 
@@ -68,7 +68,7 @@ def file_document(store: Store, *, path: str, by: str | None = None, note: str |
     from memstack.kb import documents
 
     if not isinstance(path, str) or not path.strip():
-        raise MemstackError(f"bad PATH {path!r}: name a document to file")
+        raise bad("PATH", repr(path), "name a document to file")
     return documents.file_document(store.root, Path(path), _by(store, by), now_ms(), note)
 
 

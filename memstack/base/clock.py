@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memstack.base import config
-from memstack.base.errors import MemstackError
+from memstack.base.errors import MemstackError, bad
 from memstack.base.times import iso, now_ms
 
 TRANSACTION_FIELDS = {"intake": ("created_at",), "fact": ("recorded_at", "expired_at"),
@@ -44,14 +44,20 @@ class Clock:
     def too_late(self, ms: int) -> bool:
         return ms > self.now and ms > self.now + self.seconds * 1000
 
-    def problem(self, field: str, ms: int) -> str | None:
+    def future(self, ms: int) -> str | None:
+        """Why `ms` is refused as a transaction time; None: it is not."""
         if not self.too_late(ms):
             return None
-        return (f"{field} {_shown(ms)}: lies in the future (later than now, {iso(self.now)}, plus the"
-                f" {self.seconds} s clock skew allowed); a transaction time is when the store learned it")
+        return (f"lies in the future (later than now, {iso(self.now)}, plus the {self.seconds} s clock skew"
+                " allowed); a transaction time is when the store learned it")
+
+    def problem(self, field: str, ms: int) -> str | None:
+        why = self.future(ms)
+        return None if why is None else f"{field} {shown(ms)}: {why}"
 
 
-def _shown(ms: int) -> str:
+def shown(ms: int) -> str:
+    """A time as a message shows it: ISO-8601, or the number when it is none."""
     try:
         return iso(ms)
     except (OverflowError, ValueError, OSError):
@@ -77,6 +83,6 @@ def refuse_future(store: Path, *times: tuple[str, int | None]) -> None:
             continue
         if clock is None:
             clock = for_store(store)
-        found = clock.problem(field, ms)
-        if found:
-            raise MemstackError(f"bad {found}")
+        why = clock.future(ms)
+        if why:
+            raise bad(field, shown(ms), "{why}", why=why)

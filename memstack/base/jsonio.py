@@ -6,7 +6,7 @@ from typing import Any
 
 import orjson
 
-from memstack.base.errors import MemstackError
+from memstack.base.errors import MemstackError, bad
 
 
 def dumps_line(obj: Any) -> bytes:
@@ -37,7 +37,7 @@ def parse_value(text: str, field: str) -> Any:
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError as exc:
-        raise MemstackError(f"bad {field}: not valid JSON ({exc})") from None
+        raise bad(field, None, "not valid JSON ({exc})", exc=exc) from None
 
 
 def parse_jsonl(data: bytes, relpath: str) -> list[dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 import re
 
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 
 NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 NAME_RULE = "^[a-z0-9][a-z0-9._-]{0,63}$"
@@ -16,5 +16,5 @@ def is_name(value: object) -> bool:
 def check_name(value: object, field: str) -> str:
     """Return `value` if it is a valid name, else raise naming the field and the rule."""
     if not is_name(value):
-        raise MemstackError(f"bad {field} {value!r}: a {field} must match {NAME_RULE} (and contain no '..')")
+        raise bad(field, repr(value), "a {field} must match {rule} (and contain no '..')", field=field, rule=NAME_RULE)
     return value

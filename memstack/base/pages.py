@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 import orjson
 
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 
 T = TypeVar("T")
 
@@ -54,7 +54,7 @@ def decode(cursor: str, field: str = "cursor") -> list[Any]:
     except (binascii.Error, ValueError, orjson.JSONDecodeError, AttributeError):
         key = None
     if not isinstance(key, list):
-        raise MemstackError(f"bad {field} {cursor!r}: not a cursor this verb handed out (pass its next_cursor as is)")
+        raise bad(field, repr(cursor), "not a cursor this verb handed out (pass its next_cursor as is)")
     return key
 
 
@@ -67,7 +67,7 @@ def check_limit(limit: Any, field: str = "limit") -> int | None:
     except (TypeError, ValueError):
         value = None
     if value is None or not 1 <= value <= MAX_LIMIT:
-        raise MemstackError(f"bad {field} {limit!r}: expected a whole number from 1 to {MAX_LIMIT}")
+        raise bad(field, repr(limit), "expected a whole number from 1 to {most}", most=MAX_LIMIT)
     return value
 
 

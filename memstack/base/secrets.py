@@ -46,7 +46,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from memstack.base.errors import MemstackError
+from memstack.base.errors import MemstackError, bad
 
 # detect-secrets' plugins that recognise a credential by its shape or its name.
 PLUGINS = ("AWSKeyDetector", "BasicAuthDetector", "GitHubTokenDetector", "GitLabTokenDetector", "JwtTokenDetector",
@@ -319,10 +319,14 @@ def _walk(value: Any, field: str, policy: Policy) -> Iterator[Finding]:
 
 
 def message(findings: list[Finding]) -> str:
+    return f"bad {findings[0].field}: {_why(findings)}"
+
+
+def _why(findings: list[Finding]) -> str:
     first = findings[0]
     where = f", line {first.line}" if first.line else ""
     more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
-    return f"bad {first.field}: holds a credential ({first.kind}{where}){more} — {FIX} (I8)"
+    return f"holds a credential ({first.kind}{where}){more} — {FIX} (I8)"
 
 
 def flagged(lines: Sequence[bytes], policy: Policy = DEFAULT) -> set[int]:
@@ -352,7 +356,9 @@ def refuse_secrets(value: Any, field: str = "", store: Path | None = None) -> No
     `value` (a record, any JSON value, or text: then `field` names it), with the `secrets:` block of
     the `store`'s memstack.yaml. Every write path calls this before it writes anything."""
     findings = scan(value, field, DEFAULT if store is None else for_store(store))
-    if findings:
+    if findings and field and findings[0].field == field:  # the text of an argument: it is named
+        raise bad(field, None, "{why}", why=_why(findings))
+    if findings:  # a field of a record, named as the record names it
         raise MemstackError(message(findings))
 
 

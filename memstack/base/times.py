@@ -5,7 +5,7 @@ import re
 from datetime import datetime, timezone
 from functools import lru_cache
 
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 
 _INT_RE = re.compile(r"-?[0-9]+")
 
@@ -16,20 +16,20 @@ MAX_MS = 253402300799999  # 9999-12-31T23:59:59.999Z
 
 def _bounded(ms: int, value: object, field: str) -> int:
     if not MIN_MS <= ms <= MAX_MS:
-        raise MemstackError(f"bad {field} {value!r}: must lie between 1000-01-01 and 9999-12-31 (UTC)")
+        raise bad(field, repr(value), "must lie between 1000-01-01 and 9999-12-31 (UTC)")
     return ms
 
 
 def parse_ts(value: object, field: str) -> int:
     """Parse integer ms or ISO-8601 (a time without an offset is UTC) into integer ms."""
     if isinstance(value, bool):
-        raise MemstackError(f"bad {field} {value!r}: expected integer milliseconds or ISO-8601")
+        raise bad(field, repr(value), "expected integer milliseconds or ISO-8601")
     if isinstance(value, int):
         return _bounded(value, value, field)
     if isinstance(value, float):
         if math.isfinite(value) and value == int(value):
             return _bounded(int(value), value, field)
-        raise MemstackError(f"bad {field} {value!r}: expected integer milliseconds or ISO-8601")
+        raise bad(field, repr(value), "expected integer milliseconds or ISO-8601")
     if isinstance(value, str):
         text = value.strip()
         if _INT_RE.fullmatch(text):
@@ -44,9 +44,7 @@ def parse_ts(value: object, field: str) -> int:
             if parsed.tzinfo is None:
                 parsed = parsed.replace(tzinfo=timezone.utc)
             return _bounded(int(round(parsed.timestamp() * 1000)), value, field)
-    raise MemstackError(
-        f"bad {field} {value!r}: expected integer milliseconds or ISO-8601 (e.g. 2026-11-30T12:00:00Z)"
-    )
+    raise bad(field, repr(value), "expected integer milliseconds or ISO-8601 (e.g. 2026-11-30T12:00:00Z)")
 
 
 def given_ts(value: object, field: str) -> int:

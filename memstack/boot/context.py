@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import jsonio, schemas
-from memstack.base.errors import MemstackError
+from memstack.base.errors import MemstackError, bad
 from memstack.base.files import write_changed
 from memstack.base.names import NAME_RE, check_name
 from memstack.base.times import iso
@@ -181,8 +181,8 @@ def rebuild(store: Path, agent: str | None = None) -> list[str]:
     if agent is not None:
         check_name(agent, "agent")
         if anchor_name(agent) not in outputs:
-            raise MemstackError(f"bad agent {agent!r}: no handoff yet under handoffs/{agent}/ — write one first"
-                                " (`memstack handoff write`)")
+            raise bad("agent", repr(agent), "no handoff yet under handoffs/{agent}/ — write one first"
+                      " (`{verb:memstack handoff write}`)", agent=agent)
         outputs = {k: v for k, v in outputs.items() if k in (anchor_name(agent), WILLOW)}
     return write_changed(store, outputs)
 
@@ -192,7 +192,7 @@ def show(store: Path, agent: str) -> dict[str, Any]:
     check_name(agent, "agent")
     path = store / anchor_name(agent)
     if not path.exists():
-        raise MemstackError(f"no boot anchor for agent {agent!r} ({anchor_name(agent)} is missing)"
-                            " — seal a handoff, then run `memstack boot rebuild`")
+        raise MemstackError.marked("no boot anchor for agent {agent!r} ({file} is missing) — seal a handoff, then"
+                                   " run `{verb:memstack boot rebuild}`", agent=agent, file=anchor_name(agent))
     anchor: dict[str, Any] = jsonio.loads(path.read_bytes(), anchor_name(agent))
     return anchor

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import schemas
-from memstack.base.errors import MemstackError
+from memstack.base.errors import MemstackError, bad
 from memstack.base.files import create_exclusive, refuse_symlinks
 from memstack.base.names import check_name
 from memstack.base.secrets import refuse_secrets
@@ -113,7 +113,7 @@ def write(store: Path, agent: str, text: str, now_ms: int) -> dict[str, Any]:
     """Seal a new handoff; a document without front matter gets one (agent, today, a session id)."""
     check_name(agent, "agent")
     if not text.strip():
-        raise MemstackError("bad handoff: the document is empty")
+        raise bad("handoff", None, "the document is empty")
     refuse_secrets(text, "handoff", store)
     if _FRONT.match(text) is None:
         session = f"{agent}-{iso(now_ms).replace(':', '').replace('-', '')[:15]}Z"
@@ -122,7 +122,8 @@ def write(store: Path, agent: str, text: str, now_ms: int) -> dict[str, Any]:
         text += "\n"
     handoff = parse(text)
     if handoff.front["agent"] != agent:
-        raise MemstackError(f"bad handoff: front matter agent {handoff.front['agent']!r} is not --agent {agent!r}")
+        raise bad("handoff", None, "front matter agent {theirs!r} is not {arg:--agent} {agent!r}",
+                  theirs=handoff.front["agent"], agent=agent)
     folder = store / "handoffs" / agent
     folder.mkdir(parents=True, exist_ok=True)
     refuse_symlinks(store, folder)

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import clock, ids, jsonio, schemas
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 from memstack.base.files import append_line, read_jsonl, read_log
 from memstack.base.layout import LEDGER
 from memstack.base.names import check_name
@@ -21,10 +21,10 @@ def check_confidence(value: Any, field: str = "confidence") -> float:
         try:
             value = float(value)
         except ValueError:
-            raise MemstackError(f"bad {field} {value!r}: must be a finite number in [0, 1]") from None
+            raise bad(field, repr(value), "must be a finite number in [0, 1]") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
             or not 0 <= value <= 1:
-        raise MemstackError(f"bad {field} {value!r}: must be a finite number in [0, 1]")
+        raise bad(field, repr(value), "must be a finite number in [0, 1]")
     return float(value)
 
 
@@ -35,13 +35,12 @@ def make_record(*, agent: str, content: str, created_at: Any, title: str = "", s
     """A validated intake record; raises MemstackError naming the first bad field."""
     check_name(agent, "agent")
     if not isinstance(content, str) or not content.strip():
-        raise MemstackError("bad content: must be non-empty text")
+        raise bad("content", None, "must be non-empty text")
     if tier not in TIERS:
-        raise MemstackError(f"bad tier {tier!r}: must be one of {', '.join(TIERS)}")
+        raise bad("tier", repr(tier), "must be one of {tiers}", tiers=", ".join(TIERS))
     ms = parse_ts(created_at, "created-at")
     if ms < 0:  # the id and the day file carry it: say so before either is made
-        raise MemstackError(f"bad created-at {created_at!r}: a transaction time must lie between 1970-01-01"
-                            " and 9999-12-31 (UTC)")
+        raise bad("created-at", repr(created_at), "a transaction time must lie between 1970-01-01 and 9999-12-31 (UTC)")
     record: dict[str, Any] = {
         "id": ids.new_id(ms, agent), "content": content, "title": title, "source": source, "agent": agent,
         "tier": tier, "confidence": check_confidence(confidence), "keywords": list(keywords),
@@ -51,10 +50,11 @@ def make_record(*, agent: str, content: str, created_at: Any, title: str = "", s
     given = [k for k, v in triple.items() if v is not None]
     if given and len(given) != 3:
         missing = sorted(set(triple) - set(given))
-        raise MemstackError(f"bad {given[0]}: --subject, --predicate and --object go together (missing {', '.join(missing)})")
+        raise bad(given[0], None, "{arg:--subject}, {arg:--predicate} and {arg:--object} go together"
+                  " (missing {missing})", missing=", ".join(missing))
     for key in given:
         if not str(triple[key]).strip():
-            raise MemstackError(f"bad {key}: must be non-empty text")
+            raise bad(key, None, "must be non-empty text")
         record[key] = triple[key]
     if relevance_score is not None:
         record["relevance_score"] = check_confidence(relevance_score, "relevance-score")
@@ -109,11 +109,11 @@ def nest(store: Path, file: Path, agent: str, now: Any) -> dict[str, Any]:
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise MemstackError(f"bad FILE {str(file)!r}: no such file") from None
+        raise bad("FILE", repr(str(file)), "no such file") from None
     except IsADirectoryError:
-        raise MemstackError(f"bad FILE {str(file)!r}: is a folder, not a file") from None
+        raise bad("FILE", repr(str(file)), "is a folder, not a file") from None
     except UnicodeDecodeError:
-        raise MemstackError(f"bad FILE {str(file)!r}: not UTF-8 text") from None
+        raise bad("FILE", repr(str(file)), "not UTF-8 text") from None
     headings = [line[2:].strip() for line in text.splitlines() if line.startswith("# ")]
     record = make_record(agent=agent, content=text, created_at=now, title=headings[0] if headings else file.name,
                          source=f"nest:{file.name}", tier="verified", confidence=1.0, tags=["nest"])

@@ -692,10 +692,12 @@ def check_range(repo: Path, spec: str, folder: str = "") -> Report:
     """`A..B` (or `A...B`, or one revision: its whole history)."""
     ends = spec.replace("...", "..").split("..")
     if not spec or spec.startswith("-") or any(ch.isspace() for ch in spec) or len(ends) > 2:
-        raise MemstackError(f"bad --range {spec!r}: expected A..B (or one revision: its whole history)")
+        raise MemstackError.marked("bad {arg:--range} {spec!r}: expected A..B (or one revision: its whole history)",
+                                   spec=spec)
     for end in ends:
         if end and git.rev_parse(repo, f"{end}^{{commit}}") is None:
-            raise MemstackError(f"bad --range {spec!r}: no commit {end!r} in {repo}")
+            raise MemstackError.marked("bad {arg:--range} {spec!r}: no commit {end!r} in {repo}", spec=spec, end=end,
+                                       repo=repo)
     return commits(repo, [spec], f"the commits of {spec}", folder=folder)
 
 
@@ -724,9 +726,9 @@ def pre_push(repo: Path, environ: Mapping[str, str], folder: str = "") -> Report
         return pushed(repo, [(source, target)], on_remote, "pre-push", folder)
     if local and remote:
         return pushed(repo, [(git.ZERO, local)], on_remote, "pre-push", folder)
-    raise MemstackError("--pre-push runs in pre-commit's pre-push stage, which sets PRE_COMMIT_FROM_REF and"
-                        " PRE_COMMIT_TO_REF (or PRE_COMMIT_LOCAL_BRANCH and PRE_COMMIT_REMOTE_NAME);"
-                        " by hand, use --range A..B")
+    raise MemstackError.marked("{arg:--pre-push} runs in pre-commit's pre-push stage, which sets PRE_COMMIT_FROM_REF"
+                               " and PRE_COMMIT_TO_REF (or PRE_COMMIT_LOCAL_BRANCH and PRE_COMMIT_REMOTE_NAME);"
+                               " by hand, use {arg:--range} A..B")
 
 
 def pre_receive(repo: Path, lines: Iterable[str], folder: str = "") -> Report:
@@ -738,7 +740,8 @@ def pre_receive(repo: Path, lines: Iterable[str], folder: str = "") -> Report:
         if not parts:
             continue
         if len(parts) != 3:
-            raise MemstackError(f"--pre-receive: expected `old new ref` lines on stdin, got {line.strip()!r}")
+            raise MemstackError.marked("{arg:--pre-receive}: expected `old new ref` lines on stdin, got {line!r}",
+                                       line=line.strip())
         updates.append(guard.Update(*parts))
     verdict = guard.check(repo, updates, folder)
     report = pushed(repo, [(u.old, u.new) for u in updates], ["--all"], "pre-receive", folder, verdict.survive)

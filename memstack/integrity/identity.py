@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from memstack.base.errors import MemstackError
+from memstack.base.errors import MemstackError, bad
 from memstack.base.names import check_name
 from memstack.integrity.violations import Violation
 
@@ -34,7 +34,7 @@ def check(store: Path, patterns: list[str], agent: str | None = None) -> list[Vi
         check_name(agent, "agent")
         files = [store / "identity" / f"{agent}.md"]
         if not files[0].exists():
-            raise MemstackError(f"bad agent {agent!r}: no identity/{agent}.md in the store")
+            raise bad("agent", repr(agent), "no identity/{agent}.md in the store", agent=agent)
     else:
         files = sorted((store / "identity").glob("*.md"))
     found: list[Violation] = []

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import jsonio, schemas
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 from memstack.base.files import append_line, locked, read_log
 from memstack.base.layout import DECISIONS, LEDGER
 
@@ -48,15 +48,15 @@ def decide(store: Path, intake_id: str, decision: str, by: str, now_ms: int, not
     problems = schemas.errors("binder", record)
     if problems:
         field = problems[0].split(":", 1)[0]
-        raise MemstackError(f"bad {'ID' if field == 'intake_id' else field}: {problems[0].split(': ', 1)[-1]}")
+        raise bad("ID" if field == "intake_id" else field, None, "{why}", why=problems[0].split(": ", 1)[-1])
     with locked(store, DECISIONS + ".decide"):
         ledger, decisions = read_log(store, LEDGER), read_log(store, DECISIONS)
         earlier = [d for d in decisions if d.get("intake_id") == intake_id]
         if earlier:
-            raise MemstackError(f"bad ID {intake_id!r}: already {PAST[earlier[0]['decision']]} by {earlier[0]['by']}"
-                                " (one decision per record)")
+            raise bad("ID", repr(intake_id), "already {done} by {by} (one decision per record)",
+                      done=PAST[earlier[0]["decision"]], by=earlier[0]["by"])
         if intake_id not in waiting_ids(ledger, decisions):
-            raise MemstackError(f"bad ID {intake_id!r}: not waiting in the binder queue (`memstack binder list`)")
+            raise bad("ID", repr(intake_id), "not waiting in the binder queue (`{verb:memstack binder list}`)")
         append_line(store, DECISIONS, jsonio.dumps_line(record))
     return record
 
@@ -71,4 +71,4 @@ def check_entry(store: Path, entry: dict[str, Any], note: str | None) -> None:
     refuse_secrets(entry, store=store)
     problems = schemas.errors("binder", entry)
     if problems:
-        raise MemstackError(f"bad {problems[0].split(':', 1)[0]}: {problems[0].split(': ', 1)[-1]}")
+        raise bad(problems[0].split(":", 1)[0], None, "{why}", why=problems[0].split(": ", 1)[-1])

@@ -115,7 +115,7 @@ def decide(store: Any, fact_id: str, decision: str, by: str, now: int, note: str
     """A human settles a disagreement: `ratify` closes every other open side at `now`, superseded by
     this one; `reject` closes this side at `now`. The decision is appended to kb/binder.jsonl."""
     from memstack.base import files, jsonio, schemas
-    from memstack.base.errors import MemstackError
+    from memstack.base.errors import bad
     from memstack.base.times import iso
     from memstack.kb import binder, factstore
     from memstack.kb.factfiles import Closing
@@ -125,20 +125,20 @@ def decide(store: Any, fact_id: str, decision: str, by: str, now: int, note: str
         record["note"] = note
     problems = schemas.errors("binder", record)
     if problems:
-        raise MemstackError(f"bad {problems[0].split(':', 1)[0]}: {problems[0].split(': ', 1)[-1]}")
+        raise bad(problems[0].split(":", 1)[0], None, "{why}", why=problems[0].split(": ", 1)[-1])
     with files.locked(store, layout.DECISIONS + ".decide"):
         earlier = [d for d in files.read_log(store, layout.DECISIONS) if d.get("fact_id") == fact_id]
         if earlier:
-            raise MemstackError(f"bad ID {fact_id!r}: already {binder.PAST[earlier[0]['decision']]} by"
-                                f" {earlier[0]['by']} (one decision per side)")
+            raise bad("ID", repr(fact_id), "already {done} by {by} (one decision per side)",
+                      done=binder.PAST[earlier[0]["decision"]], by=earlier[0]["by"])
         dispute = side_of(store, fact_id)
         if dispute is None:
-            raise MemstackError(f"bad ID {fact_id!r}: not waiting in the binder queue (`memstack binder list`)")
+            raise bad("ID", repr(fact_id), "not waiting in the binder queue (`{verb:memstack binder list}`)")
         ending = [s for s in dispute["sides"] if (s["id"] != fact_id) == (decision == "ratify")]
         for side in ending:
             if side["valid_from"] >= now:
-                raise MemstackError(f"bad ID {fact_id!r}: fact {side['id']} begins {iso(side['valid_from'])}, after"
-                                    " now; decide once it has begun (a fact is closed after it begins)")
+                raise bad("ID", repr(fact_id), "fact {side} begins {begins}, after now; decide once it has begun"
+                          " (a fact is closed after it begins)", side=side["id"], begins=iso(side["valid_from"]))
         successor = fact_id if decision == "ratify" else None
         factstore.close_many(store, [Closing(s["id"], now, now, successor) for s in ending])
         files.append_line(store, layout.DECISIONS, jsonio.dumps_line(record))

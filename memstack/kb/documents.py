@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import files, jsonio, layout
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 from memstack.base.files import append_line, create_exclusive, locked
 from memstack.base.secrets import refuse_secrets
 from memstack.kb import binder
@@ -33,19 +33,19 @@ def _read(path: Path) -> bytes:
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise MemstackError(f"bad PATH {str(path)!r}: no such file") from None
+        raise bad("PATH", repr(str(path)), "no such file") from None
     except IsADirectoryError:
-        raise MemstackError(f"bad PATH {str(path)!r}: is a folder, not a file") from None
+        raise bad("PATH", repr(str(path)), "is a folder, not a file") from None
     if not data.strip():
-        raise MemstackError(f"bad PATH {str(path)!r}: empty, nothing to file")
+        raise bad("PATH", repr(str(path)), "empty, nothing to file")
     if len(data) > MAX_BYTES:
-        raise MemstackError(f"bad PATH {str(path)!r}: {len(data):,} bytes, more than the {MAX_BYTES:,} a filed"
-                            " document may hold")
+        raise bad("PATH", repr(str(path)), "{size:,} bytes, more than the {most:,} a filed document may hold",
+                  size=len(data), most=MAX_BYTES)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
-        raise MemstackError(f"bad PATH {str(path)!r}: not UTF-8 text (the Binder keeps documents an agent can"
-                            " read: Markdown, text)") from None
+        raise bad("PATH", repr(str(path)), "not UTF-8 text (the Binder keeps documents an agent can read:"
+                  " Markdown, text)") from None
     return data
 
 
@@ -65,8 +65,8 @@ def file_document(store: Path, path: Path, by: str, now_ms: int, note: str | Non
     with locked(store, layout.DECISIONS + ".decide"):
         earlier = [d for d in filed(store) if d.get("sha256") == entry["sha256"]]
         if earlier:
-            raise MemstackError(f"bad PATH {str(path)!r}: already filed as {earlier[0]['path']} by"
-                                f" {earlier[0]['by']} (a filed document is kept once)")
+            raise bad("PATH", repr(str(path)), "already filed as {filed} by {by} (a filed document is kept once)",
+                      filed=earlier[0]["path"], by=earlier[0]["by"])
         create_exclusive(store / rel, data)  # already there (filed, then its entry lost): the same bytes
         append_line(store, layout.DECISIONS, jsonio.dumps_line(entry))
     return entry

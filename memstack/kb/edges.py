@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import files, jsonio, layout
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 from memstack.base.files import append_line, locked
 from memstack.kb import binder
 
@@ -33,15 +33,16 @@ def add(store: Path, source: str, target: str, relation: str, by: str, now_ms: i
                              "decided_at": now_ms, "by": by}
     for key, option in FIELDS.items():
         if not isinstance(entry[key], str) or not entry[key].strip():
-            raise MemstackError(f"bad {option} {entry[key]!r}: must be non-empty text")
+            raise bad(option, repr(entry[key]), "must be non-empty text")
     if source == target:
-        raise MemstackError(f"bad --to {target!r}: an edge joins two different subjects")
+        raise bad("--to", repr(target), "an edge joins two different subjects")
     binder.check_entry(store, entry, note)
     with locked(store, layout.DECISIONS + ".decide"):
         for edge in all_edges(store):
             if (edge.get("from"), edge.get("relation"), edge.get("to")) == (source, relation, target):
-                raise MemstackError(f"bad --relation {relation!r}: {source} {relation} {target} was already confirmed"
-                                    f" by {edge.get('by')} (an edge is entered once)")
+                raise bad("--relation", repr(relation), "{source} {relation} {target} was already confirmed by {by}"
+                          " (an edge is entered once)", source=source, relation=relation, target=target,
+                          by=edge.get("by"))
         append_line(store, layout.DECISIONS, jsonio.dumps_line(entry))
     return entry
 
@@ -52,7 +53,7 @@ def check_depth(depth: Any) -> int:
     except (TypeError, ValueError):
         value = None
     if value is None or not 1 <= value <= MAX_DEPTH:
-        raise MemstackError(f"bad depth {depth}: expected a whole number from 1 to {MAX_DEPTH}")
+        raise bad("depth", str(depth), "expected a whole number from 1 to {most}", most=MAX_DEPTH)
     return value
 
 
@@ -77,7 +78,7 @@ def related(store: Path, subject: str, depth: int, now_ms: int) -> list[dict[str
     from memstack.kb.index import queries
 
     if not isinstance(subject, str) or not subject.strip():
-        raise MemstackError(f"bad SUBJECT {subject!r}: must be non-empty text")
+        raise bad("SUBJECT", repr(subject), "must be non-empty text")
     depth = check_depth(depth)
     edges = all_edges(store)
     edge_ends = {e["from"] for e in edges} | {e["to"] for e in edges}

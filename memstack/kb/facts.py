@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from memstack.base import ids
-from memstack.base.errors import MemstackError
+from memstack.base.errors import MemstackError, bad
 from memstack.base.names import check_name
 from memstack.base.times import parse_ts
 from memstack.intake.log import check_confidence
@@ -39,13 +39,13 @@ def timestamp(value: Any, field: str, transaction: bool = False) -> int:
     low = MIN_RECORDED_MS if transaction else MIN_VALID_MS
     if not low <= ms <= MAX_MS:
         first = "1970-01-01" if transaction else "1000-01-01"
-        raise MemstackError(f"bad {field} {value!r}: must lie between {first} and 9999-12-31 (UTC)")
+        raise bad(field, repr(value), "must lie between {first} and 9999-12-31 (UTC)", first=first)
     return ms
 
 
 def text(value: Any, field: str, required: bool = True) -> str:
     if not isinstance(value, str) or (required and not value.strip()):
-        raise MemstackError(f"bad {field} {value!r}: must be non-empty text")
+        raise bad(field, repr(value), "must be non-empty text")
     return value
 
 
@@ -59,9 +59,9 @@ def make(*, subject: str, predicate: str, object: str, valid_from: Any, recorded
     (`factfiles.append`) validates the whole record against schemas/fact.schema.json.
     """
     if table not in TABLES:
-        raise MemstackError(f"bad table {table!r}: must be one of {', '.join(TABLES)}")
+        raise bad("table", repr(table), "must be one of {tables}", tables=", ".join(TABLES))
     if source is not None and not isinstance(source, str):
-        raise MemstackError(f"bad source {source!r}: must be text")
+        raise bad("source", repr(source), "must be text")
     recorded = timestamp(recorded_at, "recorded-at", transaction=True)
     fact: Fact = {
         "id": ids.new_id(recorded, check_name(agent, "agent")) if id is None else id,
@@ -110,11 +110,11 @@ def close(fact: Fact, *, valid_to: int, expired_at: int, superseded_by: str | No
         raise MemstackError(f"bad fact {fact['id']}: already closed (valid_to {fact['valid_to']},"
                             f" expired_at {fact['expired_at']}); a closed fact never changes")
     if not valid_to > fact["valid_from"]:
-        raise MemstackError(f"bad valid-to {valid_to}: must be after valid_from {fact['valid_from']}"
-                            f" of fact {fact['id']} ({fact['subject']} {fact['predicate']})")
+        raise bad("valid-to", str(valid_to), "must be after valid_from {start} of fact {id} ({subject} {predicate})",
+                  start=fact["valid_from"], id=fact["id"], subject=fact["subject"], predicate=fact["predicate"])
     if expired_at < fact["recorded_at"]:
-        raise MemstackError(f"bad recorded-at {expired_at}: the closing of fact {fact['id']} cannot be recorded"
-                            f" before the fact itself ({fact['recorded_at']})")
+        raise bad("recorded-at", str(expired_at), "the closing of fact {id} cannot be recorded before the fact"
+                  " itself ({recorded})", id=fact["id"], recorded=fact["recorded_at"])
     return {**fact, "valid_to": valid_to, "expired_at": expired_at, "superseded_by": superseded_by}
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import clock, files, schemas
-from memstack.base.errors import MemstackError
+from memstack.base.errors import MemstackError, bad
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import iso
 from memstack.kb import factfiles, facts
@@ -108,14 +108,13 @@ def append_many(store: Path, new: Sequence[Fact], check_ids: bool = True) -> lis
     ids = [f.get("id") for f in new]
     if len(set(ids)) != len(ids):
         twice = next(i for i, n in Counter(ids).items() if n > 1)
-        raise MemstackError(f"bad id {twice!r}: given twice in one batch")
+        raise bad("id", repr(twice), "given twice in one batch")
     clock.refuse_future(store, *((field, fact.get(key)) for fact in new
                                  for field, key in (("recorded-at", "recorded_at"), ("expired-at", "expired_at"))))
     if check_ids and new:
         taken = existing_ids(store, [i for i in ids if isinstance(i, str)])
         if taken:
-            raise MemstackError(f"bad id {sorted(taken)[0]!r}: a fact with this id already exists"
-                                " (ids are never reused)")
+            raise bad("id", repr(sorted(taken)[0]), "a fact with this id already exists (ids are never reused)")
     return factfiles.append(store, new, catchup.note_append)
 
 
@@ -149,7 +148,7 @@ def invalidate(store: Path, *, subject: str, predicate: str, valid_to: Any, reco
     subject, predicate = facts.text(subject, "subject"), facts.text(predicate, "predicate")
     end = facts.timestamp(valid_to, "valid-to")
     if recorded_at is None and clock is None:
-        raise MemstackError("bad recorded-at None: give a time")
+        raise bad("recorded-at", "None", "give a time")
     recorded = facts.timestamp(clock() if recorded_at is None else recorded_at,  # type: ignore[misc]
                                "recorded-at", transaction=True)
     finish_pending(store)
@@ -160,13 +159,13 @@ def invalidate(store: Path, *, subject: str, predicate: str, valid_to: Any, reco
         candidates = [f for f in known if facts.is_open(f) and (object is None or f["object"] == object)]
         what = f"subject {subject!r}, predicate {predicate!r}" + ("" if object is None else f", object {object!r}")
         if not candidates:
-            raise MemstackError(f"nothing to invalidate: no open fact with {what}"
-                                " (`memstack fact history --subject S` lists every version)")
+            raise MemstackError.marked("nothing to invalidate: no open fact with {what}"
+                                       " (`{verb:memstack fact history --subject S}` lists every version)", what=what)
         closable = [f for f in candidates if f["valid_from"] < end]
         if not closable:
             starts = ", ".join(iso(f["valid_from"]) for f in candidates)
-            raise MemstackError(f"bad valid-to {iso(end)}: must be after the valid_from of the open fact with {what}"
-                                f" (it begins {starts})")
+            raise bad("valid-to", iso(end), "must be after the valid_from of the open fact with {what} (it begins"
+                      " {starts})", what=what, starts=starts)
         if superseded_by is None:
             closing_ids = {f["id"] for f in closable}
             successors = sorted((f for f in known if f["valid_from"] == end and f["id"] not in closing_ids),
@@ -193,7 +192,7 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
                           recorded_at=at, agent=agent, confidence=confidence, source=source, id=id)
 
     if recorded_at is None and clock is None:
-        raise MemstackError("bad recorded-at None: give a time")
+        raise bad("recorded-at", "None", "give a time")
     new = make(recorded_at if recorded_at is not None else clock())  # type: ignore[misc]
     schemas.validate("fact", new)  # every argument checked before any lock or write
     refuse_secrets(new, store=store)
@@ -207,17 +206,16 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
             for prior in queries.versions(store, new["subject"], new["predicate"]):
                 if facts.is_open(prior):
                     if prior["valid_from"] >= new["valid_from"]:
-                        raise MemstackError(
-                            f"bad valid-from {iso(new['valid_from'])}: the open fact {prior['id']} it contradicts begins"
-                            f" {iso(prior['valid_from'])}; a contradicting fact must begin after it")
+                        raise bad("valid-from", iso(new["valid_from"]), "the open fact {id} it contradicts begins"
+                                  " {begins}; a contradicting fact must begin after it", id=prior["id"],
+                                  begins=iso(prior["valid_from"]))
                     closings.append(Closing(prior["id"], new["valid_from"], new["recorded_at"], new["id"]))
                     # a closing that would be refused is refused now, before anything is written
                     facts.close(prior, valid_to=new["valid_from"], expired_at=new["recorded_at"])
                 elif prior["valid_to"] is not None and prior["valid_to"] > new["valid_from"]:
-                    raise MemstackError(
-                        f"bad valid-from {iso(new['valid_from'])}: fact {prior['id']} ({prior['object']!r}) holds until"
-                        f" {iso(prior['valid_to'])} and is closed (closed facts never change); a contradicting fact"
-                        " must begin at or after that")
+                    raise bad("valid-from", iso(new["valid_from"]), "fact {id} ({object!r}) holds until {until} and is"
+                              " closed (closed facts never change); a contradicting fact must begin at or after that",
+                              id=prior["id"], object=prior["object"], until=iso(prior["valid_to"]))
         if not closings:
             append_many(store, [new], check_ids=id is not None)
             return new, []
@@ -286,5 +284,5 @@ MAX_LIMIT = 2**31 - 1  # SQLite takes 64 bits; nobody means more
 def recall_args(subject: str, now_ts: Any, limit: Any) -> tuple[str, int, int]:
     """recall's arguments checked (bad input is refused even where there is no store to ask)."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise MemstackError(f"bad limit {limit!r}: must be a whole number from 1 to {MAX_LIMIT}")
+        raise bad("limit", repr(limit), "must be a whole number from 1 to {most}", most=MAX_LIMIT)
     return facts.text(subject, "subject"), facts.timestamp(now_ts, "now-ts"), limit

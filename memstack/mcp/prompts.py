@@ -4,7 +4,7 @@
 prompt, so a settled decision is not re-litigated. `learn` (after the work): capture its decisions and
 surprises, superseding a contradicted prior with `capture` and `contradicts=true`, then seal the handoff.
 
-Like `tools.py`, this module knows nothing of the MCP SDK (`mcp_server.py` serves it). A prompt's text
+Like `tools.py`, this module knows nothing of the MCP SDK (`server.py` serves it). A prompt's text
 names only tools the server has, with their argument names.
 """
 

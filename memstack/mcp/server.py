@@ -1,11 +1,11 @@
-"""`memstack mcp`: the tool registry (`tools.py`) and the boot files, served over stdio with the official SDK.
+"""`memstack mcp`: the tools (`tools.py`) and the boot files, served over stdio with the official SDK.
 
 Built on the `mcp` SDK's low-level `Server` (2.x API: handlers passed to the
 constructor), because the registry already carries each tool's JSON Schema;
 the SDK does the protocol. Every tool call runs the same library code as the
 command line, in a worker thread, with the same file locks; a MemstackError
 (bad name, bad timestamp, not a store, ...) comes back as a tool error carrying
-the CLI's message in the tool's words (`tools.speak`), and the server stays up.
+the library's message in the tool's words (`wording.py`), and the server stays up.
 
 Prompts (`prompts.py`): `frame` and `learn`, the ferrox seed's protocol around a piece of work.
 Resources for a cold start: `memstack://willow.md` (every agent's boot context)
@@ -30,7 +30,7 @@ from memstack.base.errors import MemstackError, os_problem
 from memstack.base.names import NAME_RE
 from memstack.base.output import render_json
 from memstack.boot import context as boot
-from memstack.mcp import prompts, tools
+from memstack.mcp import prompts, tools, wording
 from memstack.repo.store import open_store
 
 WILLOW_URI = "memstack://willow.md"
@@ -65,12 +65,13 @@ def resource_list(store: str | None) -> list[tuple[str, str, str, str]]:
 
 
 def resource_read(uri: str, store: str | None) -> tuple[str, str]:
-    """The text and mime type of one boot file; raises MemstackError with the CLI's wording."""
+    """The text and mime type of one boot file; raises MemstackError."""
     root = open_store(store).root
     if uri == WILLOW_URI:
         path = root / boot.WILLOW
         if not path.is_file():
-            raise MemstackError(f"no {boot.WILLOW} yet — seal a handoff, then run `memstack boot rebuild`")
+            raise MemstackError.marked("no {willow} yet — seal a handoff, then run `{verb:memstack boot rebuild}`",
+                                       willow=boot.WILLOW)
         return path.read_text(encoding="utf-8"), "text/markdown"
     if uri.startswith(ANCHOR_PREFIX):
         return jsonio.dumps_pretty(boot.show(root, uri[len(ANCHOR_PREFIX):])).decode(), "application/json"
@@ -98,8 +99,8 @@ def build(store: str | None, agent: str | None, pg: str | None = None) -> Server
         run = functools.partial(tools.call, params.name, params.arguments, store=store, agent=agent, pg=pg)
         try:
             document = await anyio.to_thread.run_sync(run)
-        except MemstackError as exc:  # the CLI's message, in the tool's argument names
-            return _tool_error(tools.speak(exc.message, tools.TOOLS.get(params.name)))
+        except MemstackError as exc:  # the library's message, in the tool's words
+            return _tool_error(wording.message(exc, tools.TOOLS.get(params.name)))
         except OSError as exc:  # the file system refused: the CLI's exit-2 line
             return _tool_error(os_problem(exc))
         except Exception as exc:  # an OSError, a bug: one line in the server's log, no traceback to the client
@@ -126,7 +127,7 @@ def build(store: str | None, agent: str | None, pg: str | None = None) -> Server
         try:
             text, mime = await anyio.to_thread.run_sync(resource_read, params.uri, store)
         except MemstackError as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=tools.speak(exc.message)) from None
+            raise MCPError(code=types.INVALID_PARAMS, message=wording.message(exc)) from None
         # Memory changes under the client: never let it serve a stale boot file from its cache.
         contents = [types.TextResourceContents(uri=params.uri, mime_type=mime, text=text)]
         return types.ReadResourceResult(contents=contents, ttl_ms=0)
@@ -145,7 +146,7 @@ def build(store: str | None, agent: str | None, pg: str | None = None) -> Server
         try:
             prompt, text = await anyio.to_thread.run_sync(prompts.render, params.name, params.arguments, recall)
         except MemstackError as exc:
-            raise MCPError(code=types.INVALID_PARAMS, message=tools.speak(exc.message)) from None
+            raise MCPError(code=types.INVALID_PARAMS, message=wording.message(exc)) from None
         return types.GetPromptResult(description=prompt.description, messages=[
             types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))])
 

@@ -56,8 +56,9 @@ class ReplicaReader(Lists):
         except db.psycopg().errors.UndefinedTable:
             state = None
         if state is None:
-            raise MemstackError(f"PostgreSQL at {db.describe(self.dsn)} holds no memstack replica yet —"
-                                " run `memstack pg sync` in a clone of the store")
+            raise MemstackError.marked("PostgreSQL at {where} holds no memstack replica yet — run"
+                                       " `{verb:memstack pg sync}` in a clone of the store",
+                                       where=db.describe(self.dsn))
         return tuple(state)
 
     def recall_limit(self) -> int:

@@ -43,10 +43,10 @@ def locate(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = No
         if value:
             path = Path(value).expanduser().resolve()
             if not is_store(path):
-                raise MemstackError(
-                    f"{path} (from {origin}) is not a memstack store (no {CONFIG_NAME})"
-                    f" — run `memstack init {value}` or point {origin} at a store"
-                )
+                raise MemstackError.marked(
+                    "{path} (from {origin}) is not a memstack store (no {config}) — run"
+                    " `{verb:memstack init {value}}` or point {origin} at a store",
+                    path=path, origin=origin, config=CONFIG_NAME, value=value)
             return path
     return nearest((cwd or Path.cwd()).resolve())
 
@@ -69,7 +69,8 @@ def one_folder(found: list[str], where: object) -> str | None:
     """The one store folder of `found`; several are ambiguous (bad usage: say which)."""
     if len(found) > 1:
         names = ", ".join(folder.rstrip("/") or "." for folder in found)
-        raise MemstackError(f"{where} holds {len(found)} memstack stores ({names}): pass --store PATH")
+        raise MemstackError.marked("{where} holds {count} memstack stores ({names}): {pass:--store PATH}",
+                                   where=where, count=len(found), names=names)
     return found[0] if found else None
 
 
@@ -96,7 +97,8 @@ def folder_of(root: Path) -> tuple[Path, str]:
     """The work tree holding the store at `root`, and the store's folder in it ("" or "path/")."""
     top = git.worktree_top(root)
     if top is None:
-        raise MemstackError(f"{root} is not in a git work tree — `memstack init {root}` makes a store")
+        raise MemstackError.marked("{root} is not in a git work tree — `{verb:memstack init {root}}` makes a store",
+                                   root=root)
     rel = root.resolve().relative_to(top.resolve()).as_posix()
     return top, "" if rel == "." else f"{rel}/"
 
@@ -104,10 +106,8 @@ def folder_of(root: Path) -> tuple[Path, str]:
 def open_store(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Store:
     root = locate(explicit, cwd)
     if root is None:
-        raise MemstackError(
-            "no memstack store here: pass --store PATH, set MEMSTACK_HOME, or run inside a store"
-            " (`memstack init PATH` makes one)"
-        )
+        raise MemstackError.marked("no memstack store here: {pass:--store PATH}, set MEMSTACK_HOME, or run inside a"
+                                   " store (`{verb:memstack init PATH}` makes one)")
     return Store(root)
 
 
@@ -120,6 +120,5 @@ def resolve_agent(store: Store, agent: str | None) -> str:
     default = store.config.get("memory", "default_agent")
     if default:
         return check_name(default, "agent")
-    raise MemstackError(
-        "no agent given: pass --agent NAME, set MEMSTACK_AGENT, or set memory.default_agent in memstack.yaml"
-    )
+    raise MemstackError.marked("no agent given: {pass:--agent NAME}, set MEMSTACK_AGENT, or set memory.default_agent"
+                               " in memstack.yaml")

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from memstack.base import layout, progress, secrets
-from memstack.base.errors import MemstackError
+from memstack.base.errors import MemstackError, bad
 from memstack.integrity import check
 from memstack.repo import git
 from memstack.review.workspace import Workspace, dump, key
@@ -222,10 +222,10 @@ def read_range(repo: Path, spec: str, folder: str = "") -> Review:
     shows it, and the check of the range's commits. Close it (a context manager) when done."""
     ends = spec.split("..")
     if len(ends) != 2 or not all(ends) or spec.startswith("-"):
-        raise MemstackError(f"bad range {spec!r}: expected A..B")
+        raise bad("range", repr(spec), "expected A..B")
     for end in ends:
         if git.rev_parse(repo, f"{end}^{{commit}}") is None:
-            raise MemstackError(f"bad range {spec!r}: no commit {end!r} in {repo}")
+            raise bad("range", repr(spec), "no commit {end!r} in {repo}", end=end, repo=repo)
     base = git.run(repo, "merge-base", ends[0], ends[1], ok=(0, 1)).stdout.decode().strip() or git.EMPTY_TREE
     changes = git.tree_diffs(repo, [(git.rev_parse(repo, f"{base}^{{tree}}") or git.EMPTY_TREE,
                                      git.rev_parse(repo, f"{ends[1]}^{{tree}}") or git.EMPTY_TREE)],

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import pages
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 from memstack.base.names import check_name
 from memstack.base.times import given_ts, iso
 from memstack.intake import log as intake
@@ -120,7 +120,7 @@ def _cached_terms(text: str) -> tuple[str, ...]:
 
 def check_query(query: Any, field: str = "query") -> str:
     if not isinstance(query, str) or not query.strip():
-        raise MemstackError(f"bad {field} {query!r}: give the words to search for")
+        raise bad(field, repr(query), "give the words to search for")
     return query
 
 
@@ -132,7 +132,7 @@ def _filters(layers: Any, agent: Any, tier: Any, table: Any, valid_at: Any, as_o
     chosen = list(layers or ())
     for layer in chosen:
         if layer not in records.LAYERS:
-            raise MemstackError(f"bad layer {layer!r}: must be one of {', '.join(records.LAYERS)}")
+            raise bad("layer", repr(layer), "must be one of {layers}", layers=", ".join(records.LAYERS))
     if chosen:
         where.append("layer IN ({})".format(", ".join(f"'{layer}'" for layer in sorted(set(chosen)))))
     if agent is not None:
@@ -140,12 +140,12 @@ def _filters(layers: Any, agent: Any, tier: Any, table: Any, valid_at: Any, as_o
         params["agent"] = check_name(agent, "agent")
     if tier is not None:
         if tier not in intake.TIERS:
-            raise MemstackError(f"bad tier {tier!r}: must be one of {', '.join(intake.TIERS)}")
+            raise bad("tier", repr(tier), "must be one of {tiers}", tiers=", ".join(intake.TIERS))
         where.append("tier = :tier")
         params["tier"] = tier
     if table is not None:
         if table not in facts.TABLES:
-            raise MemstackError(f"bad table {table!r}: must be one of {', '.join(facts.TABLES)}")
+            raise bad("table", repr(table), "must be one of {tables}", tables=", ".join(facts.TABLES))
         where.append("tbl = :table")
         params["table"] = table
     ts = None if valid_at is None else given_ts(valid_at, "valid-at")
@@ -206,10 +206,10 @@ def _check_cursor(cursor: Any) -> None:
     if cursor in (None, ""):
         return
     if not isinstance(cursor, str):
-        raise MemstackError(f"bad cursor {cursor!r}: not a cursor search handed out (pass its next_cursor as is)")
+        raise bad("cursor", repr(cursor), "not a cursor search handed out (pass its next_cursor as is)")
     key = pages.decode(cursor)
     if len(key) != 2 or type(key[0]) not in (int, float) or type(key[1]) is not int:
-        raise MemstackError(f"bad cursor {cursor!r}: not a cursor search handed out (pass its next_cursor as is)")
+        raise bad("cursor", repr(cursor), "not a cursor search handed out (pass its next_cursor as is)")
 
 
 def _ranked(db: sqlite3.Connection, match: str, where: list[str], params: dict[str, Any]) -> list[tuple[float, int]]:
@@ -221,7 +221,7 @@ def _ranked(db: sqlite3.Connection, match: str, where: list[str], params: dict[s
     try:
         return [(score, rowid) for score, rowid in db.execute(sql, {**params, "match": match})]
     except sqlite3.OperationalError as exc:  # quoting makes this unreachable; never show FTS5's words to a user
-        raise MemstackError(f"bad query: it cannot be searched ({exc})") from None
+        raise bad("query", None, "it cannot be searched ({exc})", exc=exc) from None
 
 
 def _details(db: sqlite3.Connection, match: str, rows: list[tuple[float, int]], as_of: int | None

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import jsonio, schemas
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 from memstack.base.files import locked, refuse_symlinks, write_atomic
 from memstack.base.names import check_name
 from memstack.base.secrets import refuse_secrets
@@ -58,10 +58,11 @@ def _existing(store: Path, collection: str, key: str, now_ms: int, verb: str) ->
     rel = relpath(collection, key)
     record = _read(store, rel)
     if record is None:
-        raise MemstackError(f"bad key {key!r}: no record {collection}/{key} to {verb} (`soil put` creates one)")
+        raise bad("key", repr(key), "no record {collection}/{key} to {doing} (`{verb:soil put}` creates one)",
+                  collection=collection, key=key, doing=verb)
     if is_expired(record, now_ms):
-        raise MemstackError(f"bad key {key!r}: {collection}/{key} expired at {record['expires_at']}"
-                            " (`soil put` starts it again)")
+        raise bad("key", repr(key), "{collection}/{key} expired at {at} (`{verb:soil put}` starts it again)",
+                  collection=collection, key=key, at=record["expires_at"])
     return rel, record
 
 
@@ -85,7 +86,7 @@ def get(store: Path, collection: str, key: str, now_ms: int, include_expired: bo
     record = _read(store, rel)
     if record is None or (not include_expired and is_expired(record, now_ms)):
         state = "no record" if record is None else "expired record"
-        raise MemstackError(f"bad key {key!r}: {state} {collection}/{key}")
+        raise bad("key", repr(key), "{state} {collection}/{key}", state=state, collection=collection, key=key)
     return record
 
 
@@ -119,11 +120,13 @@ def graduate(store: Path, collection: str, key: str, now_ms: int,
     with locked(store, relpath(collection, key)):
         record = _read(store, relpath(collection, key))
         if record is not None and record.get("graduated_to"):
-            raise MemstackError(f"bad key {key!r}: {collection}/{key} already graduated to intake record"
-                                f" {record['graduated_to']} (`soil put` starts it again)")
+            raise bad("key", repr(key), "{collection}/{key} already graduated to intake record {id}"
+                      " (`{verb:soil put}` starts it again)", collection=collection, key=key,
+                      id=record["graduated_to"])
         rel, record = _existing(store, collection, key, now_ms, "graduate")
         if not content_of(record["value"]).strip():
-            raise MemstackError(f"bad key {key!r}: {collection}/{key} holds an empty value: nothing to graduate")
+            raise bad("key", repr(key), "{collection}/{key} holds an empty value: nothing to graduate",
+                      collection=collection, key=key)
         made = make_intake(record, rel)
         path = intake.write(store, made)
         retired = _save(store, rel, {**record, "expires_at": iso(now_ms), "updated_at": iso(now_ms),

@@ -20,7 +20,7 @@ from typing import Any
 
 from memstack import __version__
 from memstack.base import config
-from memstack.base.errors import MemstackError
+from memstack.base.errors import MemstackError, bad
 from memstack.base.names import check_name
 from memstack.base.resources import data_dir
 from memstack.repo import git, precommit
@@ -57,7 +57,8 @@ def _install(root: Path) -> list[tuple[str, bool]]:
     """(what, whether it was already in place) for each hook and git config entry, in order."""
     top = git.worktree_top(root)
     if top is None:
-        raise MemstackError(f"{root} is not a git work tree — `memstack init {root}` makes a store")
+        raise MemstackError.marked("{root} is not a git work tree — `{verb:memstack init {root}}` makes a store",
+                                   root=root)
     env = git.no_git_env()
     hooks = Path(git.out(top, "rev-parse", "--absolute-git-dir", env=env).strip()) / "hooks"
     before = {p.name: p.read_bytes() for p in hooks.iterdir() if p.is_file()} if hooks.is_dir() else {}
@@ -143,7 +144,7 @@ def init(root: Path, agents: list[str], commit_identity: dict[str, str] | None =
         check_name(agent, "agent")
     root = root.expanduser().resolve()
     if root.exists() and not root.is_dir():
-        raise MemstackError(f"bad PATH {str(root)!r}: exists and is not a folder")
+        raise bad("PATH", repr(str(root)), "exists and is not a folder")
     top = git.worktree_top(_start(root))
     if top is not None and top.resolve() == root:
         top = None  # the top of a repository: the store is that repository
@@ -160,9 +161,9 @@ def init(root: Path, agents: list[str], commit_identity: dict[str, str] | None =
     busy = _busy(root)
     if busy and not force:
         what = "a folder of this repository" if folder else "a folder that is not a git work tree"
-        raise MemstackError(f"{root} is not empty ({', '.join(busy[:5])}{', ...' if len(busy) > 5 else ''}):"
-                            f" init makes a store in an empty folder or a new path ({what});"
-                            " --force makes it here anyway")
+        raise MemstackError.marked("{root} is not empty ({busy}): init makes a store in an empty folder or a new path"
+                                   " ({what}); {arg:--force} makes it here anyway", root=root, what=what,
+                                   busy=", ".join(busy[:5]) + (", ..." if len(busy) > 5 else ""))
     template = data_dir("store-template")
     files = [rel for rel in _template_files() if not (folder and rel.as_posix() in REPO_LEVEL)]
     clashes = [str(rel) for rel in files if (root / rel).exists()]

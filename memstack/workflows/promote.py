@@ -587,8 +587,9 @@ def _commit(store: Path, message: str) -> str | None:
         if exc.message.startswith("git is locked"):
             raise
         detail = exc.message.partition(f"failed in {top}: ")[2] or exc.message
-        raise MemstackError(f"the promotion commit was refused (the files are written; fix what the hook"
-                            f" says, then run `memstack promote` again): {detail}") from None
+        raise MemstackError.marked("the promotion commit was refused (the files are written; fix what the hook"
+                                   " says, then run `{verb:memstack promote}` again): {detail}",
+                                   detail=detail) from None
     return git.out(top, "rev-parse", "HEAD").strip()
 
 
@@ -603,8 +604,9 @@ def _check_here(top: Path, folder: str) -> None:
 
     found = check.staged(top, folder).violations
     if found:
-        raise MemstackError("the promotion commit was refused (the files are written; fix what the check says,"
-                            " then run `memstack promote` again):\n" + "\n".join(map(str, found)))
+        raise MemstackError.marked("the promotion commit was refused (the files are written; fix what the check"
+                                   " says, then run `{verb:memstack promote}` again):\n{found}",
+                                   found="\n".join(map(str, found)))
 
 
 def _other_hooks(top: Path) -> bool:
@@ -629,8 +631,8 @@ _HOOK_ID = re.compile(r"""(?<![\w-])id:[ \t]*["']?([^\s"'#,}]+)""")  # block or 
 def _can_commit(store: Path) -> None:
     """Refuse, before anything is written, a promotion whose commit could not be made."""
     if not git.is_worktree(store):
-        raise MemstackError(f"{store} is not inside a git repository (no .git): promote commits its work — run it"
-                            " in the store's clone, or pass --no-commit")
+        raise MemstackError.marked("{store} is not inside a git repository (no .git): promote commits its work — run"
+                                   " it in the store's clone, or pass {arg:--no-commit}", store=store)
     git.refuse_locked(store)
 
 

@@ -186,8 +186,9 @@ def sync(store: Path) -> dict[str, Any]:
     with held:
         remote, branch, tracked = _where(run)
         if run("config", "merge.memstack.driver", ok=(0, 1))[0] != 0:
-            raise MemstackError("sync: the memstack merge driver is not registered in this clone; run"
-                                " `memstack install` first (without it, memory files merge as plain text)")
+            raise MemstackError.marked("sync: the memstack merge driver is not registered in this clone; run"
+                                       " `{verb:memstack install}` first (without it, memory files merge as plain"
+                                       " text)")
         done: dict[str, Any] = {"ok": True, "remote": remote, "branch": branch, "committed": None,
                                 "also_committed": [], "pulls": [], "rebuilt": [], "pushed": None, "attempts": 0}
         for attempt in range(1, ATTEMPTS + 1):

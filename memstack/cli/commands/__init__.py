@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 
 AGENT = "the agent (default: MEMSTACK_AGENT, then memory.default_agent in memstack.yaml)"
 
@@ -27,9 +27,9 @@ def read_text_input(file: str | None, what: str) -> str:
     try:
         return Path(file).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise MemstackError(f"bad {what} {file!r}: no such file") from None
+        raise bad(what, repr(file), "no such file") from None
     except (IsADirectoryError, UnicodeDecodeError):
-        raise MemstackError(f"bad {what} {file!r}: not a UTF-8 text file") from None
+        raise bad(what, repr(file), "not a UTF-8 text file") from None
 
 
 def page_options(parser: Any, what: str = "items") -> None:

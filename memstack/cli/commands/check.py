@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memstack.base.errors import MemstackError
+from memstack.base.errors import MemstackError, bad
 
 HELP = """\
 Checks memory changes against the invariants I1-I8 and lists every violation as
@@ -52,10 +52,11 @@ def _scope(explicit: str | None, hook: bool, tips: list[str]) -> tuple[Path, lis
     named = explicit or os.environ.get("MEMSTACK_HOME") or os.environ.get("WILLOW_HOME")
     start = Path(explicit) if explicit else (store.locate(None) if named and not hook else None) or Path.cwd()
     if not start.is_dir():
-        raise MemstackError(f"bad --store {str(start)!r}: no such folder")
+        raise bad("--store", repr(str(start)), "no such folder")
     proc = git.run(start, "rev-parse", "--is-bare-repository", "--absolute-git-dir", ok=(0, 128))
     if proc.returncode != 0:
-        raise MemstackError(f"{start} is not in a git repository — `memstack init` makes a store")
+        raise MemstackError.marked("{start} is not in a git repository — `{verb:memstack init}` makes a store",
+                                   start=start)
     bare, git_dir = proc.stdout.decode().split("\n")[:2]
     if bare == "true":
         return Path(git_dir), sorted({f for tip in tips for f in store.folders(Path(git_dir), tip)})
@@ -79,9 +80,10 @@ def _no_store(repo: Path) -> int:
     _, changes = git.staged_changes(repo)
     looks = [c.path for c in changes if _memory_like(c.path, layout)]
     if looks:
-        raise MemstackError(f"memory files staged ({', '.join(looks[:3])}{', ...' if len(looks) > 3 else ''})"
-                            f" but no memstack store (memstack.yaml) in {repo}: nothing can check them"
-                            " — commit the store's memstack.yaml, or pass --store PATH")
+        raise MemstackError.marked("memory files staged ({looks}) but no memstack store (memstack.yaml) in {repo}:"
+                                   " nothing can check them — commit the store's memstack.yaml, or"
+                                   " {pass:--store PATH}", repo=repo,
+                                   looks=", ".join(looks[:3]) + (", ..." if len(looks) > 3 else ""))
     return _nothing(repo)
 
 
@@ -106,7 +108,8 @@ def run(args: Any) -> int:
             return _no_store(repo)
         if hook:
             return _nothing(repo)
-        raise MemstackError(f"no memstack store in {repo}: pass --store PATH, or run inside a store")
+        raise MemstackError.marked("no memstack store in {repo}: {pass:--store PATH}, or run inside a store",
+                                   repo=repo)
     reports = [_check(args, repo, folder, lines) for folder in folders]
     report = reports[0]
     for more in reports[1:]:  # several stores in one repository: each checked, one report

@@ -4,7 +4,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 from memstack.base.output import emit
 from memstack.cli.commands import doc
 from memstack.repo.store import open_store
@@ -34,9 +34,9 @@ def read_bytes(file: str) -> bytes:
     try:
         return Path(file).read_bytes()
     except FileNotFoundError:
-        raise MemstackError(f"bad FILE {file!r}: no such file") from None
+        raise bad("FILE", repr(file), "no such file") from None
     except IsADirectoryError:
-        raise MemstackError(f"bad FILE {file!r}: a folder, not a file") from None
+        raise bad("FILE", repr(file), "a folder, not a file") from None
 
 
 def run(args: Any) -> int:

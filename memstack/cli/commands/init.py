@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Any
 
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 from memstack.base.output import emit
 from memstack.cli.commands import doc
 from memstack.workflows import install
@@ -34,7 +34,7 @@ def register(sub: Any, common: Any) -> None:
 
 def run_init(args: Any) -> int:
     if args.path is not None and args.store is not None and Path(args.path).resolve() != Path(args.store).resolve():
-        raise MemstackError(f"bad --store {args.store!r}: init makes the store at PATH ({args.path!r}); give one")
+        raise bad("--store", repr(args.store), "init makes the store at {arg:PATH} ({path!r}); give one", path=args.path)
     result = install.init(Path(args.path or args.store or "."), args.agent, force=args.force)
     emit(args, result, result["message"])
     return 0

@@ -105,10 +105,12 @@ def check_op_flags(args: Any) -> None:
     """Exit 2 naming the first missing flag, or a flag this --op does not take."""
     for name in NEEDS[args.op]:
         if getattr(args, name) is None:
-            raise MemstackError(f"bad usage: memory.fact --op {args.op} needs {_flag(name)}")
+            raise MemstackError.marked("bad usage: memory.fact {arg:--op} {op} needs {arg:{flag}}", op=args.op,
+                                       flag=_flag(name))
     for name in FLAGS:
         if getattr(args, name) is not None and name not in NEEDS[args.op] + MAY[args.op]:
-            raise MemstackError(f"bad usage: memory.fact --op {args.op} takes no {_flag(name)}")
+            raise MemstackError.marked("bad usage: memory.fact {arg:--op} {op} takes no {arg:{flag}}", op=args.op,
+                                       flag=_flag(name))
 
 
 def run_fact(args: Any) -> int:

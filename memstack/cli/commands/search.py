@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 from memstack.base.output import emit
 from memstack.cli.commands import doc
 from memstack.intake.log import TIERS
@@ -55,7 +55,7 @@ def run(args: Any) -> int:
     from memstack.api.search import search_document  # lazy: --help stays quick
 
     if not args.query.strip():
-        raise MemstackError(f"bad QUERY {args.query!r}: give the words to search for")
+        raise bad("QUERY", repr(args.query), "give the words to search for")
     document = search_document(open_store(args.store), query=args.query, layer=args.layer, agent=args.agent,
                                tier=args.tier, table=args.table, valid_at=args.valid_at, as_of=args.as_of,
                                limit=args.limit, cursor=args.cursor)

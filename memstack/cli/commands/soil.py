@@ -3,7 +3,7 @@
 from typing import Any
 
 from memstack.base import jsonio
-from memstack.base.errors import MemstackError
+from memstack.base.errors import bad
 from memstack.base.output import emit, emit_page
 from memstack.cli.commands import doc, page_options, read_text_input
 from memstack.repo.store import open_store
@@ -85,7 +85,7 @@ def _value(args: Any) -> Any:
         return jsonio.parse_value(args.value, "--value")
     text = read_text_input(args.file, "--file")
     if not text.strip():
-        raise MemstackError("bad --file: empty, expected a JSON value")
+        raise bad("--file", None, "empty, expected a JSON value")
     return jsonio.parse_value(text, "--file")
 
 

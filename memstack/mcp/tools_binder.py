@@ -1,0 +1,101 @@
+"""The tools of the Binder, where humans decide: the queue, ratify and reject, filed documents, confirmed
+edges, and the subjects they relate; each one entry (`registry.Tool`), listed in `tools.py`."""
+
+from memstack.api import binder as binder_api
+from memstack.api import related as related_api
+from memstack.base.pages import MCP_DEFAULT_LIMIT
+from memstack.mcp.arguments import PAGE_CURSOR, PAGE_LIMIT, Arg, page_arguments, text
+from memstack.mcp.documents import (
+    FACTS,
+    INTAKE,
+    STRING,
+    STRINGS,
+    document,
+    paged_output,
+    record,
+)
+from memstack.mcp.registry import APPENDS, READS, Tool
+
+DECISION = record("binder")
+DISPUTE = document("two agents' facts that closed one predecessor differently", {
+    "kind": {"const": "dispute"}, "id": STRING, "subject": STRING, "predicate": STRING,
+    "predecessor": {"type": ["object", "null"]}, "kept_closing": {"type": ["string", "null"]},
+    "sides": FACTS, "created_at": STRING})
+PAGED_WAITING = paged_output({"anyOf": [INTAKE, DISPUTE]}, "intake records waiting for a human, then disagreements")
+_DECIDE_ARGS = {
+    "id": text("the waiting intake record's id, or one side's fact id of a dispute (from binder_list)",
+               required=True),
+    "by": text("who decides: the human's name (default: git user.name, else the login name)"),
+    "note": text("why"),
+}
+_DECIDED = {**DECISION, "properties": {**DECISION["properties"], "closed": STRINGS}}
+_BY = text("who confirms it (default: git user.name, else the login name)")
+
+BINDER_LIST = Tool(
+    "binder_list",
+    "The intake records waiting for a human decision (routed to the Binder, not yet ratified or rejected),"
+    " oldest first, then the disagreements between agents (kind dispute). A page at a time ({items, next_cursor, remaining}). Decide with binder_ratify or"
+    " binder_reject when a human has said which.",
+    {"limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
+    lambda store, a: binder_api.list_document(store, **page_arguments(a)),
+    title="The Binder queue", output=PAGED_WAITING, hints=READS,
+)
+
+BINDER_RATIFY = Tool(
+    "binder_ratify",
+    "Record a human's ratification of a Binder record (the next promote makes it knowledge at tier ratified)"
+    " or of one side of a dispute (the other sides are closed). Only on a human's word: an agent does not"
+    " ratify its own records. Appends to kb/binder.jsonl; returns the decision.",
+    _DECIDE_ARGS,
+    lambda store, a: binder_api.decide_document(store, "ratify", **a),
+    title="Ratify (human decision)", output=_DECIDED, hints=APPENDS,
+)
+
+BINDER_REJECT = Tool(
+    "binder_reject",
+    "Record a human's rejection of a Binder record (it stays in the audit trail and is never routed again) or"
+    " of one side of a dispute. Only on a human's word. Appends to kb/binder.jsonl; returns the decision.",
+    _DECIDE_ARGS,
+    lambda store, a: binder_api.decide_document(store, "reject", **a),
+    title="Reject (human decision)", output=_DECIDED, hints=APPENDS,
+)
+
+BINDER_FILE = Tool(
+    "binder_file",
+    "File a human-confirmed document (UTF-8 text) in the Binder: copied to kb/files/<sha256>[.ext] and entered"
+    " in kb/binder.jsonl (append-only); returns the entry.",
+    {"path": text("the document's path (relative to the server's working directory)", required=True),
+     "by": _BY, "note": text("why it is filed")},
+    lambda store, a: binder_api.file_document(store, **a),
+    title="File a confirmed document", output=record("binder"), hints=APPENDS,
+)
+
+BINDER_EDGE = Tool(
+    "binder_edge",
+    "Enter a human-confirmed relation between two subjects (from -relation-> to) in kb/binder.jsonl"
+    " (append-only); returns the entry.",
+    {"from": text("the subject the relation starts at", required=True),
+     "to": text("the subject it ends at", required=True),
+     "relation": text("how they relate, e.g. depends-on", required=True),
+     "by": _BY, "note": text("why")},
+    lambda store, a: binder_api.edge_document(store, source=a["from"], target=a["to"], relation=a["relation"],
+                                              by=a["by"], note=a["note"]),
+    title="Enter a confirmed relation", output=record("binder"), hints=APPENDS,
+)
+
+RELATED = Tool(
+    "related",
+    "A subject's human-confirmed edges and its facts valid now whose object is another known subject, walked"
+    " out to depth steps, nearest first; paged (next_cursor).",
+    {"subject": text("the subject to start from", required=True),
+     "depth": Arg({"type": "integer", "minimum": 1, "default": 1, "description": "steps to walk (1 to 5)"}, False, 1),
+     "limit": Arg({"type": "integer", "minimum": 1, "default": MCP_DEFAULT_LIMIT,
+                   "description": "at most this many items"}, False, MCP_DEFAULT_LIMIT),
+     "cursor": text("continue after a previous page (its next_cursor)")},
+    lambda store, a: related_api.related_document(store, **a),
+    title="Related subjects",
+    output={**paged_output(document("an edge or a fact reaching another subject", {
+        "kind": {"type": "string", "enum": ["edge", "fact"]}, "depth": {"type": "integer"}, "from": STRING,
+        "relation": STRING, "to": STRING, "id": {"type": ["string", "null"]}}), "edges and facts, nearest first")},
+    hints=READS,
+)

@@ -1,0 +1,101 @@
+"""The tools over the whole store: promote, sync, search, status; each one entry (`registry.Tool`), listed
+in `tools.py`."""
+
+from memstack.api import promote as promote_api
+from memstack.api import search as search_api
+from memstack.api import status as status_api
+from memstack.api import sync as sync_api
+from memstack.base.pages import MAX_LIMIT, MCP_DEFAULT_LIMIT
+from memstack.intake.log import TIERS
+from memstack.kb.facts import TABLES
+from memstack.mcp.arguments import Arg, flag, name, text, timestamp
+from memstack.mcp.documents import STRING, STRINGS, document, listing
+from memstack.mcp.registry import READS, Hints, Tool
+from memstack.search.records import LAYERS
+
+PROMOTE = Tool(
+    "promote",
+    "Run the norn-pass: route every pending intake record (knowledge, jeles_atoms, opus_atoms, or the Binder for"
+    " a human), append the facts (superseding a contradicted valid fact), rebuild the views, and make one git"
+    " commit. dry_run shows the routing and writes nothing. Returns what moved.",
+    {"now_ts": timestamp("the promotion's time, written in the ledger (default: now)"),
+     "dry_run": flag("show the routing, write nothing"),
+     "no_commit": flag("write the files, leave committing to git")},
+    lambda store, a: promote_api.promote_document(store, **a),
+    title="Promote intake",
+    output=document("what the promotion routed (with dry_run: what it would route)", {
+        "dry_run": {"type": "boolean"}, "routed": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "ratified": {"type": "integer"}}, {
+        "records": {"type": "array"}, "superseded": {"type": "integer"}, "facts_added": {"type": "integer"},
+        "changed": STRINGS, "commit": {"type": ["string", "null"]}, "message": STRING}),
+    hints=Hints(read_only=False, destructive=True, idempotent=True, open_world=False),
+)
+
+SYNC = Tool(
+    "sync",
+    "Share your memory with the other agents: commit what is uncommitted (through the hooks), merge the remote's"
+    " memory, rebuild derived files, push; retried when the remote moved. Returns what was committed, merged"
+    " and pushed; an error names why it could not (no remote, refused by a hook, a conflict).",
+    {},
+    lambda store, a: sync_api.sync_document(store),
+    title="Sync with the remote",
+    output=document("what the sync did", {
+        "ok": {"type": "boolean"}, "remote": STRING, "branch": STRING,
+        "committed": {"type": ["object", "null"]}, "also_committed": {"type": "array"},
+        "pulls": {"type": "array"}, "rebuilt": {"type": "array"}, "pushed": {"type": ["string", "null"]},
+        "attempts": {"type": "integer"}}),
+    hints=Hints(read_only=False, destructive=False, idempotent=False, open_world=True),
+)
+
+SEARCH = Tool(
+    "search",
+    "Find memories by words (ranked full-text search, BM25, stemmed: 'deploys' finds 'deployment') across"
+    " facts, intake, handoffs and SOIL records. Each hit says its layer, where it lives (path:line, id), a"
+    " snippet with the matched words in **bold**, its score and, for a fact, its validity window. Returns"
+    f" {{hits, matched, next_cursor, remaining}}; at most limit hits (default {MCP_DEFAULT_LIMIT}), pass"
+    " next_cursor as cursor for more.",
+    {"query": text("the words to look for (free text; every word must match, else any; word* a prefix)",
+                   required=True),
+     "layer": Arg({"type": "array", "items": {"type": "string", "enum": list(LAYERS)},
+                   "description": "only these layers: " + ", ".join(LAYERS)}, False, []),
+     "agent": name("only records written by this agent"),
+     "tier": Arg({"type": "string", "enum": list(TIERS), "description": "only records of this tier: "
+                  + ", ".join(TIERS)}),
+     "table": Arg({"type": "string", "enum": list(TABLES), "description": "only facts of this KB sub-tier: "
+                   + ", ".join(TABLES)}),
+     "valid_at": timestamp("only facts valid at this instant (or 'now')"),
+     "as_of": timestamp("as the store knew it at this transaction time (or 'now')"),
+     "limit": Arg({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": MCP_DEFAULT_LIMIT,
+                   "description": f"at most this many hits (default {MCP_DEFAULT_LIMIT})"}, False,
+                  MCP_DEFAULT_LIMIT),
+     "cursor": text("the next_cursor of the previous page, to continue")},
+    lambda store, a: search_api.search_document(store, **a),
+    title="Search memory",
+    output=document("ranked hits, best first", {
+        "query": STRING,
+        "matched": {"type": "string", "enum": ["all words", "any word"], "description": "any word: no record held them all"},
+        "hits": listing(document("one hit", {
+            "layer": {"type": "string", "enum": list(LAYERS)}, "path": STRING,
+            "line": {"type": ["integer", "null"]}, "where": STRING, "title": {"type": ["string", "null"]},
+            "snippet": STRING, "score": {"type": "number"}, "agent": {"type": ["string", "null"]}}, {
+            "id": STRING, "section": STRING, "tier": STRING, "table": STRING, "valid_from": {"type": "integer"},
+            "valid_to": {"type": ["integer", "null"]}, "valid_from_iso": STRING,
+            "valid_to_iso": {"type": ["string", "null"]}}), "the hits of this page"),
+        "next_cursor": {"type": ["string", "null"], "description": "pass as cursor for the next page; null: no more"},
+        "remaining": {"type": "integer", "minimum": 0, "description": "how many hits follow this page"}}),
+    hints=READS,
+)
+
+STATUS = Tool(
+    "status",
+    "Where the store stands: pending intake per agent, Binder items waiting, stale derived files, uncommitted"
+    " memory, the last promotion, whether the fact index is in step.",
+    {},
+    lambda store, a: status_api.status_document(store),
+    title="Store status",
+    output=document("where the store stands", {
+        "store": STRING, "pending_intake": {"type": "object"}, "pending_total": {"type": "integer"},
+        "binder_waiting": {"type": ["object", "null"]}, "stale": {}, "uncommitted": {"type": ["array", "null"]},
+        "last_promotion": {"type": ["object", "null"]}, "index": {"type": ["object", "null"]}}),
+    hints=READS,
+)
