@@ -517,11 +517,11 @@ def _binder_log(start: int, count: int, *, bad: int, secret: int) -> bytes:
 @pytest.mark.parametrize("mode", ["audit", "worktree", "appended", "spilled"])
 def test_a_long_log_is_checked_in_pieces_with_the_verdict_of_a_whole_read(repo: Path, mode: str,  # noqa: F811
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """A log over check._STREAM bytes is streamed (git.PIECE at a time: here a few lines, so records,
+    """A log over checker.STREAM bytes is streamed (git.PIECE at a time: here a few lines, so records,
     line numbers and a last line without its newline all cross pieces) and must be judged exactly as
     when it is read whole: the same violations on the same lines. `spilled`: what is appended is
     beyond git.HELD, so it is spilled to a temporary file and checked from there, a piece at a time."""
-    from memstack.integrity import check
+    from memstack.integrity import check, checker
     from memstack.repo import git as layer
 
     path = "kb/binder.jsonl"
@@ -540,21 +540,21 @@ def test_a_long_log_is_checked_in_pieces_with_the_verdict_of_a_whole_read(repo: 
     run = {"audit": check.audit, "worktree": check.worktree, "appended": check.staged, "spilled": check.staged}[mode]
 
     whole = run(repo).violations
-    monkeypatch.setattr(check, "_STREAM", 200)
+    monkeypatch.setattr(checker, "STREAM", 200)
     monkeypatch.setattr(layer, "PIECE", 150)  # a record is about 120 bytes: most cross a piece
     if mode == "spilled":
         monkeypatch.setattr(layer, "HELD", 300)
     streamed = []
-    for name in ("_streamed", "_appended"):  # which way each long log went
-        def spy(self, *args, _real=getattr(check.Checker, name), _name=name):  # type: ignore[no-untyped-def]
+    for name in ("streamed", "appended"):  # which way each long log went
+        def spy(self, *args, _real=getattr(checker.Checker, name), _name=name):  # type: ignore[no-untyped-def]
             result = _real(self, *args)
-            streamed.append((_name, result is not None, _name == "_appended" and result is not None
+            streamed.append((_name, result is not None, _name == "appended" and result is not None
                              and not isinstance(result[0], bytes)))
             return result
-        monkeypatch.setattr(check.Checker, name, spy)
+        monkeypatch.setattr(checker.Checker, name, spy)
     pieces = run(repo).violations
-    assert {"audit": ("_streamed", True, False), "worktree": ("_streamed", True, False),
-            "appended": ("_appended", True, False), "spilled": ("_appended", True, True)}[mode] in streamed
+    assert {"audit": ("streamed", True, False), "worktree": ("streamed", True, False),
+            "appended": ("appended", True, False), "spilled": ("appended", True, True)}[mode] in streamed
     bad, secret = (57, 66) if mode in ("appended", "spilled") else (17, 33)
     assert sorted((v.path, v.line, v.rule) for v in pieces) == [
         (path, bad, "I5"), (path, secret, "I8"), (path, 80, "I7")], pieces

@@ -1,0 +1,122 @@
+"""What memstack.yaml puts in force for a step, and the rules that follow from it.
+
+- the clock: transaction times may lie no further in the future than this state's `clock.max_skew_seconds`;
+- I5 on memstack.yaml itself (it validates; deleting it is a violation);
+- I6: identity files against the forbidden patterns of this same state, and, where the step changes
+  memstack.yaml, against the patterns in force before it too (a commit cannot loosen the patterns and
+  add what they forbade);
+- I8's `secrets:` block: this state's, and where the step changes memstack.yaml the base's too (a
+  detector on in either is on), so one commit cannot switch a detector off and add what it finds.
+
+memstack.yaml is read only when needed, and its policy once a step.
+"""
+
+import dataclasses
+import re
+
+from memstack.base import clock, config, layout, schemas, secrets
+from memstack.base.errors import MemstackError
+from memstack.integrity import identity, rules
+from memstack.integrity.blobs import Blobs
+from memstack.integrity.report import Step
+from memstack.integrity.violations import Violation
+from memstack.repo.git import Change
+
+# A line of memstack.yaml that may hold the `secrets:` key: not a whole-line comment, and the word
+# or a double-quoted escape (which could spell it).
+MENTIONS_SECRETS = re.compile(rb'^[ \t]*(?=[^#\s])[^\n]*(?:secrets|"[^"\n]*\\)', re.MULTILINE)
+
+Patterns = list[re.Pattern[str]]
+
+
+def config_change(step: Step) -> Change | None:
+    """The step's change of memstack.yaml, if it has one."""
+    return next((c for c in step.changes if layout.classify(c.path).kind == layout.CONFIG_KIND), None)
+
+
+def clock_for(step: Step, now: int) -> clock.Clock:
+    """The check's clock, with the skew of this state's memstack.yaml (read only if a time exceeds now)."""
+
+    def skew() -> int:
+        data = step.source.read(layout.CONFIG)
+        try:
+            return config.skew_seconds(config.parse(data.decode("utf-8"), layout.CONFIG)) if data else \
+                config.DEFAULT_SKEW_SECONDS
+        except (MemstackError, UnicodeDecodeError):
+            return config.DEFAULT_SKEW_SECONDS
+
+    return clock.Clock(now, skew)
+
+
+class Secrets:
+    """I8's policy in force, one parse per distinct memstack.yaml of a check."""
+
+    def __init__(self) -> None:
+        self.parsed: dict[bytes, secrets.Policy] = {}
+
+    def in_force(self, step: Step, blobs: Blobs) -> secrets.Policy:
+        policy = self.of(step.source.read(layout.CONFIG))
+        change = config_change(step)
+        return policy if change is None else policy.both(self.of(blobs.old(change)))
+
+    def of(self, data: bytes | None) -> secrets.Policy:
+        """The `secrets:` block of one memstack.yaml; all detectors and no extras when it has none or is
+        broken (I5 reports a broken one)."""
+        if not data or not MENTIONS_SECRETS.search(data):
+            return secrets.DEFAULT  # no `secrets:` key can be there: no YAML parser started (~0.1 s)
+        if data not in self.parsed:
+            try:
+                document = config.parse(data.decode("utf-8"), layout.CONFIG)
+                policy = secrets.DEFAULT if schemas.errors("config", document) else rules.secrets_policy(document)
+            except (MemstackError, UnicodeDecodeError):
+                policy = secrets.DEFAULT
+            self.parsed[data] = policy
+        return self.parsed[data]
+
+
+def config_file(new: bytes | None, path: str, restore: str) -> tuple[list[Violation], Patterns | None]:
+    """I5 on a changed memstack.yaml; its forbidden patterns (None when it is broken)."""
+    if new is None:
+        return [Violation(path, 0, "I5", "memstack.yaml deleted: a store needs its config", restore)], None
+    return rules.config(path, new)
+
+
+def identities(step: Step, paths: list[str], patterns: Patterns | None, config_changed: bool) -> list[Violation]:
+    """I6 (and I7) on the identity files, with the forbidden patterns of this same state."""
+    if patterns is None:
+        if config_changed:
+            return []  # memstack.yaml is broken: reported as I5 already
+        data = step.source.read(layout.CONFIG)
+        found, patterns = rules.config(layout.CONFIG, data) if data is not None else ([], [])
+        if found or patterns is None:
+            return [Violation(layout.CONFIG, 0, "I5", f"cannot read the forbidden patterns: {v.what}", v.fix)
+                    for v in found]
+    found = []
+    for path in paths:
+        data = step.source.read(path)
+        if data is None:
+            continue
+        problems = rules.text(path, data)
+        found += problems or identity.violations_in(path, data.decode("utf-8"), patterns)
+    return found
+
+
+def identities_before(step: Step, paths: list[str], blobs: Blobs) -> list[Violation]:
+    """The identity files a step changes, against the patterns in force before its memstack.yaml change."""
+    old = blobs.old(config_change(step))
+    if old is None:
+        return []
+    problems, before = rules.config(layout.CONFIG, old)
+    if problems or not before:
+        return []
+    found = []
+    for path in paths:
+        data = step.source.read(path)
+        if data is None or rules.text(path, data):
+            continue
+        for violation in identity.violations_in(path, data.decode("utf-8"), before):
+            found.append(dataclasses.replace(
+                violation, what=f"{violation.what} (a pattern of memstack.yaml before this change)",
+                fix="a change may not loosen identity.forbidden_patterns and add what they forbade: commit the"
+                    " new patterns alone first (a reviewable change), then the identity"))
+    return found

@@ -1,0 +1,98 @@
+"""I4: a derived file a step changes equals what its builder makes from the sources of that same state.
+
+The builders are found in `derived.DERIVED` by path. The KB views are not rebuilt from every fact file
+when they can be patched: the last checked views with what changed since (kb/viewpatch.py); in the
+pre-commit hook of a promotion commit, promote's own build answers (buildmemo.py). Files are compared
+by git's hash of what a rebuild makes, so an unchanged view is never read. In an audit (`--all`) a view
+may lag its sources: it is said (stale), not refused.
+"""
+
+from pathlib import Path
+
+from memstack.base import files
+from memstack.base.errors import MemstackError
+from memstack.integrity import buildmemo, derived, rules
+from memstack.integrity.blobs import Blobs
+from memstack.integrity.report import Step
+from memstack.integrity.violations import Violation
+from memstack.kb import viewpatch, views
+from memstack.repo import git
+from memstack.repo.git import Change
+from memstack.repo.sources import GitSource
+
+
+def target(step: Step) -> str | None | bool:
+    """What viewpatch.since calls the step's new state; False when its views are always built whole
+    (`--all`, a merge's other parents: no one base to patch)."""
+    if step.audit or not step.prefix:
+        return False
+    if isinstance(step.source, GitSource):
+        return step.source.rev
+    return git.WORKTREE if step.worktree is not None else False
+
+
+def views_of(step: Step, repo: Path, folder: str, blobs: Blobs) -> dict[str, files.Data]:
+    """The KB views of the step's state: the last checked views patched with what changed since, or built
+    from every fact file where they cannot be."""
+    at = target(step)
+    if at is False:
+        return views.build(step.source)
+    wanted = [c.path for c in step.changes if c.path in viewpatch.VIEWS]
+    return viewpatch.views_of(repo, folder, blobs.cat, at, step.source, wanted)
+
+
+def check(step: Step, changes: list[Change], repo: Path, folder: str, blobs: Blobs,
+          stale: list[str]) -> list[Violation]:
+    """I4 on the step's changed derived files; an audit's lagging views are added to `stale`."""
+    groups: dict[derived.Derived, list[Change]] = {}
+    for change in changes:
+        entry = derived.find(change.path)
+        if entry is not None:
+            groups.setdefault(entry, []).append(change)
+    found: list[Violation] = []
+    for entry, members in groups.items():
+        if entry.patchable and target(step) is None:  # the index: promote's build may answer
+            known = buildmemo.accepted(repo, folder, step.source, members)
+            members = [c for c in members if c.path not in known]
+            if not members:
+                continue
+        if entry.builder is None:
+            for change in members:
+                new = blobs.new(step, change)
+                if new is not None:
+                    found += rules.view_json(change.path, new, entry.rebuild)
+            continue
+        try:
+            built = views_of(step, repo, folder, blobs) if entry.patchable else entry.build(step.source)
+        except (MemstackError, KeyError, TypeError, ValueError) as exc:
+            why = exc.message if isinstance(exc, MemstackError) else f"{type(exc).__name__}: {exc}"
+            found += [Violation(c.path, 0, "I4", f"cannot be rebuilt from the sources in this state ({why})",
+                                f"fix the sources, then run `{entry.rebuild}`") for c in members]
+            continue
+        for change in members:
+            expected = built.get(change.path)
+            if expected is not None and not change.deleted and git.blob_id(expected, change.new_sha) == change.new_sha:
+                continue  # the very bytes a rebuild makes (compared by git's hash: the blob is not read)
+            if step.audit and expected is not None and not change.deleted and change.new_mode in git.REGULAR:
+                stale.append(change.path)  # I4: views may lag; said, not refused (their hashes differ)
+                continue
+            actual = blobs.new(step, change)
+            made = None if expected is None else files.whole(expected)  # they differ: held for the diff
+            found += compare(change.path, actual, made, entry.rebuild)
+    return found
+
+
+def compare(path: str, actual: bytes | None, expected: bytes | None, rebuild: str) -> list[Violation]:
+    if actual == expected:
+        return []
+    if expected is None:
+        return [Violation(path, 0, "I4", "derived file that no rebuild makes from these sources",
+                          f"delete it (`{rebuild}` makes every derived file there should be)")]
+    if actual is None:
+        return [Violation(path, 0, "I4", "derived file deleted, but a rebuild makes it",
+                          f"run `{rebuild}` and commit the result")]
+    old_lines, new_lines = rules.lines(actual), rules.lines(expected)
+    line = next((i + 1 for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=False)) if a != b),
+                min(len(old_lines), len(new_lines)) + 1)
+    return [Violation(path, line, "I4", "differs from what a rebuild makes from the sources in this state"
+                                        " (edited by hand?)", f"run `{rebuild}` and commit the result; never edit it")]
