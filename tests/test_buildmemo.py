@@ -13,6 +13,7 @@ from memstack.intake import log as intake
 from memstack.integrity import buildmemo
 from memstack.kb import views
 from memstack.workflows import promote
+from memstack.workflows.promote import commit
 
 NOW_MS = 1_780_272_000_000  # 2026-06-01T00:00:00Z: after every record written here
 VIEWS = 4  # kb/knowledge.json, jeles_atoms.json, opus_atoms.json, binder_queue.json
@@ -86,7 +87,7 @@ def test_a_change_after_the_build_is_checked_without_the_memo(
     staged view, as promote built it, no longer follows from the sources); a view edited by hand is
     one the memo does not know. Either way the check builds, and refuses the view (I4)."""
     write(store)
-    real = promote._check_here
+    real = commit.check_here
 
     def edited_then_checked(top: Path, folder: str) -> None:
         path = next((store / "kb/facts/alice").glob("*.jsonl")) if edit == "fact file" else store / "kb/knowledge.json"
@@ -94,7 +95,7 @@ def test_a_change_after_the_build_is_checked_without_the_memo(
         git(store, "add", "-A", "kb")
         real(top, folder)
 
-    monkeypatch.setattr(promote, "_check_here", edited_then_checked)
+    monkeypatch.setattr(commit, "check_here", edited_then_checked)
     used = buildmemo.used
     with pytest.raises(MemstackError) as refused:
         promote.promote(store, NOW_MS)

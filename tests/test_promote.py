@@ -10,9 +10,10 @@ from helpers import git, items, memstack
 
 from memstack.base.times import parse_ts
 from memstack.intake import log as intake
-from memstack.kb import routing
+from memstack.kb import factstore, routing
 from memstack.kb.routing import Rules
 from memstack.workflows import promote
+from memstack.workflows.promote import gather, planner, supersede
 
 NOW = "2026-03-01T00:00:00Z"
 
@@ -243,9 +244,9 @@ def test_an_interrupted_promotion_is_finished_by_the_next_run(store: Path, tmp_p
     # Killed after appending the facts, before the closings, the ledger and the views.
     stopped = twins["facts_only"]
     made = promote.plan(stopped)["made"]
-    decided = promote._supersede(stopped, made)
-    for batch in promote._facts_to_append(made, decided):
-        promote.factstore.append_many(stopped, batch, check_ids=False)
+    decided = supersede.supersede(stopped, made)
+    for batch in supersede.facts_to_append(made, decided):
+        factstore.append_many(stopped, batch, check_ids=False)
     for twin in (twins["no_commit"], stopped):
         result = promote_cli(twin)
         assert result["commit"], result
@@ -266,10 +267,10 @@ def test_a_record_arriving_after_an_interruption_closes_what_the_interrupted_run
     shutil.copytree(store, whole, symlinks=True)
     # Killed after appending v1, before closing v0 and writing the ledger.
     made = promote.plan(store)["made"]
-    decided = promote._supersede(store, made)
+    decided = supersede.supersede(store, made)
     assert decided.closings  # v0 was to be closed
-    for batch in promote._facts_to_append(made, decided):
-        promote.factstore.append_many(store, batch, check_ids=False)
+    for batch in supersede.facts_to_append(made, decided):
+        factstore.append_many(store, batch, check_ids=False)
     for root in (store, whole):  # then v2 arrives
         intake.write(root, intake.make_record(agent="alice", content="c", created_at="2026-01-02T00:00:00Z",
                                               tier="verified", confidence=0.9, subject="svc", predicate="decided",
@@ -371,14 +372,14 @@ def test_a_promotion_in_chunks_writes_what_one_pass_writes(store: Path, tmp_path
     shutil.copytree(store, twin, symlinks=True)
     assert promote_cli(twin)["commit"]  # one chunk: CHUNK is far above 121 records
     chunks: list[tuple[int, int]] = []
-    route = promote.Planner.route
+    route = planner.Planner.route
 
-    def spy(self: promote.Planner, keys: list[int], ratified: list, shown: object = None) -> tuple:
+    def spy(self: planner.Planner, keys: list[int], ratified: list, shown: object = None) -> tuple:
         chunks.append((len(keys), len(ratified)))
         return route(self, keys, ratified, shown)
 
-    monkeypatch.setattr(promote, "CHUNK", 5)
-    monkeypatch.setattr(promote.Planner, "route", spy)
+    monkeypatch.setattr(gather, "CHUNK", 5)
+    monkeypatch.setattr(planner.Planner, "route", spy)
     result = promote.promote(store, parse_ts(NOW, "now"))
     assert result["commit"] and result["ratified"] == 1 and result["routed"] == {"knowledge": 120}
     assert len(chunks) == 20 and all(keys == 6 for keys, _ in chunks)  # a millisecond's two records never split

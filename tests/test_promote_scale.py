@@ -136,7 +136,7 @@ def _memory_files(store: Path) -> dict[str, bytes]:
 
 @pytest.mark.parametrize("step", [5, 12])
 def test_a_promotion_killed_between_its_batches_is_finished_by_the_next_run(tmp_path: Path, step: int) -> None:
-    # 9,000 pending records: more than one batch (promote.BATCH, 8,192) to read back and route, and
+    # 9,000 pending records: more than one batch (promote.gather.BATCH, 8,192) to read back and route, and
     # the ledger goes out in two appends. Killed (SIGKILL) at a write step among the fact files' appends
     # (5: four of ten written) or between the ledger's two batches (12: 8,192 lines written), the next
     # run writes what is missing and lands on the same bytes as a run never interrupted.

@@ -21,7 +21,7 @@ from memstack.intake import log as intake
 from memstack.kb import viewpatch, views
 from memstack.repo import git as gitlayer
 from memstack.repo.sources import WorktreeSource
-from memstack.workflows import pending
+from memstack.workflows.promote import pending
 
 NOW = "2026-06-01T00:00:00Z"
 

@@ -5,7 +5,7 @@ the folders it lists (`Source.listdir`). When `memstack promote` builds them fro
 (no base to patch, or too large a change), the build is recorded in the process: each path read
 with the git blob id of the bytes it gave (None: missing), each folder listed with its names, and
 the blob id of each view made (ids, never the bytes). The commit's check runs in the same process
-(`promote._check_here`); before it builds the views of the index again, it asks the memo: when
+(`promote.commit.check_here`); before it builds the views of the index again, it asks the memo: when
 every path read has that blob in the index (one `git ls-files -s` of the store's folder) and every
 folder lists the same names there, a build from the index reads the same bytes and makes the same
 views, so a staged view whose blob id is the recorded one is what it makes, and is accepted without

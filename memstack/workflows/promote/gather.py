@@ -1,0 +1,211 @@
+"""What a promotion routes: the pending intake records, each kept as one int (its time, file and line),
+and the records a human ratified since they were routed to the Binder; read CHUNK at a time."""
+
+import dataclasses
+import itertools
+import sys
+from array import array
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from memstack.base import files, jsonio, layout, progress, schemas
+from memstack.base.errors import MemstackError
+from memstack.base.times import parse_ts
+from memstack.workflows.promote import pending
+
+BATCH = 8192  # records read back, facts parsed, lines written at a time
+
+
+CHUNK = 1 << 16  # records routed, decided and written at a time: all a promotion holds beyond one int a record
+
+
+MASK = (1 << 32) - 1  # a pending record's file number and line number, each in 32 bits of its key
+
+
+def _pending_problem(record: dict[str, Any]) -> str | None:
+    problems = schemas.errors("intake", record)
+    if problems:
+        return f"I5 invalid intake record: {problems[0]}"
+    if parse_ts(record["created_at"], "created_at") < 0:
+        return "I5 created_at is before 1970: a fact's transaction time cannot be"
+    return None
+
+
+class Pending:
+    """The records a promotion routes, gathered one file at a time, each kept as one int, its key:
+    (created_at in ms, file number, line number) packed so that sorted keys are the records in time
+    order, ties in the order they were read (a million cost about 48 MB). A record already promoted is
+    dropped once its id is read; one that is not a valid intake record stops the promotion, named by
+    path:line; an id read twice is promoted once, where it was first read."""
+
+    def __init__(self, store: Path, done: set[str], wanted: set[str]) -> None:
+        self.store, self.done, self.wanted = store, done, wanted
+        self.keys: list[int] = []
+        self.hashes = array("q")  # the hash of each key's id, in step with the keys: ids read twice
+        self.files: list[str] = []  # by file number
+        self._numbers: dict[str, int] = {}
+        self.by_id: dict[str, dict[str, Any]] = {}
+
+    def take(self, relpath: str, number: int, record: dict[str, Any]) -> None:
+        ident = record.get("id")
+        if isinstance(ident, str) and ident in self.done:
+            if ident in self.wanted:
+                self.by_id[ident] = record
+            return
+        problem = _pending_problem(record)
+        if problem:
+            raise MemstackError(f"{relpath}:{number}: {problem} — fix the record (`git checkout --"
+                                f" {relpath}` if it was committed fine), then promote again")
+        if ident in self.wanted:
+            self.by_id[ident] = record  # type: ignore[index]
+        file_number = self._numbers.get(relpath)
+        if file_number is None:
+            file_number = self._numbers[relpath] = len(self.files)
+            self.files.append(relpath)
+        if number > MASK:
+            raise MemstackError(f"{relpath}: more than {MASK:,} lines in one intake file")
+        self.keys.append(parse_ts(record["created_at"], "created_at") << 64 | file_number << 32 | number)
+        self.hashes.append(hash(ident))
+
+    def sorted(self) -> list[int]:
+        """The keys in time order, each id once; the hashes are dropped."""
+        ordered = sorted(self.hashes)
+        twice = {a for a, b in zip(ordered, itertools.islice(ordered, 1, None)) if a == b}
+        del ordered
+        if twice:  # rare (the hook refuses it; an uncommitted copy): the ids are read again to be sure
+            seen: set[str] = set()
+            kept = []
+            for key, hashed in zip(self.keys, self.hashes):
+                if hashed in twice:
+                    relpath, number = self.where(key)
+                    ident = self.record(key)["id"]
+                    if ident in seen:
+                        print(f"memstack promote: {relpath}:{number}: intake id {ident} appears twice; the"
+                              " first is promoted, this one is left out", file=sys.stderr)
+                        continue
+                    seen.add(ident)
+                kept.append(key)
+            self.keys = kept
+        self.hashes = array("q")
+        self.keys.sort()
+        return self.keys
+
+    def where(self, key: int) -> tuple[str, int]:
+        """The file and line number of a key."""
+        return self.files[key >> 32 & MASK], key & MASK
+
+    def record(self, key: int, lines: dict[str, list[bytes]] | None = None) -> dict[str, Any]:
+        """A key's record read again (`lines`: the files read, kept by the caller), checked to be the one
+        gathered."""
+        relpath, number = self.where(key)
+        if lines is None:
+            lines = {}
+        if relpath not in lines:
+            lines[relpath] = (self.store / relpath).read_bytes().split(b"\n")
+        where = f"{relpath}:{number}"
+        record = jsonio.loads(lines[relpath][number - 1], where) if number <= len(lines[relpath]) else None
+        try:
+            same = isinstance(record, dict) and parse_ts(record.get("created_at"), "created_at") == key >> 64
+        except MemstackError:
+            same = False
+        if not same:
+            raise MemstackError(f"{where}: the intake file changed while it was promoted (intake files are"
+                                " append-only) — restore it, then promote again")
+        return record  # type: ignore[return-value]
+
+
+def load_intake(store: Path, gathered: Pending, marks: dict[str, list[int]]) -> None:
+    """Every intake file read once, one at a time (`marks`: how far, for pending.save)."""
+    paths = pending.intake_files(store)
+    for path in progress.each(paths, len(paths), "promote: reading intake", "files"):
+        relpath = path.relative_to(store).as_posix()
+        st = path.stat()
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            files.check_tail(path, relpath)
+        for number, record in enumerate(jsonio.iter_jsonl(data, relpath), start=1):
+            gathered.take(relpath, number, record)
+        marks[relpath] = pending.mark(path, data, st)
+
+
+def read_ledger(store: Path) -> tuple[set[str], list[dict[str, Any]], dict[str, str | None], int]:
+    """From one streamed read of the ledger: the intake ids it holds, the ratify decisions whose record
+    is not yet a fact (binder.ratified_unpromoted), the intake file the ledger names for each, and the
+    size of the decisions log as read."""
+    path = store / layout.DECISIONS
+    data = path.read_bytes() if path.exists() else b""  # a human's decisions: few
+    decisions = list(jsonio.iter_jsonl(data, layout.DECISIONS))
+    first: dict[str, dict[str, Any]] = {}
+    for d in decisions:  # one decision per record counts: the first (a side of a disagreement: disputes.py)
+        if isinstance(d.get("intake_id"), str):
+            first.setdefault(d["intake_id"], d)
+    ratify = {i: d for i, d in first.items() if d.get("decision") == "ratify"}
+    done: set[str] = set()
+    promoted: set[str] = set()
+    files_of: dict[str, str | None] = {}
+    path = store / layout.LEDGER
+    if path.exists():
+        for line in files.iter_jsonl(path, layout.LEDGER):
+            ident = line.get("intake_id")
+            done.add(ident)
+            if ident in ratify:
+                files_of[ident] = line.get("file")
+                if line.get("sub_tier") != "binder":
+                    promoted.add(ident)
+    return done, [d for i, d in ratify.items() if i not in promoted], files_of, len(data)
+
+
+class Ratified(NamedTuple):
+    """A record a human ratified since it was routed to the binder: made knowledge at its own time."""
+
+    ms: int  # its created_at
+    order: int  # its decision's place among the decisions: its ledger line's
+    decision: dict[str, Any]
+    record: dict[str, Any]
+    file: str | None
+
+
+@dataclasses.dataclass
+class Gathered:
+    """What a promotion routes: the pending records (keys in time order) and the ratified ones."""
+
+    pending: Pending
+    keys: list[int]  # in time order
+    ratified: list[Ratified]  # by time
+    read: tuple[dict[str, list[int]], int]  # how far the logs were read, for pending.save
+
+    def chunks(self) -> Iterator[tuple[list[int], list[Ratified]]]:
+        """The keys CHUNK at a time, never splitting a millisecond, each with the ratified records of its
+        span of time (the last takes the rest): the facts of one chunk are all older than the next one's,
+        so deciding them chunk after chunk decides them as one pass in time order would."""
+        at = taken = 0
+        while at < len(self.keys) or taken < len(self.ratified):
+            end = min(at + CHUNK, len(self.keys))
+            while 0 < end < len(self.keys) and self.keys[end] >> 64 == self.keys[end - 1] >> 64:
+                end += 1
+            upto = len(self.ratified)
+            if end < len(self.keys):
+                last = self.keys[end - 1] >> 64
+                upto = next((n for n in range(taken, upto) if self.ratified[n].ms > last), upto)
+            yield self.keys[at:end], self.ratified[taken:upto]
+            at, taken = end, upto
+
+
+def gather(store: Path) -> Gathered:
+    """The records a promotion routes: those written since the last promotion where that can be told
+    (pending.since_last), else every intake record not in the ledger."""
+    gathered = Pending(store, set(), set())
+    found = pending.since_last(store, gathered.take)
+    if found is not None:
+        ratified, by_id, read = found.ratified, found.by_id, (found.marks, found.decisions)
+        files_of: dict[str, str | None] = dict(found.files)
+    else:
+        done, ratified, files_of, decisions = read_ledger(store)
+        gathered, marks = Pending(store, done, {d["intake_id"] for d in ratified}), {}
+        load_intake(store, gathered, marks)
+        by_id, read = gathered.by_id, (marks, decisions)
+    keys = gathered.sorted()
+    decided = sorted(Ratified(parse_ts(by_id[d["intake_id"]]["created_at"], "created_at"), n, d, by_id[d["intake_id"]],
+                              files_of.get(d["intake_id"])) for n, d in enumerate(ratified) if d["intake_id"] in by_id)
+    return Gathered(gathered, keys, decided, read)

@@ -1,0 +1,62 @@
+"""One promotion: gathered, routed, decided and written a chunk at a time, then the views rebuilt and
+one commit made."""
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from memstack.base import files, progress
+from memstack.integrity import buildmemo
+from memstack.kb import factstore
+from memstack.workflows.promote import pending
+from memstack.workflows.promote.commit import can_commit, commit_message, make_commit, uncommitted_ledger
+from memstack.workflows.promote.derive import rebuild
+from memstack.workflows.promote.gather import gather
+from memstack.workflows.promote.planner import Planner, Routed
+from memstack.workflows.promote.supersede import supersede, write_facts, write_ledger
+
+
+def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = True) -> dict[str, Any]:
+    if commit and not dry_run:
+        can_commit(store)
+    with files.locked(store, "promote"):
+        if not dry_run:
+            factstore.finish_pending(store)  # a capture a killed process left half done
+        gathered = gather(store)
+        planner = Planner(store, gathered)
+        counts: Counter[str] = Counter()
+        ratified = superseded = facts_added = 0
+        shown_records: list[dict[str, Any]] = []
+        later: list[tuple[int, Routed, str | None]] = []  # the ratified: their ledger lines last, as decided
+        with progress.bar(len(gathered.keys), "promote: routing") as shown:
+            for keys, found in gathered.chunks():  # one chunk at a time: routed, decided, written
+                routed, made = planner.route(keys, found, shown)
+                counts.update(item.sub_tier for item in routed if item.decision is None)
+                ratified += len(found)
+                if dry_run:
+                    shown_records += [{"intake_id": i.intake_id, "agent": i.agent, "sub_tier": i.sub_tier,
+                                       "via": i.via} for i in routed]
+                    continue
+                decided = supersede(store, made)
+                superseded, facts_added = superseded + decided.superseded, facts_added + len(decided.append)
+                write_facts(store, made, decided)
+                fact_ids = decided.fact_ids + [None] * (len(routed) - len(decided.fact_ids))
+                write_ledger(store, routed[:len(keys)], fact_ids[:len(keys)], now_ms)
+                later += zip((item.order for item in found), routed[len(keys):], fact_ids[len(keys):])
+                del routed, made, decided, fact_ids
+        if dry_run:
+            return {"dry_run": True, "routed": dict(counts), "ratified": ratified, "records": shown_records}
+        moved = bool(gathered.keys or later)
+        later.sort(key=lambda entry: entry[0])
+        write_ledger(store, [item for _, item, _ in later], [fact_id for _, _, fact_id in later], now_ms)
+        pending.save(store, *gathered.read)  # the next promotion reads only what is written after
+        del gathered, planner, later  # the views are rebuilt without them
+        with buildmemo.recording():  # a whole build of the views is not made again by the commit's check
+            changed = rebuild(store, patched=True)
+            if commit:  # what the commit moves: this run's lines and any an interrupted run left
+                counts, ratified = uncommitted_ledger(store)
+            message = commit_message(counts, ratified, superseded)
+            sha = make_commit(store, message) if commit else None
+    return {"dry_run": False, "routed": dict(counts), "ratified": ratified, "superseded": superseded,
+            "facts_added": facts_added, "changed": changed, "commit": sha,
+            "message": message if sha or moved or changed else "nothing to promote"}
