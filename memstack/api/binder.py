@@ -2,13 +2,15 @@
 
 import getpass
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from memstack.base import pages
 from memstack.base.errors import bad
 from memstack.base.times import now_ms
-from memstack.kb import binder
+from memstack.kb import binder, disputes, documents, edges, views
 from memstack.repo import git
+from memstack.repo.sources import WorktreeSource
 from memstack.repo.store import Store
 
 
@@ -31,8 +33,6 @@ def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
 def queue(store: Store) -> Iterator[dict[str, Any]]:
     """The queue in its order, streamed: the waiting records (views.waiting: sorted in spilled runs, so a
     page of a queue of any length holds one run and the page), then the disagreements."""
-    from memstack.kb import disputes, views
-    from memstack.repo.sources import WorktreeSource
 
     yield from views.waiting(WorktreeSource(store.root))
     yield from sorted(disputes.waiting(store.root), key=queue_key)
@@ -46,7 +46,6 @@ def _who(store: Store) -> str:
 def decide_document(store: Store, verb: str, id: str, by: str | None = None,
                     note: str | None = None) -> dict[str, Any]:
     """Ratify or reject; the document `binder ratify|reject --json` prints and the `binder_*` tools return."""
-    from memstack.kb import disputes
 
     if by is not None and not by.strip():  # given empty: bad input, not "the default"
         raise bad("--by", repr(by), "must name who decides")
@@ -63,9 +62,7 @@ def _by(store: Store, by: str | None) -> str:
 
 def file_document(store: Store, *, path: str, by: str | None = None, note: str | None = None) -> dict[str, Any]:
     """`binder file --json` and the `binder_file` tool: the Binder entry (the copy is at its `path`)."""
-    from pathlib import Path
 
-    from memstack.kb import documents
 
     if not isinstance(path, str) or not path.strip():
         raise bad("PATH", repr(path), "name a document to file")
@@ -75,6 +72,5 @@ def file_document(store: Store, *, path: str, by: str | None = None, note: str |
 def edge_document(store: Store, *, source: str, target: str, relation: str, by: str | None = None,
                   note: str | None = None) -> dict[str, Any]:
     """`binder edge --json` and the `binder_edge` tool: the entry appended."""
-    from memstack.kb import edges
 
     return edges.add(store.root, source, target, relation, _by(store, by), now_ms(), note)

@@ -3,6 +3,7 @@
 from typing import Any
 
 from memstack.boot import context as boot
+from memstack.kb import edges
 from memstack.repo.store import Store, resolve_agent
 
 
@@ -15,7 +16,6 @@ def show_document(store: Store, agent: str | None) -> dict[str, Any]:
     """The agent's anchor; the document `boot show --json` prints and the `boot_show` tool returns.
     With it, `edges`: the Binder's confirmed edges that touch the anchor's open threads (read from
     kb/binder.jsonl as it is now, not part of the derived anchor)."""
-    from memstack.kb import edges
 
     anchor = boot.show(store.root, resolve_agent(store, agent))
     return {**anchor, "edges": edges.touching(store.root, anchor.get("open_threads") or [])}

@@ -3,6 +3,7 @@
 from typing import Any
 
 from memstack.base.times import given_or_none, now_ms
+from memstack.kb import factstore
 from memstack.kb.facts import Fact
 from memstack.repo.store import Store, resolve_agent
 
@@ -13,7 +14,6 @@ def capture_document(store: Store, *, subject: Any, predicate: Any, object: Any,
     """`capture --json` and the `capture` tool: the new fact first, then the facts it closed.
 
     Times not given (or `now`) are now: valid_from when called, recorded_at once the subject's lock is held."""
-    from memstack.kb import factstore
 
     valid_from, recorded_at = given_or_none(valid_from, "valid-from"), given_or_none(recorded_at, "recorded-at")
     new, closed = factstore.capture(store.root, subject=subject, predicate=predicate, object=object,

@@ -3,6 +3,7 @@
 from typing import Any
 
 from memstack.base.times import given_or_none, now_ms
+from memstack.kb import factstore
 from memstack.kb.facts import Fact
 from memstack.kb.readers import FactReader
 from memstack.repo.store import Store, resolve_agent
@@ -12,7 +13,6 @@ def add_document(store: Store, *, subject: Any, predicate: Any, object: Any, val
                  recorded_at: Any = None, confidence: Any = "1.0", agent: str | None = None, source: Any = None,
                  table: Any = "knowledge") -> list[Fact]:
     """`fact add --json` and the `fact_add` tool; times not given (or `now`) are now."""
-    from memstack.kb import factstore
 
     valid_from, recorded_at = given_or_none(valid_from, "valid-from"), given_or_none(recorded_at, "recorded-at")
     now = now_ms()
@@ -39,7 +39,6 @@ def history_document(reader: FactReader, *, subject: Any, limit: Any = None, cur
 def invalidate_document(store: Store, *, subject: Any, predicate: Any, valid_to: Any = None,
                         recorded_at: Any = None, object: Any = None) -> list[Fact]:
     """`fact invalidate --json` and the `fact_invalidate` tool; valid_to not given (or `now`) is now."""
-    from memstack.kb import factstore
 
     valid_to, recorded_at = given_or_none(valid_to, "valid-to"), given_or_none(recorded_at, "recorded-at")
     return factstore.invalidate(store.root, subject=subject, predicate=predicate, object=object,

@@ -4,6 +4,7 @@ import shlex
 from typing import Any
 
 from memstack.base.times import given_or_none, now_ms
+from memstack.kb.disputes import disputed_with
 from memstack.kb.facts import RECALL_PREDICATES
 from memstack.kb.readers import FactReader
 
@@ -15,7 +16,6 @@ def recall_document(reader: FactReader, *, subject: Any, now_ts: Any = None, lim
     the subject holds facts recall leaves out or records waiting in the Binder.
 
     Two agents that disagree: both sides are shown, each marked `disputed_with` the other."""
-    from memstack.kb.disputes import disputed_with
 
     now = given_or_none(now_ts, "now-ts")
     now = now_ms() if now is None else now

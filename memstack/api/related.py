@@ -4,15 +4,15 @@ from typing import Any
 
 from memstack.base import pages
 from memstack.base.times import now_ms
+from memstack.kb import related as walk
 from memstack.repo.store import Store
 
 
 def related_document(store: Store, *, subject: str, depth: Any = 1, limit: Any = None,
                      cursor: str | None = None) -> dict[str, Any]:
     """The document `related --json` prints and the `related` tool returns."""
-    from memstack.kb import edges
 
     pages.check_limit(limit)
-    found = edges.related(store.root, subject, depth, now_ms())
-    page = pages.page(found, limit=limit, cursor=cursor, key=edges.item_key)
-    return {"subject": subject, "depth": edges.check_depth(depth), "items": page.items, **page.fields()}
+    found = walk.related(store.root, subject, depth, now_ms())
+    page = pages.page(found, limit=limit, cursor=cursor, key=walk.item_key)
+    return {"subject": subject, "depth": walk.check_depth(depth), "items": page.items, **page.fields()}

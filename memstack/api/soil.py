@@ -4,7 +4,8 @@ from typing import Any
 
 from memstack.base import pages
 from memstack.base.times import given_or_none, now_ms
-from memstack.repo.store import Store
+from memstack.intake import log as intake
+from memstack.repo.store import Store, resolve_agent
 from memstack.soil import records as soil
 
 
@@ -35,8 +36,6 @@ def graduate_document(store: Store, *, collection: str, key: str, agent: str | N
                       predicate: Any = None, object: Any = None, tier: Any = "observed",
                       confidence: Any = 0.5) -> dict[str, Any]:
     """`soil graduate --json` and the `soil_graduate` tool: the intake record, its file, the retired SOIL record."""
-    from memstack.intake import log as intake
-    from memstack.repo.store import resolve_agent
 
     now = now_ms()
     who = resolve_agent(store, agent)

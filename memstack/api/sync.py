@@ -3,10 +3,10 @@
 from typing import Any
 
 from memstack.repo.store import Store
+from memstack.workflows import sync
 
 
 def sync_document(store: Store) -> dict[str, Any]:
     """`sync --json` and the `sync` tool."""
-    from memstack.workflows import sync
 
     return sync.sync(store.root)

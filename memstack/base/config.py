@@ -35,7 +35,7 @@ def skew_seconds(document: Any) -> int:
 
 
 def _yaml() -> Any:
-    from ruamel.yaml import YAML
+    from ruamel.yaml import YAML  # deferred: ~20-30 ms to import, needed only to read or edit YAML
 
     yaml = YAML()  # round-trip: keeps comments, order and quoting
     yaml.preserve_quotes = True
@@ -74,7 +74,7 @@ def validate(document: Any, path: Path) -> None:
 
 def parse(text: str, where: str) -> Any:
     """The YAML document in `text` (an empty file is an empty mapping), not yet validated."""
-    from ruamel.yaml.error import YAMLError
+    from ruamel.yaml.error import YAMLError  # deferred with YAML above
 
     try:
         document = _yaml().load(text)

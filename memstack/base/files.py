@@ -10,6 +10,7 @@ by the next process that writes one.
 write step (`crash_point`): the crash tests use it to interrupt a run anywhere.
 """
 
+import fcntl
 import os
 import signal
 import tempfile
@@ -18,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
+from memstack.base import jsonio
 from memstack.base.errors import MemstackError
 
 LOCAL = ".memstack"  # per clone, git-ignored: the fact index, locks, temporary files, pending work
@@ -55,11 +57,6 @@ def committing(store: Path, exclusive: bool = True) -> Iterator[None]:
     pre-commit framework stashes unstaged changes during a commit, so a write landing then could
     be lost); every write under `locked` holds it shared, so writes wait for the commit, no longer.
     Nothing that runs inside a git hook may take `locked`: the hook runs while sync holds the window."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - no flock: no window
-        yield
-        return
     fd = os.open(lock_path(store, "commit-window"), os.O_RDWR | os.O_CREAT, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
@@ -71,7 +68,7 @@ def committing(store: Path, exclusive: bool = True) -> Iterator[None]:
 @contextmanager
 def locked(store: Path, relpath: str) -> Iterator[None]:
     """Hold an exclusive cross-process lock on one store file (by its store-relative path)."""
-    from filelock import FileLock, Timeout
+    from filelock import FileLock, Timeout  # deferred: ~30 ms to import, needed only when a lock is taken
 
     lock = FileLock(lock_path(store, relpath))
     try:
@@ -85,7 +82,7 @@ def locked(store: Path, relpath: str) -> Iterator[None]:
 @contextmanager
 def try_locked(store: Path, name: str) -> Iterator[bool]:
     """The lock `name` if no process holds it (True), else False at once, without waiting."""
-    from filelock import FileLock, Timeout
+    from filelock import FileLock, Timeout  # deferred: ~30 ms to import, needed only when a lock is taken
 
     lock = FileLock(lock_path(store, name))
     try:
@@ -306,7 +303,6 @@ def read_log(store: Path, relpath: str) -> list[dict]:  # type: ignore[type-arg]
 
 def read_jsonl(path: Path, relpath: str) -> list[dict]:  # type: ignore[type-arg]
     """Every record of a JSONL file; a torn last line or a bad line is an error naming the line."""
-    from memstack.base import jsonio
 
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
@@ -317,7 +313,6 @@ def read_jsonl(path: Path, relpath: str) -> list[dict]:  # type: ignore[type-arg
 def iter_jsonl(path: Path, relpath: str) -> Iterator[dict]:  # type: ignore[type-arg]
     """The records of a JSONL file one by one, read a megabyte at a time (what read_jsonl lists): a
     reader that keeps a few of a long log's records never holds the rest, nor the whole file."""
-    from memstack.base import jsonio
 
     check_tail(path, relpath)
     number = 1

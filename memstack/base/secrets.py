@@ -46,6 +46,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import orjson
+
+from memstack.base import config
 from memstack.base.errors import MemstackError, bad
 
 # detect-secrets' plugins that recognise a credential by its shape or its name.
@@ -222,7 +225,6 @@ def for_store(store: Path) -> Policy:
 
 @cache
 def _loaded(path: Path, mtime_ns: int, size: int) -> Policy:
-    from memstack.base import config
 
     try:
         return policy(config.load(path.parent).document)
@@ -234,14 +236,16 @@ def _loaded(path: Path, mtime_ns: int, size: int) -> Policy:
 
 @cache
 def _configured() -> bool:
-    from detect_secrets.settings import configure_settings_from_baseline
+    from detect_secrets.settings import (
+        configure_settings_from_baseline,  # deferred: ~110 ms, only when a line looks like a credential
+    )
 
     configure_settings_from_baseline({"plugins_used": [{"name": name} for name in PLUGINS]})
     return True
 
 
 def _library(line: str) -> set[str]:
-    from detect_secrets.core.scan import scan_line
+    from detect_secrets.core.scan import scan_line  # deferred with the settings above
 
     _configured()
     return {found.type for found in scan_line(line)}
@@ -289,8 +293,6 @@ def scan(value: Any, field: str = "", policy: Policy = DEFAULT) -> list[Finding]
     one look at its JSON (JSON escapes only quotes, backslashes and control characters, none of which
     a word holds): a promotion's 100,000 facts would otherwise cost a prefilter call for each field."""
     if not isinstance(value, str) and not policy.extra:
-        import orjson
-
         try:
             low = orjson.dumps(value).decode("utf-8").lower()
         except TypeError:  # not plain JSON (a key that is no string, ...): field by field
@@ -301,8 +303,6 @@ def scan(value: Any, field: str = "", policy: Policy = DEFAULT) -> list[Finding]
 
 
 def _walk(value: Any, field: str, policy: Policy) -> Iterator[Finding]:
-    import orjson
-
     if isinstance(value, str):
         yield from scan_text(value, field or "value", policy)
     elif isinstance(value, dict):
@@ -447,8 +447,6 @@ def _extra_lines(new: bytes, policy: Policy) -> list[tuple[int, bytes]]:
 
 def _line(line: str, json_lines: bool, policy: Policy) -> list[Finding]:
     if json_lines:
-        import orjson
-
         stripped = line.strip().rstrip(",")
         for candidate in (stripped, "{" + stripped + "}"):
             try:
@@ -480,8 +478,6 @@ def redact(value: Any, policy: Policy = DEFAULT) -> Any:
     if isinstance(value, list):
         if len(value) < 64:
             return [redact(item, policy) for item in value]
-        import orjson
-
         hit = flagged([orjson.dumps(item) for item in value], policy)
         return [redact(item, policy) if index in hit else item for index, item in enumerate(value)]
     return value

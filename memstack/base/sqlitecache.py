@@ -126,7 +126,7 @@ class Database:
         if self.lock is None:
             yield
             return
-        from filelock import FileLock, Timeout
+        from filelock import FileLock, Timeout  # deferred: ~30 ms to import, needed only when a lock is taken
 
         try:
             with FileLock(files.lock_path(store, self.lock)).acquire(timeout=LOCK_TIMEOUT, poll_interval=0.005):

@@ -13,6 +13,7 @@ from typing import Any
 from memstack.base import jsonio, schemas
 from memstack.base.errors import MemstackError, bad
 from memstack.base.files import write_changed
+from memstack.base.jsonio import line_runs
 from memstack.base.names import NAME_RE, check_name
 from memstack.base.times import iso
 from memstack.handoff import sealed as handoff
@@ -59,7 +60,6 @@ def _streamed_summary(source: Source) -> tuple[list[dict[str, Any]], int] | None
     time (the view of a million records is 88 MB) without parsing every line: each line's `recorded_at`
     is found by one pattern over the bytes (a JSON string holds no bare quote, so it is the fact's own),
     and only a line as recent as the BOOT_FACTS-th so far is parsed. None: no view, or not that shape."""
-    from memstack.base.jsonio import line_runs
 
     best: list[tuple[tuple[int, str], dict[str, Any]]] = []  # (recency, fact), pruned to BOOT_FACTS
     count = found = 0

@@ -13,6 +13,7 @@ from memstack.base import jsonio, schemas
 from memstack.base.errors import bad
 from memstack.base.files import append_line, locked, read_log
 from memstack.base.layout import DECISIONS, LEDGER
+from memstack.base.secrets import refuse_secrets
 
 PAST = {"ratify": "ratified", "reject": "rejected"}
 
@@ -64,7 +65,6 @@ def decide(store: Path, intake_id: str, decision: str, by: str, now_ms: int, not
 def check_entry(store: Path, entry: dict[str, Any], note: str | None) -> None:
     """A confirmed document or edge (`documents.py`, `edges.py`) made ready for kb/binder.jsonl: its note
     added, then refused if it holds a credential (I8) or does not match schemas/binder.schema.json."""
-    from memstack.base.secrets import refuse_secrets
 
     if note:
         entry["note"] = note

@@ -21,7 +21,12 @@ and the checks pay nothing for it.
 from collections.abc import Iterable
 from typing import Any
 
-from memstack.base import layout
+from memstack.base import files, jsonio, layout, schemas
+from memstack.base.errors import bad
+from memstack.base.times import iso
+from memstack.kb import binder, factstore
+from memstack.kb.factfiles import Closing
+from memstack.kb.index import queries
 
 Fact = dict[str, Any]
 
@@ -83,8 +88,6 @@ def waiting(store: Any) -> list[dict[str, Any]]:
     """Every disagreement in the store's facts (through the fact index: only the open facts of the
     subject+predicate keys holding two or more are read, then the predecessors by id), as `binder list`
     shows it."""
-    from memstack.base.times import iso
-    from memstack.kb.index import queries
 
     found = []
     for open_facts in queries.open_by_key(store, queries.crowded(store)).values():
@@ -99,7 +102,6 @@ def waiting(store: Any) -> list[dict[str, Any]]:
 
 def side_of(store: Any, fact_id: str) -> dict[str, Any] | None:
     """The disagreement that fact `fact_id` is an open side of, or None."""
-    from memstack.kb.index import queries
 
     where = queries.locate(store, [fact_id])
     if fact_id not in where:
@@ -114,11 +116,6 @@ def side_of(store: Any, fact_id: str) -> dict[str, Any] | None:
 def decide(store: Any, fact_id: str, decision: str, by: str, now: int, note: str | None = None) -> dict[str, Any]:
     """A human settles a disagreement: `ratify` closes every other open side at `now`, superseded by
     this one; `reject` closes this side at `now`. The decision is appended to kb/binder.jsonl."""
-    from memstack.base import files, jsonio, schemas
-    from memstack.base.errors import bad
-    from memstack.base.times import iso
-    from memstack.kb import binder, factstore
-    from memstack.kb.factfiles import Closing
 
     record: dict[str, Any] = {"fact_id": fact_id, "decision": decision, "decided_at": now, "by": by}
     if note:

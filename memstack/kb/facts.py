@@ -13,6 +13,8 @@ reference answers: the SQLite index (kb/index/) must give the same ones.
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
+import orjson
+
 from memstack.base import ids
 from memstack.base.errors import MemstackError, bad
 from memstack.base.names import check_name
@@ -191,13 +193,9 @@ class Row(NamedTuple):
         """About the bytes of its JSON (pages.py's byte budget), without parsing it."""
         if self.line is not None:
             return len(self.line)
-        import orjson
-
         return len(orjson.dumps(self.known))
 
     def fact(self, as_of: int | None = None) -> Fact:
         """The fact; with `as_of`, as the store held it then (the row was selected as known by then)."""
-        import orjson
-
         fact = self.known if self.known is not None else orjson.loads(self.line)  # type: ignore[arg-type]
         return fact if as_of is None else believed_at(fact, as_of) or fact

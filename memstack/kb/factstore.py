@@ -18,13 +18,14 @@ Semantics in detail (see docs/facts.md):
   through contradicting captures never has two versions valid at once.
 """
 
+import hashlib
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from memstack.base import clock, files, schemas
+from memstack.base import clock, files, jsonio, schemas
 from memstack.base.errors import MemstackError, bad
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import iso
@@ -39,7 +40,6 @@ __all__ = ["Closing", "add", "append_many", "capture", "close_many", "existing_i
 
 
 def _key_name(subject: str, predicate: str) -> str:
-    import hashlib
 
     return "facts-key-" + hashlib.sha1(f"{subject}\0{predicate}".encode()).hexdigest()
 
@@ -65,7 +65,6 @@ def _pending_path(store: Path, key: str) -> Path:
 
 def finish_pending(store: Path) -> None:
     """Finish the captures killed processes left half done (the ones no live process holds)."""
-    from memstack.base import jsonio
 
     try:
         names = sorted(n for n in os.listdir(store / files.LOCAL / PENDING) if n.endswith(".json"))
@@ -185,7 +184,6 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
     `clock()` once the subject+predicate lock is held, so a closing is never recorded
     before a fact a concurrent capture recorded just ahead of it.
     """
-    from memstack.base import jsonio
 
     def make(at: Any) -> Fact:
         return facts.make(subject=subject, predicate=predicate, object=object, valid_from=valid_from,

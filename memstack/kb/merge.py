@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from memstack.base import layout
+from memstack.base.times import iso
 from memstack.kb import disputes
 
 
@@ -125,7 +126,6 @@ def _window(fact: dict) -> str:  # type: ignore[type-arg]
 
 def _when(ms: object) -> object:
     """A time as ISO-8601 in a message (the file keeps milliseconds)."""
-    from memstack.base.times import iso
 
     if isinstance(ms, int) and not isinstance(ms, bool):
         try:

@@ -12,7 +12,10 @@ from typing import Any, Protocol
 
 from memstack.base import pages
 from memstack.base.pages import Page
-from memstack.kb.facts import Fact, Row
+from memstack.kb import facts, factstore, views
+from memstack.kb.facts import Fact, Row, is_recall_predicate
+from memstack.kb.index import queries
+from memstack.repo.sources import WorktreeSource
 from memstack.repo.store import Store, open_store
 
 
@@ -65,7 +68,6 @@ class Lists:
 
     def valid_at_page(self, ts: Any, subject: Any = None, as_of: Any = None, *, limit: Any = None,
                       cursor: str | None = None, max_bytes: int | None = None) -> Page[Fact]:
-        from memstack.kb import factstore
 
         ts, subject, as_of = factstore.query_args(ts, subject, as_of)
         pages.check_limit(limit)
@@ -74,7 +76,6 @@ class Lists:
 
     def history_page(self, subject: Any, *, limit: Any = None, cursor: str | None = None,
                      max_bytes: int | None = None) -> Page[Fact]:
-        from memstack.kb import facts
 
         subject = facts.text(subject, "subject")
         pages.check_limit(limit)
@@ -83,7 +84,6 @@ class Lists:
     def recall_page(self, subject: Any, now_ts: Any, *, limit: Any = None, cursor: str | None = None,
                     max_bytes: int | None = None) -> Page[Fact]:
         """Most recent first; without a limit, at most memory.recall_limit."""
-        from memstack.kb import factstore
 
         subject, now, _ = factstore.recall_args(subject, now_ts, 1)
         size = pages.check_limit(limit)
@@ -96,7 +96,6 @@ class Lists:
 
     def other_predicates(self, subject: str, now_ts: int) -> tuple[int, list[str]]:
         """The facts about `subject` valid at `now_ts` that recall leaves out: how many, and their predicates."""
-        from memstack.kb.facts import is_recall_predicate
 
         count, predicates = 0, set()
         for row in self.valid_at_rows(now_ts, subject, None):
@@ -129,17 +128,14 @@ class FileReader(Lists):
         return open_store(self.root).root if self.root is None else self.root
 
     def valid_at_rows(self, ts: int, subject: str | None, as_of: int | None) -> Iterator[Row]:
-        from memstack.kb.index import queries
 
         return queries.valid_at_rows(self._store(), ts, subject, as_of)
 
     def history_rows(self, subject: str) -> Iterator[Row]:
-        from memstack.kb.index import queries
 
         return queries.history_rows(self._store(), subject)
 
     def recall_rows(self, subject: str, now_ts: int) -> Iterator[Row]:
-        from memstack.kb.index import queries
 
         return iter(()) if self.root is None else queries.recall_rows(self.root, subject, now_ts)
 
@@ -149,8 +145,6 @@ class FileReader(Lists):
     def binder_waiting(self, subject: str) -> int:
         if self.root is None:
             return 0
-        from memstack.kb import views
-        from memstack.repo.sources import WorktreeSource
 
         return sum(1 for record in views.each_waiting(WorktreeSource(self.root)) if record.get("subject") == subject)
 

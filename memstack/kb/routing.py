@@ -16,6 +16,8 @@ from typing import Any
 
 import orjson
 
+from memstack.intake.log import check_confidence
+
 SUB_TIERS = ("knowledge", "jeles_atoms", "opus_atoms", "binder")
 BROKEN = "; not called again in this promotion"  # a classifier that cannot run or hangs is not retried
 FACT_TABLES = ("knowledge", "jeles_atoms", "opus_atoms")
@@ -30,7 +32,6 @@ class Rules:
 
     @classmethod
     def from_config(cls, config: Any) -> "Rules":
-        from memstack.intake.log import check_confidence
 
         return cls(knowledge_min_confidence=check_confidence(config.get("promotion", "knowledge_min_confidence"),
                                                              "promotion.knowledge_min_confidence"),

@@ -16,11 +16,13 @@ from typing import Any
 
 import orjson
 
-from memstack.base import files
-from memstack.base.jsonio import compact
+from memstack.base import files, progress
+from memstack.base.jsonio import compact, iter_jsonl, iter_jsonl_pieces
+from memstack.base.layout import DECISIONS, LEDGER
 from memstack.base.spill import Spill, sorted_runs
+from memstack.kb import disputes
 from memstack.kb.routing import FACT_TABLES
-from memstack.repo.sources import Source
+from memstack.repo.sources import Source, WorktreeSource
 
 QUEUE = "kb/binder_queue.json"
 _LINE = orjson.OPT_SORT_KEYS
@@ -79,8 +81,6 @@ def each_waiting(source: Source) -> Iterator[dict[str, Any]]:
 def _log(source: Source, relpath: str) -> Iterator[dict[str, Any]]:
     """The records of an append-only log, read a megabyte at a time (the ledger of a million records
     is 200 MB): a work tree's file, or a source's stream (a commit's blob; promote's recorded build)."""
-    from memstack.base.jsonio import iter_jsonl_pieces
-    from memstack.repo.sources import WorktreeSource
 
     if isinstance(source, WorktreeSource):
         path = source.root / relpath
@@ -91,7 +91,6 @@ def _log(source: Source, relpath: str) -> Iterator[dict[str, Any]]:
 def _waiting(source: Source) -> Iterator[dict[str, Any]]:
     """The waiting records one by one, the logs read line by line: only the waiting ids and their
     files are kept, never the whole ledger."""
-    from memstack.base.layout import DECISIONS, LEDGER
 
     decided = {d.get("intake_id") for d in _log(source, DECISIONS)}
     # binder-routed id -> the intake file its ledger lines name (a tuple in the rare case of several),
@@ -128,7 +127,6 @@ def distillations(source: Source) -> dict[int, int]:
     view. A fact no ledger line made (written directly, `fact add` or `capture`) is in the views as
     soon as it is recorded: its `recorded_at`. A function of the logs alone, so a rebuild gives the
     same bytes. Held as small integers (one ledger line of a million costs ~80 bytes), times shared."""
-    from memstack.base.layout import LEDGER
 
     first: dict[int, int] = {}
     times: dict[int, int] = {}
@@ -178,7 +176,6 @@ class _Body:
 def _bodies(source: Source) -> Iterator[tuple[str, _Body]]:
     """Every KB view's body, by store-relative path: the three fact views, then the Binder queue
     (with the disagreements), each handed over when done."""
-    from memstack.kb import disputes
 
     by_table = {table: _Body(table, "facts") for table in FACT_TABLES}
     claims: list[dict[str, Any]] = []
@@ -211,7 +208,6 @@ def build(source: Source) -> dict[str, files.Data]:
 
 def _jsonl(data: bytes | None, relpath: str) -> Iterator[dict[str, Any]]:
     """The records of a JSONL file read through a Source, one at a time (none when it does not exist)."""
-    from memstack.base.jsonio import iter_jsonl
 
     return iter_jsonl(data or b"", relpath)
 
@@ -226,7 +222,6 @@ def _fact_files(source: Source) -> Iterator[str]:
 def _open_lines(source: Source) -> Iterator[tuple[list[Any], str, bytes, dict[str, Any] | None]]:
     """(sort key, table, view line, the fact if it names facts it closed) of every open fact, each
     stamped with its `distilled_at`."""
-    from memstack.base import progress
 
     first = distillations(source)
     paths = list(_fact_files(source))

@@ -6,6 +6,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from memstack.base.config import load
 from memstack.base.errors import MemstackError
 
 ENV = "MEMSTACK_PG"
@@ -15,7 +16,7 @@ EXTRA = "pip install 'memstack[pg]'"
 def psycopg() -> Any:
     """The driver, or a clear exit-2 message when the optional extra is not installed."""
     try:
-        import psycopg as driver
+        import psycopg as driver  # the optional `pg` extra: imported only for the replica
     except ImportError:
         raise MemstackError(f"the PostgreSQL replica needs psycopg 3, which is not installed: {EXTRA}") from None
     return driver
@@ -28,7 +29,6 @@ def resolve_dsn(given: str | None, store: Path | None) -> str:
     if os.environ.get(ENV):
         return os.environ[ENV]
     if store is not None:
-        from memstack.base.config import load
 
         configured = load(store).get("replica", "postgres")
         if configured:
@@ -40,7 +40,7 @@ def resolve_dsn(given: str | None, store: Path | None) -> str:
 def describe(dsn: str) -> str:
     """Where a DSN points, without its password (for messages)."""
     try:
-        from psycopg.conninfo import conninfo_to_dict
+        from psycopg.conninfo import conninfo_to_dict  # the optional `pg` extra
 
         info = conninfo_to_dict(dsn)
     except Exception:  # a malformed DSN is reported by connect(); here only a label is wanted

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack import __version__
-from memstack.base import layout, progress
+from memstack.base import config, layout, progress
 from memstack.base.errors import MemstackError
 from memstack.replica import db
 from memstack.replica.tables import BY_KIND, SCHEMA, SYNC_STATE, TABLES, VERSION, Table, copy_lines
@@ -56,7 +56,6 @@ class Report:
 def head(root: Path, cat: git.CatFile) -> Head:
     """HEAD of the repository holding the store, and the store's own tree in it (the store may be a folder:
     `COMMIT:./` is the tree of the folder git runs in)."""
-    from memstack.base import config
 
     commit = git.rev_parse(root, "HEAD")
     if commit is None:

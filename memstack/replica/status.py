@@ -3,6 +3,7 @@
 from pathlib import Path
 from typing import Any
 
+from memstack.base.times import iso
 from memstack.replica import db
 from memstack.replica.tables import SCHEMA, TABLES, VERSION
 from memstack.repo import git
@@ -21,7 +22,6 @@ def status(root: Path | None, dsn: str) -> dict[str, Any]:
                 cur.execute(f"SELECT commit, synced_ms, memstack_version, schema_version FROM {SCHEMA}.sync_state")
                 found = cur.fetchone()
                 if found is not None and found[3] == VERSION:
-                    from memstack.base.times import iso
 
                     document.update(synced=True, commit=found[0], synced_at=iso(found[1]),
                                     memstack_version=found[2])

@@ -25,6 +25,7 @@ import orjson
 from memstack.base import layout
 from memstack.base.errors import MemstackError
 from memstack.base.times import MAX_MS, MIN_MS, parse_ts
+from memstack.kb.index.schema import line_problem
 
 SCHEMA = "memstack"
 VERSION = 1  # the layout of these tables; a replica of another version is dropped and copied again
@@ -187,7 +188,6 @@ def copy_lines(table: Table, path: str, numbered: Iterable[tuple[int, bytes]]) -
         except orjson.JSONDecodeError:
             record = None
         if table is FACTS and not _is_fact(record):
-            from memstack.kb.index.schema import line_problem
 
             raise MemstackError(f"{path}:{number}: I5 {line_problem(line) or 'not a fact'} (fix it, then sync again)")
         get = record.get if type(record) is dict else {}.get

@@ -6,6 +6,7 @@ content, and one long-running `git cat-file --batch` reads a commit's blobs ~30x
 faster than one read per blob (docs/architecture.md).
 """
 
+import hashlib
 import os
 import re
 import subprocess
@@ -279,7 +280,6 @@ def changes_since(cwd: Path, base: str, target: str | None, paths: Sequence[str]
 def _blob_digest(like: str, size: int) -> Any:
     """A hash begun as git begins a blob's id of `size` bytes, in the hash of the id `like` (sha1, or
     sha256 by its length)."""
-    import hashlib
 
     return hashlib.new("sha256" if len(like) == 64 else "sha1", b"blob %d\0" % size)
 

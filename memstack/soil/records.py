@@ -10,12 +10,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from memstack.base import jsonio, schemas
 from memstack.base.errors import bad
 from memstack.base.files import locked, refuse_symlinks, write_atomic
 from memstack.base.names import check_name
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import iso
+from memstack.intake import log as intake
 
 
 def relpath(collection: str, key: str) -> str:
@@ -105,8 +108,6 @@ def iter_records(store: Path, collection: str, now_ms: int, include_expired: boo
 
 def content_of(value: Any) -> str:
     """A SOIL value as intake content: a string as it is, any other value as compact JSON (keys sorted)."""
-    import orjson
-
     return value if isinstance(value, str) else orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
@@ -115,7 +116,6 @@ def graduate(store: Path, collection: str, key: str, now_ms: int,
     """Graduate a live SOIL record to intake (Willow: stable facts go on to the KB): `make_intake(record,
     relpath)` makes the intake record, which is appended; then the SOIL record is retired: expired now and
     marked `graduated_to` with the intake id, never deleted. Returns (intake record, its file, SOIL record)."""
-    from memstack.intake import log as intake
 
     with locked(store, relpath(collection, key)):
         record = _read(store, relpath(collection, key))

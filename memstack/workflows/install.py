@@ -23,6 +23,7 @@ from memstack.base import config
 from memstack.base.errors import MemstackError, bad
 from memstack.base.names import check_name
 from memstack.base.resources import data_dir
+from memstack.boot import context as boot
 from memstack.repo import git, precommit
 from memstack.repo.store import is_store
 
@@ -186,7 +187,6 @@ def init(root: Path, agents: list[str], commit_identity: dict[str, str] | None =
                 cfg.document["memory"]["default_agent"] = agents[0]
         cfg.document.setdefault("memstack", {})["version"] = __version__
         cfg.save()
-        from memstack.boot import context as boot
 
         undo.made += [root / rel for rel in boot.rebuild(root)]
         return _finish(root, repo, folder, resumed=False, undo=undo, agents=listed)

@@ -26,7 +26,11 @@ import orjson
 
 from memstack.base import files, jsonio, layout
 from memstack.base.times import iso
+from memstack.kb import disputes as disputes_module
+from memstack.kb.index.build import freshness
 from memstack.repo import git
+from memstack.repo.store import folder_of
+from memstack.workflows import promote
 
 CACHE = "status.json"  # in .memstack/: what status remembers, each part with the signature it holds for
 _SOURCES = ("kb", "intake", "handoffs")  # what the derived files are built from (and the views themselves)
@@ -108,7 +112,6 @@ def binder_waiting(store: Path, to_binder: set[str], index_fresh: bool) -> dict[
     decided = {d.get("intake_id") for d in files.read_log(store, layout.DECISIONS)}
     disputes = None
     if index_fresh:
-        from memstack.kb import disputes as disputes_module
 
         disputes = len(disputes_module.waiting(store))
     return {"records": len(to_binder - decided), "disputes": disputes}
@@ -133,7 +136,6 @@ def _signature(store: Path) -> str:
 
 def stale_derived(store: Path, memory: dict[str, Any]) -> tuple[list[str], bool]:
     """The derived files that differ from a rebuild, and whether that was remembered (no rebuild made)."""
-    from memstack.workflows import promote
 
     before = _signature(store)
     kept = memory.get("derived")
@@ -155,7 +157,6 @@ def _recall(store: Path) -> dict[str, Any]:
 
 def uncommitted(store: Path) -> list[dict[str, str]] | None:
     """The store's files git would commit (`git status`, untracked included); None outside a work tree."""
-    from memstack.repo.store import folder_of
 
     if not git.is_worktree(store):
         return None
@@ -176,7 +177,6 @@ def uncommitted(store: Path) -> list[dict[str, str]] | None:
 
 def last_promotion(store: Path, last_promoted_at: int | None) -> dict[str, Any] | None:
     """The newest promotion commit touching the store, and the ledger's last promoted_at."""
-    from memstack.repo.store import folder_of
 
     commit = None
     if git.is_worktree(store) and git.has_commits(store):
@@ -193,7 +193,6 @@ def last_promotion(store: Path, last_promoted_at: int | None) -> dict[str, Any] 
 
 
 def status(store: Path) -> dict[str, Any]:
-    from memstack.kb.index.build import freshness
 
     memory = _recall(store)
     per_file, to_binder, last = _ledger(store, memory)

@@ -31,6 +31,7 @@ from memstack.base import files, layout
 from memstack.base.errors import MemstackError
 from memstack.base.output import plural
 from memstack.repo import git
+from memstack.workflows import promote
 
 LOCK = ".memstack/locks/git.lock"  # memstack's own git operations, one at a time per clone
 LOCK_WAIT = 600  # seconds: a sync waits for the one before it (retries and hooks included)
@@ -176,7 +177,7 @@ def _pull(run: _Git, remote: str, branch: str) -> dict[str, Any]:
 
 def sync(store: Path) -> dict[str, Any]:
     """Commit, pull, rebuild, push (the module text); returns what was done."""
-    from filelock import FileLock, Timeout
+    from filelock import FileLock, Timeout  # deferred: ~30 ms to import, needed only when a lock is taken
 
     run = _Git(store)
     try:
@@ -205,7 +206,6 @@ def sync(store: Path) -> dict[str, Any]:
 
 def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, done: dict[str, Any]) -> bool:
     """One commit, pull, rebuild, push; False when the push found the remote moved (try again)."""
-    from memstack.workflows import promote
 
     committed = _commit(run, memory_paths(store), "", "the commit of the memory")
     if committed and done["committed"] is None:

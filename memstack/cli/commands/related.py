@@ -4,12 +4,11 @@ from typing import Any
 
 from memstack.base.output import emit
 from memstack.cli.commands import doc
+from memstack.kb.edges import MAX_DEPTH
 from memstack.repo.store import open_store
 
 
 def register(sub: Any, common: Any) -> None:
-    from memstack.kb.edges import MAX_DEPTH
-
     p = sub.add_parser(
         "related", parents=[common], help="a subject's Binder edges and the facts naming other subjects",
         **doc("Walk out from SUBJECT: the human-confirmed edges that touch it (either end), and its facts"

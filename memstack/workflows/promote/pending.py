@@ -30,6 +30,7 @@ from typing import Any
 
 from memstack.base import files, jsonio
 from memstack.base.layout import DECISIONS, LEDGER
+from memstack.base.times import day, parse_ts
 
 STATE = "promoted.json"
 _VERSION = 2
@@ -163,7 +164,6 @@ def _since(store: Path, state: dict[str, Any], size: int, take: Take) -> Found |
 def _ratified(store: Path, offset: int, found: Found) -> bool:
     """The ratify decisions made since `offset` whose record is not yet a fact, and their records (from
     the Binder queue view, checked against their intake file); False when one cannot be found."""
-    from memstack.base.times import day, parse_ts
 
     data = (store / DECISIONS).read_bytes() if (store / DECISIONS).exists() else b""
     found.decisions = len(data)
