@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base.errors import bad
+from memstack.base.pages import MAX_LIMIT
 
 AGENT = "the agent (default: MEMSTACK_AGENT, then memory.default_agent in memstack.yaml)"
 
@@ -34,7 +35,6 @@ def read_text_input(file: str | None, what: str) -> str:
 
 def page_options(parser: Any, what: str = "items") -> None:
     """`--limit N` and `--cursor C`: the bounded answer every list verb gives (memstack/base/pages.py)."""
-    from memstack.base.pages import MAX_LIMIT
 
     parser.add_argument("--limit", metavar="N", type=_whole,
                         help=f"at most N {what} (1 to {MAX_LIMIT}); when more remain, --json says next_cursor and"

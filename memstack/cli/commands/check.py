@@ -6,7 +6,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memstack.base import layout, progress
 from memstack.base.errors import MemstackError, bad
+from memstack.base.output import emit
+from memstack.repo import git, store
 
 HELP = """\
 Checks memory changes against the invariants I1-I8 and lists every violation as
@@ -47,8 +50,6 @@ def _scope(explicit: str | None, hook: bool, tips: list[str]) -> tuple[Path, lis
     checked). A hook checks the repository git runs it in, so MEMSTACK_HOME naming a store outside
     it is passed over. A bare repository (pre-receive): every store the old or new tips hold.
     """
-    from memstack.repo import git, store
-
     named = explicit or os.environ.get("MEMSTACK_HOME") or os.environ.get("WILLOW_HOME")
     start = Path(explicit) if explicit else (store.locate(None) if named and not hook else None) or Path.cwd()
     if not start.is_dir():
@@ -74,9 +75,6 @@ def _scope(explicit: str | None, hook: bool, tips: list[str]) -> tuple[Path, lis
 
 def _no_store(repo: Path) -> int:
     """No store to check against: fine for a code-only change, an error when memory files are staged."""
-    from memstack.base import layout
-    from memstack.repo import git
-
     _, changes = git.staged_changes(repo)
     looks = [c.path for c in changes if _memory_like(c.path, layout)]
     if looks:
@@ -96,7 +94,6 @@ def _memory_like(path: str, layout: Any) -> bool:
 def run(args: Any) -> int:
     hook = args.staged or args.pre_push or args.pre_receive
     if args.format == "json":
-        from memstack.base import progress
 
         progress.silence()  # one document on stdout, nothing beside it
     lines = list(sys.stdin) if args.pre_receive else []
@@ -116,7 +113,6 @@ def run(args: Any) -> int:
         report.results += more.results
         report.scope += f"; {more.scope}"
     if args.json or args.format == "json":
-        from memstack.base.output import emit
 
         emit(argparse.Namespace(json=True), report.to_dict())
     else:
@@ -125,7 +121,7 @@ def run(args: Any) -> int:
 
 
 def _check(args: Any, repo: Path, folder: str, lines: list[str]) -> Any:
-    from memstack.integrity import check
+    from memstack.integrity import check  # lazy: the checks and their rules; --help stays quick
 
     if args.staged:
         return check.staged(repo, folder)

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base.output import emit
+from memstack.base.times import given_ts
 from memstack.cli.commands import doc
 from memstack.repo.store import open_store
 
@@ -24,8 +25,7 @@ def register(sub: Any, common: Any) -> None:
 
 
 def run(args: Any) -> int:
-    from memstack.base.times import given_ts
-    from memstack.kb import export, facts
+    from memstack.kb import export, facts  # lazy: the export reads every fact file; --help stays quick
 
     root = open_store(args.store).root
     at = None if args.at is None else facts.timestamp(given_ts(args.at, "at"), "at")

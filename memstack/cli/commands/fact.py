@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from memstack.base.output import emit, emit_page
+from memstack.base.output import emit, emit_each, emit_page
 from memstack.base.times import iso
 from memstack.cli.commands import AGENT, doc, page_options, pg_option
 from memstack.kb.facts import TABLES, Fact
@@ -120,9 +120,8 @@ def run_get_valid_at(args: Any) -> int:
 
     if args.pg is None and args.subject is None and args.limit is None and args.cursor is None:
         # every subject, the whole answer: streamed, never held whole
-        from memstack.base.output import emit_each
-        from memstack.kb import factstore
-        from memstack.kb.index import queries
+        from memstack.kb import factstore  # lazy: the fact store and its index; --help stays quick
+        from memstack.kb.index import queries  # lazy: the fact index (sqlite3); --help stays quick
 
         ts, _, as_of = factstore.query_args(args.ts, None, args.as_of)
         emit_each(args, queries.each_valid_at(open_store(args.store).root, ts, as_of), render_line,

@@ -48,7 +48,7 @@ def _print(document: dict[str, Any]) -> None:
 
 
 def run_start(args: Any) -> int:
-    from memstack.workflows import harness
+    from memstack.workflows import harness  # lazy: the session hooks; --help stays quick
 
     event = _event()
     context = harness.session_start(event, args.store, args.agent)
@@ -58,7 +58,7 @@ def run_start(args: Any) -> int:
 
 
 def run_end(args: Any) -> int:
-    from memstack.workflows import harness
+    from memstack.workflows import harness  # lazy: the session hooks; --help stays quick
 
     try:
         answer = harness.session_end(_event(), now_ms(), args.store, args.agent)

@@ -6,6 +6,7 @@ from typing import Any
 from memstack.base.errors import bad
 from memstack.base.output import emit
 from memstack.cli.commands import doc
+from memstack.repo.store import open_store
 from memstack.workflows import install
 
 
@@ -41,7 +42,6 @@ def run_init(args: Any) -> int:
 
 
 def run_install(args: Any) -> int:
-    from memstack.repo.store import open_store
 
     store = open_store(args.store)
     done = install.install_report(store.root)

@@ -39,7 +39,7 @@ def run(args: Any) -> int:
             note("memstack mcp: no memstack store here yet; tools will say so until there is one")
     except MemstackError as exc:
         note(f"memstack mcp: {exc.message}; tools will say so until it is fixed")
-    from memstack.mcp import server as mcp_server  # the SDK is imported here only, so `memstack --help` stays fast
+    from memstack.mcp import server as mcp_server  # lazy: the MCP SDK; --help stays quick
 
     mcp_server.serve(args.store, args.agent, pg)
     return 0

@@ -5,8 +5,11 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base.errors import MemstackError
+from memstack.base.files import write_atomic
 from memstack.cli.commands import doc
 from memstack.repo import git
+from memstack.repo.store import store_relative
+from memstack.repo.textconv import convert
 
 
 def register(sub: Any, common: Any) -> None:
@@ -37,9 +40,7 @@ def _read(name: str, verb: str = "merge-driver") -> bytes:
 
 
 def run_merge(args: Any) -> int:
-    from memstack.base.files import write_atomic
-    from memstack.kb import merge
-    from memstack.repo.store import store_relative
+    from memstack.kb import merge  # lazy: the merge driver's rules; --help stays quick
 
     base, ours, theirs = _read(args.base), _read(args.ours), _read(args.theirs)
     try:
@@ -57,7 +58,6 @@ def run_merge(args: Any) -> int:
 
 
 def run_textconv(args: Any) -> int:
-    from memstack.repo.textconv import convert
 
     data = _read(args.file, "textconv")
     sys.stdout.write(convert(data))

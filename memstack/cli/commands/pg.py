@@ -31,8 +31,8 @@ def register(sub: Any, common: Any) -> None:
 
 
 def run_sync(args: Any) -> int:
-    from memstack.replica import db
-    from memstack.replica import replicate as sync
+    from memstack.replica import db  # lazy: the replica (psycopg, the optional `pg` extra); --help stays quick
+    from memstack.replica import replicate as sync  # lazy: the replica's sync; --help stays quick
 
     root = open_store(args.store).root
     report = sync.sync(root, db.resolve_dsn(args.dsn, root))
@@ -51,7 +51,7 @@ def run_sync(args: Any) -> int:
 
 
 def run_status(args: Any) -> int:
-    from memstack.replica import db, status
+    from memstack.replica import db, status  # lazy: the replica (psycopg, the optional `pg` extra); --help stays quick
 
     root = locate(args.store)
     document = status.status(root, db.resolve_dsn(args.dsn, root))

@@ -47,7 +47,7 @@ def run_promote(args: Any) -> int:
 
 
 def run_rebuild(args: Any) -> int:
-    from memstack.workflows import promote
+    from memstack.workflows import promote  # lazy: promotion and what it builds; --help stays quick
 
     store = open_store(args.store)
     if args.check:

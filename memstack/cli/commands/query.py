@@ -19,7 +19,7 @@ from memstack.kb.facts import RECALL_PREDICATES
 
 
 def seed() -> Any:
-    from memstack.api import ferrox as spellings  # imported when a form runs: `memstack --help` stays quick
+    from memstack.api import ferrox as spellings  # lazy: --help stays quick
 
     return spellings
 

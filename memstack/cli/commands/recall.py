@@ -5,6 +5,7 @@ from typing import Any
 
 from memstack.base.output import emit_page, note
 from memstack.cli.commands import doc, page_options, pg_option
+from memstack.cli.commands.fact import render
 from memstack.kb.facts import RECALL_PREDICATES
 
 
@@ -28,7 +29,6 @@ def run(args: Any) -> int:
         pg_dsn,
     )
     from memstack.api.recall import recall_document  # lazy: --help stays quick
-    from memstack.cli.commands.fact import render
 
     # A named path that is no store is an error; no store at all answers nothing.
     reader = fact_reader(args.store, pg_dsn(args.store, args.pg), optional_store=True)

@@ -2,7 +2,9 @@
 
 from typing import Any
 
+from memstack.base import progress
 from memstack.cli.commands import doc
+from memstack.repo.store import folder_of, open_store
 
 
 def register(sub: Any, common: Any) -> None:
@@ -19,9 +21,7 @@ def register(sub: Any, common: Any) -> None:
 
 
 def run(args: Any) -> int:
-    from memstack import review
-    from memstack.base import progress
-    from memstack.repo.store import folder_of, open_store
+    from memstack import review  # lazy: the review and its SQLite workspace; --help stays quick
 
     store = open_store(args.store)
     top, folder = folder_of(store.root)  # a store in a folder of a code repository: its paths only

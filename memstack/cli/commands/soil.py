@@ -6,6 +6,7 @@ from memstack.base import jsonio
 from memstack.base.errors import bad
 from memstack.base.output import emit, emit_page
 from memstack.cli.commands import doc, page_options, read_text_input
+from memstack.intake.log import TIERS
 from memstack.repo.store import open_store
 from memstack.soil import records as soil
 
@@ -59,7 +60,6 @@ def register(sub: Any, common: Any) -> None:
 
 
 def register_graduate(verbs: Any, common: Any) -> None:
-    from memstack.intake.log import TIERS
 
     p = verbs.add_parser(
         "graduate", parents=[common], help="turn a stable record into an intake record; the SOIL record is retired",
