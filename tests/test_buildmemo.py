@@ -68,7 +68,7 @@ def test_the_commit_check_takes_promotes_build_and_lands_the_same_commit(
     assert git(store, "rev-parse", "HEAD^{tree}").stdout == git(other, "rev-parse", "HEAD^{tree}").stdout
     assert git(store, "status", "--porcelain").stdout == ""
     audited(store)
-    assert buildmemo._memo is None  # forgotten once promote is done
+    assert buildmemo.held() is None  # forgotten once promote is done
 
 
 def test_only_promote_records_its_build(store: Path, builds: list[str]) -> None:
@@ -77,7 +77,7 @@ def test_only_promote_records_its_build(store: Path, builds: list[str]) -> None:
     promote.rebuild(store, patched=True)  # as `sync` rebuilds: a whole build (no view committed), not recorded
     assert promote.stale(store, patched=True) == []  # as `status` asks
     assert builds == ["_Recorder", "WorktreeSource", "WorktreeSource"]
-    assert buildmemo._memo is None
+    assert buildmemo.held() is None
 
 
 @pytest.mark.parametrize("edit", ["fact file", "view"])

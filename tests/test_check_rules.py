@@ -146,7 +146,7 @@ def test_layout_knows_every_memory_file(path: str, kind: str) -> None:
 def test_raw_diff_and_tree_parsing() -> None:
     raw = (b":100644 100644 " + b"a" * 40 + b" " + b"b" * 40 + b" M\0with space.md\0"
            b":000000 120000 " + b"0" * 40 + b" " + b"c" * 40 + b" A\0link\0")
-    changes, end = git._parse_raw(raw)
+    changes, end = git.parse_raw(raw)
     assert end == len(raw)
     assert [(c.path, c.status, c.added, c.deleted) for c in changes] == [("with space.md", "M", False, False),
                                                                          ("link", "A", True, False)]

@@ -187,7 +187,7 @@ def test_capture_s_default_transaction_time_is_taken_once_it_holds_the_lock(deci
 
     args = ("capture", "--subject", "db", "--predicate", "decided", "--object", "postgres",
             "--valid-from", "2026-02-01T00:00:00Z", "--contradicts", "--json")
-    with files.locked(decided, factstore._key_name("db", "decided")):
+    with files.locked(decided, factstore.key_lock("db", "decided")):
         waiting = subprocess.Popen([MEMSTACK, *args], cwd=decided, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True)
         time.sleep(1.0)  # it starts, validates, and waits for the lock

@@ -596,7 +596,7 @@ def test_a_bad_block_is_refused_at_write_and_at_commit(repo: Path, block: str, m
 
 
 def test_the_prefilter_finds_the_same_hits_in_pieces_as_whole(monkeypatch) -> None:
-    """secrets._hits lowers a long text in pieces of whole lines (a promotion's ledger is not copied
+    """secrets.prefilter_hits lowers a long text in pieces of whole lines (a promotion's ledger is not copied
     whole): with pieces of 1, 7 and 100 bytes the hits are those of one piece."""
     import random
 
@@ -605,8 +605,8 @@ def test_the_prefilter_finds_the_same_hits_in_pieces_as_whole(monkeypatch) -> No
     rng = random.Random(3)
     words = [b"hello", AWS_ID.encode(), GH.encode(), PEM.encode(), b"plain text", b"Token: x"]
     data = b"\n".join(b" ".join(rng.choice(words) for _ in range(rng.randrange(1, 5))) for _ in range(2000)) + b"\n"
-    whole = detector._hits(data)
+    whole = detector.prefilter_hits(data)
     assert len(whole) > 1000
     for piece in (1, 7, 100):
-        monkeypatch.setattr(detector, "_CHUNK", piece)
-        assert detector._hits(data) == whole
+        monkeypatch.setattr(detector, "CHUNK", piece)
+        assert detector.prefilter_hits(data) == whole

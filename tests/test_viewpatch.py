@@ -194,18 +194,18 @@ def test_the_line_splice_keeps_order_for_any_removals_and_insertions(held: bool,
     crosses windows, a line cut between pieces)."""
     import os
 
-    from memstack.kb import viewpatch
-    from memstack.kb.viewpatch import Spliced, _apply, _find, _Lines, _Text
+    from memstack.kb import viewtext
+    from memstack.kb.viewtext import Lines, Spliced, Text, apply, find
 
-    monkeypatch.setattr(viewpatch, "_WINDOW", 3)
-    monkeypatch.setattr(viewpatch, "_PIECE", 7)
+    monkeypatch.setattr(viewtext, "WINDOW", 3)
+    monkeypatch.setattr(viewtext, "PIECE", 7)
 
-    def over(data: bytes) -> _Text:
+    def over(data: bytes) -> Text:
         if held:
-            return _Text(data)
+            return Text(data)
         path = tmp_path / "view"
         path.write_bytes(data)
-        return _Text(fd=os.open(path, os.O_RDONLY))
+        return Text(fd=os.open(path, os.O_RDONLY))
 
     rng = random.Random(7)
     text = {x: b"%d" % x * (x % 5 + 1) for x in range(100)}  # sorts as x does: same leading digits
@@ -217,15 +217,15 @@ def test_the_line_splice_keeps_order_for_any_removals_and_insertions(held: bool,
         whole = over(data)
         assert [whole.rfind(b"\n", 0, end) for end in range(len(data) + 1)] == \
             [data.rfind(b"\n", 0, end) for end in range(len(data) + 1)]
-        lines = _Lines(whole, 2, 2 + len(body), len(base))
+        lines = Lines(whole, 2, 2 + len(body), len(base))
         assert [line for _, line in lines] == [text[x] for x in base]
         for x in range(10, 100):
-            found = _find(lines, x, key)
+            found = find(lines, x, key)
             assert (found is not None) == (x in base) and (found is None or lines.line(found) == text[x])
         starts = [pos for pos, _ in lines]
         gone = set(rng.sample(range(len(base)), rng.randrange(0, len(base) + 1)))
         new = rng.sample(range(11, 100, 2), rng.randrange(0, 4))
-        parts, count = _apply(lines, {starts[i] for i in gone}, [(x, text[x]) for x in new], key)
+        parts, count = apply(lines, {starts[i] for i in gone}, [(x, text[x]) for x in new], key)
         out = files.whole(Spliced(lines.text, b"", parts, b""))
         want = sorted([x for i, x in enumerate(base) if i not in gone] + new)
         assert (out, count) == (b",\n".join(text[x] for x in want), len(want))
@@ -233,7 +233,7 @@ def test_the_line_splice_keeps_order_for_any_removals_and_insertions(held: bool,
 
 def test_views_sorted_in_spilled_runs_equal_views_sorted_in_memory(store: Path, monkeypatch) -> None:
     """The views' lines (open facts and the Binder queue) are sorted in runs spilled to a file and
-    merged (views._spill_sorted): with runs of 3 lines the bytes are those of one run in memory, and
+    merged (spill.sorted_runs): with runs of 3 lines the bytes are those of one run in memory, and
     the queue is in (created_at, id) order though its records were written out of that order."""
     for n in (7, 3, 11, 0, 5, 9, 1):
         write(store, n, tier="verified", confidence=0.9, subject=f"svc{n}", predicate="decided", object=f"v{n}")

@@ -129,15 +129,15 @@ def triggered(text: str) -> bool:
     return any(shape(text, low) for words, _, shape in _STAGES if any(word in low for word in words))
 
 
-_CHUNK = 8 << 20  # bytes lowered at a time: a promotion's ledger (200 MB) is never copied whole
+CHUNK = 8 << 20  # bytes lowered at a time: a promotion's ledger (200 MB) is never copied whole
 
 
-def _hits(data: bytes) -> list[tuple[int, int]]:
+def prefilter_hits(data: bytes) -> list[tuple[int, int]]:
     """(offset, detector) where the first stage's substrings occur in `data`, at most one a line each."""
     found = set()
     start = 0
     while start < len(data):  # in pieces of whole lines, each lowered on its own
-        end = data.find(b"\n", start + _CHUNK)
+        end = data.find(b"\n", start + CHUNK)
         end = len(data) if end < 0 else end + 1
         low = data[start:end].lower()
         for index, (_, first, _) in enumerate(_STAGES):
@@ -337,7 +337,7 @@ def flagged(lines: Sequence[bytes], policy: Policy = DEFAULT) -> set[int]:
         starts.append(at)
         at += len(line) + 1
     joined = b"\n".join(line.rstrip(b"\n") for line in lines)
-    hit = {bisect_right(starts, offset) - 1 for offset, _ in _hits(joined)}
+    hit = {bisect_right(starts, offset) - 1 for offset, _ in prefilter_hits(joined)}
     return hit | {number - 1 for number, _ in _extra_lines(joined, policy)}
 
 
@@ -384,7 +384,7 @@ def added(new: bytes, old: bytes | None | Callable[[], bytes | None], json_lines
 def _added(new: bytes, old: bytes | None, json_lines: bool, policy: Policy) -> list[tuple[int, Finding]]:
     lines: dict[int, tuple[bytes, set[int]]] = {}  # line number -> (its bytes, the detectors hit)
     number, at, end = 1, 0, -1
-    for offset, detector in _hits(new):
+    for offset, detector in prefilter_hits(new):
         if offset > end:
             start = new.rfind(b"\n", 0, offset) + 1
             number += new.count(b"\n", at, start)

@@ -19,7 +19,7 @@ from memstack.base.secrets import refuse_secrets
 from memstack.base.times import day, iso
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.DOTALL)
-_SECTION = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
+SECTION = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
 
@@ -50,7 +50,7 @@ def _front_matter(text: str) -> tuple[dict[str, str] | None, str]:
 
 def _sections(body: str) -> dict[str, str]:
     found: dict[str, str] = {}
-    heads = list(_SECTION.finditer(body))
+    heads = list(SECTION.finditer(body))
     for index, head in enumerate(heads):
         end = heads[index + 1].start() if index + 1 < len(heads) else len(body)
         found.setdefault(head.group(1).strip().lower(), body[head.end():end])

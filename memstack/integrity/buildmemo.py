@@ -116,3 +116,8 @@ def accepted(repo: Path, folder: str, index: Source, changes: list[Change]) -> s
     found = {c.path for c in changes if not c.deleted and memo.views.get(c.path) == c.new_sha}
     used += len(found)
     return found
+
+
+def held() -> Memo | None:
+    """The build this process recorded and has not yet forgotten (None once promote is done)."""
+    return _memo

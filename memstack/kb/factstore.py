@@ -39,15 +39,15 @@ __all__ = ["Closing", "add", "append_many", "capture", "close_many", "existing_i
            "scan_valid_at"]
 
 
-def _key_name(subject: str, predicate: str) -> str:
-
+def key_lock(subject: str, predicate: str) -> str:
+    """The name of the lock one subject and predicate's writes take (files.locked)."""
     return "facts-key-" + hashlib.sha1(f"{subject}\0{predicate}".encode()).hexdigest()
 
 
 def _key_locked(store: Path, subject: str, predicate: str) -> Any:
     """One lock per subject and predicate: two contradicting captures (or invalidations) of one
     value cannot both read it open and leave two versions valid at once."""
-    return files.locked(store, _key_name(subject, predicate))
+    return files.locked(store, key_lock(subject, predicate))
 
 
 # --- a capture's two writes as one step ---------------------------------------------------------
@@ -195,7 +195,7 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
     schemas.validate("fact", new)  # every argument checked before any lock or write
     refuse_secrets(new, store=store)
     finish_pending(store)
-    key = _key_name(new["subject"], new["predicate"])
+    key = key_lock(new["subject"], new["predicate"])
     with files.locked(store, key):  # read, append, close as one step
         if recorded_at is None:
             new = make(clock())  # type: ignore[misc]

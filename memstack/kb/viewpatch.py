@@ -24,8 +24,6 @@ base's, a view not in the shape views.py writes, a change larger than a twentiet
 of the views) answers None, and the caller rebuilds from everything.
 """
 
-import os
-import weakref
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,8 +33,7 @@ import orjson
 
 from memstack.base import files, ids, jsonio
 from memstack.base.layout import DECISIONS, LEDGER
-from memstack.base.spill import Spill
-from memstack.kb import disputes, views
+from memstack.kb import disputes, views, viewtext
 from memstack.kb.routing import FACT_TABLES
 from memstack.repo import git
 from memstack.repo.sources import GitSource, Source
@@ -46,94 +43,15 @@ FACTS = "kb/facts/"
 _SHARE = 20  # more changed facts than 1/_SHARE of the views' lines: rebuilding is as cheap
 
 
-_WINDOW = 1 << 12  # bytes a search in a view file reads at first (a line is ~200 bytes), doubled while not found
-_PIECE = 1 << 20  # bytes a patched view gives at a time
-
-
-class _Text:
-    """A base view's bytes, read where asked: held (`data`), or in a file read by position (`fd`), so a
-    view of a million records (189 MB) is never held whole. The file is the work tree's (a promotion
-    replaces it with a rename: the open file still reads the old bytes) or a blob spilled to a
-    temporary file; it is closed when the last patched view that reads it is let go."""
-
-    def __init__(self, data: bytes = b"", fd: int | None = None, spilled: Spill | None = None) -> None:
-        if spilled is not None:  # the spill owns its file, and goes when this is let go
-            fd = spilled.fileno()
-        elif fd is not None:
-            weakref.finalize(self, os.close, fd)
-        self.data, self.fd, self.spilled = data, fd, spilled
-        self.length = len(data) if fd is None else os.fstat(fd).st_size
-
-    def get(self, start: int, end: int) -> bytes:
-        end = min(end, self.length)
-        if self.fd is None:
-            return self.data[start:end]
-        return os.pread(self.fd, end - start, start) if end > start else b""
-
-    def find(self, needle: bytes, start: int, end: int) -> int:
-        if self.fd is None:
-            return self.data.find(needle, start, end)
-        window = _WINDOW
-        while start < end:
-            stop = min(end, start + window)
-            at = self.get(start, stop).find(needle)
-            if at >= 0:
-                return start + at
-            if stop >= end:
-                break
-            start, window = stop - len(needle) + 1, min(window * 2, _PIECE)
-        return -1
-
-    def rfind(self, needle: bytes, start: int, end: int) -> int:
-        if self.fd is None:
-            return self.data.rfind(needle, start, end)
-        window = _WINDOW
-        while start < end:
-            first = max(start, end - window)
-            at = self.get(first, end).rfind(needle)
-            if at >= 0:
-                return first + at
-            if first <= start:
-                break
-            end, window = first + len(needle) - 1, min(window * 2, _PIECE)
-        return -1
-
-    def pieces(self, start: int = 0, end: int | None = None) -> Iterator[bytes]:
-        end = self.length if end is None else end
-        for at in range(start, end, _PIECE):
-            yield self.get(at, min(at + _PIECE, end))
-
-    def size(self) -> int:
-        return self.length
-
-
-def _file_text(path: Path) -> _Text | None:
-    try:
-        return _Text(fd=os.open(path, os.O_RDONLY))
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-
-
-def _blob_text(source: GitSource, relpath: str) -> _Text | None:
-    """A file of a commit, spilled to a temporary file (None: none there, or empty: not a view)."""
-    spilled = Spill("memstack-view-")
-    for piece in source.stream(relpath):
-        spilled.write(piece)
-    if not spilled.size():
-        spilled.close()
-        return None
-    return _Text(spilled=spilled)
-
-
 class _Lazy(dict):  # type: ignore[type-arg]
     """The base's view files, each read when first asked for (a check compares only the views a
     commit changes: the others are never read)."""
 
-    def __init__(self, read: Callable[[str], _Text | None]) -> None:
+    def __init__(self, read: Callable[[str], viewtext.Text | None]) -> None:
         super().__init__()
         self.read = read
 
-    def __missing__(self, path: str) -> _Text | None:
+    def __missing__(self, path: str) -> viewtext.Text | None:
         self[path] = found = self.read(path)
         return found
 
@@ -143,7 +61,7 @@ class Since:
     """What changed from a base (a commit whose views were checked) to the state being built."""
 
     base: Source  # the base commit's files
-    views: dict[str, _Text | None]  # the base's view files (read when first asked for)
+    views: dict[str, viewtext.Text | None]  # the base's view files (read when first asked for)
     facts: list[str] = field(default_factory=list)  # fact files changed or added since
     changed: set[str] = field(default_factory=set)  # the view files that differ from the base's
     ledger: bytes = b""  # the ledger's lines appended since
@@ -162,8 +80,8 @@ def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: 
     changes = git.changes_since(repo, base, target, ["kb/facts", LEDGER, DECISIONS, *VIEWS], folder)
     changed = {c.path: c for c in changes}
     at_base = GitSource(repo, blobs, base, folder)
-    found = Since(at_base, _Lazy(lambda p: _file_text(repo / folder / p) if target == git.WORKTREE and p not in changed
-                                 else _blob_text(at_base, p)))
+    found = Since(at_base, _Lazy(lambda p: viewtext.file_text(repo / folder / p) if target == git.WORKTREE and p not in changed
+                                 else viewtext.blob_text(at_base, p)))
     found.changed = {c.path for c in changes if c.path in VIEWS}
     for change in changes:
         if change.path.startswith(FACTS):
@@ -218,144 +136,20 @@ def _queue_key(line: bytes) -> tuple[str, str]:
     return (record["created_at"], record["id"])
 
 
-class _Lines:
-    """The lines of a view's list where they stand in the view's bytes (joined by ",\n", which no line
-    holds: JSON keeps a newline in a string as `\n`), each known by the byte it starts at. A line is
-    found by a binary search over the bytes that parses O(log n) lines; the lines are never listed."""
-
-    def __init__(self, text: _Text, start: int, end: int, count: int) -> None:
-        self.text, self.start, self.end, self.count = text, start, end, count
-        self.stop = end + 2  # where a line after the last would start
-
-    def __len__(self) -> int:
-        return self.count
-
-    def line(self, pos: int) -> bytes:
-        at = self.text.find(b",\n", pos, self.end)
-        return self.text.get(pos, self.end if at < 0 else at)
-
-    def after(self, pos: int) -> int:
-        at = self.text.find(b",\n", pos, self.end)
-        return self.stop if at < 0 else at + 2
-
-    def __iter__(self) -> Iterator[tuple[int, bytes]]:
-        """Every line and where it starts, the bytes read a piece at a time."""
-        if not self.count:
-            return
-        pos, carry = self.start, b""
-        for piece in self.text.pieces(self.start, self.end):
-            chunk = carry + piece
-            *whole, carry = chunk.split(b",\n")
-            for line in whole:
-                yield pos, line
-                pos += len(line) + 2
-        yield pos, carry
-
-    def lower_bound(self, key: Any, parse: Callable[[bytes], Any]) -> int:
-        """Where the first line whose key is not below `key` starts (`stop` when there is none)."""
-        if not self.count:
-            return self.stop
-        lo, hi = self.start, self.stop  # lines starting before lo are below key; from hi on, not below
-        while lo < hi:
-            mid = (lo + hi) // 2
-            pos = self.start if mid <= self.start else self.after(mid - 2)  # the first line at or after mid
-            if pos >= hi:
-                hi = mid
-            elif parse(self.line(pos)) < key:
-                lo = pos + 1
-            else:
-                hi = pos
-        return self.start if lo <= self.start else min(self.after(lo - 2), self.stop)
-
-
-_Part = bytes | tuple[int, int]  # a new line, or a run of the base's lines: (first byte, end)
-
-
-class Spliced:
-    """A patched view: its head, then runs of the base view's lines and new lines joined by ",\n", then
-    its tail. Its bytes are read from the base's when they are written or hashed (files.Pieces)."""
-
-    def __init__(self, text: _Text, head: bytes, parts: list[_Part], tail: bytes) -> None:
-        self.text, self.head, self.parts, self.tail = text, head, parts, tail
-
-    def size(self) -> int:
-        joins = 2 * max(len(self.parts) - 1, 0)
-        return len(self.head) + joins + len(self.tail) + sum(
-            len(p) if isinstance(p, bytes) else p[1] - p[0] for p in self.parts)
-
-    def pieces(self) -> Iterator[bytes]:
-        yield self.head
-        for n, part in enumerate(self.parts):
-            if n:
-                yield b",\n"
-            if isinstance(part, bytes):
-                yield part
-            else:
-                yield from self.text.pieces(*part)
-        yield self.tail
-
-
-def _lines(text: _Text | None, head: bytes) -> _Lines | None:
-    """The lines of a view's list, when `text` is in the shape views.py writes."""
-    if text is None or text.get(0, len(head)) != head:
-        return None
-    first = len(head)
-    if text.length - first == 3 and text.get(first, text.length) == b"]}\n":
-        return _Lines(text, first, first, 0)
-    if text.get(text.length - 4, text.length) != b"\n]}\n":
-        return None
-    return _Lines(text, first, text.length - 4, _count(text))
-
-
-def _count(text: _Text) -> int:
-    start = text.get(0, 64)
-    return int(start[len(b'{"count": '):start.index(b",")])
-
-
-def _head(text: _Text | None, name: str, key: str) -> bytes:
-    """The head a view of `name` in `text` must begin with (its count as `text` has it)."""
-    start = text.get(0, 64) if text is not None else b""
-    count = start[start.find(b" ") + 1:start.find(b",")]
-    return b'{"count": %s, "view": "%s", "%s": [\n' % (count, name.encode(), key.encode())
-
-
-def _find(lines: _Lines, key: Any, parse: Callable[[bytes], Any]) -> int | None:
-    pos = lines.lower_bound(key, parse)
-    return pos if pos < lines.stop and parse(lines.line(pos)) == key else None
-
-
-def _apply(lines: _Lines, remove: set[int], add: list[tuple[Any, bytes]],
-           parse: Callable[[bytes], Any]) -> tuple[list[_Part], int]:
-    """The list's parts (runs of unchanged lines and new lines, to be joined by ",\n") without the lines
-    starting at the positions `remove`, with the (key, line) pairs of `add` in key order; and how many
-    lines it holds."""
-    at: dict[int, list[bytes]] = {}  # the position of a line -> the new lines that go before it
-    for key, line in sorted(add, key=lambda item: item[0]):
-        at.setdefault(lines.lower_bound(key, parse), []).append(line)
-    parts: list[_Part] = []
-    first = lines.start if len(lines) else lines.stop
-    for cut in sorted(set(at) | remove | {lines.stop}):  # the cut at the end puts what goes after every line
-        if first < cut:  # the untouched lines before the cut, in one run
-            parts.append((first, cut - 2))
-        parts.extend(at.get(cut, ()))
-        first = lines.after(cut) if cut in remove else cut
-    return parts, len(lines) - len(remove) + len(add)
-
-
-def _spliced(lines: _Lines, name: str, key: str, parts: list[_Part], count: int,
-             disputes: list[bytes] | None = None) -> Spliced:
-    return Spliced(lines.text, views.head(name, key, count), parts, views.tail(count, disputes or []))
+def _spliced(lines: viewtext.Lines, name: str, key: str, parts: list[viewtext.Part], count: int,
+             disputes: list[bytes] | None = None) -> viewtext.Spliced:
+    return viewtext.Spliced(lines.text, views.head(name, key, count), parts, views.tail(count, disputes or []))
 
 
 def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str, files.Data] | None:
     """The views of `new` (those `wanted`, and any a change touches), from the base's and what changed
     since; None when they must be rebuilt."""
-    tables: dict[str, _Lines] = {}  # the lines of each view a change touches, found when first touched
+    tables: dict[str, viewtext.Lines] = {}  # the lines of each view a change touches, found when first touched
 
-    def lines_of(table: str) -> _Lines | None:
+    def lines_of(table: str) -> viewtext.Lines | None:
         if table not in tables:
             text = since.views[views.view_path(table)]
-            found = _lines(text, _head(text, table, "facts"))
+            found = viewtext.lines_of(text, viewtext.head_of(text, table, "facts"))
             if found is None:
                 return None
             tables[table] = found
@@ -384,7 +178,7 @@ def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str,
             if lines is None:
                 return None
             key = views.fact_order(fact)
-            at = _find(lines, key, _fact_key)
+            at = viewtext.find(lines, key, _fact_key)
             old = lines.line(at) if at is not None else None
             if fact.get("valid_to") is None:
                 stamp = made.get((fact["id"], fact.get("intake_id")))  # type: ignore[arg-type]
@@ -418,10 +212,10 @@ def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str,
         path = views.view_path(table)
         if table in tables and (remove[table] or add[table]):
             out[path] = _spliced(tables[table], table, "facts",
-                                 *_apply(tables[table], remove[table], add[table], _fact_key))
+                                 *viewtext.apply(tables[table], remove[table], add[table], _fact_key))
         elif path in wanted or disputed:
             text = since.views[path]
-            if _lines(text, _head(text, table, "facts")) is None:
+            if viewtext.lines_of(text, viewtext.head_of(text, table, "facts")) is None:
                 return None
             assert text is not None
             out[path] = text  # untouched
@@ -448,12 +242,12 @@ _DISPUTES = b'], "disputes": ['  # the line between the queue's records and its 
 _PREDECESSOR = b'{"predecessor":'  # how a disagreement's line begins (keys sorted); a record's begins {"agent":
 
 
-def _queue(text: _Text | None) -> tuple[_Lines, list[bytes]] | None:
+def _queue(text: viewtext.Text | None) -> tuple[viewtext.Lines, list[bytes]] | None:
     """The record lines and the disagreement lines of the Binder queue view. The disagreements are
     found from the end, line by line (there are few), so the records are never read for it."""
     if text is None:
         return None
-    head = _head(text, "binder_queue", "records")
+    head = viewtext.head_of(text, "binder_queue", "records")
     if text.get(0, len(head)) != head or text.get(text.length - 4, text.length) != b"\n]}\n":
         return None
     end, found = text.length - 4, []  # where the line before `]}` ends
@@ -461,18 +255,18 @@ def _queue(text: _Text | None) -> tuple[_Lines, list[bytes]] | None:
         start = text.rfind(b"\n", len(head) - 1, end) + 1
         line = text.get(start, end)
         if line == _DISPUTES:
-            records = _Lines(text, len(head), max(len(head), start - 1), _count(text))
+            records = viewtext.Lines(text, len(head), max(len(head), start - 1), viewtext.count_of(text))
             return records, found[::-1]
         if not line.startswith(_PREDECESSOR):
             break
         found.append(line.removesuffix(b","))
         end = start - 1
-    records = None if found else _lines(text, head)
+    records = None if found else viewtext.lines_of(text, head)
     return None if records is None else (records, [])
 
 
-def _patch_queue(lines: _Lines, routed: list[dict[str, Any]], decided_since: bytes,
-                 new: Source) -> tuple[list[_Part], int] | None:
+def _patch_queue(lines: viewtext.Lines, routed: list[dict[str, Any]], decided_since: bytes,
+                 new: Source) -> tuple[list[viewtext.Part], int] | None:
     """The queue's body without the records decided since, with the records routed to the binder since."""
     gone = {d.get("intake_id") for d in jsonio.iter_jsonl(decided_since, DECISIONS)} - {None}
     remove = {pos for pos, line in lines if _record_id(line) in gone} if gone else set()
@@ -487,7 +281,7 @@ def _patch_queue(lines: _Lines, routed: list[dict[str, Any]], decided_since: byt
     add = [(_queue_key(line), line) for relpath in sorted(wanted)
            for record in jsonio.iter_jsonl(new.read(relpath) or b"", relpath)
            if record.get("id") in wanted[relpath] for line in [views.line(record)]]
-    return _apply(lines, remove, add, _queue_key)
+    return viewtext.apply(lines, remove, add, _queue_key)
 
 
 def _record_id(line: bytes) -> str | None:

@@ -169,7 +169,7 @@ def _decode_path(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
-def _parse_raw(data: bytes, start: int = 0, stop_at_header: bool = False,
+def parse_raw(data: bytes, start: int = 0, stop_at_header: bool = False,
                prefix: str = "") -> tuple[list[Change], int]:
     """Raw records from `start`: `:old_mode new_mode old_sha new_sha status` NUL `path` NUL, ...
 
@@ -208,7 +208,7 @@ def staged_changes(cwd: Path, prefix: str = "") -> tuple[str, list[Change]]:
     """
     base = "HEAD" if has_commits(cwd) else EMPTY_TREE
     data = run(cwd, "--literal-pathspecs", "diff-index", "--cached", *_RAW, base, *_only(prefix)).stdout
-    return base, _parse_raw(data, prefix=prefix)[0]
+    return base, parse_raw(data, prefix=prefix)[0]
 
 
 def worktree_changes(cwd: Path, prefix: str = "") -> tuple[str, list[Change]]:
@@ -220,7 +220,7 @@ def worktree_changes(cwd: Path, prefix: str = "") -> tuple[str, list[Change]]:
     # `git diff`, not `diff-index`: it compares the content of stat-dirty files rather than listing them.
     data = run(cwd, "--literal-pathspecs", "diff", "--no-color", *_RAW, base, *_only(prefix)).stdout
     tracked = [Change(c.path, c.status, c.old_mode, c.new_mode, c.old_sha, ZERO)
-               for c in _parse_raw(data, prefix=prefix)[0]]
+               for c in parse_raw(data, prefix=prefix)[0]]
     others = run(cwd, "--literal-pathspecs", "ls-files", "-z", "--others", "--exclude-standard",
                  *_only(prefix)).stdout
     for raw in others.split(b"\0"):
@@ -248,7 +248,7 @@ def tree_diffs(cwd: Path, pairs: Sequence[tuple[str, str]], prefix: str = "") ->
         header = f"{old} {new}\n".encode()
         if not data.startswith(header, pos):
             raise MemstackError(f"git diff-tree: expected the diff of {old} {new} at byte {pos}")
-        changes, pos = _parse_raw(data, pos + len(header), stop_at_header=True, prefix=prefix)
+        changes, pos = parse_raw(data, pos + len(header), stop_at_header=True, prefix=prefix)
         diffs.append(changes)
     return diffs
 
@@ -267,7 +267,7 @@ def changes_since(cwd: Path, base: str, target: str | None, paths: Sequence[str]
         args = ["diff", "--no-color", *_RAW, base, *spec]
     else:
         args = ["diff-tree", "-r", *_RAW, base, target, *spec]
-    changes = _parse_raw(run(cwd, "--literal-pathspecs", *args).stdout, prefix=prefix)[0]
+    changes = parse_raw(run(cwd, "--literal-pathspecs", *args).stdout, prefix=prefix)[0]
     if target != WORKTREE:
         return changes
     changes = [Change(c.path, c.status, c.old_mode, c.new_mode, c.old_sha, ZERO) for c in changes]

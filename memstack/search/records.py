@@ -25,7 +25,7 @@ from memstack.base import layout
 from memstack.base.errors import MemstackError
 from memstack.base.names import NAME_RE
 from memstack.base.times import parse_ts
-from memstack.handoff.sealed import _SECTION
+from memstack.handoff.sealed import SECTION
 from memstack.kb import factfiles
 
 LAYERS = ("facts", "intake", "handoffs", "soil")
@@ -153,7 +153,7 @@ def _day_ms(date: str) -> int:
 def _handoff(relpath: str, text: str) -> Iterator[Doc]:
     place = layout.classify(relpath)
     known = _day_ms(place.date)
-    heads = list(_SECTION.finditer(text))
+    heads = list(SECTION.finditer(text))
     for index, head in enumerate(heads):
         end = heads[index + 1].start() if index + 1 < len(heads) else len(text)
         body = text[head.end():end].strip()
