@@ -116,7 +116,7 @@ def test_a_no_op_check_imports_no_validator(repo: Path) -> None:
 
 def test_a_staged_check_reads_only_the_changed_blobs(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from memstack.integrity import check, derived
-    from memstack.repo import git as gitlayer
+    from memstack.repo import objects
 
     write(repo, "intake/bob/2026-01-01.jsonl", jsonl(*(intake(n, agent="bob") for n in range(200))))
     write(repo, LOG, jsonl(intake(1)))
@@ -124,7 +124,7 @@ def test_a_staged_check_reads_only_the_changed_blobs(repo: Path, monkeypatch: py
     append(repo, LOG, jsonl(intake(2), intake(3)))
     git(repo, "add", "-A")
     read: list[str] = []
-    original = gitlayer.CatFile.read_object
+    original = objects.CatFile.read_object
 
     def counting(self, spec):  # type: ignore[no-untyped-def]
         read.append(spec)
@@ -133,7 +133,7 @@ def test_a_staged_check_reads_only_the_changed_blobs(repo: Path, monkeypatch: py
     def no_rebuild(self, source):  # type: ignore[no-untyped-def]
         raise AssertionError("a commit touching no derived file must not rebuild any")
 
-    monkeypatch.setattr(gitlayer.CatFile, "read_object", counting)
+    monkeypatch.setattr(objects.CatFile, "read_object", counting)
     monkeypatch.setattr(derived.Derived, "build", no_rebuild)
     report = check.staged(repo)
     assert report.violations == []

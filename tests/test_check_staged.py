@@ -517,12 +517,12 @@ def _binder_log(start: int, count: int, *, bad: int, secret: int) -> bytes:
 @pytest.mark.parametrize("mode", ["audit", "worktree", "appended", "spilled"])
 def test_a_long_log_is_checked_in_pieces_with_the_verdict_of_a_whole_read(repo: Path, mode: str,  # noqa: F811
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """A log over checker.STREAM bytes is streamed (git.PIECE at a time: here a few lines, so records,
+    """A log over checker.STREAM bytes is streamed (objects.PIECE at a time: here a few lines, so records,
     line numbers and a last line without its newline all cross pieces) and must be judged exactly as
     when it is read whole: the same violations on the same lines. `spilled`: what is appended is
-    beyond git.HELD, so it is spilled to a temporary file and checked from there, a piece at a time."""
+    beyond objects.HELD, so it is spilled to a temporary file and checked from there, a piece at a time."""
     from memstack.integrity import check, checker
-    from memstack.repo import git as layer
+    from memstack.repo import objects
 
     path = "kb/binder.jsonl"
     if mode in ("appended", "spilled"):  # 40 clean lines committed, 40 appended: the bad ones among the new
@@ -541,9 +541,9 @@ def test_a_long_log_is_checked_in_pieces_with_the_verdict_of_a_whole_read(repo: 
 
     whole = run(repo).violations
     monkeypatch.setattr(checker, "STREAM", 200)
-    monkeypatch.setattr(layer, "PIECE", 150)  # a record is about 120 bytes: most cross a piece
+    monkeypatch.setattr(objects, "PIECE", 150)  # a record is about 120 bytes: most cross a piece
     if mode == "spilled":
-        monkeypatch.setattr(layer, "HELD", 300)
+        monkeypatch.setattr(objects, "HELD", 300)
     streamed = []
     for name in ("streamed", "appended"):  # which way each long log went
         def spy(self, *args, _real=getattr(checker.Checker, name), _name=name):  # type: ignore[no-untyped-def]

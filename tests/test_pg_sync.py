@@ -18,7 +18,7 @@ from pgcluster import Cluster, new_cluster, pg_cluster, pg_dsn  # noqa: F401  (f
 
 from memstack.base import layout
 from memstack.replica.tables import BY_KIND, TABLES
-from memstack.repo import git as gitlib
+from memstack.repo import objects
 
 JAN = "2026-01-01T00:00:00Z"
 
@@ -50,7 +50,7 @@ def committed(store: Path, rev: str = "HEAD") -> dict[str, list[tuple[str, int, 
     prefix = git(store, "rev-parse", "--show-prefix").stdout.strip()
     paths = git(store, "ls-tree", "-r", "--name-only", "-z", f"{rev}:{prefix}").stdout.split("\0")
     found: dict[str, list[tuple[str, int, str]]] = {t.name: [] for t in TABLES}
-    with gitlib.CatFile(store) as cat:
+    with objects.CatFile(store) as cat:
         for path in filter(None, paths):
             table = BY_KIND.get(layout.classify(path).kind)
             if table is None:

@@ -19,7 +19,7 @@ from helpers import git, items, memstack
 from memstack.base import files, spill
 from memstack.intake import log as intake
 from memstack.kb import viewpatch, views
-from memstack.repo import git as gitlayer
+from memstack.repo import git as gitlayer, objects
 from memstack.repo.sources import WorktreeSource
 from memstack.workflows.promote import pending
 
@@ -35,7 +35,7 @@ def write(store: Path, n: int, **fields: object) -> dict:
 
 def patched(store: Path) -> dict[str, bytes] | None:
     source = WorktreeSource(store)
-    with gitlayer.CatFile(store) as blobs:
+    with objects.CatFile(store) as blobs:
         found = viewpatch.since(store, "", blobs, gitlayer.WORKTREE, source)
         made = None if found is None else viewpatch.patch(found, source)
         return None if made is None else {path: files.whole(view) for path, view in made.items()}
@@ -316,7 +316,7 @@ def test_a_reading_that_cannot_serve_gives_way_to_an_older_one(store: Path) -> N
 
 def test_a_bulk_promotion_builds_the_views_instead_of_holding_its_ledger_lines(
         store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Lines appended to the ledger beyond git.HELD (a bulk import) are not held to patch the views:
+    """Lines appended to the ledger beyond objects.HELD (a bulk import) are not held to patch the views:
     `since` gives way to a build, which streams the logs; a small promotion still patches."""
     for n in range(3):
         write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="x")
@@ -325,8 +325,8 @@ def test_a_bulk_promotion_builds_the_views_instead_of_holding_its_ledger_lines(
         write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="y")
     assert memstack("promote", "--now-ts", NOW, "--no-commit", cwd=store).returncode == 0  # 20 ledger lines
     assert patched(store) == built(store)  # held: under HELD
-    monkeypatch.setattr(gitlayer, "HELD", 1000)  # a ledger line is about 200 bytes
+    monkeypatch.setattr(objects, "HELD", 1000)  # a ledger line is about 200 bytes
     assert patched(store) is None
-    with gitlayer.CatFile(store) as blobs:
+    with objects.CatFile(store) as blobs:
         found = viewpatch.views_of(store, "", blobs, gitlayer.WORKTREE, WorktreeSource(store))
         assert {path: files.whole(view) for path, view in found.items()} == built(store)

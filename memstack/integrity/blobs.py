@@ -7,13 +7,13 @@ from pathlib import Path
 
 from memstack.base.errors import MemstackError
 from memstack.integrity.report import Step
-from memstack.repo import git
+from memstack.repo import git, objects
 from memstack.repo.git import Change
 
 
 class Blobs:
     def __init__(self, repo: Path) -> None:
-        self.cat = git.CatFile(repo)
+        self.cat = objects.CatFile(repo)
         self.last: list[tuple[str, bytes]] = []
 
     def close(self) -> None:

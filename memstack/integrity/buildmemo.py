@@ -21,7 +21,7 @@ from pathlib import Path
 
 from memstack.base.spill import Spill
 from memstack.kb import views
-from memstack.repo import git
+from memstack.repo import git, objects
 from memstack.repo.git import Change
 from memstack.repo.sources import Source
 
@@ -63,7 +63,7 @@ class _Recorder:
 
     def read(self, relpath: str) -> bytes | None:
         data = self.source.read(relpath)
-        found = None if data is None else git.blob_id(data, self.like)
+        found = None if data is None else objects.blob_id(data, self.like)
         self.same = self.same and self.memo.reads.setdefault(relpath, found) == found
         return data
 
@@ -74,7 +74,7 @@ class _Recorder:
         for piece in self.source.stream(relpath):  # type: ignore[attr-defined]
             spilled.write(piece)
             yield piece
-        found = git.blob_id(spilled, self.like)
+        found = objects.blob_id(spilled, self.like)
         self.same = self.same and self.memo.reads.setdefault(relpath, found) == found
 
     def listdir(self, relpath: str) -> list[str]:
@@ -97,7 +97,7 @@ def build(repo: Path, folder: str, source: Source) -> dict[str, bytes]:
     recorder = _Recorder(source, memo, like)
     built = views.build(recorder)
     if recorder.same:
-        memo.views = {path: git.blob_id(data, like) for path, data in built.items()}
+        memo.views = {path: objects.blob_id(data, like) for path, data in built.items()}
         _memo = memo
     return built
 

@@ -23,7 +23,7 @@ from memstack.integrity import policies, rebuilt, rules, successors
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.violations import Violation
-from memstack.repo import git
+from memstack.repo import git, objects
 from memstack.repo.git import Change
 
 # A log at least this long is read as a stream when it is added whole or appended to (`streamed`,
@@ -52,7 +52,7 @@ class Checker:
 
     def close(self) -> None:
         self.blobs.close()
-        git.forget_appended()  # a long-lived process (the MCP server) keeps no log's tail
+        objects.forget_appended()  # a long-lived process (the MCP server) keeps no log's tail
 
     def __enter__(self) -> "Checker":
         return self
@@ -210,12 +210,12 @@ class Checker:
     def appended(self, change: Change, place: Place) -> tuple[files.Data, int] | None:
         """A long log the change only appends to (the promotion ledger grows with the store): the
         appended bytes and the number of lines before them, found by streaming the new side and hashing
-        its start (git.appended_to_blob): neither side is held whole. None: read both sides."""
+        its start (objects.appended_to_blob): neither side is held whole. None: read both sides."""
         if change.added or change.deleted or place.kind == layout.INTAKE or git.is_zero(change.new_sha) \
                 or change.old_mode not in git.REGULAR or change.new_mode not in git.REGULAR \
                 or int(git.out(self.repo, "cat-file", "-s", change.new_sha)) < STREAM:
             return None
-        return git.appended_to_blob(self.repo, change.old_sha, self.blobs.cat.stream(change.new_sha), change.new_sha)
+        return objects.appended_to_blob(self.repo, change.old_sha, self.blobs.cat.stream(change.new_sha), change.new_sha)
 
     def streamed(self, step: Step, change: Change, place: Place, validate: bool) -> list[Violation] | None:
         """A long log added whole (the audit of a store, or a first promotion: the ledger of a million
@@ -229,7 +229,7 @@ class Checker:
             path = step.worktree / change.path
             if not path.is_file() or path.is_symlink() or path.stat().st_size < STREAM:
                 return None
-            pieces = git.file_pieces(path)
+            pieces = objects.file_pieces(path)
         elif int(git.out(self.repo, "cat-file", "-s", change.new_sha)) < STREAM:
             return None
         else:

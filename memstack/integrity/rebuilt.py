@@ -16,7 +16,7 @@ from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.violations import Violation
 from memstack.kb import viewpatch, views
-from memstack.repo import git
+from memstack.repo import git, objects
 from memstack.repo.git import Change
 from memstack.repo.sources import GitSource
 
@@ -71,7 +71,7 @@ def check(step: Step, changes: list[Change], repo: Path, folder: str, blobs: Blo
             continue
         for change in members:
             expected = built.get(change.path)
-            if expected is not None and not change.deleted and git.blob_id(expected, change.new_sha) == change.new_sha:
+            if expected is not None and not change.deleted and objects.blob_id(expected, change.new_sha) == change.new_sha:
                 continue  # the very bytes a rebuild makes (compared by git's hash: the blob is not read)
             if step.audit and expected is not None and not change.deleted and change.new_mode in git.REGULAR:
                 stale.append(change.path)  # I4: views may lag; said, not refused (their hashes differ)

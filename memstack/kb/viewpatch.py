@@ -35,7 +35,7 @@ from memstack.base import files, ids, jsonio
 from memstack.base.layout import DECISIONS, LEDGER
 from memstack.kb import disputes, views, viewtext
 from memstack.kb.routing import FACT_TABLES
-from memstack.repo import git
+from memstack.repo import git, objects
 from memstack.repo.sources import GitSource, Source
 
 VIEWS = tuple(views.view_path(t) for t in FACT_TABLES) + (views.QUEUE,)
@@ -68,7 +68,7 @@ class Since:
     decisions: bytes = b""  # the decisions' lines appended since
 
 
-def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: Source) -> Since | None:
+def since(repo: Path, folder: str, blobs: objects.CatFile, target: str | None, new: Source) -> Since | None:
     """From the last commit before `target` whose views changed (None: the index, whose base is sought
     from HEAD; git.WORKTREE: the work tree; else a commit, sought from its first parent)."""
     start = "HEAD" if target in (None, git.WORKTREE) else f"{target}^"
@@ -95,11 +95,11 @@ def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: 
             if change.added:
                 size = (repo / folder / change.path).stat().st_size if on_disk_now \
                     else int(git.out(repo, "cat-file", "-s", change.new_sha))
-                if size > git.HELD:  # a first promotion of many records: a build streams them
+                if size > objects.HELD:  # a first promotion of many records: a build streams them
                     return None
                 tail = new.read(change.path) or b""
             else:  # only what was appended since: a log that grows with the store is never held whole
-                appended = git.appended_to_blob(repo, change.old_sha, git.file_pieces(repo / folder / change.path)
+                appended = objects.appended_to_blob(repo, change.old_sha, objects.file_pieces(repo / folder / change.path)
                                                 if on_disk_now else blobs.stream(change.new_sha),
                                                 None if on_disk_now else change.new_sha)
                 if appended is None or not isinstance(appended[0], bytes):
@@ -112,7 +112,7 @@ def since(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: 
     return found
 
 
-def views_of(repo: Path, folder: str, blobs: git.CatFile, target: str | None, new: Source,
+def views_of(repo: Path, folder: str, blobs: objects.CatFile, target: str | None, new: Source,
              wanted: Iterable[str] | None = None,
              build: Callable[[Source], dict[str, bytes]] | None = None) -> dict[str, files.Data]:
     """The KB views of the state `new` (the `target` of `since`): patched when they can be, else

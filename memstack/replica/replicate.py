@@ -25,7 +25,7 @@ from memstack.base import config, layout, progress
 from memstack.base.errors import MemstackError
 from memstack.replica import db
 from memstack.replica.tables import BY_KIND, SCHEMA, SYNC_STATE, TABLES, VERSION, Table, copy_lines
-from memstack.repo import git
+from memstack.repo import git, objects
 
 LOCK_KEY = 0x6D656D737461636B  # "memstack": one sync at a time per database
 
@@ -53,7 +53,7 @@ class Report:
                 "inserted": self.inserted, "deleted": self.deleted}
 
 
-def head(root: Path, cat: git.CatFile) -> Head:
+def head(root: Path, cat: objects.CatFile) -> Head:
     """HEAD of the repository holding the store, and the store's own tree in it (the store may be a folder:
     `COMMIT:./` is the tree of the folder git runs in)."""
 
@@ -139,7 +139,7 @@ def _memory_changes(changes: Iterable[git.Change]) -> Iterator[tuple[Table, git.
             yield table, change
 
 
-def _apply_deletes(cur: Any, cat: git.CatFile, changes: list[git.Change], table: Table,
+def _apply_deletes(cur: Any, cat: objects.CatFile, changes: list[git.Change], table: Table,
                    report: Report) -> list[_Plan]:
     """Delete the rows that go; returns what to insert."""
     plans = []
@@ -165,7 +165,7 @@ def _apply_deletes(cur: Any, cat: git.CatFile, changes: list[git.Change], table:
     return plans
 
 
-def _copy(cur: Any, cat: git.CatFile, table: Table, plans: list[_Plan], report: Report, shown: Any) -> None:
+def _copy(cur: Any, cat: objects.CatFile, table: Table, plans: list[_Plan], report: Report, shown: Any) -> None:
     if not plans:
         return
     count = 0
@@ -186,12 +186,12 @@ def _copy(cur: Any, cat: git.CatFile, table: Table, plans: list[_Plan], report: 
 
 def sync(root: Path, dsn: str) -> Report:
     """Bring the replica at `dsn` to the committed memory at HEAD of the store at `root`."""
-    with git.CatFile(root) as cat:
+    with objects.CatFile(root) as cat:
         target = head(root, cat)
         return _sync(root, dsn, target, cat)
 
 
-def _sync(root: Path, dsn: str, target: Head, cat: git.CatFile) -> Report:
+def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile) -> Report:
     conn = db.connect(dsn, "connect")
     try:
         with db.translated(dsn, "sync the replica"), conn.transaction(), conn.cursor() as cur:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Protocol
 
 from memstack.base import files
-from memstack.repo import git
+from memstack.repo import git, objects
 
 
 class Source(Protocol):
@@ -40,7 +40,7 @@ class WorktreeSource:
         if not path.is_file():
             return iter(())
         files.check_tail(path, relpath)
-        return git.file_pieces(path)
+        return objects.file_pieces(path)
 
     def listdir(self, relpath: str) -> list[str]:
         folder = self.root / relpath
@@ -55,7 +55,7 @@ class GitSource:
     Paths are store-relative; `prefix` is the store's folder in the repository (`.memory/`).
     """
 
-    def __init__(self, repo: Path, blobs: git.CatFile, rev: str | None, prefix: str = "") -> None:
+    def __init__(self, repo: Path, blobs: objects.CatFile, rev: str | None, prefix: str = "") -> None:
         self.repo = repo
         self.blobs = blobs
         self.rev = rev

@@ -17,7 +17,7 @@ import orjson
 from memstack.base import layout, progress, secrets
 from memstack.base.errors import MemstackError, bad
 from memstack.integrity import check
-from memstack.repo import git
+from memstack.repo import git, objects
 from memstack.review.workspace import Workspace, dump, key
 
 BATCH = 2_000  # records redacted and written together
@@ -76,12 +76,12 @@ class _Reader:
         self.review = review
         self.workspace = review.workspace
         self.db = review.workspace.db
-        self.blobs = git.CatFile(repo)
+        self.blobs = objects.CatFile(repo)
         self.intake_counts: dict[str, Counter[str]] = {}
         self.promotions: Counter[str] = Counter()
 
     def lines(self, sha: str) -> Iterator[bytes]:
-        return iter(()) if git.is_zero(sha) else git.lines(self.blobs.stream(sha))
+        return iter(()) if git.is_zero(sha) else objects.lines(self.blobs.stream(sha))
 
     def new_lines(self, change: git.Change) -> Iterator[dict[str, Any]]:
         """The records of the lines the new side has and the old one has not (an append-only log's new lines).
@@ -96,7 +96,7 @@ class _Reader:
         digest, size, whole = self._hashed(change.old_sha)
         if whole:
             appended: list[bool] = []
-            yield from _records(git.lines(self._after(change.new_sha, size, digest, appended)))
+            yield from _records(objects.lines(self._after(change.new_sha, size, digest, appended)))
             if appended[0]:
                 return
         self.db.execute("DELETE FROM old_lines")

@@ -8,7 +8,7 @@ from memstack.base import files
 from memstack.boot import context as boot
 from memstack.integrity import buildmemo
 from memstack.kb import viewpatch, views
-from memstack.repo import git
+from memstack.repo import git, objects
 from memstack.repo.sources import WorktreeSource
 from memstack.repo.store import folder_of
 
@@ -27,7 +27,7 @@ def patched_views(store: Path, source: WorktreeSource) -> dict[str, files.Data]:
     if not (git.is_worktree(store) and git.has_commits(store)):
         return views.build(source)
     top, folder = folder_of(store)
-    with git.CatFile(top, git.no_git_env()) as blobs:  # a whole build is recorded for the commit's check
+    with objects.CatFile(top, git.no_git_env()) as blobs:  # a whole build is recorded for the commit's check
         return viewpatch.views_of(top, folder, blobs, git.WORKTREE, source,
                                   build=partial(buildmemo.build, top, folder))
 
