@@ -1,5 +1,7 @@
-"""Fixtures: real git repositories in temporary folders, never the real $HOME."""
+"""Fixtures: real git repositories in temporary folders, never the real $HOME; the order and the skips
+of the collected tests (slow ones first; the ones that need the network only when asked for)."""
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,8 +43,20 @@ def store(tmp_path: Path, _store_template: Path) -> Path:
     return root
 
 
+NETWORK = "MEMSTACK_TEST_NETWORK"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests marked `slow` first: pytest-xdist (`--maxschedchunk 1`, pyproject.toml) hands out the
     tests in this order, one at a time as a worker frees, so a long test never starts last and keeps
-    one core busy after the other has finished (a stable sort: the rest keep their order)."""
+    one core busy after the other has finished (a stable sort: the rest keep their order).
+
+    The tests marked `network` install from a package index: skipped, saying so, unless
+    MEMSTACK_TEST_NETWORK=1 (`.ci/run` sets it), so the README's `pytest` never reaches the network."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    if os.environ.get(NETWORK) != "1":
+        offline = pytest.mark.skip(reason=f"pip installs from the package index (the network): run with {NETWORK}=1"
+                                          " (.ci/run does)")
+        for item in items:
+            if item.get_closest_marker("network"):
+                item.add_marker(offline)
