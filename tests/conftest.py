@@ -3,6 +3,7 @@ of the collected tests (slow ones first; the ones that need the network only whe
 
 import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,9 +14,15 @@ from memstack.workflows import install
 
 @pytest.fixture(autouse=True, scope="session")
 def _isolated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Never touch the real $HOME, git config or pre-commit cache; give git an identity."""
+    """Never touch the real $HOME, git config or pre-commit cache; give git an identity. The running
+    Python's folder goes first on PATH, as activating its venv does: a server's pre-receive hook runs
+    `memstack` from PATH and this repository's own hooks `python`, also when the venv's pytest was run
+    without activating it (the tests that need the venv off PATH take it off themselves)."""
     home = tmp_path_factory.mktemp("home")
     with pytest.MonkeyPatch.context() as patch:
+        bindir = os.path.dirname(sys.executable)
+        if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+            patch.setenv("PATH", os.pathsep.join(filter(None, [bindir, os.environ.get("PATH")])))
         patch.setenv("HOME", str(home))
         patch.setenv("PRE_COMMIT_HOME", str(home / ".cache" / "pre-commit"))
         patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
