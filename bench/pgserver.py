@@ -1,11 +1,17 @@
 """A throwaway PostgreSQL cluster (initdb + pg_ctl in a temporary folder), for the bench and the tests.
 
-As root, the server runs as the `postgres` system user (initdb refuses root).
-`Missing` is raised when the PostgreSQL binaries are not installed.
+As root, the server runs as the `postgres` system user (initdb refuses root), through `runuser`.
+`Missing` is raised, saying what is missing, when the PostgreSQL binaries are not installed, or when
+running as root and `runuser` or the `postgres` user is not there.
+
+Tools are looked up on PATH, then where Debian keeps them off it: the PostgreSQL binaries in
+/usr/lib/postgresql/<version>/bin (the newest version), `runuser` in the sbin folders (a root shell
+with PATH=/usr/bin:/bin does not search them).
 """
 
 import glob
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -15,15 +21,45 @@ from pathlib import Path
 
 
 class Missing(Exception):
-    """No PostgreSQL binaries on this machine."""
+    """A throwaway cluster cannot be started here: the message says what is missing."""
+
+
+SBIN = ("/usr/local/sbin", "/usr/sbin", "/sbin")
 
 
 def binary(name: str) -> str | None:
+    """A PostgreSQL program: on PATH, else the newest /usr/lib/postgresql/<version>/bin/<name>."""
     found = shutil.which(name)
     if found:
         return found
-    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))  # Debian keeps them off PATH
+    candidates = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"), key=version_key)
     return candidates[-1] if candidates else None
+
+
+def version_key(path: str) -> tuple[int, ...]:
+    """(15,) for /usr/lib/postgresql/15/bin/initdb: 10 sorts after 9."""
+    folder = Path(path).parent.parent.name
+    return tuple(int(part) for part in folder.split(".") if part.isdigit())
+
+
+def system_tool(name: str) -> str | None:
+    """An administration program: on PATH, else in the sbin folders."""
+    return shutil.which(name) or shutil.which(name, path=os.pathsep.join(SBIN))
+
+
+def as_postgres() -> list[str]:
+    """The prefix that runs a command as the `postgres` user when this process is root (else none)."""
+    if os.geteuid() != 0:
+        return []
+    runuser = system_tool("runuser")
+    if runuser is None:
+        raise Missing("runuser not found (on PATH or in " + ", ".join(SBIN) + "): as root, initdb and the"
+                      " server must run as the postgres user")
+    try:
+        pwd.getpwnam("postgres")
+    except KeyError:
+        raise Missing("no postgres system user: as root, initdb and the server must run as it") from None
+    return [runuser, "-u", "postgres", "--"]
 
 
 def _free_port() -> int:
@@ -39,7 +75,7 @@ class Cluster:
             raise Missing("PostgreSQL binaries (initdb, pg_ctl) not found: install postgresql-15")
         self.pg_ctl = pg_ctl
         self.fsync = fsync
-        self.as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        self.as_postgres = as_postgres()
         # In /tmp, not TMPDIR: the socket path must fit 107 bytes, and the server's user must reach the folder.
         self.dir = Path(tempfile.mkdtemp(prefix="mspg-", dir="/tmp" if os.path.isdir("/tmp") else None))
         if self.as_postgres:

@@ -503,7 +503,7 @@ def fig_promote(b: Bench, size: int) -> Outcome:
         clone = b.clone(store, f"promote-{size}")
         try:
             b.ensure_index(clone)
-            subprocess.run(["memstack", "install"], cwd=clone, check=True, capture_output=True)  # the commit's hook
+            subprocess.run([*b.memstack, "install"], cwd=clone, env=b.env, check=True, capture_output=True)  # the commit's hook
             out.add(b.ms("promote", "--now-ts", str(store.end_ts + 86_400_000), cwd=clone))
             ledger = clone / "kb" / "promotions.jsonl"
             promoted = ledger.read_bytes().count(b"\n") if ledger.exists() else 0
@@ -522,7 +522,7 @@ def promoted_clone(b: Bench, size: int) -> tuple[Path, str]:
     if key not in b.cache:
         clone = b.clone(store, f"promoted-{size}")
         b.ensure_index(clone)
-        subprocess.run(["memstack", "install"], cwd=clone, check=True, capture_output=True)
+        subprocess.run([*b.memstack, "install"], cwd=clone, env=b.env, check=True, capture_output=True)
         b.ms("promote", "--now-ts", str(store.end_ts + 86_400_000), cwd=clone)
         b.cache[key] = (clone, b.git(clone, "rev-parse", "HEAD"))
     return b.cache[key]  # type: ignore[no-any-return]

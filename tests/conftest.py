@@ -1,6 +1,9 @@
-"""Fixtures: real git repositories in temporary folders, never the real $HOME."""
+"""Fixtures: real git repositories in temporary folders, never the real $HOME; the order and the skips
+of the collected tests (slow ones first; the ones that need the network only when asked for)."""
 
+import os
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,9 +14,15 @@ from memstack.workflows import install
 
 @pytest.fixture(autouse=True, scope="session")
 def _isolated(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Never touch the real $HOME, git config or pre-commit cache; give git an identity."""
+    """Never touch the real $HOME, git config or pre-commit cache; give git an identity. The running
+    Python's folder goes first on PATH, as activating its venv does: a server's pre-receive hook runs
+    `memstack` from PATH and this repository's own hooks `python`, also when the venv's pytest was run
+    without activating it (the tests that need the venv off PATH take it off themselves)."""
     home = tmp_path_factory.mktemp("home")
     with pytest.MonkeyPatch.context() as patch:
+        bindir = os.path.dirname(sys.executable)
+        if bindir not in os.environ.get("PATH", "").split(os.pathsep):
+            patch.setenv("PATH", os.pathsep.join(filter(None, [bindir, os.environ.get("PATH")])))
         patch.setenv("HOME", str(home))
         patch.setenv("PRE_COMMIT_HOME", str(home / ".cache" / "pre-commit"))
         patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
@@ -41,8 +50,20 @@ def store(tmp_path: Path, _store_template: Path) -> Path:
     return root
 
 
+NETWORK = "MEMSTACK_TEST_NETWORK"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The tests marked `slow` first: pytest-xdist (`--maxschedchunk 1`, pyproject.toml) hands out the
     tests in this order, one at a time as a worker frees, so a long test never starts last and keeps
-    one core busy after the other has finished (a stable sort: the rest keep their order)."""
+    one core busy after the other has finished (a stable sort: the rest keep their order).
+
+    The tests marked `network` install from a package index: skipped, saying so, unless
+    MEMSTACK_TEST_NETWORK=1 (`.ci/run` sets it), so the README's `pytest` never reaches the network."""
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    if os.environ.get(NETWORK) != "1":
+        offline = pytest.mark.skip(reason=f"pip installs from the package index (the network): run with {NETWORK}=1"
+                                          " (.ci/run does)")
+        for item in items:
+            if item.get_closest_marker("network"):
+                item.add_marker(offline)

@@ -3,9 +3,12 @@
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
-MEMSTACK = shutil.which("memstack") or ""
+# The command of the environment running the tests: beside its Python (`.venv/bin/pytest` run without
+# activating the venv), else on PATH.
+MEMSTACK = shutil.which("memstack", path=os.path.dirname(sys.executable)) or shutil.which("memstack") or ""
 
 
 def memstack(*args: str, cwd: Path | None = None, input: str | None = None,

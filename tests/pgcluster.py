@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-from pgserver import Cluster, Missing  # noqa: E402  (bench/pgserver.py: one way to start a cluster)
+import pgserver  # noqa: E402  (bench/pgserver.py: one way to start a cluster)
+from pgserver import Cluster, Missing  # noqa: E402
 
-__all__ = ["Cluster", "new_cluster", "pg_cluster", "pg_dsn"]
+__all__ = ["Cluster", "new_cluster", "pg_cluster", "pg_dsn", "pgserver"]
 
 
 def new_cluster() -> Cluster:

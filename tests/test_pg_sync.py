@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from helpers import git, items, memstack
+from helpers import MEMSTACK, git, items, memstack
 from pgcluster import Cluster, new_cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
 
 from memstack.base import layout
@@ -312,7 +312,7 @@ def test_a_server_killed_in_the_middle_of_a_sync(store: Path) -> None:
         commit(store)
         blocker = psycopg.connect(dsn)
         blocker.execute("SELECT * FROM memstack.sync_state FOR UPDATE")  # held until the server dies
-        sync = subprocess.Popen([shutil.which("memstack") or "memstack", "pg", "sync", dsn], cwd=store,
+        sync = subprocess.Popen([MEMSTACK, "pg", "sync", dsn], cwd=store,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         with psycopg.connect(dsn, autocommit=True) as watcher:
             deadline = time.monotonic() + 60

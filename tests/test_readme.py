@@ -2,7 +2,8 @@
 
 The block is read from README.md (not copied here), so a change that breaks it fails this test.
 The clone is of the repository at HEAD (committed work only); the venv is new and installs from the
-package index (a local mirror here, so it runs offline). The one liberty: the block's last `pytest`
+package index, so this test reaches the network: it runs only with MEMSTACK_TEST_NETWORK=1 (`.ci/run`
+sets it; tests/conftest.py). The one liberty: the block's last `pytest`
 collects the suite instead of running it (a shim ahead of the venv on PATH adds `--collect-only`),
 since the whole suite runs already and would run this test again.
 """
@@ -51,6 +52,7 @@ def test_the_setup_block_is_read_from_the_readme() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.network
 def test_the_setup_block_works_pasted_in_a_fresh_clone_and_venv(tmp_path: Path) -> None:
     commands = setup_commands((ROOT / "README.md").read_text(encoding="utf-8"))
     checkout = tmp_path / "checkout"

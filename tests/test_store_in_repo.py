@@ -198,9 +198,11 @@ def test_several_stores_in_one_repository_ask_for_store_and_are_all_checked(code
 
 
 @pytest.mark.slow
+@pytest.mark.network
 def test_the_published_hooks_check_a_store_in_a_folder(code: Path) -> None:
     """The real pre-commit framework installs this repository's `.pre-commit-hooks.yaml`
-    (as a user's `repo:` entry would) and runs `memstack-check` on the staged change."""
+    (as a user's `repo:` entry would) and runs `memstack-check` on the staged change. pre-commit
+    pip-installs the repository into its own environment, from the package index: `network`."""
     handoff = _sealed(code)
     with handoff.open("a") as out:
         out.write("edited after sealing\n")
