@@ -600,7 +600,7 @@ def test_the_prefilter_finds_the_same_hits_in_pieces_as_whole(monkeypatch) -> No
     whole): with pieces of 1, 7 and 100 bytes the hits are those of one piece."""
     import random
 
-    from memstack.base import secrets as detector
+    from memstack.base.secrets import detect as detector
 
     rng = random.Random(3)
     words = [b"hello", AWS_ID.encode(), GH.encode(), PEM.encode(), b"plain text", b"Token: x"]

@@ -13,7 +13,6 @@ from memstack.base.errors import MemstackError
 from memstack.base.spill import Spill
 from memstack.repo import git
 
-
 PIECE = 1 << 20  # how much of a long blob or file a stream gives at a time
 
 

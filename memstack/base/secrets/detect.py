@@ -1,0 +1,197 @@
+"""The detectors: which credential a line of text holds, found cheaply.
+
+Yelp's detect-secrets, limited to its plugins that recognise a credential by its shape or its name,
+behind a two-stage prefilter (a detector's substrings in the lower-cased bytes, then its shape on the
+lines they hit), and a store's `Policy` (detectors switched off, extra patterns).
+"""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+# detect-secrets' plugins that recognise a credential by its shape or its name.
+PLUGINS = ("AWSKeyDetector", "BasicAuthDetector", "GitHubTokenDetector", "GitLabTokenDetector", "JwtTokenDetector",
+           "KeywordDetector", "OpenAIDetector", "PrivateKeyDetector", "SlackDetector", "StripeDetector")
+
+
+# detect-secrets 1.5 knows GitHub's classic tokens (ghp_, gho_, ...), not its fine-grained ones.
+# Its findings are GitHubTokenDetector's: switching that off switches this off.
+_EXTRA = (("GitHub Token", re.compile(r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}")),)
+
+
+# The kind of credential each plugin reports (detect-secrets' `secret_type`).
+KIND = dict(zip(PLUGINS, ("AWS Access Key", "Basic Auth Credentials", "GitHub Token", "GitLab Token", "JSON Web Token",
+                          "Secret Keyword", "OpenAI Token", "Private Key", "Slack Token", "Stripe Access Key")))
+
+
+# The prefilter, in two stages, for each detector: first lower-case substrings one of which it
+# needs, searched in the lower-cased bytes (plain or literal-prefixed searches run at memory speed;
+# one alternation of them all is ~20x slower); then, on the few lines they hit, an expression of the
+# detector's own shape, so prose that merely says "AWS", "secret" or "https://" stays cheap.
+_KEYWORD = (r"(?:api|auth|service|account|db|database|priv|private|client)_?key|(?:db|database|key)_?pass"
+            r"|passw|pwd|secret|contrase")
+
+
+_WORDS = ("_key", "ikey", "hkey", "ekey", "tkey", "bkey", "vkey", "pass", "pwd", "secret", "contrase")
+
+
+# Each: (first stage: lower-case substrings; the same, or tighter, as expressions for bytes), its shape
+# (`(?#lower)`: the alternatives after it are searched in the lower-cased text).
+_GROUPS = (
+    # AWS access key ids, and secret keys named as such
+    (("akia", "asia", "abia", "acca", "a3t", "aws"), ("a(?:kia|sia|bia|cca|3t)", "aws.{0,20}?(?:key|pw|pass|token)"),
+     r"A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA|(?#lower)aws.{0,20}?(?:key|pwd|pw|pass|token).{0,20}?['\"][0-9a-z/+]{40}['\"]"),
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), ("gh[pousr]_", "github_pat_"),  # GitHub
+     r"gh[pousr]_|github_pat_"),
+    (("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-",
+      "gr1348941"), ("gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-", "gr1348941"),  # GitLab
+     r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941"),
+    (("private key", "putty-user-key-file"), ("private key", "putty-user-key-file"),  # private keys
+     r"PRIVATE KEY|PuTTY-User-Key-File"),
+    (("://",), (r"://[^:/?#\[\]@\s]+:[^:/?#\[\]@\s]+@",), r"://[^:/?#\[\]@\s]+:[^:/?#\[\]@\s]+@"),  # basic auth
+    (("xox", "hooks.slack.com"), ("xox", r"hooks\.slack\.com"), r"(?#lower)xox[abposr]-|hooks\.slack\.com"),  # Slack
+    (("k_live_",), ("k_live_",), r"[rs]k_live_"),  # Stripe
+    (("eyj",), (r"eyj[a-z0-9_=-]+\.[a-z0-9_=-]+",), r"eyJ"),  # JSON Web Tokens
+    (("t3blbkfj",), ("t3blbkfj",), r"T3BlbkFJ"),  # OpenAI
+    # password assignments: KeywordDetector's names (api_key, apikey, db_pass, password, ...) given a
+    # quoted value (quotes may be JSON-escaped), compared with one, or a whole `NAME=value` line
+    (_WORDS, _WORDS, None),
+)
+
+
+# The assignment shapes, on the lower-cased text (a case-insensitive alternation is ~5x slower).
+_ASSIGNED = re.compile(rf"(?:{_KEYWORD})\w*[\]'\"\\]{{0,3}}(?:\[\d*\])?(?:\s*(?:[:=!]{{1,3}}>?|\(|\.assign\()\s*|\s+)"
+                       rf"@?\\?['\"`]")
+
+
+_COMPARED = re.compile(r"['\"`]\s*[!=]=")
+
+
+_BARE_LINE = re.compile(rf"\s*(?:export\s+)?[\w.-]*(?:{_KEYWORD})[\w.-]*\s*[:=]\s*[^\s'\"`]+\s*")
+
+
+def _assignment(text: str, low: str) -> bool:
+    return bool(_ASSIGNED.search(low) or ("=" in low and _COMPARED.search(low)) or _BARE_LINE.fullmatch(low))
+
+
+def _shape(pattern: str) -> Callable[[str, str], bool]:
+    """A shape test; the alternatives after `(?#lower)` are searched in the lower-cased text (a
+    case-insensitive expression is several times slower)."""
+    if pattern.startswith("(?#lower)"):
+        exact, lower = "", pattern.removeprefix("(?#lower)")
+    else:
+        exact, _, lower = pattern.partition("|(?#lower)")
+    if not lower:
+        compiled = re.compile(exact)
+        return lambda text, low: compiled.search(text) is not None
+    first, second = (re.compile(exact) if exact else None), re.compile(lower)
+    return lambda text, low: bool((first and first.search(text)) or second.search(low))
+
+
+STAGES = tuple((words, tuple(re.compile(p.encode()) for p in in_bytes),
+                 _assignment if shape is None else _shape(shape)) for words, in_bytes, shape in _GROUPS)
+
+
+ASSIGNMENTS = len(STAGES) - 1  # the password-assignment stage
+
+
+NAMED = re.compile(_KEYWORD, re.IGNORECASE)
+
+
+def triggered(text: str) -> bool:
+    """The prefilter: might this text hold a credential the detectors know?"""
+    low = text.lower()
+    return any(shape(text, low) for words, _, shape in STAGES if any(word in low for word in words))
+
+
+CHUNK = 8 << 20  # bytes lowered at a time: a promotion's ledger (200 MB) is never copied whole
+
+
+def prefilter_hits(data: bytes) -> list[tuple[int, int]]:
+    """(offset, detector) where the first stage's substrings occur in `data`, at most one a line each."""
+    found = set()
+    start = 0
+    while start < len(data):  # in pieces of whole lines, each lowered on its own
+        end = data.find(b"\n", start + CHUNK)
+        end = len(data) if end < 0 else end + 1
+        low = data[start:end].lower()
+        for index, (_, first, _) in enumerate(STAGES):
+            for pattern in first:
+                match = pattern.search(low)
+                while match is not None:
+                    found.add((start + match.start(), index))
+                    newline = low.find(b"\n", match.end())
+                    if newline < 0:
+                        break
+                    match = pattern.search(low, newline + 1)
+        start = end
+    return sorted(found)
+
+
+ALLOW = re.compile(r"pragma:\s*allowlist[ -]secret")
+
+
+_BARE = re.compile(r"\s*(?:export\s+)?([A-Za-z_][\w.-]*)\s*(=|:)\s*([^\s'\"`()\[\]{}<>]+)\s*")
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A store's `secrets:` block: the kinds of the detectors switched off, and the extra patterns
+    (name, expression)."""
+
+    dropped: frozenset[str] = frozenset()
+    extra: tuple[tuple[str, re.Pattern[str]], ...] = ()
+
+    def both(self, other: "Policy") -> "Policy":
+        """What either applies: a detector on in either is on, an extra pattern of either applies."""
+        return Policy(self.dropped & other.dropped, self.extra + tuple(e for e in other.extra if e not in self.extra))
+
+    def extras(self, line: str) -> set[str]:
+        return {name for name, pattern in self.extra if pattern.search(line)}
+
+
+DEFAULT = Policy()
+
+
+@cache
+def _configured() -> bool:
+    from detect_secrets.settings import (
+        configure_settings_from_baseline,  # deferred: ~110 ms, only when a line looks like a credential
+    )
+
+    configure_settings_from_baseline({"plugins_used": [{"name": name} for name in PLUGINS]})
+    return True
+
+
+def _library(line: str) -> set[str]:
+    from detect_secrets.core.scan import scan_line  # deferred with the settings above
+
+    _configured()
+    return {found.type for found in scan_line(line)}
+
+
+def kinds(line: str, policy: Policy = DEFAULT) -> list[str]:
+    """The kinds of credential on one line of text (sorted, each once); [] for most lines."""
+    extra = policy.extras(line) if policy.extra else set()
+    shaped = triggered(line)
+    if not (shaped or extra) or ALLOW.search(line):
+        return []
+    found: set[str] = set()
+    if shaped:
+        found = _library(line)
+        bare = _BARE.fullmatch(line)
+        if bare and not found and not bare.group(3).isalpha():  # `password: required` is a word, not a secret
+            name, sign, value = bare.groups()
+            found |= _library(f'{name}: "{value}"' if sign == ":" else f'{name} = "{value}"')
+        found |= {kind for kind, pattern in _EXTRA if pattern.search(line)}
+        found -= policy.dropped
+    return sorted(found | extra)
+
+
+ANY_WORD = tuple(sorted({word for words, _, _ in STAGES for word in words}))
+
+
+# The same test as one expression: on the short strings of a record (a key, a field) one search is
+# several times cheaper than a loop of substring tests (a promotion scans 16 fields of each fact).
+ANY_WORD_IN = re.compile("|".join(map(re.escape, ANY_WORD)))

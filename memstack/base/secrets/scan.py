@@ -1,0 +1,246 @@
+"""Credentials in records, text and the lines a change adds: what the write paths refuse, the checks
+report and review redacts. A finding is a kind and a place, never the value."""
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memstack.base.errors import MemstackError, bad
+from memstack.base.secrets.detect import (
+    ALLOW,
+    ANY_WORD,
+    ANY_WORD_IN,
+    ASSIGNMENTS,
+    DEFAULT,
+    NAMED,
+    STAGES,
+    Policy,
+    kinds,
+    prefilter_hits,
+)
+from memstack.base.secrets.settings import for_store
+
+FIX = ("memory never keeps credentials: remove it (keep a reference instead: the variable's or the vault"
+       " entry's name) and rotate it if it was real, or mark a deliberate exception with"
+       " `pragma: allowlist secret` on its line")
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """A credential found: its kind (detect-secrets' name for it) and where; never its value."""
+
+    field: str  # a JSON path (`content`, `value.db.password`, `keywords[2]`) or `text`
+    line: int  # the line within the field's text (multi-line text), or 0
+    kind: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} in {self.field}" + (f" (line {self.line})" if self.line else "")
+
+
+def scan_text(text: str, field: str = "text", policy: Policy = DEFAULT) -> list[Finding]:
+    """Each credential in `text`, line by line (a line number only when the text has several)."""
+    if not policy.extra and not ANY_WORD_IN.search(text.lower()):
+        return []
+    parts = text.splitlines() or [text]
+    numbered = len(parts) > 1
+    return [Finding(field, number if numbered else 0, kind)
+            for number, line in enumerate(parts, start=1) for kind in kinds(line, policy)]
+
+
+def scan(value: Any, field: str = "", policy: Policy = DEFAULT) -> list[Finding]:
+    """Each credential in a record or any JSON value: every string, and every key with its string value
+    (so `{"password": "..."}` is read as the assignment it is).
+
+    Without extra patterns, a record none of whose strings holds a first-stage word is answered from
+    one look at its JSON (JSON escapes only quotes, backslashes and control characters, none of which
+    a word holds): a promotion's 100,000 facts would otherwise cost a prefilter call for each field."""
+    if not isinstance(value, str) and not policy.extra:
+        try:
+            low = orjson.dumps(value).decode("utf-8").lower()
+        except TypeError:  # not plain JSON (a key that is no string, ...): field by field
+            low = None
+        if low is not None and not any(word in low for word in ANY_WORD):
+            return []
+    return sorted(set(_walk(value, field, policy)))
+
+
+def _walk(value: Any, field: str, policy: Policy) -> Iterator[Finding]:
+    if isinstance(value, str):
+        yield from scan_text(value, field or "value", policy)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            path = f"{field}.{key}" if field else str(key)
+            yield from scan_text(str(key), f"{path} (the key)", policy)
+            yield from _walk(item, path, policy)
+            if isinstance(item, str) and NAMED.search(str(key)) and "\n" not in item:
+                pair = orjson.dumps({str(key): item}).decode()[1:-1]  # "name":"value", as JSON holds it
+                yield from (Finding(path, 0, kind) for kind in kinds(pair, policy) if kind == "Secret Keyword")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk(item, f"{field}[{index}]", policy)
+
+
+def message(findings: list[Finding]) -> str:
+    return f"bad {findings[0].field}: {_why(findings)}"
+
+
+def _why(findings: list[Finding]) -> str:
+    first = findings[0]
+    where = f", line {first.line}" if first.line else ""
+    more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+    return f"holds a credential ({first.kind}{where}){more} — {FIX} (I8)"
+
+
+def flagged(lines: Sequence[bytes], policy: Policy = DEFAULT) -> set[int]:
+    """The indexes of the `lines` (JSON lines, each of one line) the byte prefilter hits (the hook's,
+    `added`): only these can hold a credential. One pass over them all instead of a walk of each."""
+    starts, at = [], 0
+    for line in lines:
+        starts.append(at)
+        at += len(line) + 1
+    joined = b"\n".join(line.rstrip(b"\n") for line in lines)
+    hit = {bisect_right(starts, offset) - 1 for offset, _ in prefilter_hits(joined)}
+    return hit | {number - 1 for number, _ in _extra_lines(joined, policy)}
+
+
+def refuse_secrets_in(records: Sequence[Any], lines: Sequence[bytes], store: Path | None = None) -> None:
+    """refuse_secrets for many records at once, given as their JSON `lines` too: only the records
+    whose line the prefilter hits are walked."""
+    policy = DEFAULT if store is None else for_store(store)
+    for index in sorted(flagged(lines, policy)):
+        findings = scan(records[index], "", policy)
+        if findings:
+            raise MemstackError(message(findings))
+
+
+def refuse_secrets(value: Any, field: str = "", store: Path | None = None) -> None:
+    """Raise a MemstackError (exit 2) naming the kind and the field of the first credential in
+    `value` (a record, any JSON value, or text: then `field` names it), with the `secrets:` block of
+    the `store`'s memstack.yaml. Every write path calls this before it writes anything."""
+    findings = scan(value, field, DEFAULT if store is None else for_store(store))
+    if findings and field and findings[0].field == field:  # the text of an argument: it is named
+        raise bad(field, None, "{why}", why=_why(findings))
+    if findings:  # a field of a record, named as the record names it
+        raise MemstackError(message(findings))
+
+
+def added(new: bytes, old: bytes | None | Callable[[], bytes | None], json_lines: bool,
+          policy: Policy = DEFAULT) -> list[tuple[int, Finding]]:
+    """(line number, finding) for each credential on a line of `new` that `old` does not hold.
+
+    One pass of the prefilter over `new`; only the lines it hits are looked up in `old` and read.
+    `json_lines`: a line is read as JSON (a JSONL record, or one `"key": value` line of an indented
+    JSON document) so a finding names its field; other lines (Markdown) are read as text.
+
+    Where `new` is `old` and more lines (an appended log or fact file: a promotion's), only those
+    lines are scanned: the old ones cannot be added ones."""
+    base = old() if callable(old) else old
+    if base and base.endswith(b"\n") and len(new) > len(base) and new.startswith(base):
+        shift = base.count(b"\n")
+        return [(number + shift, finding) for number, finding in _added(new[len(base):], base, json_lines, policy)]
+    return _added(new, base, json_lines, policy)
+
+
+def _added(new: bytes, old: bytes | None, json_lines: bool, policy: Policy) -> list[tuple[int, Finding]]:
+    lines: dict[int, tuple[bytes, set[int]]] = {}  # line number -> (its bytes, the detectors hit)
+    number, at, end = 1, 0, -1
+    for offset, detector in prefilter_hits(new):
+        if offset > end:
+            start = new.rfind(b"\n", 0, offset) + 1
+            number += new.count(b"\n", at, start)
+            end = new.find(b"\n", start)
+            end = len(new) if end < 0 else end
+            lines[number] = (new[start:end], set())
+            at = start
+        lines[number][1].add(detector)
+    forced: set[int] = set()  # lines an extra pattern matches: past the prefilter
+    for number, line in _extra_lines(new, policy):
+        lines.setdefault(number, (line, set()))
+        forced.add(number)
+    before: bytes | None = None
+    found = []
+    for number, (raw, detectors) in sorted(lines.items()):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # I7 reports it
+        # JSON escapes its quotes, and a `.env` line inside a JSON string is no whole line:
+        # there, a password word is enough to read the record.
+        shown = line.replace('\\"', '"') if json_lines else line
+        low = shown.lower()
+        if number not in forced and not any((json_lines and d == ASSIGNMENTS) or STAGES[d][2](shown, low)
+                                            for d in detectors):
+            continue
+        if before is None:
+            before = b"\n" + old + (b"" if old.endswith(b"\n") else b"\n") if old else b""
+        if before and b"\n" + raw + b"\n" in before:
+            continue  # not added by this change
+        found += [(number, finding) for finding in _line(line, json_lines, policy)]
+    return found
+
+
+def _extra_lines(new: bytes, policy: Policy) -> list[tuple[int, bytes]]:
+    """(line number, its bytes) for each line of `new` where an extra pattern may match: each pattern
+    searched once over the whole text (`^`, `$` at each line), then again from the next line on."""
+    if not policy.extra:
+        return []
+    text = new.decode("utf-8", "surrogateescape")
+    starts: set[int] = set()
+    for _, pattern in policy.extra:
+        multi = re.compile(pattern.pattern, pattern.flags | re.MULTILINE)
+        match = multi.search(text)
+        while match is not None:
+            starts.add(text.rfind("\n", 0, match.start()) + 1)
+            newline = text.find("\n", match.start())
+            if newline < 0:
+                break
+            match = multi.search(text, newline + 1)
+    found: list[tuple[int, bytes]] = []
+    number, at = 1, 0
+    for start in sorted(starts):
+        number += text.count("\n", at, start)
+        at = start
+        end = text.find("\n", start)
+        found.append((number, text[start:None if end < 0 else end].encode("utf-8", "surrogateescape")))
+    return found
+
+
+def _line(line: str, json_lines: bool, policy: Policy) -> list[Finding]:
+    if json_lines:
+        stripped = line.strip().rstrip(",")
+        for candidate in (stripped, "{" + stripped + "}"):
+            try:
+                value = orjson.loads(candidate)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(value, (dict, list, str)):
+                found = [Finding(f.field, 0, f.kind) for f in scan(value, "", policy)]
+                seen = {f.kind for f in found}  # an extra pattern written for the line as it is stored
+                extra = set() if ALLOW.search(line) else policy.extras(line) - seen
+                return found + [Finding("text", 0, name) for name in sorted(extra)]
+    return [Finding("text", 0, kind) for kind in kinds(line, policy)]
+
+
+def redact(value: Any, policy: Policy = DEFAULT) -> Any:
+    """`value` with each string that holds a credential replaced by `[redacted: <kind>]` (with the
+    extra patterns of `policy`; every detector, whatever it switches off: a report redacts more).
+
+    A long list (a review's 100,000 facts) is screened as one JSON line per item by the byte
+    prefilter; only the items it hits are walked."""
+    policy = Policy(frozenset(), policy.extra)
+    if isinstance(value, str):
+        found = scan_text(value, "text", policy)
+        return f"[redacted: {', '.join(sorted({f.kind for f in found}))}]" if found else value
+    if isinstance(value, dict):
+        return {redact(k, policy) if isinstance(k, str) else k: redact(v, policy) for k, v in value.items()}
+    if isinstance(value, list):
+        if len(value) < 64:
+            return [redact(item, policy) for item in value]
+        hit = flagged([orjson.dumps(item) for item in value], policy)
+        return [redact(item, policy) if index in hit else item for index, item in enumerate(value)]
+    return value
