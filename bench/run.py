@@ -499,7 +499,7 @@ def fig_promote(b: Bench, size: int) -> Outcome:
     if not b.has("promote"):
         return Outcome(unavailable="`memstack promote` does not exist yet (`memstack promote --help` exits 2)")
     store, out = b.store(size), Outcome()
-    for n in range(b.repeat):
+    for _ in range(b.repeat):
         clone = b.clone(store, f"promote-{size}")
         try:
             b.ensure_index(clone)
@@ -783,7 +783,7 @@ def merge_files(b: Bench, kind: str) -> tuple[Path, Path, Path, str, int]:
         relpath = "kb/facts/agent0/2024-01.jsonl"
         sides = (base, mine + ours, yours + theirs)
     paths = tuple(folder / name for name in ("base", "ours", "theirs"))
-    for path, content in zip(paths, sides):
+    for path, content in zip(paths, sides, strict=True):
         path.write_bytes(b"".join(content))
     found = (*paths, relpath, len(base) + len(ours) + len(theirs))
     b.cache[("merge", kind)] = found

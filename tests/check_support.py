@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 import pytest
-from helpers import git
 
+from helpers import git
 from memstack.base.ids import agent_tag
 from memstack.base.times import parse_ts
 

@@ -5,13 +5,12 @@ cases run as real `memstack` subprocesses, as a user or an agent would call them
 """
 
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import MEMSTACK, git, items, memstack, tree_snapshot
+
+from helpers import git, items, memstack, tree_snapshot
 
 NOW = "2026-03-01T00:00:00Z"
 FACT = ("--subject", "db", "--predicate", "decided", "--object", "sqlite")

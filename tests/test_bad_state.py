@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from helpers import MEMSTACK, git, items, memstack, tree_snapshot
 
 NOW = "2026-03-01T00:00:00Z"

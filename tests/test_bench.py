@@ -12,6 +12,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
 from helpers import memstack
 
 ROOT = Path(__file__).resolve().parent.parent

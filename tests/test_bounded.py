@@ -13,9 +13,9 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import MEMSTACK, git, memstack, tree_snapshot
 from mcp import Client, StdioServerParameters
 
+from helpers import MEMSTACK, git, memstack, tree_snapshot
 from memstack.base import pages
 from memstack.base.times import now_ms, parse_ts
 from memstack.intake import log as intake

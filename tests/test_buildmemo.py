@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import git, memstack
 
+from helpers import git, memstack
 from memstack.base.errors import MemstackError
 from memstack.intake import log as intake
 from memstack.integrity import buildmemo

@@ -8,9 +8,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from ruamel.yaml import YAML
+
 from check_support import append, commit, committed, intake, jsonl, repo, store_template, write  # noqa: F401
 from helpers import git
-from ruamel.yaml import YAML
 
 ROOT = Path(__file__).resolve().parent.parent
 LOG = "intake/alice/2026-01-01.jsonl"

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from check_support import (  # noqa: F401
     DAY,
     JAN,
@@ -33,7 +34,6 @@ from check_support import (  # noqa: F401
     write,
 )
 from helpers import git, memstack, tree_snapshot
-
 from memstack.base.ids import agent_tag, new_id
 
 LOG = "intake/alice/2026-01-01.jsonl"

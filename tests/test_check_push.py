@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+
 from check_support import (  # noqa: F401
     append,
     bare,

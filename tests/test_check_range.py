@@ -4,12 +4,12 @@ import json
 from pathlib import Path
 
 import pytest
+
 from check_support import (
     DAY,
     JAN,
     append,
     closed,
-    commit,
     committed,
     copy_store,
     fact,
@@ -18,11 +18,11 @@ from check_support import (
     head,
     intake,
     jsonl,  # noqa: F401
-    repo,
+    repo,  # noqa: F401  (a fixture)
     run_check,
     sneak,
-    states,
-    store_template,
+    states,  # noqa: F401  (a fixture)
+    store_template,  # noqa: F401  (a fixture)
     write,
 )
 from helpers import git, memstack

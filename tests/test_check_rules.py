@@ -1,10 +1,10 @@
 """The rules as pure functions of old and new bytes, and the path layout: fast, no git."""
 
 import pytest
-from check_support import JAN, closed, fact, fid, jsonl
 from hypothesis import given
 from hypothesis import strategies as st
 
+from check_support import JAN, closed, fact, fid, jsonl
 from memstack.base import layout
 from memstack.integrity import rules
 from memstack.integrity.violations import Violation

@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from check_support import (
     DAY,
     JAN,
@@ -20,10 +21,10 @@ from check_support import (
     intake,  # noqa: F401
     jsonl,
     refused,
-    repo,
+    repo,  # noqa: F401  (a fixture)
     run_check,
-    states,
-    store_template,
+    states,  # noqa: F401  (a fixture)
+    store_template,  # noqa: F401  (a fixture)
     write,
 )
 from helpers import git, memstack

@@ -12,6 +12,7 @@ import signal
 from pathlib import Path
 
 import pytest
+
 from helpers import git, items, memstack
 
 NOW = "2026-03-01T00:00:00Z"
@@ -181,7 +182,6 @@ def test_capture_s_default_transaction_time_is_taken_once_it_holds_the_lock(deci
     import time
 
     from helpers import MEMSTACK
-
     from memstack.base import files, times
     from memstack.kb import factstore
 

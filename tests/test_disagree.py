@@ -9,10 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import git, items, memstack
-from team_support import check_history, clone, fact_files, guarded_remote
 
+from helpers import git, items, memstack
 from memstack.kb import merge
+from team_support import check_history, clone, fact_files, guarded_remote
 
 SUBJECT, PREDICATE = "deploy-day", "decided"
 ORIGINAL = "kb/facts/alice/2026-11.jsonl"

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import items, memstack, tree_snapshot
 
+from helpers import items, memstack, tree_snapshot
 from memstack.kb import factfiles
 
 JAN = "2026-01-01T00:00:00Z"

@@ -12,15 +12,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git, memstack, tree_snapshot
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from team_support import check_history, clone, guarded_remote
 
+from helpers import git, memstack, tree_snapshot
 from memstack.base.times import month
 from memstack.cli.main import main
 from memstack.kb import factfiles
 from memstack.kb.ferrox import importing
+from team_support import check_history, clone, guarded_remote
 
 SEED = ("subject", "predicate", "object", "valid_from", "valid_to", "confidence", "recorded_at")
 Y2024 = 1_704_067_200_000  # 2024-01-01T00:00:00Z

@@ -6,7 +6,6 @@ import shutil
 from pathlib import Path
 
 from helpers import git, memstack
-
 from memstack.base.output import plural
 from memstack.intake import log as intake
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
-from helpers import git, memstack
 
+from helpers import git, memstack
 from memstack.base import files, jsonio
 from memstack.kb import facts
 from memstack.kb.index import build

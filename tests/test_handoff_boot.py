@@ -5,8 +5,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import git, memstack, tree_snapshot
 
+from helpers import git, memstack, tree_snapshot
 from memstack.boot import context as boot
 
 HANDOFF = """# Session summary

@@ -6,8 +6,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from helpers import git, memstack, tree_snapshot
 from test_mcp import HANDOFF
+
+from helpers import git, memstack, tree_snapshot
 
 
 def event(store: Path, name: str, session: str = "5f1c2a9e-0001", **extra: Any) -> str:

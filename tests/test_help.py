@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import memstack
 
+from helpers import memstack
 from memstack.cli.main import parser
 
 ROOT = Path(__file__).resolve().parent.parent

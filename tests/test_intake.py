@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import MEMSTACK, items, memstack, tree_snapshot
 
+from helpers import MEMSTACK, items, memstack, tree_snapshot
 from memstack.base.errors import MemstackError
 from memstack.intake import log as intake
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import MEMSTACK, items, memstack, tree_snapshot
 from jsonschema import Draft202012Validator
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from helpers import MEMSTACK, items, memstack, tree_snapshot
 from memstack.base.errors import MemstackError
 from memstack.base.times import now_ms
 from memstack.cli import main
@@ -350,13 +350,13 @@ BAD_SHAPE = [
 
 def test_bad_arguments_are_tool_errors_with_the_cli_message_and_write_nothing(store: Path) -> None:
     said = [(words, words) if isinstance(words, str) else words for *_, words in BAD]
-    for (_, arguments, argv, _), (_, cli) in zip(BAD, said):  # the command line says it in its words
+    for (_, arguments, argv, _), (_, cli) in zip(BAD, said, strict=True):  # the command line says it in its words
         assert cli_error(store, *argv, input=arguments.get("text")) == cli, argv
     before = tree_snapshot(store)
 
     async def session() -> None:
         async with server("--store", str(store)) as client:
-            for (tool, arguments, _, _), (message, _) in zip(BAD, said):
+            for (tool, arguments, _, _), (message, _) in zip(BAD, said, strict=True):
                 assert await refused(client, tool, **arguments) == message, (tool, arguments)
                 assert not re.search(r"--[a-z]", message), message  # the tool's argument names, not CLI flags
             for tool, arguments, fragment in BAD_SHAPE:

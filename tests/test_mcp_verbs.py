@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import MEMSTACK, git, memstack, tree_snapshot
 from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from team_support import guarded_remote
 from test_mcp import HANDOFF, cli_error, cli_json, refused, run, server, worded
 
+from helpers import MEMSTACK, git, memstack, tree_snapshot
 from memstack.base.errors import MemstackError, bad
 from memstack.mcp import prompts, registry, tools, wording
+from team_support import guarded_remote
 
 ROOT = Path(__file__).resolve().parent.parent
 

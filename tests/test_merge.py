@@ -6,10 +6,10 @@ import random
 from pathlib import Path
 
 import pytest
-from helpers import git, memstack
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers import git, memstack
 from memstack.base.ids import agent_tag
 from memstack.intake import log as intake
 from memstack.kb import merge

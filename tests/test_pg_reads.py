@@ -11,18 +11,18 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import MEMSTACK, git, items, memstack
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
-from pgcluster import Cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
 
+from helpers import MEMSTACK, git, items, memstack
 from memstack.base.errors import MemstackError
 from memstack.base.output import render_json
 from memstack.kb import factstore
 from memstack.kb.readers import FileReader
 from memstack.replica import replicate as sync
 from memstack.replica.reads import ReplicaReader
+from pgcluster import Cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
 
 JAN_MS = 1_767_225_600_000
 DAY = 86_400_000

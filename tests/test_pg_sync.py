@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from helpers import MEMSTACK, git, items, memstack
-from pgcluster import Cluster, new_cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
-
 from memstack.base import layout
 from memstack.replica.tables import BY_KIND, TABLES
 from memstack.repo import objects
+from pgcluster import Cluster, new_cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
 
 JAN = "2026-01-01T00:00:00Z"
 

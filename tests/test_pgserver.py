@@ -5,8 +5,9 @@ PATH, where `runuser` lives; without the tool, the replica tests are skipped wit
 import os
 from pathlib import Path
 
-import pgcluster
 import pytest
+
+import pgcluster
 from pgcluster import pgserver  # bench/pgserver.py
 
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="as a user, the server runs as that user: no runuser")

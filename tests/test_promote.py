@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import git, items, memstack
 
+from helpers import git, items, memstack
 from memstack.base.times import parse_ts
 from memstack.intake import log as intake
 from memstack.kb import factstore, routing

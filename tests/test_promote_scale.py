@@ -12,6 +12,7 @@ import termios
 from pathlib import Path
 
 import pytest
+
 from helpers import MEMSTACK, git, memstack
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers import git
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+
 from helpers import MEMSTACK, git, memstack
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))

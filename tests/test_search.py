@@ -9,8 +9,9 @@ from typing import Any
 
 import anyio
 import pytest
-from helpers import MEMSTACK, git, memstack, tree_snapshot
 from mcp import Client, StdioServerParameters
+
+from helpers import MEMSTACK, git, memstack, tree_snapshot
 
 INDEX = ".memstack/search.sqlite3"
 DAY = 86_400_000

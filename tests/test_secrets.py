@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from check_support import (  # noqa: F401
     append,
     bare,
@@ -27,9 +28,8 @@ from check_support import (  # noqa: F401
     write,
 )
 from helpers import git, items, memstack, tree_snapshot
-from secret_corpus import AWS_ID, GH, LOOK_ALIKES, PEM, SECRETS
-
 from memstack.base import secrets
+from secret_corpus import AWS_ID, GH, LOOK_ALIKES, PEM, SECRETS
 
 ALLOW = "  # pragma: allowlist secret"
 T0, T1 = "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z"

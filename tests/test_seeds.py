@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git, items, memstack, tree_snapshot
 from jsonschema import Draft7Validator
 
+from helpers import git, items, memstack, tree_snapshot
 from memstack.base import schemas
 
 T0 = "2026-11-01T10:00:00Z"

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from helpers import items, memstack, tree_snapshot
 
 

@@ -4,8 +4,8 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import memstack
 
+from helpers import memstack
 from memstack.base.errors import MemstackError
 from memstack.repo.store import locate
 

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from helpers import MEMSTACK, git, memstack
 
 ROOT = Path(__file__).resolve().parent.parent

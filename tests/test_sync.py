@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from helpers import MEMSTACK, git, memstack
 from team_support import check_history, clone, guarded_remote
 

@@ -14,12 +14,13 @@ import random
 from pathlib import Path
 
 import pytest
-from helpers import git, items, memstack
 
+from helpers import git, items, memstack
 from memstack.base import files, spill
 from memstack.intake import log as intake
 from memstack.kb import viewpatch, views
-from memstack.repo import git as gitlayer, objects
+from memstack.repo import git as gitlayer
+from memstack.repo import objects
 from memstack.repo.sources import WorktreeSource
 from memstack.workflows.promote import pending
 

@@ -60,7 +60,7 @@ MARKS = ("arg", "verb", "pass")
 
 def render(template: str, values: dict[str, Any], words: Words) -> str:
     """A template in `words`: each mark said by them, each other field filled with its value."""
-    marks = dict(zip(MARKS, (words.arg, words.verb, words.option)))
+    marks = dict(zip(MARKS, (words.arg, words.verb, words.option), strict=True))
     out = []
     for literal, name, spec, conversion in _FORMAT.parse(template):
         out.append(literal)

@@ -14,10 +14,10 @@ import fcntl
 import os
 import signal
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
 from memstack.base import jsonio
 from memstack.base.errors import MemstackError
@@ -239,7 +239,8 @@ def parts(data: Data, piece: int = 1 << 20) -> tuple[int, Iterable[bytes]]:
     """The size of `data` and its bytes in pieces."""
     if isinstance(data, (bytes, bytearray)):
         view = memoryview(data)
-        return len(data), (view[at:at + piece] for at in range(0, len(data), piece))
+        # memoryview slices: bytes-like pieces, never copied (every consumer takes a buffer)
+        return len(data), cast(Iterator[bytes], (view[at:at + piece] for at in range(0, len(data), piece)))
     return data.size(), data.pieces()
 
 
@@ -248,7 +249,7 @@ def whole(data: Data) -> bytes:
     return data if isinstance(data, (bytes, bytearray)) else b"".join(data.pieces())
 
 
-def write_changed(store: Path, outputs: dict[str, Data]) -> list[str]:
+def write_changed(store: Path, outputs: Mapping[str, Data]) -> list[str]:
     """Write each derived file whose bytes differ (atomically); returns the paths rewritten."""
     changed = []
     for relpath, data in outputs.items():
@@ -295,13 +296,13 @@ def create_exclusive(path: Path, data: bytes) -> bool:
     return True
 
 
-def read_log(store: Path, relpath: str) -> list[dict]:  # type: ignore[type-arg]
+def read_log(store: Path, relpath: str) -> list[dict]:
     """Every record of the store's log at `relpath` (none when it does not exist yet)."""
     path = store / relpath
     return read_jsonl(path, relpath) if path.exists() else []
 
 
-def read_jsonl(path: Path, relpath: str) -> list[dict]:  # type: ignore[type-arg]
+def read_jsonl(path: Path, relpath: str) -> list[dict]:
     """Every record of a JSONL file; a torn last line or a bad line is an error naming the line."""
 
     data = path.read_bytes()
@@ -310,7 +311,7 @@ def read_jsonl(path: Path, relpath: str) -> list[dict]:  # type: ignore[type-arg
     return jsonio.parse_jsonl(data, relpath)
 
 
-def iter_jsonl(path: Path, relpath: str) -> Iterator[dict]:  # type: ignore[type-arg]
+def iter_jsonl(path: Path, relpath: str) -> Iterator[dict]:
     """The records of a JSONL file one by one, read a megabyte at a time (what read_jsonl lists): a
     reader that keeps a few of a long log's records never holds the rest, nor the whole file."""
 

@@ -1,6 +1,7 @@
 """Names of agents, collections and keys (docs/reference.md: store layout)."""
 
 import re
+from typing import TypeGuard
 
 from memstack.base.errors import bad
 
@@ -8,7 +9,7 @@ NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 NAME_RULE = "^[a-z0-9][a-z0-9._-]{0,63}$"
 
 
-def is_name(value: object) -> bool:
+def is_name(value: object) -> TypeGuard[str]:
     """True for a valid agent, collection or key name (the rule, and no '..' anywhere)."""
     return isinstance(value, str) and NAME_RE.fullmatch(value) is not None and ".." not in value
 

@@ -2,7 +2,7 @@
 
 import math
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 
 from memstack.base.errors import bad
@@ -42,7 +42,7 @@ def parse_ts(value: object, field: str) -> int:
             pass
         else:
             if parsed.tzinfo is None:
-                parsed = parsed.replace(tzinfo=timezone.utc)
+                parsed = parsed.replace(tzinfo=UTC)
             return _bounded(int(round(parsed.timestamp() * 1000)), value, field)
     raise bad(field, repr(value), "expected integer milliseconds or ISO-8601 (e.g. 2026-11-30T12:00:00Z)")
 
@@ -63,7 +63,7 @@ def given_or_none(value: object, field: str) -> int | None:
 
 def iso(ms: int) -> str:
     """ISO-8601 UTC with milliseconds, e.g. 2026-11-30T12:00:00.000Z."""
-    moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
@@ -76,7 +76,7 @@ def day(ms: int) -> str:
 def _day(number: int) -> str:
     """The date of a day number (days since 1970): a check or a promotion asks it of 100,000s of
     records, most of them of the same few days, and strftime is most of the cost."""
-    return datetime.fromtimestamp(number * 86_400, tz=timezone.utc).strftime("%Y-%m-%d")
+    return datetime.fromtimestamp(number * 86_400, tz=UTC).strftime("%Y-%m-%d")
 
 
 def month(ms: int) -> str:
@@ -86,4 +86,4 @@ def month(ms: int) -> str:
 
 def now_ms() -> int:
     """The wall clock; only the command line calls it, never the library's core."""
-    return int(datetime.now(tz=timezone.utc).timestamp() * 1000)
+    return int(datetime.now(tz=UTC).timestamp() * 1000)

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memstack.base import files
 from memstack.base.spill import Spill
 from memstack.kb import views
 from memstack.repo import git, objects
@@ -71,7 +72,7 @@ class _Recorder:
         """The source's stream, passed on as it comes (a log of 200 MB is never held); the blob id of
         what it gave is noted once it is read to the end."""
         spilled = Spill()
-        for piece in self.source.stream(relpath):  # type: ignore[attr-defined]
+        for piece in self.source.stream(relpath):
             spilled.write(piece)
             yield piece
         found = objects.blob_id(spilled, self.like)
@@ -83,7 +84,7 @@ class _Recorder:
         return names
 
 
-def build(repo: Path, folder: str, source: Source) -> dict[str, bytes]:
+def build(repo: Path, folder: str, source: Source) -> dict[str, files.Data]:
     """`views.build(source)`, recorded as this process's memo while `recording` (the store at
     `folder` of the work tree `repo`)."""
     global _memo

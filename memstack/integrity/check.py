@@ -111,7 +111,7 @@ def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tupl
             others = [frozenset(c.path for c in changes) for changes in per_parent[1:]]
             inherited = frozenset(c.path for c in per_parent[0] if any(c.path not in o for o in others))
             found: set[Violation] = set()
-            for index, (parent, changes) in enumerate(zip(parents, per_parent)):
+            for index, (parent, changes) in enumerate(zip(parents, per_parent, strict=True)):
                 step = Step(changes, GitSource(repo, checker.blobs.cat, commit.sha, folder), prefix=index == 0,
                             restore=f"`git checkout {parent[:12]} -- {{path}}` in a rewrite of this commit",
                             inherited=inherited)

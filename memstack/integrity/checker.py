@@ -136,13 +136,15 @@ class Checker:
         if streamed is not None:
             return streamed
         tail = self.appended(change, place) if step.prefix else None
-        if tail is not None and not isinstance(tail[0], bytes):  # a bulk promotion's: spilled to a file
-            return self.pieces_added(step, change, place, tail[0].pieces(), tail[1] + 1, validate)
-        if tail is not None:  # the base's lines kept, these appended: I5/I7 on them, I8 later
-            found = shifted(rules.final_newline(path, tail[0]), tail[1] + 1) if validate else []
+        if tail is not None:
+            data, before = tail
+            if not isinstance(data, bytes):  # a bulk promotion's: spilled to a file
+                return self.pieces_added(step, change, place, data.pieces(), before + 1, validate)
+            # the base's lines kept, these appended: I5/I7 on them, I8 later
+            found = shifted(rules.final_newline(path, data), before + 1) if validate else []
             if validate:
-                self.tails[path] = tail
-                appended = rules.Numbered(tail[0], 0, tail[1] + 1)
+                self.tails[path] = (data, before)
+                appended = rules.Numbered(data, 0, before + 1)
                 found += rules.records(path, place, appended)
                 found += self.bindings(step, path, place, appended, 1)
             return found
@@ -175,6 +177,8 @@ class Checker:
                               rules.I2_FIX.format(restore=restore))]
         if new is None:
             return []
+        found: list[Violation]
+        check: Iterable[tuple[int, bytes]]
         if old is None:
             found, check = [], rules.appended_lines(new, 0)
         else:

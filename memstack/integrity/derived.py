@@ -9,7 +9,7 @@ To register a builder, add (or change) an entry of DERIVED.
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from memstack.base import files
@@ -17,7 +17,7 @@ from memstack.boot import context as boot
 from memstack.kb import views
 from memstack.repo.sources import Source
 
-Builder = Callable[[Source], dict[str, files.Data]]
+Builder = Callable[[Source], Mapping[str, files.Data]]
 
 
 @dataclass(frozen=True)

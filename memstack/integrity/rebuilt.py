@@ -8,6 +8,7 @@ may lag its sources: it is said (stale), not refused.
 """
 
 from pathlib import Path
+from typing import Literal
 
 from memstack.base import files
 from memstack.base.errors import MemstackError
@@ -21,7 +22,7 @@ from memstack.repo.git import Change
 from memstack.repo.sources import GitSource
 
 
-def target(step: Step) -> str | None | bool:
+def target(step: Step) -> str | None | Literal[False]:
     """What viewpatch.since calls the step's new state; False when its views are always built whole
     (`--all`, a merge's other parents: no one base to patch)."""
     if step.audit or not step.prefix:

@@ -68,7 +68,7 @@ class Unresolved:
             for agent in owners:
                 present |= ids_of(f"kb/facts/{agent}/{when}.jsonl")
             start = 0
-            for end, where in zip(group.ends, group.where):
+            for end, where in zip(group.ends, group.where, strict=True):
                 successor = group.names[start:end].decode("utf-8", "surrogatepass")
                 start = end
                 if successor not in present:

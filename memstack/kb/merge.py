@@ -39,7 +39,7 @@ def _lines(data: bytes) -> list[bytes]:
     return data.splitlines()
 
 
-def _load(line: bytes) -> dict:  # type: ignore[type-arg]
+def _load(line: bytes) -> dict:
     try:
         record = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
@@ -108,18 +108,18 @@ def merge_log(base: bytes, ours: bytes, theirs: bytes) -> Result:
 _CLOSING = ("valid_to", "expired_at", "superseded_by")
 
 
-def _is_closing_of(closed: dict, open_: dict) -> bool:  # type: ignore[type-arg]
+def _is_closing_of(closed: dict, open_: dict) -> bool:
     return open_.get("valid_to") is None and closed.get("valid_to") is not None and all(
         closed.get(k) == v for k, v in open_.items() if k not in _CLOSING)
 
 
-def _rivals(a: dict, b: dict) -> bool:  # type: ignore[type-arg]
+def _rivals(a: dict, b: dict) -> bool:
     """Two closings of one fact that differ only in their closing, each naming its successor."""
     return all(a.get(k) == b.get(k) for k in a.keys() | b.keys() if k not in _CLOSING) \
         and disputes.winner(a, b) is not None
 
 
-def _window(fact: dict) -> str:  # type: ignore[type-arg]
+def _window(fact: dict) -> str:
     return (f"valid_to={_when(fact.get('valid_to'))} expired_at={_when(fact.get('expired_at'))}"
             f" superseded_by={fact.get('superseded_by')}")
 
@@ -135,7 +135,7 @@ def _when(ms: object) -> object:
     return ms
 
 
-def _pick(fid: str, base: dict | None, a: tuple[bytes, dict], b: tuple[bytes, dict],  # type: ignore[type-arg]
+def _pick(fid: str, base: dict | None, a: tuple[bytes, dict], b: tuple[bytes, dict],
           conflicts: list[str]) -> bytes | tuple[bytes, bytes]:
     (a_line, a_fact), (b_line, b_fact) = a, b
     if a_fact == b_fact:
@@ -166,7 +166,7 @@ def merge_facts(base: bytes, ours: bytes, theirs: bytes) -> Result:
     unchanged = set(b_lines).intersection(o_lines, t_lines)
     sides = []
     for lines in (b_lines, o_lines, t_lines):
-        parsed: dict[str, tuple[bytes, dict]] = {}  # type: ignore[type-arg]
+        parsed: dict[str, tuple[bytes, dict]] = {}
         order: list[bytes | str] = []  # ours: unchanged lines as they are, changed facts by id
         for line in lines:
             if line in unchanged:

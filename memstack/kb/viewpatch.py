@@ -24,7 +24,7 @@ base's, a view not in the shape views.py writes, a change larger than a twentiet
 of the views) answers None, and the caller rebuilds from everything.
 """
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ FACTS = "kb/facts/"
 _SHARE = 20  # more changed facts than 1/_SHARE of the views' lines: rebuilding is as cheap
 
 
-class _Lazy(dict):  # type: ignore[type-arg]
+class _Lazy(dict):
     """The base's view files, each read when first asked for (a check compares only the views a
     commit changes: the others are never read)."""
 
@@ -114,14 +114,14 @@ def since(repo: Path, folder: str, blobs: objects.CatFile, target: str | None, n
 
 def views_of(repo: Path, folder: str, blobs: objects.CatFile, target: str | None, new: Source,
              wanted: Iterable[str] | None = None,
-             build: Callable[[Source], dict[str, bytes]] | None = None) -> dict[str, files.Data]:
+             build: Callable[[Source], Mapping[str, files.Data]] | None = None) -> dict[str, files.Data]:
     """The KB views of the state `new` (the `target` of `since`): patched when they can be, else
     built (by `build`: promote's records what it read, buildmemo.py). Patched, the answer holds those
     `wanted` (by default those that differ from the base's), and those the change touches: a view
     left out is the base's, unchanged."""
     found = since(repo, folder, blobs, target, new)
     patched = patch(found, new, found.changed if wanted is None else wanted) if found is not None else None
-    return patched if patched is not None else (build or views.build)(new)
+    return patched if patched is not None else dict((build or views.build)(new))
 
 
 # --- the patch -----------------------------------------------------------------------------------
@@ -250,7 +250,7 @@ def _queue(text: viewtext.Text | None) -> tuple[viewtext.Lines, list[bytes]] | N
     head = viewtext.head_of(text, "binder_queue", "records")
     if text.get(0, len(head)) != head or text.get(text.length - 4, text.length) != b"\n]}\n":
         return None
-    end, found = text.length - 4, []  # where the line before `]}` ends
+    end, found = text.length - 4, list[bytes]()  # where the line before `]}` ends
     while end > len(head):
         start = text.rfind(b"\n", len(head) - 1, end) + 1
         line = text.get(start, end)
@@ -261,8 +261,8 @@ def _queue(text: viewtext.Text | None) -> tuple[viewtext.Lines, list[bytes]] | N
             break
         found.append(line.removesuffix(b","))
         end = start - 1
-    records = None if found else viewtext.lines_of(text, head)
-    return None if records is None else (records, [])
+    whole = None if found else viewtext.lines_of(text, head)
+    return None if whole is None else (whole, [])
 
 
 def _patch_queue(lines: viewtext.Lines, routed: list[dict[str, Any]], decided_since: bytes,

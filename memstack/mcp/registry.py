@@ -16,9 +16,8 @@ from typing import Any
 
 from memstack.base.errors import MemstackError
 from memstack.mcp.arguments import Arg, described
-from memstack.repo.store import Store
 
-Handler = Callable[[Store, dict[str, Any]], Any]
+Handler = Callable[[Any, dict[str, Any]], Any]  # the store, or a FactReader for the tools that read facts
 
 
 @dataclass(frozen=True)

@@ -63,10 +63,10 @@ def call(tool_name: str, arguments: Mapping[str, Any] | None, *, store: str | No
     if tool.reads_facts:
         reader = readers.fact_reader(store, pg, tool.optional_store)
         try:
-            return tool.handler(reader, args)  # type: ignore[arg-type]
+            return tool.handler(reader, args)
         finally:
             reader.close()
     if tool.optional_store:
         root = locate(store)
-        return tool.handler(Store(root) if root else None, args)  # type: ignore[arg-type]
+        return tool.handler(Store(root) if root else None, args)
     return tool.handler(open_store(store), args)

@@ -118,7 +118,7 @@ def line_changes(old: bytes, new: bytes) -> tuple[list[int], list[int]]:
         start = old.count(b"\n")
         return [], list(range(start + 1, start + new.count(b"\n", len(old)) + 1))
     before, after = complete_lines(old), complete_lines(new)
-    changed = [n for n, (a, b) in enumerate(zip(before, after), start=1) if a != b]
+    changed = [n for n, (a, b) in enumerate(zip(before, after, strict=False), start=1) if a != b]
     gone = list(range(len(after) + 1, len(before) + 1))
     added = list(range(len(before) + 1, len(after) + 1))
     return changed + gone, changed + added

@@ -40,7 +40,7 @@ def status(root: Path | None, dsn: str) -> dict[str, Any]:
             document.update(behind=0, relation="current")
         elif git.rev_parse(root, f"{synced}^{{commit}}") is None:
             document["relation"] = "unknown to this clone"
-        elif git.is_ancestor(root, synced, head):
+        elif head is not None and git.is_ancestor(root, synced, head):
             count = git.out(root, "rev-list", "--count", f"{synced}..{head}").strip()
             document.update(behind=int(count), relation="behind")
         else:

@@ -92,7 +92,7 @@ def col(name: str, sql: str, convert: Callable[[Any], str], key: str | None = No
     return (name, sql, key or name, convert)
 
 
-T, I, F, A = 'text COLLATE "C"', "bigint", "double precision", 'text[] COLLATE "C"'
+T, I, F, A = 'text COLLATE "C"', "bigint", "double precision", 'text[] COLLATE "C"'  # noqa: E741 (column types, short as SQL writes them)
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,7 @@ def run(cwd: Path, *args: str, input: bytes | None = None, env: Mapping[str, str
             raise MemstackError(f"git {' '.join(args[:2])} failed in {cwd}: {detail}")
         if attempt < 19:
             time.sleep(0.1)
+    assert lock is not None  # the loop ends only on a lock error
     raise MemstackError(locked_message(lock.group(1) or lock.group(2)))
 
 

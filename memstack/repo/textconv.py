@@ -14,12 +14,12 @@ def _when(ms: object) -> str:
     return iso(ms) if isinstance(ms, int) and not isinstance(ms, bool) else "open"
 
 
-def window(fact: dict) -> str:  # type: ignore[type-arg]
+def window(fact: dict) -> str:
     """A fact's validity as a half-open window, `[from, to)`, `open` for no end."""
     return f"[{_when(fact.get('valid_from'))}, {_when(fact.get('valid_to'))})"
 
 
-def fact_line(fact: dict) -> str:  # type: ignore[type-arg]
+def fact_line(fact: dict) -> str:
     text = (f"fact {fact.get('id')} [{fact.get('table')}] {fact.get('subject')} | {fact.get('predicate')} | "
             f"{fact.get('object')}  valid {window(fact)}"
             f"  recorded {_when(fact.get('recorded_at'))}  by {fact.get('agent')} conf {fact.get('confidence')}")
@@ -28,7 +28,7 @@ def fact_line(fact: dict) -> str:  # type: ignore[type-arg]
     return text
 
 
-def intake_lines(record: dict) -> list[str]:  # type: ignore[type-arg]
+def intake_lines(record: dict) -> list[str]:
     head = (f"intake {record.get('id')} {record.get('created_at')} {record.get('agent')} "
             f"{record.get('tier')} conf {record.get('confidence')}")
     out = [head]

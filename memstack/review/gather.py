@@ -133,7 +133,7 @@ class _Reader:
         appended.append(same if same is not None else not left and prefix.digest() == digest)
 
     def redacted(self, items: list[Any]) -> list[Any]:
-        return secrets.redact(items, self.review.policy)  # type: ignore[no-any-return]
+        return secrets.redact(items, self.review.policy)
 
     def intake(self, change: git.Change) -> None:
         for batch in _batches(self.new_lines(change)):
@@ -142,7 +142,7 @@ class _Reader:
             shown = self.redacted([{k: r.get(k) for k in INTAKE_FIELDS} for r in batch])
             self.db.executemany("INSERT INTO intake VALUES (?, ?, ?, ?, ?, ?)",
                                 ((self.workspace.seq(), key(r.get("created_at")), key(r.get("id")), str(s.get("agent")),
-                                  str(s.get("id")), dump(s)) for r, s in zip(batch, shown)))
+                                  str(s.get("id")), dump(s)) for r, s in zip(batch, shown, strict=True)))
 
     def routed(self, change: git.Change) -> None:
         for batch in _batches(self.new_lines(change)):
@@ -179,12 +179,12 @@ class _Reader:
                     closed.append((prior, fact))
             self.db.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?, ?)",
                                 ((f["id"], key(f.get("subject")), dump(s))
-                                 for f, s in zip(added, self.redacted(added))))
+                                 for f, s in zip(added, self.redacted(added), strict=True)))
             shown = self.redacted([{"before": prior, "after": fact} for prior, fact in closed])
             self.db.executemany("INSERT INTO superseded VALUES (?, ?, ?, ?, ?)",
                                 ((self.workspace.seq(), key(prior.get("subject")), key(prior["id"]),
                                   fact.get("superseded_by") if isinstance(fact.get("superseded_by"), str) else None,
-                                  dump(s)) for (prior, fact), s in zip(closed, shown)))
+                                  dump(s)) for (prior, fact), s in zip(closed, shown, strict=True)))
 
     def read(self, change: git.Change) -> None:
         place = layout.classify(change.path)

@@ -88,7 +88,7 @@ class State:
         known = follow.known(db)
         folders = {r[0]: (r[1], r[2], r[3], r[4]) for r in db.execute(
             "SELECT relpath, ino, size, mtime_ns, ctime_ns FROM folders")}
-        return cls(known, folders)  # type: ignore[arg-type]
+        return cls(known, folders)
 
 
 # The files and folders tables as last read, with the connection that read them: a warm search reads

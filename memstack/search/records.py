@@ -15,7 +15,7 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -129,7 +129,7 @@ def _text(value: Any) -> str:
 def _int(value: Any) -> int | None:
     if value is not None and type(value) is not int:
         raise TypeError("not integer ms")
-    return value  # type: ignore[no-any-return]
+    return value
 
 
 def _fact(fact: dict[str, Any], number: int) -> Doc:
@@ -147,7 +147,7 @@ def _intake(record: dict[str, Any], number: int) -> Doc:
 
 
 def _day_ms(date: str) -> int:
-    return int(datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=timezone.utc).timestamp() * 1000)
+    return int(datetime.strptime(date, "%Y-%m-%d").replace(tzinfo=UTC).timestamp() * 1000)
 
 
 def _handoff(relpath: str, text: str) -> Iterator[Doc]:

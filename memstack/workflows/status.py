@@ -94,7 +94,8 @@ def pending_intake(store: Path, per_file: dict[str, int], memory: dict[str, Any]
     """Intake records not yet routed, per agent (agents with none left out)."""
     found: dict[str, int] = {}
     root = store / "intake"
-    before = memory.get("lines") if isinstance(memory.get("lines"), dict) else {}
+    lines_before = memory.get("lines")
+    before: dict[str, Any] = lines_before if isinstance(lines_before, dict) else {}
     counts: dict[str, Any] = {}
     for folder in sorted(p for p in root.glob("*") if p.is_dir()) if root.is_dir() else []:
         for path in sorted(folder.glob("*.jsonl")):

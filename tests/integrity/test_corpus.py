@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
+
 from check_support import commit, copy_store, head, run_check, sneak, store_template  # noqa: F401
 from helpers import git, memstack
-from ruamel.yaml import YAML
 from secret_corpus import SECRETS
 
 CORPUS = Path(__file__).resolve().parent / "corpus"

@@ -159,8 +159,8 @@ def _added(new: bytes, old: bytes | None, json_lines: bool, policy: Policy) -> l
             at = start
         lines[number][1].add(detector)
     forced: set[int] = set()  # lines an extra pattern matches: past the prefilter
-    for number, line in _extra_lines(new, policy):
-        lines.setdefault(number, (line, set()))
+    for number, raw_line in _extra_lines(new, policy):
+        lines.setdefault(number, (raw_line, set()))
         forced.add(number)
     before: bytes | None = None
     found = []

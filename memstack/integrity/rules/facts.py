@@ -119,6 +119,7 @@ def facts(path: str, old: bytes, new: bytes, *, prefix: bool, restore: str) -> t
             # Lines moved: say which facts are gone, or that they were reordered.
             return found + _facts_survive(path, old_lines[index:], new_lines, fix, offset=index, moved=True), check
         else:
+            assert new_line is not None  # `after` was read from it
             found += [Violation(path, index + 1, "I2", problem, fix) for problem in closing_problems(before, after)]
             check.append((index + 1, new_line))
     if len(new_lines) > len(old_lines):

@@ -12,7 +12,7 @@ I1_FIX = ("restore the committed lines ({restore}) and add new records only as n
 
 def _first_difference(old: list[bytes], new: list[bytes]) -> tuple[int, str]:
     """The 1-based line where `old` stops being a prefix of `new`, and what happened to it."""
-    index = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+    index = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), min(len(old), len(new)))
     if index >= len(new):
         return index + 1, f"lines {index + 1}-{len(old)} were removed (the log was truncated)"
     if old[index] in set(new[index:]):

@@ -76,7 +76,7 @@ class Lines:
             raise Moved(file_id) from None
         if not isinstance(fact, dict) or fact.get("id") != fact_id:
             raise Moved(file_id)
-        return fact  # type: ignore[no-any-return]
+        return fact
 
     def fact(self, file_id: int, pos: int, length: int, fact_id: str) -> Fact:
         return self._parsed(self._read(file_id, pos, length), file_id, fact_id)

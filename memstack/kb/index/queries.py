@@ -57,7 +57,7 @@ def _about(store: Path, subject: str) -> list[Fact]:
     key = (store, subject, [(relpath, follow.signature(st)) for relpath, st in factfiles.list_files(store)])
     with _ABOUT_LOCK:
         if _LAST_ABOUT[0] == key:
-            return copy.deepcopy(_LAST_ABOUT[1])  # type: ignore[no-any-return]
+            return copy.deepcopy(_LAST_ABOUT[1])
     found = [f for _, f in factfiles.scan_for(store, [subject]) if f["subject"] == subject]
     with _ABOUT_LOCK:
         _LAST_ABOUT[:] = [key, copy.deepcopy(found)]

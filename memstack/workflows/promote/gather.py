@@ -39,7 +39,7 @@ class Pending:
     dropped once its id is read; one that is not a valid intake record stops the promotion, named by
     path:line; an id read twice is promoted once, where it was first read."""
 
-    def __init__(self, store: Path, done: set[str], wanted: set[str]) -> None:
+    def __init__(self, store: Path, done: set[str | None], wanted: set[str]) -> None:
         self.store, self.done, self.wanted = store, done, wanted
         self.keys: list[int] = []
         self.hashes = array("q")  # the hash of each key's id, in step with the keys: ids read twice
@@ -58,7 +58,7 @@ class Pending:
             raise MemstackError(f"{relpath}:{number}: {problem} — fix the record (`git checkout --"
                                 f" {relpath}` if it was committed fine), then promote again")
         if ident in self.wanted:
-            self.by_id[ident] = record  # type: ignore[index]
+            self.by_id[ident] = record
         file_number = self._numbers.get(relpath)
         if file_number is None:
             file_number = self._numbers[relpath] = len(self.files)
@@ -71,12 +71,12 @@ class Pending:
     def sorted(self) -> list[int]:
         """The keys in time order, each id once; the hashes are dropped."""
         ordered = sorted(self.hashes)
-        twice = {a for a, b in zip(ordered, itertools.islice(ordered, 1, None)) if a == b}
+        twice = {a for a, b in zip(ordered, itertools.islice(ordered, 1, None), strict=False) if a == b}
         del ordered
         if twice:  # rare (the hook refuses it; an uncommitted copy): the ids are read again to be sure
             seen: set[str] = set()
             kept = []
-            for key, hashed in zip(self.keys, self.hashes):
+            for key, hashed in zip(self.keys, self.hashes, strict=True):
                 if hashed in twice:
                     relpath, number = self.where(key)
                     ident = self.record(key)["id"]
@@ -129,7 +129,7 @@ def load_intake(store: Path, gathered: Pending, marks: dict[str, list[int]]) -> 
         marks[relpath] = pending.mark(path, data, st)
 
 
-def read_ledger(store: Path) -> tuple[set[str], list[dict[str, Any]], dict[str, str | None], int]:
+def read_ledger(store: Path) -> tuple[set[str | None], list[dict[str, Any]], dict[str, str | None], int]:
     """From one streamed read of the ledger: the intake ids it holds, the ratify decisions whose record
     is not yet a fact (binder.ratified_unpromoted), the intake file the ledger names for each, and the
     size of the decisions log as read."""
@@ -141,8 +141,8 @@ def read_ledger(store: Path) -> tuple[set[str], list[dict[str, Any]], dict[str, 
         if isinstance(d.get("intake_id"), str):
             first.setdefault(d["intake_id"], d)
     ratify = {i: d for i, d in first.items() if d.get("decision") == "ratify"}
-    done: set[str] = set()
-    promoted: set[str] = set()
+    done: set[str | None] = set()
+    promoted: set[str | None] = set()
     files_of: dict[str, str | None] = {}
     path = store / layout.LEDGER
     if path.exists():
@@ -202,7 +202,8 @@ def gather(store: Path) -> Gathered:
         files_of: dict[str, str | None] = dict(found.files)
     else:
         done, ratified, files_of, decisions = read_ledger(store)
-        gathered, marks = Pending(store, done, {d["intake_id"] for d in ratified}), {}
+        gathered = Pending(store, done, {d["intake_id"] for d in ratified})
+        marks: dict[str, list[int]] = {}
         load_intake(store, gathered, marks)
         by_id, read = gathered.by_id, (marks, decisions)
     keys = gathered.sorted()

@@ -61,8 +61,8 @@ def mark(path: Path, data: bytes, st: os.stat_result) -> list[int]:
 class Found:
     """The pending records written since the last promotion, and what it needs to be recorded after."""
 
-    done: set[str] = field(default_factory=set)  # intake ids the ledger has routed since (an interrupted run)
-    promoted: set[str] = field(default_factory=set)  # of those, the ones made facts (not sent to the binder)
+    done: set[str | None] = field(default_factory=set)  # intake ids the ledger has routed since (an interrupted run)
+    promoted: set[str | None] = field(default_factory=set)  # of those, the ones made facts (not sent to the binder)
     ratified: list[dict[str, Any]] = field(default_factory=list)  # ratify decisions since, not yet promoted
     by_id: dict[str, dict[str, Any]] = field(default_factory=dict)  # their records
     files: dict[str, str] = field(default_factory=dict)  # and the intake file of each

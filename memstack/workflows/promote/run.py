@@ -42,7 +42,7 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
                 write_facts(store, made, decided)
                 fact_ids = decided.fact_ids + [None] * (len(routed) - len(decided.fact_ids))
                 write_ledger(store, routed[:len(keys)], fact_ids[:len(keys)], now_ms)
-                later += zip((item.order for item in found), routed[len(keys):], fact_ids[len(keys):])
+                later += zip((item.order for item in found), routed[len(keys):], fact_ids[len(keys):], strict=True)
                 del routed, made, decided, fact_ids
         if dry_run:
             return {"dry_run": True, "routed": dict(counts), "ratified": ratified, "records": shown_records}

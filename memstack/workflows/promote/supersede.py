@@ -45,7 +45,7 @@ def _open_facts(store: Path, made: list[Made]) -> dict[tuple[str, str, str], lis
 
 
 def _parsed(made: Made) -> Fact:
-    return jsonio.loads(made.line, f"fact {made.fact_id}")  # type: ignore[no-any-return]
+    return jsonio.loads(made.line, f"fact {made.fact_id}")
 
 
 def supersede(store: Path, made: list[Made]) -> Decided:
