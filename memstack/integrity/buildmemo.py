@@ -1,4 +1,4 @@
-"""The promotion commit's I4 check takes promote's own build of the views (issue 15).
+"""The promotion commit's I4 check takes promote's own build of the views.
 
 A build of the views (`views.build`) is a pure function of the files it reads (`Source.read`) and
 the folders it lists (`Source.listdir`). When `memstack promote` builds them from every fact file

@@ -1,4 +1,4 @@
-"""What a push may do to the refs of a guarded remote (`memstack check --pre-receive`, issue 11).
+"""What a push may do to the refs of a guarded remote (`memstack check --pre-receive`).
 
 Checking the commits a push adds is not enough: `git push remote :agent-x` then
 `git push remote HEAD:agent-x` drops pushed records without rewriting a single
