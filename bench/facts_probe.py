@@ -59,7 +59,8 @@ def write_store(out: Path, count: int, subjects: int) -> None:
                 valid_from = recorded - rng.randrange(400 * DAY)
                 closed = rng.random() < 0.2
                 fact = {
-                    "id": f"{recorded:012x}{number:012x}{agent_tag(agent)}", "subject": f"subject-{rng.randrange(subjects)}",
+                    "id": f"{recorded:012x}{number:012x}{agent_tag(agent)}",
+                    "subject": f"subject-{rng.randrange(subjects)}",
                     "predicate": rng.choice(PREDICATES), "object": f"object text number {number} of the probe",
                     "valid_from": valid_from, "valid_to": valid_from + rng.randrange(1, 90 * DAY) if closed else None,
                     "confidence": round(rng.random(), 3), "recorded_at": recorded, "table": "knowledge",
@@ -89,8 +90,8 @@ def index_current(out: Path) -> bool:
 
 def in_new_process(out: Path, code: str) -> float:
     """Seconds a fresh Python process takes for `code` (after importing memstack.factstore)."""
-    probe = (f"import time, sys; from pathlib import Path; from memstack.kb import factstore; root = Path({str(out)!r}); "
-             f"t = time.perf_counter(); {code}; print(time.perf_counter() - t)")
+    probe = (f"import time, sys; from pathlib import Path; from memstack.kb import factstore; "
+             f"root = Path({str(out)!r}); t = time.perf_counter(); {code}; print(time.perf_counter() - t)")
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     return float(proc.stdout.strip().splitlines()[-1])
 

@@ -182,10 +182,10 @@ def session_change(root: Path, agent: str, seq: int, n_intake: int, n_facts: int
         new = []
         for k in range(n_facts):
             ts = last + k + 1  # same month as the file's last fact (generated times are whole minutes)
-            fact = {"id": f"{ts:012x}b{seq:03x}{k:08x}{agent_tag(agent)}", "subject": f"bench-{seq}-{k}", "predicate": "decided",
-                    "object": f"session {seq} decision {k}{words}", "valid_from": ts, "valid_to": None, "confidence": 0.9,
-                    "recorded_at": ts, "table": "knowledge", "expired_at": None, "superseded_by": None,
-                    "source": "bench", "agent": agent, "intake_id": None}
+            fact = {"id": f"{ts:012x}b{seq:03x}{k:08x}{agent_tag(agent)}", "subject": f"bench-{seq}-{k}",
+                    "predicate": "decided", "object": f"session {seq} decision {k}{words}", "valid_from": ts,
+                    "valid_to": None, "confidence": 0.9, "recorded_at": ts, "table": "knowledge", "expired_at": None,
+                    "superseded_by": None, "source": "bench", "agent": agent, "intake_id": None}
             if k < len(closing):
                 old = orjson.loads(lines[closing[k]])
                 fact.update(subject=old["subject"], predicate=old["predicate"])
@@ -201,7 +201,8 @@ def session_change(root: Path, agent: str, seq: int, n_intake: int, n_facts: int
         for k in range(n_intake):
             ts = last + k + 1
             records.append(orjson.dumps({
-                "id": f"{ts:012x}b{seq:03x}{k:08x}{agent_tag(agent)}", "content": f"session {seq}: observation {k}{words}",
+                "id": f"{ts:012x}b{seq:03x}{k:08x}{agent_tag(agent)}",
+                "content": f"session {seq}: observation {k}{words}",
                 "title": f"observation {k}", "source": "bench", "agent": agent, "tier": "observed",
                 "confidence": 0.5, "keywords": ["bench"], "tags": ["bench"], "created_at": iso(ts)}, option=LINE))
         with path.open("ab") as handle:
@@ -503,7 +504,8 @@ def fig_promote(b: Bench, size: int) -> Outcome:
         clone = b.clone(store, f"promote-{size}")
         try:
             b.ensure_index(clone)
-            subprocess.run([*b.memstack, "install"], cwd=clone, env=b.env, check=True, capture_output=True)  # the commit's hook
+            # the commit's hook
+            subprocess.run([*b.memstack, "install"], cwd=clone, env=b.env, check=True, capture_output=True)
             out.add(b.ms("promote", "--now-ts", str(store.end_ts + 86_400_000), cwd=clone))
             ledger = clone / "kb" / "promotions.jsonl"
             promoted = ledger.read_bytes().count(b"\n") if ledger.exists() else 0
@@ -822,7 +824,8 @@ for query in queries[1:]:
     warm.append(time.perf_counter() - t)
 print(json.dumps({"cold": cold, "warm": warm, "found": found}))
 """
-SEARCH_BUILD = "import sys; from pathlib import Path; from memstack.search import index; index.opened(Path(sys.argv[1])).__enter__()"
+SEARCH_BUILD = ("import sys; from pathlib import Path; from memstack.search import index;"
+                " index.opened(Path(sys.argv[1])).__enter__()")
 
 
 def search_queries(store: Store, count: int) -> list[str]:
@@ -931,8 +934,8 @@ FIGURES: tuple[Figure, ...] = (
            "< 1 s, ≤ 2x smallest store", 1.0, fig_check_staged_i8),
     Figure("commit-hook", "the same change through `git commit` and the pre-commit hook", "info", None,
            fig_commit_hook),
-    Figure("check-range", "`memstack check --range` over {commits} commits (each +10 intake, +10 facts, 1 closed)", "info",
-           None, fig_check_range),
+    Figure("check-range", "`memstack check --range` over {commits} commits (each +10 intake, +10 facts, 1 closed)",
+           "info", None, fig_check_range),
     Figure("index-build", "fact index built from nothing (`python -m memstack.kb.index`)", "info", None,
            fig_index_build),
     Figure("fresh-clone-query", "first `memstack recall` on a fresh clone (no index yet)", "info", None,
@@ -1065,7 +1068,8 @@ def measure_all(b: Bench, only: Iterable[str] | None = None) -> list[dict[str, A
             median = statistics.median(outcome.samples) if outcome.samples else None
             within = judge(figure, outcome, smallest) if median is not None or outcome.unavailable else "failed"
             rows.append({
-                "figure": figure.key, "label": figure.label.format(commits=b.range_commits), "size": size, "size_label": size_label(figure, size, b),
+                "figure": figure.key, "label": figure.label.format(commits=b.range_commits), "size": size,
+                "size_label": size_label(figure, size, b),
                 "median_s": median, "samples_s": outcome.samples, "runs": len(outcome.samples),
                 "target": figure.target, "within": within,
                 "peak_mib": round(outcome.peak_kib / 1024, 1) if outcome.samples else None,

@@ -74,7 +74,8 @@ def copy_store(template: Path, tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def states(store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[Path], Any]], Path]:
+def states(store_template: Path,
+           tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[Path], Any]], Path]:
     """`states(name, setup)`: the template store after `setup(root)` (committing through the hook), made once."""
     made: dict[str, Path] = {}
 
@@ -103,9 +104,10 @@ def fid(name: str, recorded_at: int = JAN + 1000, agent: str = "alice") -> str:
 
 def fact(name: str, *, agent: str = "alice", subject: str = "project", predicate: str = "decided",
          obj: str = "use git", valid_from: int = JAN, recorded_at: int = JAN + 1000, **more: Any) -> dict[str, Any]:
-    record = {"id": fid(name, recorded_at, agent), "subject": subject, "predicate": predicate, "object": obj, "valid_from": valid_from,
-              "valid_to": None, "confidence": 0.9, "recorded_at": recorded_at, "table": "knowledge",
-              "expired_at": None, "superseded_by": None, "source": "test", "agent": agent, "intake_id": None}
+    record = {"id": fid(name, recorded_at, agent), "subject": subject, "predicate": predicate, "object": obj,
+              "valid_from": valid_from, "valid_to": None, "confidence": 0.9, "recorded_at": recorded_at,
+              "table": "knowledge", "expired_at": None, "superseded_by": None, "source": "test", "agent": agent,
+              "intake_id": None}
     record.update(more)
     return record
 
@@ -144,7 +146,8 @@ def head(root: Path) -> str:
 
 def commit(root: Path, message: str = "change", *, verify: bool = True,
            add: bool = True) -> subprocess.CompletedProcess[str]:
-    """`git add -A` (unless add is False) then a real `git commit`, through the installed hook unless verify is False."""
+    """`git add -A` (unless add is False) then a real `git commit`, through the installed hook unless verify
+    is False."""
     if add:
         git(root, "add", "-A")
     args = ["commit", "-q", "-m", message] + ([] if verify else ["--no-verify"])

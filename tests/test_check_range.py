@@ -252,7 +252,8 @@ def test_a_merge_meeting_a_new_pattern_with_a_matching_identity_is_caught(repo: 
     start = head(repo)
     git(repo, "checkout", "-q", "-b", "cfg")
     config = (repo / "memstack.yaml").read_text()
-    write(repo, "memstack.yaml", config.replace("  forbidden_patterns:\n", "  forbidden_patterns:\n    - '(?i)secret'\n"))
+    write(repo, "memstack.yaml",
+          config.replace("  forbidden_patterns:\n", "  forbidden_patterns:\n    - '(?i)secret'\n"))
     committed(repo, "forbid secrets")
     git(repo, "checkout", "-q", "main")
     write(repo, "identity/alice.md", "# alice\n\nmy secret sauce\n")

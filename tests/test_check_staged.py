@@ -380,11 +380,13 @@ def test_an_identity_matching_a_forbidden_pattern_is_refused(repo: Path) -> None
 
 def test_a_new_forbidden_pattern_is_checked_against_every_identity(repo: Path) -> None:
     config = repo / "memstack.yaml"
-    config.write_text(config.read_text().replace("  forbidden_patterns:\n", "  forbidden_patterns:\n    - 'Written by'\n"))
+    config.write_text(config.read_text().replace("  forbidden_patterns:\n",
+                                                 "  forbidden_patterns:\n    - 'Written by'\n"))
     out = refused(repo, "identity/alice.md:3: I6", "identity/bob.md:3: I6")
     assert "'Written by'" in out
     git(repo, "checkout", "HEAD", "--", "memstack.yaml")
-    config.write_text(config.read_text().replace("  forbidden_patterns:\n", "  forbidden_patterns:\n    - '(unclosed'\n"))
+    config.write_text(config.read_text().replace("  forbidden_patterns:\n",
+                                                 "  forbidden_patterns:\n    - '(unclosed'\n"))
     refused(repo, "memstack.yaml: I5 bad identity.forbidden_patterns entry '(unclosed'")
 
 

@@ -55,9 +55,9 @@ def test_an_index_of_the_old_layout_is_rebuilt_not_misread(tmp_path: Path) -> No
     db.executescript(
         "CREATE TABLE files (file_id INTEGER PRIMARY KEY, relpath TEXT NOT NULL UNIQUE, ino INTEGER, size INTEGER,"
         " mtime_ns INTEGER, ctime_ns INTEGER, indexed INTEGER NOT NULL, crc INTEGER NOT NULL, adler INTEGER NOT NULL);"
-        "CREATE TABLE facts (file_id INTEGER NOT NULL, id TEXT NOT NULL, subject TEXT NOT NULL, predicate TEXT NOT NULL,"
-        " valid_from INTEGER NOT NULL, valid_to INTEGER, recorded_at INTEGER NOT NULL, expired_at INTEGER,"
-        " line BLOB NOT NULL); PRAGMA user_version = 2;")
+        "CREATE TABLE facts (file_id INTEGER NOT NULL, id TEXT NOT NULL, subject TEXT NOT NULL,"
+        " predicate TEXT NOT NULL, valid_from INTEGER NOT NULL, valid_to INTEGER, recorded_at INTEGER NOT NULL,"
+        " expired_at INTEGER, line BLOB NOT NULL); PRAGMA user_version = 2;")
     import zlib
 
     db.execute("INSERT INTO files VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -160,7 +160,8 @@ def test_recall_on_an_empty_or_missing_store_is_an_empty_answer(store: Path, tmp
     nowhere = tmp_path / "nowhere"
     nowhere.mkdir()
     result = memstack("recall", "--subject", "acme", "--json", cwd=nowhere)
-    assert result.returncode == 0 and items(json.loads(result.stdout)) == [] and "no memstack store here" in result.stderr
+    assert result.returncode == 0 and items(json.loads(result.stdout)) == [] \
+        and "no memstack store here" in result.stderr
     named = memstack("recall", "--subject", "acme", "--store", str(nowhere), cwd=nowhere)
     assert named.returncode == 2 and "not a memstack store" in named.stderr
     bad = memstack("recall", "--subject", "", cwd=nowhere)

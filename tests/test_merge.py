@@ -246,7 +246,8 @@ def test_textconv_shows_a_closed_fact_as_the_window_that_changed(store: Path) ->
     (store / FACTS).write_bytes(line(closed(one, 1_767_312_000_000)))
     diff = git(store, "diff").stdout
     assert f"-fact {one['id']} [knowledge] deploys | p | o  valid [1970-01-01T00:00:01.000Z, open)" in diff
-    assert f"+fact {one['id']} [knowledge] deploys | p | o  valid [1970-01-01T00:00:01.000Z, 2026-01-02T00:00:00.000Z)" in diff
+    assert (f"+fact {one['id']} [knowledge] deploys | p | o  valid [1970-01-01T00:00:01.000Z,"
+            " 2026-01-02T00:00:00.000Z)") in diff
 
 
 def test_two_different_decisions_on_one_record_conflict() -> None:
@@ -278,7 +279,8 @@ def test_a_fact_file_holding_one_id_twice_is_left_to_git() -> None:
 
 def test_textconv_shows_a_malformed_record_as_it_is(tmp_path: Path) -> None:
     odd = tmp_path / "odd.jsonl"
-    odd.write_text('{"content": "x", "tier": "observed", "tags": 5}\n{"predicate": "p", "valid_from": -1000000000000000000}\n')
+    odd.write_text('{"content": "x", "tier": "observed", "tags": 5}\n'
+                   '{"predicate": "p", "valid_from": -1000000000000000000}\n')
     result = memstack("textconv", str(odd))
     assert result.returncode == 0, result.stderr
     assert result.stdout == odd.read_text()

@@ -97,7 +97,7 @@ def test_review_of_a_known_range(store: Path) -> None:
 ### SOIL
 
 - added `store/session/now.json`
-"""
+"""  # noqa: E501 (the expected review, compared byte for byte: a table row is one line)
     data = json.loads(memstack("review", f"{base}..HEAD", "--format", "json", cwd=store).stdout)
     assert data["commits"] == 2 and data["violations"] == []
     assert data["intake"] == {"alice": {"observed": 1, "verified": 1}, "bob": {"observed": 1}}

@@ -43,7 +43,8 @@ def padded(files: dict[str, list[bytes]], field: str, text: str) -> dict[str, li
 
 @pytest.fixture(scope="module")
 def big_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A store whose memory files (~77 MiB; ~70 MiB of intake) are larger than LIMIT_MIB: FACTS facts, INTAKE intake records."""
+    """A store whose memory files (~77 MiB; ~70 MiB of intake) are larger than LIMIT_MIB: FACTS facts, INTAKE
+    intake records."""
     from memstack.workflows import install
 
     root = tmp_path_factory.mktemp("big") / "store"
@@ -89,7 +90,8 @@ def test_the_limit_is_real(big_store: Path) -> None:
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (LIMIT_MIB << 20, LIMIT_MIB << 20))
 
-    hog = "import sys, pathlib; data = [p.read_bytes() for p in pathlib.Path('intake').rglob('*.jsonl')]; print(len(data))"
+    hog = ("import sys, pathlib; data = [p.read_bytes() for p in pathlib.Path('intake').rglob('*.jsonl')];"
+           " print(len(data))")
     ran = subprocess.run([sys.executable, "-c", hog], cwd=big_store, capture_output=True, text=True, preexec_fn=limit)
     assert ran.returncode != 0 and "MemoryError" in ran.stderr
 
@@ -197,7 +199,8 @@ def test_review_of_a_range_larger_than_the_memory_limit_lists_every_record(big_s
     assert f"{INTAKE} intake records, {FACTS} facts added, 0 superseded," in ran.stdout
     assert f"… and {FACTS - 100} more facts (`memstack review RANGE --format json` lists all)" in ran.stdout
     assert f"- `{generate.intake_id(0)}` observed 0.0, 2024-01-01T00:00:00.000Z: **observation 0**:" in ran.stdout
-    assert ran.stdout.count("#### agent") == 10 and ran.stdout.count(f"- … and {INTAKE // 10 - 20} more records from agent") == 10
+    assert ran.stdout.count("#### agent") == 10 \
+        and ran.stdout.count(f"- … and {INTAKE // 10 - 20} more records from agent") == 10
 
 
 def test_review_shows_progress_on_a_terminal_only(small_store: Path) -> None:

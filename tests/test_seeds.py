@@ -363,7 +363,8 @@ def test_the_new_tools_over_stdio_do_what_the_cli_does(store: Path, tmp_path: Pa
             assert await refused(client, "soil_graduate", collection="session", key="plan") == \
                 worded(cli_error(store, "soil", "graduate", "session", "plan"), ("`soil put`", "`soil_put`"))
             assert await refused(client, "soil_graduate", collection="session", key="x", tier="sure") == \
-                worded(cli_error(store, "soil", "graduate", "session", "x", "--tier", "sure"), ("`soil put`", "`soil_put`"))
+                worded(cli_error(store, "soil", "graduate", "session", "x", "--tier", "sure"),
+                       ("`soil put`", "`soil_put`"))
             edge = await tool_ok(client, "binder_edge", **{"from": "parser", "to": "lexer"}, relation="uses",
                                  by="Ada")
             assert binder_lines(store)[-1] == edge and (edge["from"], edge["to"]) == ("parser", "lexer")

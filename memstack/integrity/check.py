@@ -73,8 +73,8 @@ def audit(repo: Path, folder: str = "") -> Report:
         return Report("all", "HEAD (no commits yet)")
     changes = git.tree_diffs(repo, [(git.EMPTY_TREE, tree)], folder)[0]
     with Checker(repo, folder) as checker, progress.bar(len(changes), "checking", "files") as checker.shown:
-        step = Step(changes, GitSource(repo, checker.blobs.cat, "HEAD", folder), restore="`git checkout HEAD -- {path}`",
-                    audit=True)
+        step = Step(changes, GitSource(repo, checker.blobs.cat, "HEAD", folder),
+                    restore="`git checkout HEAD -- {path}`", audit=True)
         violations = checker.step(step)
     return Report("all", "every file at HEAD", [Result("HEAD", "", "the empty tree", violations, len(changes))],
                   sorted(checker.stale))

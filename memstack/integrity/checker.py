@@ -152,7 +152,8 @@ class Checker:
         new = self.blobs.new(step, change)
         old = self.blobs.old(change)
         if old is not None and new is None:
-            return [Violation(path, 0, "I1", "append-only log deleted or renamed", rules.I1_FIX.format(restore=restore))]
+            return [Violation(path, 0, "I1", "append-only log deleted or renamed",
+                              rules.I1_FIX.format(restore=restore))]
         if new is None:
             return []
         found, start = rules.append_only(path, old, new, prefix=step.prefix, restore=restore) \
@@ -219,7 +220,8 @@ class Checker:
                 or change.old_mode not in git.REGULAR or change.new_mode not in git.REGULAR \
                 or int(git.out(self.repo, "cat-file", "-s", change.new_sha)) < STREAM:
             return None
-        return objects.appended_to_blob(self.repo, change.old_sha, self.blobs.cat.stream(change.new_sha), change.new_sha)
+        return objects.appended_to_blob(self.repo, change.old_sha, self.blobs.cat.stream(change.new_sha),
+                                        change.new_sha)
 
     def streamed(self, step: Step, change: Change, place: Place, validate: bool) -> list[Violation] | None:
         """A long log added whole (the audit of a store, or a first promotion: the ledger of a million

@@ -73,7 +73,8 @@ def _memory_commits(repo: Path, tip: str, keep: Sequence[str], folder: str = "")
         base = trees.get(parent) if parent else git.EMPTY_TREE
         pairs.append((base or git.rev_parse(repo, f"{parent}^{{tree}}") or git.EMPTY_TREE, commit.tree))
     diffs = git.tree_diffs(repo, pairs, folder) if pairs else []
-    return [c for c, changes in zip(listed, diffs, strict=True) if any(layout.classify(ch.path).memory for ch in changes)]
+    return [c for c, changes in zip(listed, diffs, strict=True)
+            if any(layout.classify(ch.path).memory for ch in changes)]
 
 
 @dataclass

@@ -24,7 +24,8 @@ def violations_in(relpath: str, text: str, patterns: list[re.Pattern[str]]) -> l
         for match in pattern.finditer(text):
             line = text.count("\n", 0, match.start()) + 1
             found.append(Violation(relpath, line, "I6", f"matches forbidden pattern {pattern.pattern!r}",
-                                   "remove it from the identity file (forbidden in memstack.yaml identity.forbidden_patterns)"))
+                                   "remove it from the identity file"
+                                   " (forbidden in memstack.yaml identity.forbidden_patterns)"))
     return found
 
 

@@ -72,7 +72,8 @@ def check(step: Step, changes: list[Change], repo: Path, folder: str, blobs: Blo
             continue
         for change in members:
             expected = built.get(change.path)
-            if expected is not None and not change.deleted and objects.blob_id(expected, change.new_sha) == change.new_sha:
+            if expected is not None and not change.deleted \
+                    and objects.blob_id(expected, change.new_sha) == change.new_sha:
                 continue  # the very bytes a rebuild makes (compared by git's hash: the blob is not read)
             if step.audit and expected is not None and not change.deleted and change.new_mode in git.REGULAR:
                 stale.append(change.path)  # I4: views may lag; said, not refused (their hashes differ)

@@ -80,7 +80,8 @@ def since(repo: Path, folder: str, blobs: objects.CatFile, target: str | None, n
     changes = git.changes_since(repo, base, target, ["kb/facts", LEDGER, DECISIONS, *VIEWS], folder)
     changed = {c.path: c for c in changes}
     at_base = GitSource(repo, blobs, base, folder)
-    found = Since(at_base, _Lazy(lambda p: viewtext.file_text(repo / folder / p) if target == git.WORKTREE and p not in changed
+    found = Since(at_base, _Lazy(lambda p: viewtext.file_text(repo / folder / p)
+                                 if target == git.WORKTREE and p not in changed
                                  else viewtext.blob_text(at_base, p)))
     found.changed = {c.path for c in changes if c.path in VIEWS}
     for change in changes:
@@ -99,9 +100,10 @@ def since(repo: Path, folder: str, blobs: objects.CatFile, target: str | None, n
                     return None
                 tail = new.read(change.path) or b""
             else:  # only what was appended since: a log that grows with the store is never held whole
-                appended = objects.appended_to_blob(repo, change.old_sha, objects.file_pieces(repo / folder / change.path)
-                                                if on_disk_now else blobs.stream(change.new_sha),
-                                                None if on_disk_now else change.new_sha)
+                appended = objects.appended_to_blob(repo, change.old_sha,
+                                                    objects.file_pieces(repo / folder / change.path)
+                                                    if on_disk_now else blobs.stream(change.new_sha),
+                                                    None if on_disk_now else change.new_sha)
                 if appended is None or not isinstance(appended[0], bytes):
                     return None  # not an append to the base's log (a merge, a rewrite), or a bulk one: rebuild
                 tail = appended[0]

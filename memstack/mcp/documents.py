@@ -38,7 +38,8 @@ def listing(item: dict[str, Any], description: str) -> dict[str, Any]:
     return {"type": "array", "items": item, "description": description}
 
 
-def document(description: str, required: Mapping[str, Any], optional: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def document(description: str, required: Mapping[str, Any],
+             optional: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """An object document: `required` keys always present, `optional` ones sometimes."""
     return {"type": "object", "description": description, "required": list(required),
             "properties": {**required, **(optional or {})}}

@@ -129,7 +129,8 @@ def build(store: str | None, agent: str | None, pg: str | None = None) -> Server
         except MemstackError as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=wording.message(exc)) from None
         # Memory changes under the client: never let it serve a stale boot file from its cache.
-        contents: list[types.TextResourceContents | types.BlobResourceContents] = [types.TextResourceContents(uri=params.uri, mime_type=mime, text=text)]
+        contents: list[types.TextResourceContents | types.BlobResourceContents] = [
+            types.TextResourceContents(uri=params.uri, mime_type=mime, text=text)]
         return types.ReadResourceResult(contents=contents, ttl_ms=0)
 
     async def list_prompts(ctx: Any, params: Any) -> types.ListPromptsResult:

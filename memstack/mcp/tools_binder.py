@@ -34,7 +34,8 @@ _BY = text("who confirms it (default: git user.name, else the login name)")
 BINDER_LIST = Tool(
     "binder_list",
     "The intake records waiting for a human decision (routed to the Binder, not yet ratified or rejected),"
-    " oldest first, then the disagreements between agents (kind dispute). A page at a time ({items, next_cursor, remaining}). Decide with binder_ratify or"
+    " oldest first, then the disagreements between agents (kind dispute). A page at a time"
+    " ({items, next_cursor, remaining}). Decide with binder_ratify or"
     " binder_reject when a human has said which.",
     {"limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
     lambda store, a: binder_api.list_document(store, **page_arguments(a)),

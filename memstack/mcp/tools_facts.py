@@ -32,7 +32,9 @@ _CONFIDENCE = fraction("confidence in [0, 1]", default=1.0)
 RECALL = Tool(
     "recall",
     f"Before planning, ask what was decided or preferred about a subject: the facts valid at now_ts whose"
-    f" predicate is {', '.join(RECALL_PREDICATES)}, most recent first; a page at a time ({{items, next_cursor, remaining}}); an empty answer carries a note when the subject holds other facts or records waiting in the Binder. Treat them as"
+    f" predicate is {', '.join(RECALL_PREDICATES)}, most recent first; a page at a time"
+    f" ({{items, next_cursor, remaining}}); an empty answer carries a note when the subject holds other facts"
+    f" or records waiting in the Binder. Treat them as"
     f" settled unless you mean to supersede one (capture with contradicts).",
     {"subject": text("the subject", required=True),
      "now_ts": timestamp("the instant to recall at (default: now)"),
@@ -71,7 +73,8 @@ FACT_ADD = Tool(
 FACT_GET_VALID_AT = Tool(
     "fact_get_valid_at",
     "The facts valid at ts (valid_from <= ts < valid_to), optionally of one subject, optionally as the store"
-    " believed at transaction time as_of; every predicate, not only recall's; a page at a time ({items, next_cursor, remaining}).",
+    " believed at transaction time as_of; every predicate, not only recall's; a page at a time"
+    " ({items, next_cursor, remaining}).",
     {"ts": timestamp("the instant", required=True), "subject": text("only this subject"),
      "as_of": timestamp("answer as the store believed at this transaction time"), "limit": PAGE_LIMIT,
      "cursor": PAGE_CURSOR},

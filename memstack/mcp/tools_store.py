@@ -73,7 +73,8 @@ SEARCH = Tool(
     title="Search memory",
     output=document("ranked hits, best first", {
         "query": STRING,
-        "matched": {"type": "string", "enum": ["all words", "any word"], "description": "any word: no record held them all"},
+        "matched": {"type": "string", "enum": ["all words", "any word"],
+                    "description": "any word: no record held them all"},
         "hits": listing(document("one hit", {
             "layer": {"type": "string", "enum": list(LAYERS)}, "path": STRING,
             "line": {"type": ["integer", "null"]}, "where": STRING, "title": {"type": ["string", "null"]},

@@ -109,7 +109,8 @@ class Table:
 
     def ddl(self) -> str:
         body = ", ".join(["path text COLLATE \"C\" NOT NULL", "line_no integer NOT NULL",
-                          *(f'"{name}" {sql}' for name, sql, _, _ in self.columns), *([self.extra] if self.extra else []),
+                          *(f'"{name}" {sql}' for name, sql, _, _ in self.columns),
+                          *([self.extra] if self.extra else []),
                           "line text NOT NULL", "PRIMARY KEY (path, line_no)"])
         return f"CREATE TABLE {SCHEMA}.{self.name} ({body})"
 

@@ -40,8 +40,9 @@ class Review:
 
     def superseded(self, limit: int = -1) -> Iterator[dict[str, Any]]:
         """The facts closed, by subject and id: `before`, `after`, and `successor` when the range adds it."""
-        rows = self.workspace.db.execute("SELECT s.data, f.data FROM superseded s LEFT JOIN facts f ON f.id = s.successor"
-                                     " ORDER BY s.subject, s.id, s.seq LIMIT ?", (limit,))
+        rows = self.workspace.db.execute("SELECT s.data, f.data FROM superseded s"
+                                         " LEFT JOIN facts f ON f.id = s.successor"
+                                         " ORDER BY s.subject, s.id, s.seq LIMIT ?", (limit,))
         for data, successor in rows:
             yield {**orjson.loads(data), "successor": orjson.loads(successor) if successor is not None else None}
 

@@ -50,7 +50,8 @@ def _more(count: int, word: str) -> list[str]:
     """After a bounded table: how many rows were left out, and where they all are."""
     if count <= FACTS_SHOWN:
         return [""]
-    return ["", f"… and {_n(count - FACTS_SHOWN, 'more ' + word)} (`memstack review RANGE --format json` lists all)", ""]
+    return ["", f"… and {_n(count - FACTS_SHOWN, 'more ' + word)}"
+                " (`memstack review RANGE --format json` lists all)", ""]
 
 
 def _text(record: dict[str, Any]) -> str:

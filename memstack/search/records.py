@@ -91,7 +91,8 @@ def list_folder(store: Path, layer: str, folder: str) -> list[tuple[str, os.stat
 
 def list_files(store: Path) -> list[tuple[str, str, os.stat_result]]:
     """(layer, store-relative path, stat) of every file search reads, sorted by path."""
-    found = [(layer, rel, st) for layer, folder, _ in list_folders(store) for rel, st in list_folder(store, layer, folder)]
+    found = [(layer, rel, st) for layer, folder, _ in list_folders(store)
+             for rel, st in list_folder(store, layer, folder)]
     return sorted(found, key=lambda item: item[1])
 
 

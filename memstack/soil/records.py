@@ -112,7 +112,8 @@ def content_of(value: Any) -> str:
 
 
 def graduate(store: Path, collection: str, key: str, now_ms: int,
-             make_intake: Callable[[dict[str, Any], str], dict[str, Any]]) -> tuple[dict[str, Any], str, dict[str, Any]]:
+             make_intake: Callable[[dict[str, Any], str], dict[str, Any]]
+             ) -> tuple[dict[str, Any], str, dict[str, Any]]:
     """Graduate a live SOIL record to intake (Willow: stable facts go on to the KB): `make_intake(record,
     relpath)` makes the intake record, which is appended; then the SOIL record is retired: expired now and
     marked `graduated_to` with the intake id, never deleted. Returns (intake record, its file, SOIL record)."""

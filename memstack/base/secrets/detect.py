@@ -22,7 +22,8 @@ _EXTRA = (("GitHub Token", re.compile(r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{5
 
 # The kind of credential each plugin reports (detect-secrets' `secret_type`).
 KIND = dict(zip(PLUGINS, ("AWS Access Key", "Basic Auth Credentials", "GitHub Token", "GitLab Token", "JSON Web Token",
-                          "Secret Keyword", "OpenAI Token", "Private Key", "Slack Token", "Stripe Access Key"), strict=True))
+                          "Secret Keyword", "OpenAI Token", "Private Key", "Slack Token", "Stripe Access Key"),
+                strict=True))
 
 
 # The prefilter, in two stages, for each detector: first lower-case substrings one of which it

@@ -16,10 +16,10 @@ def register(sub: Any, common: Any) -> None:
                                "memstack hook settings --agent alice >> .claude/settings.json"))
     verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
     for verb, event, text, func in (
-        ("session-start", "SessionStart", "read the harness's event JSON on stdin; print the boot context as SessionStart"
-                          " additionalContext", run_start),
-        ("session-end", "SessionEnd", "read the event JSON on stdin; at Stop ask once for a handoff if none was sealed this"
-                        " session, at SessionEnd write a carry-over handoff", run_end),
+        ("session-start", "SessionStart", "read the harness's event JSON on stdin; print the boot context as"
+                          " SessionStart additionalContext", run_start),
+        ("session-end", "SessionEnd", "read the event JSON on stdin; at Stop ask once for a handoff if none was"
+                        " sealed this session, at SessionEnd write a carry-over handoff", run_end),
     ):
         p = verbs.add_parser(verb, parents=[common], help=text,
                              **doc(text, f"echo '{{\"hook_event_name\": \"{event}\"}}' | memstack hook {verb}"))

@@ -16,7 +16,8 @@ def register(sub: Any, common: Any) -> None:
     verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
     p = verbs.add_parser("check", parents=[common], help="check identity files against forbidden patterns",
                          **doc("Check identity files against identity.forbidden_patterns (regular expressions"
-                               " in memstack.yaml); exit 1 naming each match.", "memstack identity check --agent claude"))
+                               " in memstack.yaml); exit 1 naming each match.",
+                               "memstack identity check --agent claude"))
     p.add_argument("--agent", metavar="A", help="only this agent's identity (default: all)")
     p.set_defaults(func=run_check)
 

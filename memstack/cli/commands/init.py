@@ -35,7 +35,8 @@ def register(sub: Any, common: Any) -> None:
 
 def run_init(args: Any) -> int:
     if args.path is not None and args.store is not None and Path(args.path).resolve() != Path(args.store).resolve():
-        raise bad("--store", repr(args.store), "init makes the store at {arg:PATH} ({path!r}); give one", path=args.path)
+        raise bad("--store", repr(args.store), "init makes the store at {arg:PATH} ({path!r}); give one",
+                  path=args.path)
     result = install.init(Path(args.path or args.store or "."), args.agent, force=args.force)
     emit(args, result, result["message"])
     return 0

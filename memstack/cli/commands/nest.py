@@ -11,9 +11,10 @@ from memstack.repo.store import open_store, resolve_agent
 
 
 def register(sub: Any, common: Any) -> None:
-    p = sub.add_parser("nest", parents=[common], help="the Nest: file a document into intake (tier verified, confidence 1.0)",
-                       **doc("Nest (Willow's word for a human filing a document into memory): the document enters intake as"
-                             " one record at tier verified, confidence 1.0, so the next promotion makes it"
+    p = sub.add_parser("nest", parents=[common],
+                       help="the Nest: file a document into intake (tier verified, confidence 1.0)",
+                       **doc("Nest (Willow's word for a human filing a document into memory): the document enters"
+                             " intake as one record at tier verified, confidence 1.0, so the next promotion makes it"
                              " knowledge.", "memstack nest docs/decisions/0004-deploys.md --agent claude"))
     p.add_argument("file", metavar="FILE", help="the UTF-8 text file to file into intake")
     p.add_argument("--agent", metavar="A", help=f"whose intake it enters: {AGENT}")

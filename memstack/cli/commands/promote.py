@@ -17,7 +17,8 @@ def register(sub: Any, common: Any) -> None:
                              " or the Binder (waits for a human); append the facts, rebuild the views and"
                              " boot files, and commit it all in one commit.",
                              "memstack promote", "memstack promote --dry-run"))
-    p.add_argument("--now-ts", metavar="TS", help="the promotion's time, written in the ledger (ms, ISO-8601 or now; default now)")
+    p.add_argument("--now-ts", metavar="TS",
+                   help="the promotion's time, written in the ledger (ms, ISO-8601 or now; default now)")
     p.add_argument("--dry-run", action="store_true", help="show the routing, write nothing")
     p.add_argument("--no-commit", action="store_true", help="write the files, leave committing to you")
     p.set_defaults(func=run_promote)

@@ -68,7 +68,8 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run_recall)
 
     p = verbs.add_parser("memory.capture", parents=[common], help="record a decision; --contradicts closes the prior",
-                         **doc("Record a decision fact; --contradicts first closes the prior one (kept, never deleted).",
+                         **doc("Record a decision fact; --contradicts first closes the prior one"
+                               " (kept, never deleted).",
                                "memstack query memory.capture --subject auth --predicate decided --object jose"
                                " --valid-from 200 --recorded-at 200 --contradicts"))
     p.add_argument("--subject", required=True, metavar="S", help="the subject")

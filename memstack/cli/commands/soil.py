@@ -26,7 +26,8 @@ def register(sub: Any, common: Any) -> None:
     for verb, text in (("put", "create or replace a record"), ("update", "change an existing record")):
         p = verbs.add_parser(verb, parents=[common], help=text,
                              **doc(f"SOIL: {text}." + (" An object value is merged key by key into the record's;"
-                                                                " any other value replaces it." if verb == "update" else ""),
+                                                       " any other value replaces it." if verb == "update"
+                                                       else ""),
                                    f"memstack soil {verb} session current --value '{{\"step\": 2}}'",
                                    f"memstack soil {verb} config tools --file tools.json"))
         p.add_argument("collection", metavar="COLLECTION", help=COLLECTION)

@@ -42,7 +42,7 @@ from memstack.integrity.rules.text import (
 )
 
 __all__ = ["CLOSING", "FUTURE_FIX", "I1_FIX", "I2_FIX", "I3_FIX", "I8_FIX", "ID_FIX", "MAX_PER_FILE", "SCHEMA_OF",
-           "TEXT_KINDS", "Numbered", "append_only", "appended_lines", "binder_file", "bindings", "cap", "closing_problems",
-           "config", "dangling", "fact_problems", "facts", "filed_document", "final_newline", "handoff", "ids_in",
-           "line_of", "lines", "records", "redacted", "sealed_handoff", "secrets", "secrets_policy", "soil", "tag_clash",
-           "text", "transaction_ms", "view_json"]
+           "TEXT_KINDS", "Numbered", "append_only", "appended_lines", "binder_file", "bindings", "cap",
+           "closing_problems", "config", "dangling", "fact_problems", "facts", "filed_document", "final_newline",
+           "handoff", "ids_in", "line_of", "lines", "records", "redacted", "sealed_handoff", "secrets",
+           "secrets_policy", "soil", "tag_clash", "text", "transaction_ms", "view_json"]

@@ -68,7 +68,8 @@ def closing_problems(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         changed = sorted(k for k in old.keys() | new.keys() if not same(old.get(k, ...), new.get(k, ...)))
         return [f"superseded fact {fact} changed ({', '.join(changed)}); a superseded fact never changes"]
     problems = []
-    others = sorted(k for k in old.keys() | new.keys() if k not in CLOSING and not same(old.get(k, ...), new.get(k, ...)))
+    others = sorted(k for k in old.keys() | new.keys()
+                    if k not in CLOSING and not same(old.get(k, ...), new.get(k, ...)))
     if others:
         problems.append(f"open fact {fact} changed {', '.join(others)}; only a closing may change it")
     valid_to, valid_from = new.get("valid_to"), old.get("valid_from")
@@ -76,7 +77,8 @@ def closing_problems(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         problems.append(f"open fact {fact} changed without being closed (valid_to is still null)")
         return problems
     if type(valid_to) is not int or (type(valid_from) is int and valid_to <= valid_from):
-        problems.append(f"closing fact {fact}: valid_to {valid_to!r} must be an integer after valid_from {valid_from!r}")
+        problems.append(f"closing fact {fact}: valid_to {valid_to!r} must be an integer"
+                        f" after valid_from {valid_from!r}")
     if type(new.get("expired_at")) is not int:
         problems.append(f"closing fact {fact}: expired_at must be set to when it was closed (integer ms)")
     successor = new.get("superseded_by")
@@ -95,7 +97,8 @@ def _rival_closing(old: dict[str, Any], new: dict[str, Any]) -> bool:
         and disputes.winner(old, new) is new and not same(old, new)
 
 
-def facts(path: str, old: bytes, new: bytes, *, prefix: bool, restore: str) -> tuple[list[Violation], list[tuple[int, bytes]]]:
+def facts(path: str, old: bytes, new: bytes, *, prefix: bool,
+          restore: str) -> tuple[list[Violation], list[tuple[int, bytes]]]:
     """I2 on a fact file present on both sides; returns violations and the lines to validate
     (appended facts and closed ones; none unless `prefix`)."""
     fix = I2_FIX.format(restore=restore)

@@ -94,7 +94,8 @@ def soil(path: str, place: Place, data: bytes) -> list[Violation]:
     found = [Violation(path, 0, "I5", f"invalid soil record: {problems}", fix)] if problems else []
     for field, expected in (("collection", place.collection), ("key", place.key)):
         if record.get(field) != expected:
-            found.append(Violation(path, 0, "I5", f"{field} {record.get(field)!r} does not match the path ({expected!r})",
+            found.append(Violation(path, 0, "I5",
+                                   f"{field} {record.get(field)!r} does not match the path ({expected!r})",
                                    "keep the record at store/<collection>/<key>.json of its own collection and key"))
     return found
 

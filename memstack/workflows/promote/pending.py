@@ -34,7 +34,8 @@ from memstack.base.times import day, parse_ts
 
 STATE = "promoted.json"
 _VERSION = 2
-Take = Callable[[str, int, dict[str, Any]], None]  # a pending record handed on as it is read: (file, line number, record)
+# A pending record handed on as it is read: (file, line number, record).
+Take = Callable[[str, int, dict[str, Any]], None]
 _KEPT = 4  # readings kept: the newest first
 _TAIL = 64  # the ledger's last bytes kept, to tell it from another ledger of the same size
 
