@@ -35,7 +35,7 @@ from memstack.workflows import promote
 
 LOCK = ".memstack/locks/git.lock"  # memstack's own git operations, one at a time per clone
 LOCK_WAIT = 600  # seconds: a sync waits for the one before it (retries and hooks included)
-ATTEMPTS = 12  # four processes of three clones pushing at once needed up to 6 (tests/test_sync.py)
+ATTEMPTS = 12  # four processes of three clones pushing at once needed up to 6 (tests/workflows/test_sync.py)
 PAUSE = 0.2  # seconds before the second attempt; doubled each time, at most MAX_PAUSE, randomised
 MAX_PAUSE = 5.0
 SOURCES = ("intake/", "kb/facts/", "kb/promotions.jsonl", "kb/binder.jsonl", "handoffs/")

@@ -15,7 +15,7 @@ AGENT = "the agent (default: MEMSTACK_AGENT, then memory.default_agent in memsta
 def doc(description: str, *examples: str) -> dict[str, Any]:
     """A verb's --help: its description (paragraphs wrapped here) and its examples, shown as written.
 
-    Every verb has both (tests/test_help.py walks the parser): `sub.add_parser(name, ..., **doc(...))`."""
+    Every verb has both (tests/cli/test_help.py walks the parser): `sub.add_parser(name, ..., **doc(...))`."""
     text = "\n\n".join(textwrap.fill(" ".join(p.split()), 79) for p in description.split("\n\n"))
     epilog = ("examples:" if len(examples) > 1 else "example:") + "".join(f"\n  {e}" for e in examples)
     return {"description": text, "epilog": epilog, "formatter_class": argparse.RawDescriptionHelpFormatter}

@@ -18,7 +18,7 @@ from memstack.base.errors import MemstackError, bad
 from memstack.mcp import prompts, registry, tools, wording
 from team_support import guarded_remote
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_tool_has_a_title_an_output_schema_and_all_four_hints() -> None:

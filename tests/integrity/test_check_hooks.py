@@ -13,7 +13,7 @@ from ruamel.yaml import YAML
 from check_support import append, commit, committed, intake, jsonl, repo, store_template, write  # noqa: F401
 from helpers import git
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LOG = "intake/alice/2026-01-01.jsonl"
 
 

@@ -442,7 +442,7 @@ def test_a_registry_entry_is_all_a_new_tool_needs(store: Path, monkeypatch: pyte
         title="SOIL keys", output=documents.listing(documents.STRING, "keys"), hints=registry.READS))
 
     def broken(store: Any, arguments: Any) -> None:
-        raise RuntimeError("denied")  # an OSError is the CLI's line instead (tests/test_bad_state.py)
+        raise RuntimeError("denied")  # an OSError is the CLI's line instead (tests/cli/test_bad_state.py)
 
     monkeypatch.setitem(tools.TOOLS, "broken", registry.Tool("broken", "Always fails.", {}, broken, title="Broken",
                                                                  output=documents.document("nothing", {}),

@@ -15,7 +15,7 @@ import pytest
 
 from helpers import MEMSTACK, git, memstack
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import generate  # noqa: E402  (bench/generate.py: a store written straight in the store's format)
 
 NOW = "2026-03-01T00:00:00Z"

