@@ -5,7 +5,7 @@ tree) against one base (HEAD, a parent, the empty tree). A step's changes come
 from one raw diff (`git diff-index` / `git diff-tree`, renames split into a
 deletion and an addition), and only the blobs those changes name are read,
 through one long-running `git cat-file --batch`. This module holds the modes;
-a step is run by `checker.py`, the rules are `rules.py`'s, which file is which is
+a step is run by `checker.py`, the rules are `rules/`'s, which file is which is
 `layout.py`'s, derived files are rebuilt through `rebuilt.py` and only when a step
 touches one, what memstack.yaml puts in force is `policies.py`'s.
 

@@ -1,7 +1,7 @@
 """What `memstack promote` has left to route, found in time that follows what was written since.
 
 Every intake record not in the ledger is pending; finding them from nothing
-reads every intake file and the whole ledger (promote.py). After each promotion
+reads every intake file and the whole ledger (gather.py). After each promotion
 `.memstack/promoted.json` (local, never committed) records how far it read:
 
 - for each intake file: the bytes read, their CRC-32 and the file's stat signature;
