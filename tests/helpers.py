@@ -39,3 +39,22 @@ def items(document: object) -> list:
     assert isinstance(document, dict) and PAGE_KEYS <= set(document) <= PAGE_KEYS | {"note"}, document
     assert document["next_cursor"] is None and document["remaining"] == 0, document
     return document["items"]
+
+
+# A complete handoff (front matter added by `handoff write`), for the handoff, boot and review tests.
+HANDOFF = """# Session summary
+
+Moved the parser forward.
+
+## Open threads
+
+- finish the lexer
+- review PR 12
+
+## Capability table
+
+| capability | status |
+|---|---|
+| parse | done |
+| lex | partial |
+"""

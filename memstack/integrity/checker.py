@@ -192,23 +192,25 @@ class Checker:
 
     def filed_document(self, step: Step, change: Change, place: Place, validate: bool) -> list[Violation]:
         """A document filed in the Binder never changes; a new one must be UTF-8 text."""
-        path = change.path
-        if not change.added and change.old_mode in git.REGULAR:
-            if change.deleted or change.new_mode not in git.REGULAR or change.old_sha != change.new_sha:
-                return [rules.filed_document(path, change.deleted, step.restore.format(path=self.folder + path))]
-            return []
-        new = self.blobs.new(step, change)
-        return rules.binder_file(path, new) if validate and new is not None else []
+        return self.sealed(step, change, validate, rules.filed_document,
+                           lambda new: rules.binder_file(change.path, new))
 
     def handoff(self, step: Step, change: Change, place: Place, validate: bool) -> list[Violation]:
         """I3: a sealed handoff never changes; a new one must be complete."""
+        return self.sealed(step, change, validate, rules.sealed_handoff,
+                           lambda new: rules.handoff(change.path, place, new))
+
+    def sealed(self, step: Step, change: Change, validate: bool, changed: Callable[[str, bool, str], Violation],
+               check_new: Callable[[bytes], list[Violation]]) -> list[Violation]:
+        """A file that never changes once committed: any change of it is `changed` (deleted or edited); a new
+        one is checked by `check_new`."""
         path = change.path
         if not change.added and change.old_mode in git.REGULAR:
             if change.deleted or change.new_mode not in git.REGULAR or change.old_sha != change.new_sha:
-                return [rules.sealed_handoff(path, change.deleted, step.restore.format(path=self.folder + path))]
+                return [changed(path, change.deleted, step.restore.format(path=self.folder + path))]
             return []
         new = self.blobs.new(step, change)
-        return rules.handoff(path, place, new) if validate and new is not None else []
+        return check_new(new) if validate and new is not None else []
 
     # ---- long logs ------------------------------------------------------------------------------
 

@@ -178,8 +178,8 @@ def test_the_pragma_lets_a_deliberate_example_through_every_layer(store: Path) -
 # ---- MCP tools ---------------------------------------------------------------------------------
 
 def test_every_mcp_write_tool_refuses_with_the_cli_message(seeded: Path) -> None:
-    from test_mcp import ok, run, server
-    from test_mcp import refused as tool_refused
+    from mcp_support import ok, run, server
+    from mcp_support import refused as tool_refused
 
     calls = [
         ("intake_write", {"content": f"env: {AWS_ID}"}, "bad content: holds a credential (AWS Access Key)", AWS_ID),

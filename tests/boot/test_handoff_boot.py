@@ -6,25 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, memstack, tree_snapshot
+from helpers import HANDOFF, git, memstack, tree_snapshot
 from memstack.boot import context as boot
-
-HANDOFF = """# Session summary
-
-Moved the parser forward.
-
-## Open threads
-
-- finish the lexer
-- review PR 12
-
-## Capability table
-
-| capability | status |
-|---|---|
-| parse | done |
-| lex | partial |
-"""
 
 
 def test_write_seals_a_handoff_with_front_matter(store: Path) -> None:

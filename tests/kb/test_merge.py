@@ -1,6 +1,5 @@
 """Many writers: the merge driver and diff text conversion, with real clones of a real bare remote."""
 
-import hashlib
 import json
 import random
 from pathlib import Path
@@ -9,36 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fact_support import bound, closed, fact, line
 from helpers import git, memstack
-from memstack.base.ids import agent_tag
 from memstack.intake import log as intake
 from memstack.kb import merge
 
 FACTS = "kb/facts/alice/2026-01.jsonl"
-
-
-RECORDED = 1_767_225_600_000
-
-
-def bound(name: str) -> str:
-    """A fact id bound to alice and RECORDED (memstack/base/ids.py), its random part named by `name`."""
-    return f"{RECORDED:012x}{hashlib.sha256(name.encode()).hexdigest()[:12]}{agent_tag('alice')}"
-
-
-def fact(fid: str, subject: str = "s", obj: str = "o", **closing: object) -> dict:
-    record = {"id": bound(fid), "subject": subject, "predicate": "p", "object": obj, "valid_from": 1000,
-              "valid_to": None, "confidence": 0.9, "recorded_at": 1_767_225_600_000, "table": "knowledge",
-              "expired_at": None, "superseded_by": None, "source": None, "agent": "alice", "intake_id": None}
-    record.update(closing)
-    return record
-
-
-def line(record: dict) -> bytes:
-    return json.dumps(record, sort_keys=True, separators=(",", ":")).encode() + b"\n"
-
-
-def closed(record: dict, valid_to: int, by: str | None = None) -> dict:
-    return {**record, "valid_to": valid_to, "expired_at": max(valid_to, RECORDED) + 1, "superseded_by": by}
 
 
 @pytest.fixture

@@ -347,8 +347,8 @@ def test_missing_or_extra_arguments_are_usage_errors(store: Path, args: tuple[st
 # ---- the MCP tools, through the SDK's client ----------------------------------------------------------
 
 def test_the_new_tools_over_stdio_do_what_the_cli_does(store: Path, tmp_path: Path) -> None:
-    from test_mcp import cli_error, cli_json, refused, run, server, worded
-    from test_mcp import ok as tool_ok
+    from mcp_support import cli_error, cli_json, refused, run, server, worded
+    from mcp_support import ok as tool_ok
 
     ok(store, "soil", "put", "session", "plan", "--value", '{"next": "lexer"}')
     doc = tmp_path / "guide.md"

@@ -11,9 +11,9 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from test_mcp import HANDOFF, cli_error, cli_json, refused, run, server, worded
 
 from helpers import MEMSTACK, git, memstack, tree_snapshot
+from mcp_support import HANDOFF, cli_error, cli_json, refused, run, server, worded
 from memstack.base.errors import MemstackError, bad
 from memstack.mcp import prompts, registry, tools, wording
 from team_support import guarded_remote

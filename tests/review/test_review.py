@@ -4,10 +4,8 @@ import hashlib
 import json
 from pathlib import Path
 
-from test_handoff_boot import HANDOFF
-from test_merge import bound, closed, fact, line
-
-from helpers import git, items, memstack
+from fact_support import bound, closed, fact, line
+from helpers import HANDOFF, git, items, memstack
 from memstack.base.ids import agent_tag
 
 FACTS = "kb/facts/alice/2026-01.jsonl"

@@ -6,9 +6,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from test_mcp import HANDOFF
-
 from helpers import git, memstack, tree_snapshot
+from mcp_support import HANDOFF
 
 
 def event(store: Path, name: str, session: str = "5f1c2a9e-0001", **extra: Any) -> str:
