@@ -224,3 +224,47 @@ def bare(tmp_path: Path) -> Iterator[Path]:
     shutil.copyfile(data_dir("hooks") / "pre-receive", hook)
     os.chmod(hook, 0o755)
     yield path
+
+
+# ---- a store with two remotes, and an attack every gate must refuse --------------------------------
+
+def push(root: Path, remote: str, *refspecs: str, verify: bool = False) -> tuple[int, str]:
+    """`git push REMOTE REFSPECS`, the clone's pre-push hook skipped unless `verify`."""
+    proc = git(root, "push", *([] if verify else ["--no-verify"]), remote, *refspecs, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def with_remotes(repo: Path, bare: Path, tmp_path: Path) -> Path:
+    """The store `repo` with two remotes: `guarded` (`bare`, hooks/pre-receive) and `plain` (no hook: only
+    the clone's pre-push hook guards it), both at `tmp_path`."""
+    plain = tmp_path / "plain.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(plain))
+    git(repo, "remote", "add", "guarded", str(bare))
+    git(repo, "remote", "add", "plain", str(plain))
+    return repo
+
+
+def publish(root: Path) -> None:
+    """Push main, as it is, to both remotes (the guarded one checks it)."""
+    for remote in ("guarded", "plain"):
+        code, out = push(root, remote, "main")
+        assert code == 0, out
+
+
+def refused_everywhere(root: Path, *expected: str) -> None:
+    """The work tree's change is refused at commit; sneaked in, by --range, pre-push and pre-receive."""
+    refused(root, *expected)
+    base = head(root)
+    bad = sneak(root)
+    proc = run_check(root, "--range", f"{base}..{bad}")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    for text in expected:
+        assert text in proc.stdout, f"--range: {text!r} not in:\n{proc.stdout}"
+    for remote, verify in (("plain", True), ("guarded", False)):
+        where = root.parent / f"{'plain' if remote == 'plain' else 'remote'}.git"
+        before = git(where, "rev-parse", "main").stdout.strip()
+        code, out = push(root, remote, "main", verify=verify)
+        assert code != 0, out
+        for text in expected:
+            assert text in out, f"push to {remote}: {text!r} not in:\n{out}"
+        assert git(where, "rev-parse", "main").stdout.strip() == before

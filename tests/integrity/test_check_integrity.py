@@ -26,11 +26,15 @@ from check_support import (  # noqa: F401
     head,
     intake,
     jsonl,
+    publish,
+    push,
     refused,
+    refused_everywhere,
     repo,
     run_check,
     sneak,
     store_template,
+    with_remotes,
     write,
 )
 from helpers import git, memstack, tree_snapshot
@@ -43,46 +47,10 @@ FEB = JAN + 31 * DAY
 Y2099 = 4070908800000  # 2099-01-01T00:00:00Z
 
 
-def push(root: Path, remote: str, *refspecs: str, verify: bool = False) -> tuple[int, str]:
-    proc = git(root, "push", *([] if verify else ["--no-verify"]), remote, *refspecs, check=False)
-    return proc.returncode, proc.stdout + proc.stderr
-
-
 @pytest.fixture
 def store(repo: Path, bare: Path, tmp_path: Path) -> Path:  # noqa: F811
-    """The store with two remotes: `guarded` (hooks/pre-receive) and `plain` (no hook: only the clone's
-    pre-push hook guards it)."""
-    plain = tmp_path / "plain.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(plain))
-    git(repo, "remote", "add", "guarded", str(bare))
-    git(repo, "remote", "add", "plain", str(plain))
-    return repo
-
-
-def publish(root: Path) -> None:
-    """Push main, as it is, to both remotes (the guarded one checks it)."""
-    for remote in ("guarded", "plain"):
-        code, out = push(root, remote, "main")
-        assert code == 0, out
-
-
-def refused_everywhere(root: Path, *expected: str) -> None:
-    """The work tree's change is refused at commit; sneaked in, by --range, pre-push and pre-receive."""
-    refused(root, *expected)
-    base = head(root)
-    bad = sneak(root)
-    proc = run_check(root, "--range", f"{base}..{bad}")
-    assert proc.returncode == 1, proc.stdout
-    for text in expected:
-        assert text in proc.stdout, f"--range: {text!r} not in:\n{proc.stdout}"
-    for remote, verify in (("plain", True), ("guarded", False)):
-        where = root.parent / f"{'plain' if remote == 'plain' else 'remote'}.git"
-        before = git(where, "rev-parse", "main").stdout.strip()
-        code, out = push(root, remote, "main", verify=verify)
-        assert code != 0, out
-        for text in expected:
-            assert text in out, f"push to {remote}: {text!r} not in:\n{out}"
-        assert git(where, "rev-parse", "main").stdout.strip() == before
+    """The store with two remotes: `guarded` (hooks/pre-receive) and `plain` (check_support.with_remotes)."""
+    return with_remotes(repo, bare, tmp_path)
 
 
 def with_facts(root: Path) -> dict:  # type: ignore[type-arg]
