@@ -34,6 +34,7 @@ class Clock:
         self.now = now
         self._skew = skew
         self._seconds: int | None = None
+        self.allowed = "allowed"  # whose skew it is, as a message says it (`skew` may say another's)
 
     @property
     def seconds(self) -> int:
@@ -49,7 +50,7 @@ class Clock:
         if not self.too_late(ms):
             return None
         return (f"lies in the future (later than now, {iso(self.now)}, plus the {self.seconds} s clock skew"
-                " allowed); a transaction time is when the store learned it")
+                f" {self.allowed}); a transaction time is when the store learned it")
 
     def problem(self, field: str, ms: int) -> str | None:
         why = self.future(ms)

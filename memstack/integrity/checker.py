@@ -65,7 +65,7 @@ class Checker:
     def step(self, step: Step) -> list[Violation]:
         found: list[Violation] = []
         self.pending = successors.Unresolved()
-        self.clock = policies.clock_for(step, self.now)
+        self.clock = policies.clock_for(step, self.now, self.blobs)
         self.policy = None
         derived_changes: list[Change] = []
         identity_paths: list[str] = []

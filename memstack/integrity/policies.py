@@ -1,6 +1,7 @@
 """What memstack.yaml puts in force for a step, and the rules that follow from it.
 
-- the clock: transaction times may lie no further in the future than this state's `clock.max_skew_seconds`;
+- the clock: transaction times may lie no further in the future than this state's `clock.max_skew_seconds`,
+  and, where the step changes memstack.yaml, than the base's (a commit cannot widen the skew and use it);
 - I5 on memstack.yaml itself (it validates; deleting it is a violation);
 - I6: identity files against the forbidden patterns of this same state, and, where the step changes
   memstack.yaml, against the patterns in force before it too (a commit cannot loosen the patterns and
@@ -34,18 +35,30 @@ def config_change(step: Step) -> Change | None:
     return next((c for c in step.changes if layout.classify(c.path).kind == layout.CONFIG_KIND), None)
 
 
-def clock_for(step: Step, now: int) -> clock.Clock:
-    """The check's clock, with the skew of this state's memstack.yaml (read only if a time exceeds now)."""
+def clock_for(step: Step, now: int, blobs: Blobs) -> clock.Clock:
+    """The check's clock, with the skew of this state's memstack.yaml, or of the base's where the step
+    changes it and the base's is smaller (read only if a time exceeds now)."""
 
     def skew() -> int:
-        data = step.source.read(layout.CONFIG)
-        try:
-            return config.skew_seconds(config.parse(data.decode("utf-8"), layout.CONFIG)) if data else \
-                config.DEFAULT_SKEW_SECONDS
-        except (MemstackError, UnicodeDecodeError):
-            return config.DEFAULT_SKEW_SECONDS
+        seconds = skew_of(step.source.read(layout.CONFIG))
+        old = blobs.old(config_change(step))
+        if old is not None and skew_of(old) < seconds:
+            made.allowed = ("of memstack.yaml before this change (a commit may not widen the skew and use it:"
+                            " commit the new skew alone first)")
+            return skew_of(old)
+        return seconds
 
-    return clock.Clock(now, skew)
+    made = clock.Clock(now, skew)
+    return made
+
+
+def skew_of(data: bytes | None) -> int:
+    """The clock skew one memstack.yaml allows (the default when it is absent, says nothing or is broken)."""
+    try:
+        return config.skew_seconds(config.parse(data.decode("utf-8"), layout.CONFIG)) if data else \
+            config.DEFAULT_SKEW_SECONDS
+    except (MemstackError, UnicodeDecodeError):
+        return config.DEFAULT_SKEW_SECONDS
 
 
 class Secrets:
