@@ -38,7 +38,8 @@ from memstack.repo import git
 from memstack.repo.sources import GitSource, WorktreeSource
 
 __all__ = ["FORCE_PUSH", "RECREATED", "Report", "Result", "audit", "check_range", "commits", "pre_push",
-           "pre_receive", "pushed", "staged", "worktree"]
+           "pre_push_updates", "pre_receive", "pushed", "pushed_revs", "range_revs", "receive_updates", "staged",
+           "worktree"]
 
 
 # ---- modes --------------------------------------------------------------------------------------
@@ -137,10 +138,16 @@ def _tree(repo: Path, trees: Mapping[str, str], rev: str | None) -> str:
     return tree
 
 
+def range_revs(spec: str) -> list[str]:
+    """The rev-list arguments of `--range SPEC`; [] when SPEC is not of the form `check_range` takes."""
+    ends = spec.replace("...", "..").split("..")
+    return [] if not spec or spec.startswith("-") or any(ch.isspace() for ch in spec) or len(ends) > 2 else [spec]
+
+
 def check_range(repo: Path, spec: str, folder: str = "") -> Report:
     """`A..B` (or `A...B`, or one revision: its whole history)."""
     ends = spec.replace("...", "..").split("..")
-    if not spec or spec.startswith("-") or any(ch.isspace() for ch in spec) or len(ends) > 2:
+    if not range_revs(spec):
         raise MemstackError.marked("bad {arg:--range} {spec!r}: expected A..B (or one revision: its whole history)",
                                    spec=spec)
     for end in ends:
@@ -155,34 +162,47 @@ def pushed(repo: Path, updates: Sequence[tuple[str, str]], exclude: Sequence[str
     """What a push adds: the new tips' commits not in `exclude` (rev-list arguments) nor in the
     old tips, and the survival of each old tip a new tip does not contain (a force push).
     A deletion (new tip ZERO) is allowed."""
-    tips = [new for _, new in updates if not git.is_zero(new)]
-    if not tips:
+    revs = pushed_revs(updates, exclude)
+    if not revs:
         return Report(mode, "nothing (only deletions)")
-    olds = [old for old, new in updates if not git.is_zero(old) and not git.is_zero(new)]
-    scope = f"the commits pushed ({', '.join(t[:12] for t in tips)})"
-    return commits(repo, [*tips, "--not", *exclude, *olds], scope, [(o, n) for o, n in updates
-                                                                     if not git.is_zero(o) and not git.is_zero(n)],
+    scope = f"the commits pushed ({', '.join(t[:12] for t in revs[:revs.index('--not')])})"
+    return commits(repo, revs, scope, [(o, n) for o, n in updates if not git.is_zero(o) and not git.is_zero(n)],
                    mode=mode, folder=folder, recreated=recreated)
 
 
-def pre_push(repo: Path, environ: Mapping[str, str], folder: str = "") -> Report:
-    """pre-commit's pre-push stage: PRE_COMMIT_FROM_REF/TO_REF, or for a push that brings a root
-    commit, the local branch's commits on no ref of the remote."""
+def pushed_revs(updates: Sequence[tuple[str, str]], exclude: Sequence[str]) -> list[str]:
+    """The rev-list arguments of the commits a push adds (`pushed`); [] when it only deletes."""
+    tips = [new for _, new in updates if not git.is_zero(new)]
+    if not tips:
+        return []
+    olds = [old for old, new in updates if not git.is_zero(old) and not git.is_zero(new)]
+    return [*tips, "--not", *exclude, *olds]
+
+
+def pre_push_updates(environ: Mapping[str, str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """The (old, new) updates and the rev-list exclusions of pre-commit's pre-push stage:
+    PRE_COMMIT_FROM_REF/TO_REF, or for a push that brings a root commit, the local branch's
+    commits on no ref of the remote."""
     source, target = environ.get("PRE_COMMIT_FROM_REF"), environ.get("PRE_COMMIT_TO_REF")
     local, remote = environ.get("PRE_COMMIT_LOCAL_BRANCH"), environ.get("PRE_COMMIT_REMOTE_NAME")
     on_remote = [f"--remotes={remote}"] if remote else []  # commits the remote has were checked when pushed
     if source and target:
-        return pushed(repo, [(source, target)], on_remote, "pre-push", folder)
+        return [(source, target)], on_remote
     if local and remote:
-        return pushed(repo, [(git.ZERO, local)], on_remote, "pre-push", folder)
+        return [(git.ZERO, local)], on_remote
     raise MemstackError.marked("{arg:--pre-push} runs in pre-commit's pre-push stage, which sets PRE_COMMIT_FROM_REF"
                                " and PRE_COMMIT_TO_REF (or PRE_COMMIT_LOCAL_BRANCH and PRE_COMMIT_REMOTE_NAME);"
                                " by hand, use {arg:--range} A..B")
 
 
-def pre_receive(repo: Path, lines: Iterable[str], folder: str = "") -> Report:
-    """A server-side pre-receive hook: `old new ref` lines; new refs' commits are those no
-    existing ref reaches (the server's refs are not updated until the hook accepts)."""
+def pre_push(repo: Path, environ: Mapping[str, str], folder: str = "") -> Report:
+    """pre-commit's pre-push stage (`pre_push_updates`)."""
+    updates, on_remote = pre_push_updates(environ)
+    return pushed(repo, updates, on_remote, "pre-push", folder)
+
+
+def receive_updates(lines: Iterable[str]) -> list[guard.Update]:
+    """A pre-receive hook's `old new ref` lines on stdin."""
     updates = []
     for line in lines:
         parts = line.split()
@@ -192,6 +212,13 @@ def pre_receive(repo: Path, lines: Iterable[str], folder: str = "") -> Report:
             raise MemstackError.marked("{arg:--pre-receive}: expected `old new ref` lines on stdin, got {line!r}",
                                        line=line.strip())
         updates.append(guard.Update(*parts))
+    return updates
+
+
+def pre_receive(repo: Path, lines: Iterable[str], folder: str = "") -> Report:
+    """A server-side pre-receive hook: `old new ref` lines; new refs' commits are those no
+    existing ref reaches (the server's refs are not updated until the hook accepts)."""
+    updates = receive_updates(lines)
     verdict = guard.check(repo, updates, folder)
     report = pushed(repo, [(u.old, u.new) for u in updates], ["--all"], "pre-receive", folder, verdict.survive)
     olds = {u.ref: u.old if not git.is_zero(u.old) else u.new for u in updates}

@@ -346,6 +346,18 @@ def store_configs(cwd: Path, rev: str | None = None) -> list[str]:
     return sorted(name for name in names if name == "memstack.yaml" or name.endswith("/memstack.yaml"))
 
 
+def store_configs_touched(cwd: Path, revs: Sequence[str]) -> list[str]:
+    """The paths of the `memstack.yaml` files the commits `git log REVS` add, change or delete (merges
+    against each parent): the stores a range touches, also one its last commit no longer holds. One
+    path-limited `git log`; [] when git does not know REVS (the check that reads them says why)."""
+    proc = run(cwd, "log", "-m", "--no-renames", "--name-only", "-z", "--format=", *revs, "--", "memstack.yaml",
+               ":(glob)**/memstack.yaml", ok=(0, 128))
+    if proc.returncode != 0:
+        return []
+    names = {_decode_path(raw.strip(b"\n")) for raw in proc.stdout.split(b"\0") if raw.strip(b"\n")}
+    return sorted(name for name in names if name == "memstack.yaml" or name.endswith("/memstack.yaml"))
+
+
 def tree_names(data: bytes) -> list[str]:
     """The entry names of a raw tree object (`mode name` NUL, then a binary SHA, repeated)."""
     names = []

@@ -1,6 +1,7 @@
 """Finding a store and the one agent a write is for."""
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -63,6 +64,12 @@ def folders(top: Path, rev: str | None = None) -> list[str]:
     """The folders ("" for the top, else "path/") of the stores the repository at `top` tracks,
     from the index, or from commit `rev` (a bare repository has no index)."""
     return [path[: -len(CONFIG_NAME)] for path in git.store_configs(top, rev)]
+
+
+def folders_touched(top: Path, revs: Sequence[str]) -> list[str]:
+    """The folders of the stores whose memstack.yaml the commits `git log REVS` add, change or delete
+    (a store a range deletes is still checked: its deletion is a violation)."""
+    return [path[: -len(CONFIG_NAME)] for path in git.store_configs_touched(top, revs)] if revs else []
 
 
 def one_folder(found: list[str], where: object) -> str | None:

@@ -42,13 +42,16 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _scope(explicit: str | None, hook: bool, tips: list[str]) -> tuple[Path, list[str]]:
+def _scope(explicit: str | None, hook: bool, tips: list[str], revs: list[str]) -> tuple[Path, list[str]]:
     """The repository to check and the folders of the stores to check in it ("" at the top, "path/").
 
     A work tree: --store, MEMSTACK_HOME, WILLOW_HOME, the nearest memstack.yaml upward; else every
     store the repository tracks (its index; none there: HEAD's, so a commit deleting a store is
     checked). A hook checks the repository git runs it in, so MEMSTACK_HOME naming a store outside
-    it is passed over. A bare repository (pre-receive): every store the old or new tips hold.
+    it is passed over. A bare repository (pre-receive): every store the old or new tips hold. And
+    every store whose memstack.yaml the commits to check (`revs`) add, change or delete: a store
+    that existed in the base of a step is checked even where the new state deletes it (also one
+    named by --store that the work tree no longer holds).
     """
     named = explicit or os.environ.get("MEMSTACK_HOME") or os.environ.get("WILLOW_HOME")
     start = Path(explicit) if explicit else (store.locate(None) if named and not hook else None) or Path.cwd()
@@ -60,8 +63,12 @@ def _scope(explicit: str | None, hook: bool, tips: list[str]) -> tuple[Path, lis
                                    start=start)
     bare, git_dir = proc.stdout.decode().split("\n")[:2]
     if bare == "true":
-        return Path(git_dir), sorted({f for tip in tips for f in store.folders(Path(git_dir), tip)})
+        held = {f for tip in tips for f in store.folders(Path(git_dir), tip)}
+        return Path(git_dir), sorted(held | set(store.folders_touched(Path(git_dir), revs)))
     top = git.toplevel(start).resolve()
+    gone = _deleted(named, top, revs) if named else None
+    if gone is not None:
+        return top, [gone]
     root = store.locate(explicit, start) if named else None
     if root is None or not root.resolve().is_relative_to(top):  # a hook: MEMSTACK_HOME names another repository's
         here = start.resolve()
@@ -69,8 +76,35 @@ def _scope(explicit: str | None, hook: bool, tips: list[str]) -> tuple[Path, lis
     if root is not None:
         top, folder = store.folder_of(root)
         return top, [folder]
-    found = store.folders(top)
-    return top, found or (store.folders(top, "HEAD") if git.rev_parse(top, "HEAD") else [])
+    found = store.folders(top) or (store.folders(top, "HEAD") if git.rev_parse(top, "HEAD") else [])
+    return top, sorted(set(found) | set(store.folders_touched(top, revs)))
+
+
+def _deleted(named: str, top: Path, revs: list[str]) -> str | None:
+    """The folder of the store `named` (--store, MEMSTACK_HOME) names when the work tree no longer holds
+    it but the commits to check touch its memstack.yaml (a range that deletes it); else None."""
+    path = Path(named).expanduser().resolve()
+    if not revs or not path.is_dir() or store.is_store(path) or not path.is_relative_to(top):
+        return None
+    folder = "" if path == top else f"{path.relative_to(top).as_posix()}/"
+    return folder if folder in store.folders_touched(top, revs) else None
+
+
+def _revs(args: Any, lines: list[str]) -> list[str]:
+    """The rev-list arguments of the commits a range or push check reads ([] for the other modes, or
+    when the mode's input is bad: the check says why)."""
+    if not (args.range_ or args.pre_push or args.pre_receive):
+        return []
+    from memstack.integrity import check  # lazy: the checks and their rules; --help stays quick
+
+    try:
+        if args.range_:
+            return check.range_revs(args.range_)
+        if args.pre_push:
+            return check.pushed_revs(*check.pre_push_updates(os.environ))
+        return check.pushed_revs([(u.old, u.new) for u in check.receive_updates(lines)], ["--all"])
+    except MemstackError:
+        return []
 
 
 def _no_store(repo: Path) -> int:
@@ -99,7 +133,7 @@ def run(args: Any) -> int:
     lines = list(sys.stdin) if args.pre_receive else []
     # Old tips too: a push that deletes a store is checked against the store it deletes.
     tips = [sha for parts in (line.split() for line in lines) if len(parts) == 3 for sha in parts[:2] if sha.strip("0")]
-    repo, folders = _scope(args.store, hook, tips)
+    repo, folders = _scope(args.store, hook, tips, _revs(args, lines))
     if not folders:
         if args.staged:
             return _no_store(repo)
