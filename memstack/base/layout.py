@@ -24,6 +24,7 @@ FACTS, HANDOFF, SOIL, IDENTITY = "facts", "handoff", "soil", "identity"
 ANCHOR, WILLOW_KIND, VIEW, CONFIG_KIND = "anchor", "willow", "view", "config"
 OTHER, STRAY, BAD_NAME = "other", "stray", "bad-name"
 BINDER_FILE = "binder-file"  # kb/files/<sha256>[.ext]: a document a human filed in the Binder, never changed
+ATTRIBUTES = "attributes"  # the store's .gitattributes: memory files' line endings and merge driver
 
 LOGS = (INTAKE, PROMOTIONS, BINDER)
 DERIVED = (ANCHOR, WILLOW_KIND, VIEW)
@@ -60,6 +61,7 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(patte
     (ANCHOR, rf"session_anchor_(?P<agent>{_N})\.json"),
     (WILLOW_KIND, re.escape(WILLOW)),
     (CONFIG_KIND, re.escape(CONFIG)),
+    (ATTRIBUTES, re.escape(".gitattributes")),
 ))
 
 

@@ -2,12 +2,13 @@
 file it touches.
 
 Each change's path is classified (base/layout.py) and the rules of its kind run: a registry of history
-rules by kind (I1 logs, I2 facts, I3 handoffs and filed documents), then I5/I7 on what is new, I8 on
-every memory file, and what a kind gathers for the end of the step (derived files for I4, identity
-files for I6, memstack.yaml for I5 and the patterns and policies in force, SOIL records). A log that
-only grows (a promoted store's ledger is 200 MB) is never held whole: what it appends is found by
-hashing its start as git does, and a long log is checked a megabyte at a time. Successors a closing
-names outside its own file wait for the end of the step (successors.py).
+rules by kind (I1 logs, I2 facts, I3 handoffs and filed documents, I7 the store's .gitattributes), then
+I5/I7 on what is new (no CR in a memory file), I8 on every memory file, and what a kind gathers for
+the end of the step (derived files for I4, identity files for I6, memstack.yaml for I5 and the
+patterns and policies in force, SOIL records). A log that only grows (a promoted store's ledger is
+200 MB) is never held whole: what it appends is found by hashing its start as git does, and a long
+log is checked a megabyte at a time. Successors a closing names outside its own file wait for the end
+of the step (successors.py).
 """
 
 import dataclasses
@@ -48,7 +49,7 @@ class Checker:
         self.tails: dict[str, tuple[bytes, int]] = {}  # each log's appended bytes, lines before them (I1), for I8
         self.history: dict[str, Callable[[Step, Change, Place, bool], list[Violation]]] = {
             **dict.fromkeys(layout.LOGS, self.log), layout.FACTS: self.fact_file,
-            layout.BINDER_FILE: self.filed_document, layout.HANDOFF: self.handoff}
+            layout.BINDER_FILE: self.filed_document, layout.HANDOFF: self.handoff, layout.ATTRIBUTES: self.attributes}
 
     def close(self) -> None:
         self.blobs.close()
@@ -190,6 +191,11 @@ class Checker:
             found += self.bindings(step, path, place, check, old_count + 1, new)
         return found
 
+    def attributes(self, step: Step, change: Change, place: Place, validate: bool) -> list[Violation]:
+        """I7: the store's .gitattributes keeps memstack's lines (line endings, the merge driver)."""
+        return rules.attributes(change.path, self.blobs.old(change), self.blobs.new(step, change),
+                                step.restore.format(path=self.folder + change.path))
+
     def filed_document(self, step: Step, change: Change, place: Place, validate: bool) -> list[Violation]:
         """A document filed in the Binder never changes; a new one must be UTF-8 text."""
         return self.sealed(step, change, validate, rules.filed_document,
@@ -266,10 +272,10 @@ class Checker:
     # ---- I8 -----------------------------------------------------------------------------------
 
     def secrets_of(self, step: Step, change: Change, place: Place, derived: bool = False) -> list[Violation]:
-        """I8 on the lines a change adds to any memory file (memstack.yaml and files outside the store's
-        folders are not memory). A derived file is scanned only once I4 found it is not what its sources
+        """I8 on the lines a change adds to any memory file (memstack.yaml, .gitattributes and files outside
+        the store's folders are not memory). A derived file is scanned only once I4 found it is not what its sources
         make (`derived`): one that is holds what I8 passed in its sources, and a view grows with the store."""
-        if place.kind in (layout.OTHER, layout.CONFIG_KIND):
+        if place.kind in (layout.OTHER, layout.CONFIG_KIND, layout.ATTRIBUTES):
             return []
         if place.kind in layout.DERIVED and not derived:
             return []

@@ -13,16 +13,18 @@ be interleaved.
 
 | module | rules |
 |---|---|
-| `text` | I7 text (UTF-8, final newline), line helpers |
+| `text` | I7 text (UTF-8, final newline, no CR), line helpers |
 | `records` | I5 records against their schemas, in their own files |
 | `logs` | I1 append-only logs |
 | `facts` | I2 supersede, don't delete |
 | `sealed` | I3 sealed handoffs; the Binder's filed documents |
 | `config` | I5 memstack.yaml (and the I6 patterns it holds) |
+| `attributes` | I7 the store's .gitattributes keeps memstack's lines |
 | `credentials` | I8 no credentials |
 | `bindings` | bound ids, transaction times not in the future, id tags |
 """
 
+from memstack.integrity.rules.attributes import attributes
 from memstack.integrity.rules.bindings import FUTURE_FIX, ID_FIX, bindings, tag_clash, transaction_ms
 from memstack.integrity.rules.config import config, secrets_policy
 from memstack.integrity.rules.credentials import I8_FIX, TEXT_KINDS, redacted, secrets
@@ -42,7 +44,7 @@ from memstack.integrity.rules.text import (
 )
 
 __all__ = ["CLOSING", "FUTURE_FIX", "I1_FIX", "I2_FIX", "I3_FIX", "I8_FIX", "ID_FIX", "MAX_PER_FILE", "SCHEMA_OF",
-           "TEXT_KINDS", "Numbered", "append_only", "appended_lines", "binder_file", "bindings", "cap",
+           "TEXT_KINDS", "Numbered", "append_only", "appended_lines", "attributes", "binder_file", "bindings", "cap",
            "closing_problems", "config", "dangling", "fact_problems", "facts", "filed_document", "final_newline",
            "handoff", "ids_in", "line_of", "lines", "records", "redacted", "sealed_handoff", "secrets",
            "secrets_policy", "soil", "tag_clash", "text", "transaction_ms", "view_json"]

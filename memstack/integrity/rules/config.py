@@ -16,7 +16,7 @@ from memstack.integrity.violations import Violation
 
 def config(path: str, data: bytes) -> tuple[list[Violation], list[re.Pattern[str]] | None]:
     """memstack.yaml parses, validates against its schema, and its forbidden patterns compile."""
-    found = text(path, data)
+    found = text(path, data, lf_only=False)
     if found:
         return found, None
     fix = "fix memstack.yaml (schemas/config.schema.json)"

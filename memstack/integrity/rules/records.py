@@ -1,5 +1,6 @@
 """I5 on records: each line of a JSONL file (and each SOIL record) is a JSON object valid against its
-schema (`schemas/`), in the file of its own agent, day or month; an intake id is new to its file."""
+schema (`schemas/`), in the file of its own agent, day or month; an intake id is new to its file. I7 on
+each line: UTF-8, no CR."""
 
 from collections.abc import Iterable
 from typing import Any
@@ -9,7 +10,7 @@ from memstack.base.errors import MemstackError
 from memstack.base.layout import Place
 from memstack.base.times import day, parse_ts
 from memstack.integrity.rules.facts import fact_problems
-from memstack.integrity.rules.text import COMMITTED_ID, MAX_PER_FILE, parse, text
+from memstack.integrity.rules.text import COMMITTED_ID, MAX_PER_FILE, carriage_return, parse, text
 from memstack.integrity.violations import Violation
 
 SCHEMA_OF = {layout.INTAKE: "intake", layout.PROMOTIONS: "promotion", layout.BINDER: "binder",
@@ -55,6 +56,7 @@ def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]], old:
             found.append(Violation(path, number, "I7", f"is not UTF-8 (byte 0x{raw[exc.start]:02x})",
                                    "save the file as UTF-8"))
             continue
+        found += carriage_return(path, raw, number)
         record, problem = parse(raw)
         if problem:
             found.append(Violation(path, number, "I5", f"line {problem}", fix))

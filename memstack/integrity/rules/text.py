@@ -41,8 +41,24 @@ def final_newline(path: str, data: bytes) -> list[Violation]:
                       "end the file with a newline")]
 
 
-def text(path: str, data: bytes) -> list[Violation]:
-    """UTF-8, not empty, ending in a newline (JSONL logs are checked line by line instead)."""
+CR_WHAT = "holds a carriage return (CR): memory files end their lines with LF alone"
+CR_FIX = ("remove the CR (a CRLF line ending: the store's .gitattributes makes git store memory files with LF;"
+          " restore it if it is gone)")
+
+
+def carriage_return(path: str, data: bytes, number: int | None = None) -> list[Violation]:
+    """No CR byte: line endings are part of a record's bytes, and memory files use LF alone (a CRLF
+    line committed where .gitattributes no longer converts it could never be cleaned: I1 seals it).
+    `number`: the line's number when `data` is one line, else it is found."""
+    at = data.find(b"\r")
+    if at < 0:
+        return []
+    return [Violation(path, number if number is not None else line_of(data, at), "I7", CR_WHAT, CR_FIX)]
+
+
+def text(path: str, data: bytes, lf_only: bool = True) -> list[Violation]:
+    """UTF-8, not empty, ending in a newline, with no CR unless not `lf_only` (memstack.yaml, which is not
+    memory) (JSONL logs are checked line by line instead)."""
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -50,7 +66,7 @@ def text(path: str, data: bytes) -> list[Violation]:
                           f"is not UTF-8 (byte 0x{data[exc.start]:02x})", "save the file as UTF-8")]
     if not data:
         return [Violation(path, 0, "I7", "is empty", "write its content, or delete it")]
-    return final_newline(path, data)
+    return (carriage_return(path, data) if lf_only else []) + final_newline(path, data)
 
 
 def parse(raw: bytes) -> tuple[Any, str]:
