@@ -7,10 +7,12 @@ commit the hook sees. So, on the remote:
 - deleting a ref whose commits hold memory no other ref keeps is refused,
   unless the remote's administrator allows it: `git config memstack.allowDeleteBranch
   true` in the bare repository, or MEMSTACK_ALLOW_DELETE_BRANCH=1 in the hook's
-  environment. An allowed deletion is remembered as `refs/memstack/deleted/<ref>`
-  (the deleted tip, which also keeps its objects from garbage collection);
-- a ref created under a name that was deleted so must keep the deleted tip's
-  records, exactly as a force push must keep the old tip's;
+  environment. Every accepted deletion is remembered as `refs/memstack/deleted/<ref>`
+  (the deleted tip, which also keeps its objects from garbage collection), also one
+  whose memory another ref keeps (merged, or a copy);
+- a ref created under a name that was deleted must keep the deleted tip's records,
+  exactly as a force push must keep the old tip's (its memory surviving elsewhere
+  does not let the branch of that name lose it);
 - `refs/memstack/` is the remote's own: a push may not create, move or delete
   anything there. An administrator who really means to forget a deleted
   branch deletes its `refs/memstack/deleted/` ref by hand on the server.
@@ -81,7 +83,7 @@ def _memory_commits(repo: Path, tip: str, keep: Sequence[str], folder: str = "")
 class Verdict:
     refused: list[tuple[str, str, list[Violation]]]  # (ref, what, violations)
     survive: list[tuple[str, str]]  # (deleted tip, new tip): a ref re-created under a deleted name
-    remember: list[Update]  # allowed deletions of memory: recorded if the push is accepted
+    remember: list[Update]  # the deletions: recorded if the push is accepted
 
 
 def check(repo: Path, updates: Sequence[Update], folder: str = "") -> Verdict:
@@ -99,7 +101,8 @@ def check(repo: Path, updates: Sequence[Update], folder: str = "") -> Verdict:
                 "push elsewhere; only the remote's administrator changes refs/memstack/ (on the server)")]))
         elif update.deletion:
             lost = _memory_commits(repo, update.old, keep, folder)
-            if not lost:
+            if not lost:  # another ref keeps its memory; a ref re-created under its name must keep it too
+                verdict.remember.append(update)
                 continue
             if allowed is None:
                 allowed = deletion_allowed(repo)
