@@ -5,10 +5,12 @@ time in one clone: concurrent git commands fail on index.lock):
 
 1. commit the uncommitted memory (the layer folders and the boot files, nothing
    else), through the hooks, with a message that lists what it holds;
-2. fetch, and merge the remote branch (merge, not rebase: the agent's commits
-   keep the ids they were checked and reviewed under, the merge driver runs once
-   per file rather than once per replayed commit, and a failed merge is undone
-   with one `git merge --abort`);
+2. fetch; check the commits a merge would bring, as `memstack check --range`
+   checks them (a remote may hold a commit no hook checked: then stop before
+   anything is merged, naming the violations); merge the remote branch (merge,
+   not rebase: the agent's commits keep the ids they were checked and reviewed
+   under, the merge driver runs once per file rather than once per replayed
+   commit, and a failed merge is undone with one `git merge --abort`);
 3. if the pull brought new sources (intake, facts, ledger, Binder, handoffs),
    rebuild the derived files and commit them, through the hooks;
 4. push. A push refused because the remote moved meanwhile starts again at 1
@@ -17,8 +19,9 @@ time in one clone: concurrent git commands fail on index.lock):
    (`files.committing`), which memstack's writers wait for.
 
 Whatever cannot be done is a MemstackError (exit 2) naming the reason: no
-remote, a commit or push refused by a guard, a conflict the merge driver
-cannot resolve (the merge is aborted: the clone is as it was before the pull).
+remote, a commit or push refused by a guard, a remote whose commits break an
+invariant (nothing merged), a conflict the merge driver cannot resolve (the
+merge is aborted): the clone is as it was before the pull.
 """
 
 import random
@@ -30,7 +33,9 @@ from typing import Any
 from memstack.base import files, layout
 from memstack.base.errors import MemstackError
 from memstack.base.output import plural
+from memstack.integrity import check
 from memstack.repo import git
+from memstack.repo.store import folder_of as store_folder
 from memstack.workflows import promote
 
 LOCK = ".memstack/locks/git.lock"  # memstack's own git operations, one at a time per clone
@@ -38,6 +43,7 @@ LOCK_WAIT = 600  # seconds: a sync waits for the one before it (retries and hook
 ATTEMPTS = 12  # four processes of three clones pushing at once needed up to 6 (tests/workflows/test_sync.py)
 PAUSE = 0.2  # seconds before the second attempt; doubled each time, at most MAX_PAUSE, randomised
 MAX_PAUSE = 5.0
+SHOWN = 3  # violations a refused pull names (`memstack check --range` lists them all)
 SOURCES = ("intake/", "kb/facts/", "kb/promotions.jsonl", "kb/binder.jsonl", "handoffs/")
 _LOCKED = ("index.lock", "cannot lock ref", "Unable to create")
 # A push refused because the branch moved: behind the remote, or another push updated it meanwhile.
@@ -160,6 +166,7 @@ def _pull(run: _Git, remote: str, branch: str) -> dict[str, Any]:
     code, theirs = run("rev-parse", "--verify", "-q", f"refs/remotes/{remote}/{branch}", ok=(0, 1))
     if code != 0 or run("merge-base", "--is-ancestor", theirs, "HEAD", ok=(0, 1))[0] == 0:
         return {"from": before, "to": before, "merged": False, "sources_changed": False}
+    _check_pulled(run.store, before, theirs, f"{remote}/{branch}")
     try:
         run("merge", "-q", "--no-edit", "-m", f"memstack sync: merge {remote}/{branch}", theirs)
     except _Failed as failed:
@@ -173,6 +180,23 @@ def _pull(run: _Git, remote: str, branch: str) -> dict[str, Any]:
     _, names = run("diff", "--name-only", "--relative", before, after)
     changed = any(name.startswith(SOURCES) for name in names.splitlines())
     return {"from": before, "to": after, "merged": True, "sources_changed": changed}
+
+
+def _check_pulled(root: Path, before: str, theirs: str, name: str) -> None:
+    """The commits a merge of `theirs` would bring, checked as `memstack check --range HEAD..theirs`
+    checks them: a remote that took a commit no hook checked (`git push --no-verify` to a host without
+    pre-receive) is refused before anything is merged."""
+    top, folder = store_folder(root)
+    report = check.commits(top, [theirs, "--not", before], f"the commits of {name}", folder=folder)
+    bad = [(result, violation) for result in report.results for violation in result.violations]
+    if not bad:
+        return
+    shown = "; ".join(f"commit {result.commit[:12] if result.commit else '?'} {result.subject!r}: {violation}"
+                      for result, violation in bad[:SHOWN])
+    more = f"; and {len(bad) - SHOWN} more" if len(bad) > SHOWN else ""
+    raise MemstackError(f"sync: {name} holds {plural(len(bad), 'violation')} of the invariants, so nothing was"
+                        f" merged (the clone is as it was before the pull; `memstack check --range HEAD..{name}`"
+                        f" lists them): {shown}{more}")
 
 
 def sync(store: Path) -> dict[str, Any]:
