@@ -114,6 +114,7 @@ def write(store: Path, agent: str, text: str, now_ms: int) -> dict[str, Any]:
     check_name(agent, "agent")
     if not text.strip():
         raise bad("handoff", None, "the document is empty")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # memory files end their lines with LF alone (I7)
     refuse_secrets(text, "handoff", store)
     if _FRONT.match(text) is None:
         session = f"{agent}-{iso(now_ms).replace(':', '').replace('-', '')[:15]}Z"

@@ -15,6 +15,7 @@ from check_support import (  # noqa: F401
     append,
     bare,
     committed,
+    fact,
     head,
     intake,
     jsonl,
@@ -258,7 +259,7 @@ def test_a_crlf_line_is_refused_even_where_gitattributes_is_gone(store: Path, ba
 def test_cr_is_refused_in_every_kind_of_memory_file(repo: Path, path: str) -> None:  # noqa: F811
     (repo / ".gitattributes").unlink()
     sneak(repo, "no .gitattributes")
-    from check_support import fact, handoff_text
+    from check_support import handoff_text
 
     body = {"handoffs": handoff_text(), "identity": "# alice\n\nreviewer\n",
             "kb": jsonl(fact("one")).decode(),
@@ -279,6 +280,39 @@ def test_removing_memstacks_lines_from_gitattributes_is_refused(store: Path) -> 
                               " text eol=lf` was removed")
 
 
+def test_a_gitattributes_line_that_turns_conversion_off_lets_no_cr_in(store: Path) -> None:
+    """Beyond the issue: memstack's lines kept, a later line overriding them (and a clone's own
+    .git/info/attributes, which no commit shows): the CR itself is refused."""
+    write(store, LOG, jsonl(intake(1)))
+    committed(store, "a record")
+    publish(store)
+    append(store, ".gitattributes", b"intake/** -text\n")
+    write(store, ".git/info/attributes", "kb/** -text\n")
+    append(store, LOG, jsonl(intake(2)).replace(b"\n", b"\r\n"))
+    append(store, "kb/facts/alice/2026-01.jsonl", jsonl(fact("crlf")).replace(b"\n", b"\r\n"))
+    refused_everywhere(store, f"{LOG}:2: I7 holds a carriage return", "kb/facts/alice/2026-01.jsonl:1: I7 holds a")
+
+
+def test_a_lone_cr_inside_a_line_is_refused(repo: Path) -> None:  # noqa: F811
+    """Beyond the issue: a CR that is no line ending (JSON whitespace between fields) is refused too."""
+    (repo / ".gitattributes").unlink()
+    sneak(repo, "no .gitattributes")
+    write(repo, LOG, jsonl(intake(1)).replace(b',"source"', b',\r"source"'))
+    refused(repo, f"{LOG}:1: I7 holds a carriage return")
+
+
+def test_a_handoff_written_with_crlf_is_sealed_with_lf(repo: Path) -> None:  # noqa: F811
+    """Memstack's writers never write a CR: a handoff given with CRLF line endings is sealed with LF."""
+    from helpers import HANDOFF
+
+    proc = memstack("handoff", "write", "--agent", "alice", cwd=repo, input=HANDOFF.replace("\n", "\r\n"))
+    assert proc.returncode == 0, proc.stderr
+    [sealed] = (repo / "handoffs/alice").iterdir()
+    assert b"\r" not in sealed.read_bytes() and b"## Open threads\n" in sealed.read_bytes()
+    assert run_check(repo).returncode == 0
+    committed(repo, "a handoff")
+
+
 def test_adding_lines_to_gitattributes_is_accepted(repo: Path) -> None:  # noqa: F811
     append(repo, ".gitattributes", b"*.png binary\n")
     committed(repo, "a line of the project's own")
@@ -290,6 +324,21 @@ def test_restoring_gitattributes_after_a_sneaked_deletion_is_accepted(repo: Path
     sneak(repo)
     write(repo, ".gitattributes", kept)
     committed(repo, "restored")
+
+
+def test_moving_the_store_to_another_folder_is_refused_by_the_range_check(store: Path) -> None:
+    """Beyond the issue: a store moved whole (`git mv`) is a deletion where it was."""
+    write(store, LOG, jsonl(intake(1)))
+    committed(store, "a record")
+    base = head(store)
+    (store / "moved").mkdir()
+    for name in ("memstack.yaml", "intake"):
+        git(store, "mv", name, f"moved/{name}")
+    sneak(store, "the store moves")
+    proc = run_check(store, "--range", f"{base}..HEAD")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "memstack.yaml: I5 memstack.yaml deleted" in proc.stdout
+    assert f"{LOG}: I1 append-only log deleted" in proc.stdout
 
 
 # ---- a re-created branch keeps the deleted tip's records --------------------------------------------
@@ -316,3 +365,20 @@ def test_a_branch_deleted_and_re_created_without_a_record_is_refused(store: Path
     code, out = push(store, "guarded", "main:refs/heads/agent-x")  # re-created from a tip that holds A
     assert code == 0, out
     assert remote_tip(bare, "refs/heads/agent-x") == tip
+
+
+def test_a_tag_deleted_and_re_created_without_a_record_is_refused(store: Path, bare: Path) -> None:
+    """Beyond the issue: a tag is a ref like a branch."""
+    publish(store)
+    old_main = head(store)
+    write(store, LOG, jsonl(intake(1)))
+    committed(store, "record A")
+    publish(store)
+    git(store, "tag", "-a", "-m", "release", "v1")
+    assert push(store, "guarded", "v1")[0] == 0
+    code, out = push(store, "guarded", ":refs/tags/v1")
+    assert code == 0, out
+    code, out = push(store, "guarded", f"{old_main}:refs/tags/v1")
+    assert code != 0, out
+    assert "re-created branch" in out and f"{LOG}: I1 append-only log deleted or renamed" in out
+    assert remote_tip(bare, "refs/tags/v1") == ""
