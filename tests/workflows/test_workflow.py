@@ -86,3 +86,9 @@ def test_the_workflow_installs_the_version_that_made_the_store(store: Path, tmp_
     assert install().stdout == f"memstack=={__version__}\n"
     wheel = "git+https://example.com/memstack@v9.9.9"
     assert install(MEMSTACK_INSTALL=wheel).stdout == f"{wheel}\n"
+    base = git(store, "rev-parse", "HEAD").stdout.strip()
+    git(store, "rm", "-q", "memstack.yaml")
+    git(store, "commit", "-qm", "the store deleted", "--no-verify")
+    deleted = install(BASE=base, RUNNER_TEMP=str(tmp_path))  # the version of the store the change deletes
+    assert deleted.stdout == f"memstack=={__version__}\n", deleted.stderr
+    assert install().returncode != 0  # no base to read it from: the step says so
