@@ -36,8 +36,11 @@ def crash_point() -> None:
 
 
 def local_dir(store: Path, name: str) -> Path:
-    """`<store>/.memstack/<name>/`, made if missing; a clear error when something else sits there."""
+    """`<store>/.memstack/<name>/`, made if missing; a clear error when something else sits there, and
+    when `.memstack` or the folder in it is a symlink (I7): the index, locks and temporary files would
+    land outside the store."""
     folder = store / LOCAL / name
+    refuse_symlinks(store, folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
@@ -97,7 +100,8 @@ def try_locked(store: Path, name: str) -> Iterator[bool]:
 
 
 def refuse_symlinks(store: Path, path: Path) -> None:
-    """Refuse a path inside the store that is, or passes through, a symlink (I7)."""
+    """Refuse a path inside the store that is, or passes through, a symlink (I7): every write and every
+    read of memstack's own folders (`.memstack/`, `kb/files/`, the layers) goes through here first."""
     rel = path.relative_to(store)
     current = store
     for part in rel.parts:

@@ -67,6 +67,7 @@ def file_document(store: Path, path: Path, by: str, now_ms: int, note: str | Non
         if earlier:
             raise bad("PATH", repr(str(path)), "already filed as {filed} by {by} (a filed document is kept once)",
                       filed=earlier[0]["path"], by=earlier[0]["by"])
+        files.refuse_symlinks(store, store / rel)  # kb/files linked outside the store: the copy would land there
         create_exclusive(store / rel, data)  # already there (filed, then its entry lost): the same bytes
         append_line(store, layout.DECISIONS, jsonio.dumps_line(entry))
     return entry

@@ -67,12 +67,12 @@ def finish_pending(store: Path) -> None:
     """Finish the captures killed processes left half done (the ones no live process holds)."""
 
     try:
-        names = sorted(n for n in os.listdir(store / files.LOCAL / PENDING) if n.endswith(".json"))
+        names = sorted(n for n in os.listdir(files.local_dir(store, PENDING)) if n.endswith(".json"))
     except (FileNotFoundError, NotADirectoryError):
         return
     for name in names:
         with files.try_locked(store, name[:-len(".json")]) as held:
-            path = store / files.LOCAL / PENDING / name
+            path = files.local_dir(store, PENDING) / name
             if not held or not path.exists():
                 continue  # a live capture is at it, or another process finished it
             plan = jsonio.loads(path.read_bytes(), str(path))

@@ -150,7 +150,7 @@ def stale_derived(store: Path, memory: dict[str, Any]) -> tuple[list[str], bool]
 
 def _recall(store: Path) -> dict[str, Any]:
     try:
-        memory = orjson.loads((store / files.LOCAL / CACHE).read_bytes())
+        memory = orjson.loads((files.local_dir(store, "") / CACHE).read_bytes())
     except (FileNotFoundError, NotADirectoryError, orjson.JSONDecodeError):
         return {}
     return memory if isinstance(memory, dict) else {}

@@ -74,8 +74,9 @@ class Found:
 def _readings(store: Path) -> list[dict[str, Any]]:
     """The readings recorded, newest first (none when the file is missing, torn or of another version:
     it is only a cache)."""
+    folder = files.local_dir(store, "")  # a symlink to outside the store is refused (I7)
     try:
-        state = jsonio.loads((store / files.LOCAL / STATE).read_bytes(), STATE)
+        state = jsonio.loads((folder / STATE).read_bytes(), STATE)
     except Exception:  # missing, torn or foreign
         return []
     if not isinstance(state, dict) or state.get("version") != _VERSION or not isinstance(state.get("readings"), list):
@@ -89,8 +90,7 @@ def save(store: Path, marks: dict[str, list[int]], decisions: int) -> None:
     size = ledger.stat().st_size if ledger.exists() else 0
     reading = {"ledger": [size, _end(ledger, size).hex()], "decisions": decisions, "intake": marks}
     readings = [reading, *(r for r in _readings(store) if r.get("ledger") != reading["ledger"])][:_KEPT]
-    files.local_dir(store, "")
-    files.write_atomic(store / files.LOCAL / STATE, jsonio.dumps_line({"version": _VERSION, "readings": readings}))
+    files.write_atomic(files.local_dir(store, "") / STATE, jsonio.dumps_line({"version": _VERSION, "readings": readings}))
 
 
 def _end(ledger: Path, size: int) -> bytes:
@@ -103,7 +103,7 @@ def _end(ledger: Path, size: int) -> bytes:
 
 
 def forget(store: Path) -> None:
-    (store / files.LOCAL / STATE).unlink(missing_ok=True)
+    (files.local_dir(store, "") / STATE).unlink(missing_ok=True)
 
 
 def since_last(store: Path, take: Take) -> Found | None:
