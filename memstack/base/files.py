@@ -131,6 +131,87 @@ def check_tail(path: Path, relpath: str) -> None:
             )
 
 
+# What an append reads of the file it continues (`check_appendable`): the last megabyte, whatever the file's
+# size. Memory files of a day or a month are mostly smaller, so in practice the whole file.
+APPEND_WINDOW = 1 << 20
+# The lines git leaves in a file it could not merge (and memstack's merge driver for a fact it cannot
+# settle): `<<<<<<< ours`, `||||||| base` (diff3), `=======`, `>>>>>>> theirs`. No JSON line starts so.
+CONFLICT_MARKERS = (b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")
+
+
+def check_appendable(path: Path, relpath: str) -> None:
+    """Refuse to append to a JSONL file an append would not continue as valid JSONL: a torn last line
+    (`check_tail`), a git conflict marker line in its last megabyte (an unresolved merge), or a last
+    line that is not a JSON object. The cost is bounded, whatever the file's size: one read of at most
+    `APPEND_WINDOW` bytes from its end, a byte search per marker, one JSON parse of the last line. A
+    marker further back is left to the readers and the checks, which name it; the file is counted
+    whole only to name the line of a refusal."""
+    check_tail(path, relpath)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return
+    if size == 0:
+        return
+    with path.open("rb") as handle:
+        start = max(0, size - APPEND_WINDOW)
+        handle.seek(start)
+        window = handle.read()
+        at = window.rfind(b"\n", 0, len(window) - 1) + 1
+        while at == 0 and start > 0:  # the last line is longer than the window: read back to its start
+            step = min(start, APPEND_WINDOW)
+            handle.seek(start - step)
+            window = handle.read(step) + window
+            start -= step
+            at = window.rfind(b"\n", 0, len(window) - 1) + 1
+    where = conflict_marker(window, 0 if start == 0 else window.find(b"\n") + 1)  # from a whole line
+    if where >= 0:
+        raise conflicted(relpath, _line_of(path, start + where), window[where:where + 7])
+    last = window[at:-1]
+    try:
+        record = jsonio.loads(last, relpath)
+    except MemstackError as exc:
+        problem = str(exc).split("invalid JSON ", 1)[-1]
+        record, why = None, f"is not valid JSON {problem}"
+    else:
+        why = "is not a JSON object"
+    if not isinstance(record, dict):
+        raise MemstackError(
+            f"{relpath}:{_line_of(path, start + at)}: I5 the last line {why} — repair or remove it"
+            " (`git checkout -- <file>` if it was committed), then retry")
+
+
+def conflict_marker(data: bytes, first: int = 0) -> int:
+    """Where the first line of `data` from byte `first` (a line's start) that is a conflict marker starts;
+    -1 when none is (a byte search per marker)."""
+    found = []
+    for marker in CONFLICT_MARKERS:
+        if data.startswith(marker, first):
+            found.append(first)
+        elif (at := data.find(b"\n" + marker, first)) >= 0:
+            found.append(at + 1)
+    return min(found, default=-1)
+
+
+def conflicted(relpath: str, line: int, marker: bytes) -> MemstackError:
+    return MemstackError(f"{relpath}:{line}: I5 a git conflict marker ({marker.decode()}): the file holds an"
+                         " unresolved merge — resolve it (keep the lines of both sides, remove the marker"
+                         " lines), then retry")
+
+
+def _line_of(path: Path, offset: int) -> int:
+    """The number of the line starting at byte `offset` (the file read in pieces: only for a refusal)."""
+    count, done = 1, 0
+    with path.open("rb") as handle:
+        while done < offset:
+            piece = handle.read(min(APPEND_WINDOW, offset - done))
+            if not piece:
+                break
+            count += piece.count(b"\n")
+            done += len(piece)
+    return count
+
+
 def append_line(store: Path, relpath: str, line: bytes) -> None:
     """Append one whole line (ending in a newline) to a store file, under its lock."""
     if not line.endswith(b"\n") or b"\n" in line[:-1]:
@@ -146,7 +227,7 @@ def append_held(path: Path, relpath: str, data: bytes) -> None:
     """Append whole lines in one write, the caller holding the file's lock (see `locked`)."""
     if data and not data.endswith(b"\n"):
         raise ValueError("append_held takes whole lines, each ending in a newline")
-    check_tail(path, relpath)
+    check_appendable(path, relpath)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         crash_point()

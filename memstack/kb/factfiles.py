@@ -168,6 +168,9 @@ def close(store: Path, relpath: str, closings: Sequence[Closing], noted: Rewritt
         data = path.read_bytes()
         if data and not data.endswith(b"\n"):
             files.check_tail(path, relpath)
+        marker = files.conflict_marker(data)  # held whole already: a byte search per marker
+        if marker >= 0:
+            raise files.conflicted(relpath, data.count(NEWLINE, 0, marker) + 1, data[marker:marker + 7])
         found = find_lines(data, [c.fact_id for c in closings], relpath)
         spans = []
         for closing, (start, end, number) in zip(closings, found, strict=True):
