@@ -41,8 +41,9 @@ def graduate_document(store: Store, *, collection: str, key: str, agent: str | N
     who = resolve_agent(store, agent)
 
     def make(record: dict[str, Any], rel: str) -> dict[str, Any]:
-        return intake.make_record(agent=who, content=soil.content_of(record["value"]), created_at=now,
-                                  title=f"{collection}/{key}", source=f"soil:{rel}", tier=tier,
+        created_at, ident = soil.graduation(record, rel, who)
+        return intake.make_record(agent=who, content=soil.content_of(record["value"]), created_at=created_at,
+                                  id=ident, title=f"{collection}/{key}", source=f"soil:{rel}", tier=tier,
                                   confidence=confidence, tags=["soil"], subject=subject, predicate=predicate,
                                   object=object)
 

@@ -31,8 +31,9 @@ def check_confidence(value: Any, field: str = "confidence") -> float:
 def make_record(*, agent: str, content: str, created_at: Any, title: str = "", source: str = "",
                 tier: str = "observed", confidence: Any = 0.5, keywords: Iterable[str] = (),
                 tags: Iterable[str] = (), subject: str | None = None, predicate: str | None = None,
-                object: str | None = None, relevance_score: Any = None) -> dict[str, Any]:
-    """A validated intake record; raises MemstackError naming the first bad field."""
+                object: str | None = None, relevance_score: Any = None, id: str | None = None) -> dict[str, Any]:
+    """A validated intake record; raises MemstackError naming the first bad field. `id`: one the caller
+    derived (bound to `created_at` and `agent` like a fresh one: ids.from_content), else a fresh one."""
     check_name(agent, "agent")
     if not isinstance(content, str) or not content.strip():
         raise bad("content", None, "must be non-empty text")
@@ -42,7 +43,7 @@ def make_record(*, agent: str, content: str, created_at: Any, title: str = "", s
     if ms < 0:  # the id and the day file carry it: say so before either is made
         raise bad("created-at", repr(created_at), "a transaction time must lie between 1970-01-01 and 9999-12-31 (UTC)")
     record: dict[str, Any] = {
-        "id": ids.new_id(ms, agent), "content": content, "title": title, "source": source, "agent": agent,
+        "id": id or ids.new_id(ms, agent), "content": content, "title": title, "source": source, "agent": agent,
         "tier": tier, "confidence": check_confidence(confidence), "keywords": list(keywords),
         "tags": list(tags), "created_at": iso(ms),
     }
@@ -74,6 +75,27 @@ def write(store: Path, record: dict[str, Any]) -> str:
     relpath = relpath_for(record)
     append_line(store, relpath, jsonio.dumps_line(record))
     return relpath
+
+
+def find_written(store: Path, prefix: str, created_at: str) -> tuple[dict[str, Any], str] | None:
+    """The record, and its file, whose id starts with `prefix` (a bound id's time and random parts, any
+    agent's tag) in any agent's file of the day of `created_at`: what a write of a derived id that was
+    killed after its append left. One byte search per agent's file of that day."""
+    name = f"{day(parse_ts(created_at, 'created_at'))}.jsonl"
+    needle = b'"id":"' + prefix.encode()
+    for folder in sorted((store / "intake").glob("*")):
+        path = folder / name
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        at = data.find(needle)
+        if at >= 0:
+            start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
+            relpath = str(path.relative_to(store))
+            record = jsonio.loads(data[start:end if end >= 0 else len(data)], relpath)
+            if isinstance(record, dict):
+                return record, relpath
+    return None
 
 
 def promoted_ids(store: Path) -> set[str]:

@@ -12,12 +12,12 @@ from typing import Any
 
 import orjson
 
-from memstack.base import jsonio, schemas
+from memstack.base import ids, jsonio, schemas
 from memstack.base.errors import bad
 from memstack.base.files import locked, refuse_symlinks, write_atomic
 from memstack.base.names import check_name
 from memstack.base.secrets import refuse_secrets
-from memstack.base.times import iso
+from memstack.base.times import iso, parse_ts
 from memstack.intake import log as intake
 
 
@@ -111,12 +111,24 @@ def content_of(value: Any) -> str:
     return value if isinstance(value, str) else orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 
+def graduation(record: dict[str, Any], rel: str, agent: str) -> tuple[str, str]:
+    """The intake record's `created_at` and id for one version of a SOIL record: its `updated_at` (when the
+    store learnt that value) and an id derived from the path, that time and the value (ids.from_content).
+    The same version always gives the same id, so a graduation killed after its intake append is found
+    by the rerun instead of written twice."""
+    ms = parse_ts(record["updated_at"], "updated_at")
+    version = jsonio.dumps_line({"path": rel, "updated_at": record["updated_at"], "value": record["value"]})
+    return iso(ms), ids.from_content(ms, agent, version)
+
+
 def graduate(store: Path, collection: str, key: str, now_ms: int,
              make_intake: Callable[[dict[str, Any], str], dict[str, Any]]
              ) -> tuple[dict[str, Any], str, dict[str, Any]]:
     """Graduate a live SOIL record to intake (Willow: stable facts go on to the KB): `make_intake(record,
-    relpath)` makes the intake record, which is appended; then the SOIL record is retired: expired now and
-    marked `graduated_to` with the intake id, never deleted. Returns (intake record, its file, SOIL record)."""
+    relpath)` makes the intake record (its id and time from `graduation`), which is appended; then the SOIL
+    record is retired: expired now and marked `graduated_to` with the intake id, never deleted. Returns
+    (intake record, its file, SOIL record). Idempotent: when a run killed between the two writes already
+    appended this version's record (under any agent), the rerun only retires the SOIL record."""
 
     with locked(store, relpath(collection, key)):
         record = _read(store, relpath(collection, key))
@@ -129,7 +141,11 @@ def graduate(store: Path, collection: str, key: str, now_ms: int,
             raise bad("key", repr(key), "{collection}/{key} holds an empty value: nothing to graduate",
                       collection=collection, key=key)
         made = make_intake(record, rel)
-        path = intake.write(store, made)
+        written = intake.find_written(store, made["id"][:24], made["created_at"])
+        if written is None:
+            path = intake.write(store, made)
+        else:
+            made, path = written
         retired = _save(store, rel, {**record, "expires_at": iso(now_ms), "updated_at": iso(now_ms),
                                      "graduated_to": made["id"]})
     return made, path, retired

@@ -48,7 +48,7 @@ def binder_lines(store: Path) -> list[dict[str, Any]]:
 # ---- soil graduate --------------------------------------------------------------------------------
 
 def test_graduate_writes_intake_from_the_soil_record_and_retires_it(store: Path) -> None:
-    ok(store, "soil", "put", "session", "lexer", "--value", '{"plan": "hand-written", "step": 3}')
+    put = ok(store, "soil", "put", "session", "lexer", "--value", '{"plan": "hand-written", "step": 3}')
     doc = ok(store, "soil", "graduate", "session", "lexer", "--subject", "parser", "--predicate", "decided",
              "--object", "hand-written lexer", "--tier", "verified", "--confidence", "0.9")
     record, retired = doc["intake"]["record"], doc["soil"]
@@ -61,7 +61,10 @@ def test_graduate_writes_intake_from_the_soil_record_and_retires_it(store: Path)
     # retired, never deleted: expired now, marked with the intake id
     on_disk = json.loads((store / "store/session/lexer.json").read_text())
     assert on_disk == retired and on_disk["graduated_to"] == record["id"]
-    assert on_disk["expires_at"] == record["created_at"] and on_disk["value"] == {"plan": "hand-written", "step": 3}
+    assert on_disk["value"] == {"plan": "hand-written", "step": 3}
+    # the intake record's time is when the store learnt the value (the version graduated), its id derived
+    # from that version; the SOIL record is retired at the graduation
+    assert record["created_at"] == put["updated_at"] <= on_disk["expires_at"] == on_disk["updated_at"]
     assert memstack("soil", "get", "session", "lexer", cwd=store).returncode == 2
     assert ok(store, "soil", "get", "session", "lexer", "--include-expired")["graduated_to"] == record["id"]
     assert "already graduated to intake record " + record["id"] in bad(store, "soil", "graduate", "session", "lexer")

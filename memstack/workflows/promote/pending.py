@@ -90,7 +90,8 @@ def save(store: Path, marks: dict[str, list[int]], decisions: int) -> None:
     size = ledger.stat().st_size if ledger.exists() else 0
     reading = {"ledger": [size, _end(ledger, size).hex()], "decisions": decisions, "intake": marks}
     readings = [reading, *(r for r in _readings(store) if r.get("ledger") != reading["ledger"])][:_KEPT]
-    files.write_atomic(files.local_dir(store, "") / STATE, jsonio.dumps_line({"version": _VERSION, "readings": readings}))
+    document = {"version": _VERSION, "readings": readings}
+    files.write_atomic(files.local_dir(store, "") / STATE, jsonio.dumps_line(document))
 
 
 def _end(ledger: Path, size: int) -> bytes:
