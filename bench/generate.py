@@ -52,6 +52,11 @@ def facts(count: int) -> dict[str, list[bytes]]:
     return files
 
 
+# An intake record's tier by its number: n % 4. Never "ratified": only a person's Binder ratification
+# makes that tier (the checks refuse an intake record claiming it); "verified" routes the same way.
+TIERS = ("observed", "fetched", "verified", "verified")
+
+
 def intake(count: int, offset: int = 0) -> dict[str, list[bytes]]:
     files: dict[str, list[bytes]] = defaultdict(list)
     for n in range(offset, offset + count):
@@ -60,7 +65,7 @@ def intake(count: int, offset: int = 0) -> dict[str, list[bytes]]:
         record = {
             "id": intake_id(n), "content": f"observation {n}: the build of module {n % 97} takes {n % 13} s",
             "title": f"observation {n}", "source": "https://example.org/doc" if n % 5 == 0 else "bench",
-            "agent": agent, "tier": ("observed", "fetched", "verified", "ratified")[n % 4],
+            "agent": agent, "tier": TIERS[n % 4],
             "confidence": round((n % 100) / 100, 2), "keywords": ["build"], "tags": ["bench"],
             "created_at": iso(ts), "subject": f"module-{n % 97}", "predicate": "takes",
             "object": f"{n % 13} s", "relevance_score": 0.6,

@@ -187,7 +187,7 @@ def test_review_of_a_range_larger_than_the_memory_limit_lists_every_record(big_s
     facts = report["facts_added"]
     assert sorted(f["id"] for f in facts) == sorted(generate.fact_id(n) for n in range(FACTS))
     assert [(f["subject"], f["id"]) for f in facts] == sorted((f["subject"], f["id"]) for f in facts)
-    tiers = ("observed", "fetched", "verified", "ratified")  # generate.intake: agent n % 10, tier n % 4
+    tiers = generate.TIERS  # generate.intake: agent n % 10, tier n % 4
     expected: dict[str, dict[str, int]] = {}
     for n in range(INTAKE):
         counts = expected.setdefault(generate.AGENTS[n % 10], {})

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memstack.base import pages
+from memstack.base import config, pages
 from memstack.base.errors import bad
 from memstack.base.times import now_ms
 from memstack.kb import binder, disputes, documents, edges, views
@@ -49,15 +49,26 @@ def decide_document(store: Store, verb: str, id: str, by: str | None = None,
 
     if by is not None and not by.strip():  # given empty: bad input, not "the default"
         raise bad("--by", repr(by), "must name who decides")
+    who = _listed(store, by or _who(store))
     if disputes.side_of(store.root, id) is not None:  # a side of a disagreement between agents
-        return disputes.decide(store.root, id, verb, by or _who(store), now_ms(), note)
-    return binder.decide(store.root, id, verb, by or _who(store), now_ms(), note)
+        return disputes.decide(store.root, id, verb, who, now_ms(), note)
+    return binder.decide(store.root, id, verb, who, now_ms(), note)
 
 
 def _by(store: Store, by: str | None) -> str:
     if by is not None and not by.strip():  # given empty: bad input, not "the default"
         raise bad("--by", repr(by), "must name who confirms it")
-    return by or _who(store)
+    return _listed(store, by or _who(store))
+
+
+def _listed(store: Store, who: str) -> str:
+    """`who`, when memstack.yaml's `binder.people` lists it or lists no one (the checks hold every new
+    Binder line to the same list)."""
+    people = config.binder_people(store.config.document)
+    if people is not None and who not in people:
+        raise bad("--by", repr(who), "not one of the people memstack.yaml lists under binder.people ({names}):"
+                  " only they decide, file and confirm in the Binder", names=", ".join(sorted(people)) or "none")
+    return who
 
 
 def file_document(store: Store, *, path: str, by: str | None = None, note: str | None = None) -> dict[str, Any]:

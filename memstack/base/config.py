@@ -22,6 +22,7 @@ DEFAULTS: dict[str, Any] = {
         "classifier": None,
     },
     "replica": {"postgres": None},
+    "binder": {"people": None},
 }
 
 
@@ -32,6 +33,15 @@ def skew_seconds(document: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 86_400:
         return DEFAULT_SKEW_SECONDS  # the schema check reports a bad value
     return value
+
+
+def binder_people(document: Any) -> frozenset[str] | None:
+    """The names `binder.people` of a parsed memstack.yaml lists (None: it lists none, any name decides)."""
+    section = document.get("binder") if isinstance(document, dict) else None
+    value = section.get("people") if isinstance(section, dict) else None
+    if not isinstance(value, list):
+        return None
+    return frozenset(name for name in value if isinstance(name, str))
 
 
 def _yaml() -> Any:

@@ -13,7 +13,16 @@ from memstack.base.names import check_name
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import day, iso, parse_ts
 
-TIERS = ("observed", "fetched", "verified", "ratified")
+TIERS = ("observed", "fetched", "verified", "ratified")  # every tier a record or a fact may hold
+WRITABLE_TIERS = TIERS[:3]  # what a writer may give: "ratified" is a person's, made only by a Binder ratification
+RATIFIED_BY_BINDER = ("only a person's Binder ratification makes a record ratified (`{verb:memstack binder ratify ID}`"
+                      " on a record waiting in the Binder): write it at {tiers}")
+
+
+def refuse_ratified(tier: Any) -> None:
+    """A writer claiming tier "ratified" (intake write, soil graduate, nest, their tools) is refused."""
+    if tier == "ratified":
+        raise bad("tier", repr(tier), RATIFIED_BY_BINDER, tiers=", ".join(WRITABLE_TIERS))
 
 
 def check_confidence(value: Any, field: str = "confidence") -> float:
@@ -37,8 +46,9 @@ def make_record(*, agent: str, content: str, created_at: Any, title: str = "", s
     check_name(agent, "agent")
     if not isinstance(content, str) or not content.strip():
         raise bad("content", None, "must be non-empty text")
-    if tier not in TIERS:
-        raise bad("tier", repr(tier), "must be one of {tiers}", tiers=", ".join(TIERS))
+    refuse_ratified(tier)
+    if tier not in WRITABLE_TIERS:
+        raise bad("tier", repr(tier), "must be one of {tiers}", tiers=", ".join(WRITABLE_TIERS))
     ms = parse_ts(created_at, "created-at")
     if ms < 0:  # the id and the day file carry it: say so before either is made
         raise bad("created-at", repr(created_at), "a transaction time must lie between 1970-01-01 and 9999-12-31 (UTC)")
@@ -70,6 +80,7 @@ def relpath_for(record: dict[str, Any]) -> str:
 def write(store: Path, record: dict[str, Any]) -> str:
     """Append one record to its agent's day file; returns the store-relative path."""
     schemas.validate("intake", record)
+    refuse_ratified(record["tier"])
     refuse_secrets(record, store=store)
     clock.refuse_future(store, ("created-at", parse_ts(record["created_at"], "created-at")))
     relpath = relpath_for(record)

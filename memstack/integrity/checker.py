@@ -20,7 +20,7 @@ from typing import Any
 from memstack.base import clock, config, files, ids, jsonio, layout, secrets
 from memstack.base.layout import Place
 from memstack.base.times import now_ms
-from memstack.integrity import policies, rebuilt, rules, successors
+from memstack.integrity import binderlog, policies, rebuilt, rules, successors
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.violations import Violation
@@ -41,6 +41,7 @@ class Checker:
         self.blobs = Blobs(repo)
         self.now = now_ms()  # transaction times are checked against the check's clock, never a commit's date
         self.pending = successors.Unresolved()  # successors a step's closings name outside their own file
+        self.binder = binderlog.Entries()  # a step's new Binder lines and filed documents, checked at its end
         self.stale: list[str] = []  # derived files that lag their sources, where that is allowed (--all)
         self.clock = clock.Clock(self.now, lambda: config.DEFAULT_SKEW_SECONDS)  # each step's: policies.clock_for
         self.secrets = policies.Secrets()
@@ -66,6 +67,7 @@ class Checker:
     def step(self, step: Step) -> list[Violation]:
         found: list[Violation] = []
         self.pending = successors.Unresolved()
+        self.binder = binderlog.Entries()
         self.clock = policies.clock_for(step, self.now, self.blobs)
         self.policy = None
         derived_changes: list[Change] = []
@@ -84,6 +86,8 @@ class Checker:
                 found += path_problems(change, place)
                 if change.added and place.kind in (layout.INTAKE, layout.FACTS):
                     found += self.tag_clash(step, change.path, place)
+                if change.added and place.kind == layout.BINDER_FILE:
+                    self.binder.document(change.path)
             history = self.history.get(place.kind)
             file_found = history(step, change, place, validate) if history is not None else []
             if validate and not change.deleted:
@@ -123,6 +127,7 @@ class Checker:
                 found += rules.cap(self.secrets_of(step, change, layout.classify(change.path), derived=True),
                                    change.path)
         found += self.dangling(step)
+        found += self.binder.check(step, lambda: policies.binder_people(step, self.blobs))
         found = rules.redacted(found)
         if self.folder:
             found = [dataclasses.replace(v, path=self.folder + v.path) for v in found]
@@ -309,6 +314,8 @@ class Checker:
         in its own new lines, then in the whole new file, the rest at the end of the step."""
         found, named, new_ids = rules.bindings(path, place, numbered, new_from=new_from, clock=self.clock,
                                                legacy_ids=step.audit)
+        if place.kind == layout.BINDER:
+            self.binder.note(numbered)  # the lines a change appends: checked against the state at the step's end
         missing = [(n, s) for n, s in named if s not in new_ids]
         if missing and new is not None:
             present = rules.ids_in(new)

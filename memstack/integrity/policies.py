@@ -52,6 +52,27 @@ def clock_for(step: Step, now: int, blobs: Blobs) -> clock.Clock:
     return made
 
 
+def binder_people(step: Step, blobs: Blobs) -> tuple[frozenset[str] | None, str]:
+    """Who may write Binder lines in this step (None: anyone) and which memstack.yaml says so: this
+    state's `binder.people`, and where the step changes memstack.yaml, only those the base lists too."""
+    people = people_of(step.source.read(layout.CONFIG))
+    change = config_change(step)
+    before = people_of(blobs.old(change)) if change is not None else None
+    if before is None:
+        return people, "memstack.yaml"
+    return (before if people is None else people & before), "memstack.yaml before and after this change"
+
+
+def people_of(data: bytes | None) -> frozenset[str] | None:
+    """`binder.people` of one memstack.yaml (None when absent, or the file broken: I5 reports that)."""
+    if not data or b"people" not in data:
+        return None  # no YAML parser started
+    try:
+        return config.binder_people(config.parse(data.decode("utf-8"), layout.CONFIG))
+    except (MemstackError, UnicodeDecodeError):
+        return None
+
+
 def skew_of(data: bytes | None) -> int:
     """The clock skew one memstack.yaml allows (the default when it is absent, says nothing or is broken)."""
     try:

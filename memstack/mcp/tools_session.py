@@ -6,7 +6,7 @@ from memstack.api import handoff as handoff_api
 from memstack.api import intake as intake_api
 from memstack.api import soil as soil_api
 from memstack.base.names import NAME_RULE
-from memstack.intake.log import TIERS
+from memstack.intake.log import WRITABLE_TIERS
 from memstack.mcp.arguments import (
                                     AGENT,
                                     PAGE_CURSOR,
@@ -47,8 +47,9 @@ INTAKE_WRITE = Tool(
      "content": text("what you observed or learned", required=True),
      "title": text("a short title", default=""),
      "source": text("where it came from (a URL, a file, a person)", default=""),
-     "tier": Arg({"type": "string", "enum": list(TIERS), "default": "observed",
-                  "description": "how sure the source is: " + ", ".join(TIERS)}, False, "observed"),
+     "tier": Arg({"type": "string", "enum": list(WRITABLE_TIERS), "default": "observed",
+                  "description": "how sure the source is: " + ", ".join(WRITABLE_TIERS)
+                  + " (ratified: only a person's Binder ratification)"}, False, "observed"),
      "confidence": fraction("your confidence, in [0, 1]", default=0.5),
      "keyword": texts("keywords"),
      "tag": texts("tags (e.g. synthesis)"),
@@ -126,8 +127,9 @@ SOIL_GRADUATE = Tool(
      "subject": text("a fact's subject (with predicate and object)"),
      "predicate": text("a fact's predicate (with subject and object)"),
      "object": text("a fact's object (with subject and predicate)"),
-     "tier": Arg({"type": "string", "enum": list(TIERS), "default": "observed",
-                  "description": "how sure the source is: " + ", ".join(TIERS)}, False, "observed"),
+     "tier": Arg({"type": "string", "enum": list(WRITABLE_TIERS), "default": "observed",
+                  "description": "how sure the source is: " + ", ".join(WRITABLE_TIERS)
+                  + " (ratified: only a person's Binder ratification)"}, False, "observed"),
      "confidence": fraction("your confidence, in [0, 1]", default=0.5)},
     lambda store, a: soil_api.graduate_document(store, **a),
     title="Graduate a SOIL record to intake",

@@ -111,6 +111,10 @@ CASES = [
     (_args("init", "{bin}"), "path"),
     (_args("init", "{dir}/new", "--agent", "Not A Name"), "agent"),
     (_args("--store", "/nonexistent/store", "intake", "list"), "/nonexistent/store"),
+    # claims only a person may make: tier "ratified" comes from a Binder ratification alone
+    (_args("intake", "write", "--content", "x", "--tier", "ratified"), "ratified"),
+    (_args("soil", "graduate", "notes", "kept", "--tier", "ratified"), "ratified"),
+    (_args("binder", "edge", "--from", "a", "--to", "b", "--relation", "r", "--by", " "), "by"),
 ]
 
 

@@ -88,12 +88,14 @@ def test_renaming_a_log_is_refused_even_to_a_valid_name(logged: Path) -> None:
 
 @pytest.mark.parametrize("ledger", ["kb/promotions.jsonl", "kb/binder.jsonl"])
 def test_the_ledgers_are_append_only_too(repo: Path, ledger: str) -> None:
-    line = ({"intake_id": "000000000001abababab", "agent": "alice", "sub_tier": "binder", "fact_id": None,
-             "promoted_at": JAN} if ledger == "kb/promotions.jsonl" else
-            {"intake_id": "000000000001abababab", "decision": "ratify", "decided_at": JAN, "by": "human"})
-    write(repo, ledger, jsonl(line, {**line, "intake_id": "000000000002abababab"}))
+    # the Binder's lines are edges: a decision must name an intake record the store holds (binderlog.py)
+    line, other = ({"intake_id": "000000000001abababab", "agent": "alice", "sub_tier": "binder", "fact_id": None,
+                    "promoted_at": JAN}, {"intake_id": "000000000002abababab"}) if ledger == "kb/promotions.jsonl" \
+        else ({"kind": "edge", "from": "parser", "relation": "uses", "to": "lexer", "decided_at": JAN, "by": "human"},
+              {"to": "tokens"})
+    write(repo, ledger, jsonl(line, {**line, **other}))
     committed(repo)
-    write(repo, ledger, jsonl({**line, "intake_id": "000000000002abababab"}))
+    write(repo, ledger, jsonl({**line, **other}))
     refused(repo, f"{ledger}:1: I1")
 
 
@@ -505,12 +507,13 @@ def test_an_intake_id_appended_twice_is_refused(repo: Path) -> None:
 # ---- long logs: checked a piece at a time, as if read whole ----------------------------------------
 
 def _binder_log(start: int, count: int, *, bad: int, secret: int) -> bytes:
-    """Binder decisions numbered from `start`: line `bad` is not JSON, line `secret` quotes a key."""
+    """Binder edges numbered from `start`: line `bad` is not JSON, line `secret` quotes a key."""
     from secret_corpus import AWS_ID
 
     lines = []
     for n in range(start, start + count):
-        record = {"intake_id": f"{JAN:012x}{n:012x}0000", "decision": "ratify", "decided_at": JAN + n, "by": "ada"}
+        record = {"kind": "edge", "from": f"subject {n:06d}", "relation": "depends on", "to": "lexer",
+                  "decided_at": JAN + n, "by": "ada"}
         if n == secret:
             record["note"] = f"export AWS_ACCESS_KEY_ID={AWS_ID}"
         lines.append(b"{not json" if n == bad else jsonl(record).rstrip(b"\n"))

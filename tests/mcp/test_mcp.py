@@ -210,7 +210,7 @@ BAD = [
     ("intake_write", {"content": "c", "confidence": 1.5}, ["intake", "write", "--content", "c", "--confidence", "1.5"],
      "bad confidence 1.5: must be a finite number in [0, 1]"),
     ("intake_write", {"content": "c", "tier": "guess"}, ["intake", "write", "--content", "c", "--tier", "guess"],
-     "bad tier 'guess': must be one of observed, fetched, verified, ratified"),
+     "bad tier 'guess': must be one of observed, fetched, verified"),
     ("intake_write", {"content": "c", "subject": "s"}, ["intake", "write", "--content", "c", "--subject", "s"],
      ("bad subject: subject, predicate and object go together (missing object, predicate)",
       "bad subject: --subject, --predicate and --object go together (missing object, predicate)")),

@@ -43,7 +43,7 @@ def pending(store: Path) -> Path:
         ("--source", "https://example.org/a", "--relevance-score", "0.7", "--title", "cited",
          "--created-at", "2026-01-02T00:00:00Z"),
         ("--content", "maybe tabs?", "--created-at", "2026-02-03T00:00:00Z"),
-        ("--agent", "bob", "--tier", "ratified", "--confidence", "1", "--subject", "style", "--predicate",
+        ("--agent", "bob", "--tier", "verified", "--confidence", "1", "--subject", "style", "--predicate",
          "prefers", "--object", "spaces", "--created-at", "2026-02-04T00:00:00Z"),
     ]
     for extra in writes:

@@ -28,7 +28,8 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--content", required=True, metavar="TEXT", help="what was learned (required)")
     p.add_argument("--title", default="", help="a short title (a fact without --subject takes it as subject)")
     p.add_argument("--source", default="", help="where it comes from: a URL, a file, a person")
-    p.add_argument("--tier", default="observed", metavar="TIER", help="observed, fetched, verified or ratified")
+    p.add_argument("--tier", default="observed", metavar="TIER",
+                   help="observed, fetched or verified (ratified: only a person's Binder ratification)")
     p.add_argument("--confidence", default="0.5", metavar="F", help="in [0, 1] (default 0.5)")
     p.add_argument("--keyword", action="append", default=[], metavar="K", help="a keyword (repeatable)")
     p.add_argument("--tag", action="append", default=[], metavar="T",

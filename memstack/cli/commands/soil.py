@@ -6,7 +6,7 @@ from memstack.base import jsonio
 from memstack.base.errors import bad
 from memstack.base.output import emit, emit_page
 from memstack.cli.commands import doc, page_options, read_text_input
-from memstack.intake.log import TIERS
+from memstack.intake.log import WRITABLE_TIERS
 from memstack.repo.store import open_store
 from memstack.soil import records as soil
 
@@ -74,7 +74,9 @@ def register_graduate(verbs: Any, common: Any) -> None:
     p.add_argument("--subject", metavar="S", help="a fact's subject (with --predicate and --object)")
     p.add_argument("--predicate", metavar="P", help="a fact's predicate (with --subject and --object)")
     p.add_argument("--object", metavar="O", help="a fact's object (with --subject and --predicate)")
-    p.add_argument("--tier", metavar="TIER", default="observed", help=f"one of {', '.join(TIERS)} (default: observed)")
+    p.add_argument("--tier", metavar="TIER", default="observed",
+                   help=f"one of {', '.join(WRITABLE_TIERS)} (default: observed; ratified: only a person's Binder"
+                        " ratification)")
     p.add_argument("--confidence", metavar="F", default=0.5, help="a number in [0, 1] (default: 0.5)")
     p.add_argument("--agent", metavar="A", help="whose intake it goes to (default: MEMSTACK_AGENT, then"
                                                 " memory.default_agent)")

@@ -68,6 +68,11 @@ def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]], old:
                 problems = "; ".join(fact_problems(record))
             if problems:
                 found.append(Violation(path, number, "I5", f"invalid {kind} record: {problems}", fix))
+            if kind == "intake" and record.get("tier") == "ratified":
+                found.append(Violation(path, number, "I5", "intake record at tier 'ratified': only a person's Binder"
+                                       " ratification makes a record ratified",
+                                       "write it at observed, fetched or verified (`memstack intake write`); a"
+                                       " person ratifies it (`memstack binder ratify ID`)"))
             if kind == "intake" and "id" in record:
                 ident = str(record["id"])
                 if ident in seen:

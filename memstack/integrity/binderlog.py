@@ -1,0 +1,162 @@
+"""The Binder's log against the state it lands in (I5): what a rule on one line cannot see.
+
+Every line of kb/binder.jsonl is a person's word, so a line appended by hand must hold up as memstack's
+own writes do:
+
+- `by`: with `binder.people` in memstack.yaml, every new line names one of those people (where the step
+  changes memstack.yaml, one listed before it too: a commit cannot add a name and use it);
+- a `kind: file` line names a document the state holds, whose name carries the line's SHA-256;
+- a decision on an intake record names a record the state holds (a bound id names its one file: its
+  agent by the tag, its day by the time, one read; a legacy id is looked for in every intake file), and
+  one promotion routed to the Binder (a line of the ledger, streamed once a step);
+- every document a step adds to kb/files is entered by a `kind: file` line of the state's log.
+
+Only the step's new lines are gathered (compactly: the fields these rules read), and each lookup reads
+what it names, never the whole store (a legacy intake id aside).
+"""
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from memstack.base import ids, jsonio, layout
+from memstack.base.errors import MemstackError
+from memstack.base.times import day
+from memstack.integrity.report import Step
+from memstack.integrity.rules.text import COMMITTED_ID, parse
+from memstack.integrity.violations import Violation
+
+FILE_FIX = "file documents with `memstack binder file PATH`: it copies the document and enters it in one step"
+DECIDE_FIX = "decide with `memstack binder ratify|reject ID` on a record waiting in the Binder (`memstack binder list`)"
+
+
+@dataclass(frozen=True)
+class Line:
+    number: int
+    by: object
+    path: object = None  # a `kind: file` line's document
+    sha256: object = None
+    intake_id: object = None  # a decision on an intake record
+
+
+class Entries:
+    """One step's new Binder lines and new filed documents, checked at the end of the step."""
+
+    def __init__(self) -> None:
+        self.lines: list[Line] = []
+        self.documents: list[str] = []
+
+    def note(self, numbered: Iterable[tuple[int, bytes]]) -> None:
+        for number, raw in numbered:
+            record, problem = parse(raw)
+            if problem or not isinstance(record, dict):
+                continue  # `records` reports it
+            if record.get("kind") == "file":
+                self.lines.append(Line(number, record.get("by"), record.get("path"), record.get("sha256")))
+            else:
+                self.lines.append(Line(number, record.get("by"), intake_id=record.get("intake_id")))
+
+    def document(self, path: str) -> None:
+        self.documents.append(path)
+
+    def check(self, step: Step, people: Callable[[], tuple[frozenset[str] | None, str]]) -> list[Violation]:
+        if not self.lines and not self.documents:
+            return []
+        found: list[Violation] = []
+        allowed, which = people() if self.lines else (None, "")
+        filed = set(step.source.listdir("kb/files")) if any(line.path for line in self.lines) else set()
+        for line in self.lines:
+            if allowed is not None and line.by not in allowed:
+                found.append(Violation(layout.DECISIONS, line.number, "I5",
+                                       f"by {line.by!r} is not one of the people {which} lists under binder.people",
+                                       "only they decide, file and confirm in the Binder: the person named decides"
+                                       " (`memstack binder ratify|reject|file|edge`), or list them in memstack.yaml"
+                                       " in a commit of its own"))
+            if isinstance(line.path, str):
+                name = line.path.rsplit("/", 1)[-1]
+                if name not in filed:
+                    found.append(Violation(layout.DECISIONS, line.number, "I5",
+                                           f"filed document {line.path} is not in kb/files", FILE_FIX))
+                elif not name.startswith(f"{line.sha256}"):
+                    found.append(Violation(layout.DECISIONS, line.number, "I5",
+                                           f"sha256 {line.sha256} is not the one {line.path} is named by", FILE_FIX))
+        wanted = {line.intake_id for line in self.lines if isinstance(line.intake_id, str)}
+        held = intake_held(step, sorted(wanted))
+        routed = routed_to_binder(step, wanted & held)
+        for line in self.lines:
+            if not isinstance(line.intake_id, str):
+                continue
+            if line.intake_id not in held:
+                found.append(Violation(layout.DECISIONS, line.number, "I5",
+                                       f"decision on intake record {line.intake_id}, which the store does not hold",
+                                       DECIDE_FIX))
+            elif line.intake_id not in routed:
+                found.append(Violation(layout.DECISIONS, line.number, "I5",
+                                       f"decision on intake record {line.intake_id}, which promotion never routed to"
+                                       " the Binder (no line of kb/promotions.jsonl puts it there)", DECIDE_FIX))
+        entered = {line.path for line in self.lines if isinstance(line.path, str)}
+        unentered = [path for path in self.documents if path not in entered]
+        if unentered:
+            log = step.source.read(layout.DECISIONS) or b""
+            for path in unentered:
+                if f'"path":"{path}"'.encode() not in log:
+                    found.append(Violation(path, 0, "I5", "filed document that no `kind: file` line of"
+                                                          " kb/binder.jsonl enters", FILE_FIX))
+        return found
+
+
+ROUTED = b'"sub_tier":"binder"'  # in a line of the promotion ledger that routes a record to the Binder
+INTAKE_ID = b'"intake_id":"'
+
+
+def routed_to_binder(step: Step, wanted: set[str]) -> set[str]:
+    """Which of the intake ids `wanted` the state's promotion ledger routes to the Binder: the ledger
+    streamed a megabyte at a time and searched for the routing lines' bytes (never held whole, no line
+    parsed), only when the step adds decisions."""
+    found: set[str] = set()
+    if not wanted:
+        return found
+    try:
+        for _, run in jsonio.line_runs(step.source.stream(layout.LEDGER)):
+            at = run.find(ROUTED)
+            while at >= 0:
+                start, end = run.rfind(b"\n", 0, at) + 1, run.find(b"\n", at)
+                end = len(run) if end < 0 else end
+                key = run.find(INTAKE_ID, start, end)
+                if key >= 0:
+                    value = key + len(INTAKE_ID)
+                    intake_id = run[value:run.find(b'"', value, end)].decode("utf-8", "replace")
+                    if intake_id in wanted:
+                        found.add(intake_id)
+                at = run.find(ROUTED, end)
+    except MemstackError:  # a torn ledger: I1/I7 report it
+        pass
+    return found
+
+
+def intake_held(step: Step, wanted: list[str]) -> set[str]:
+    """Which of the intake ids `wanted` the state holds, each file read once: a bound id in its one file
+    (the agent whose tag it carries, the day of its time), a legacy one in any intake file."""
+    if not wanted:
+        return set()
+    agents = step.source.listdir("intake")
+    by_file: dict[str, set[str]] = {}
+    legacy = set()
+    for intake_id in wanted:
+        match = ids.ID.match(intake_id)
+        if match is None:
+            legacy.add(intake_id)
+            continue
+        name = f"{day(int(match.group(1), 16))}.jsonl"
+        for agent in agents:
+            if ids.agent_tag(agent) == match.group(3):
+                by_file.setdefault(f"intake/{agent}/{name}", set()).add(intake_id)
+    if legacy:
+        for agent in agents:
+            for name in step.source.listdir(f"intake/{agent}"):
+                by_file.setdefault(f"intake/{agent}/{name}", set()).update(legacy)
+    held: set[str] = set()
+    for path, names in sorted(by_file.items()):
+        data = step.source.read(path)
+        if data:
+            held |= names & {found.decode() for found in COMMITTED_ID.findall(data)}
+    return held
