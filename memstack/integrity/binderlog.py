@@ -26,6 +26,8 @@ from memstack.integrity.rules.text import COMMITTED_ID, parse
 from memstack.integrity.violations import Violation
 
 FILE_FIX = "file documents with `memstack binder file PATH`: it copies the document and enters it in one step"
+RATIFIED_FIX = ("add facts at another tier (`memstack fact add`, `capture`, `promote`); a person ratifies a record"
+                " waiting in the Binder (`memstack binder ratify ID`) and the next promotion makes the fact")
 DECIDE_FIX = "decide with `memstack binder ratify|reject ID` on a record waiting in the Binder (`memstack binder list`)"
 
 
@@ -44,6 +46,16 @@ class Entries:
     def __init__(self) -> None:
         self.lines: list[Line] = []
         self.documents: list[str] = []
+        self.ratified: list[tuple[str, int, object, object]] = []  # new facts at tier ratified: path, line, ids
+
+    def note_facts(self, path: str, numbered: Iterable[tuple[int, bytes]], new_from: int) -> None:
+        """A fact file's new lines: those at tier "ratified" must come from a Binder ratification."""
+        for number, raw in numbered:
+            if number < new_from or b'"ratified"' not in raw:
+                continue
+            record, problem = parse(raw)
+            if not problem and isinstance(record, dict) and record.get("tier") == "ratified":
+                self.ratified.append((path, number, record.get("id"), record.get("intake_id")))
 
     def note(self, numbered: Iterable[tuple[int, bytes]]) -> None:
         for number, raw in numbered:
@@ -55,13 +67,29 @@ class Entries:
             else:
                 self.lines.append(Line(number, record.get("by"), intake_id=record.get("intake_id")))
 
+    def ratifications(self, step: Step) -> list[Violation]:
+        """Each new fact at tier "ratified" is one promotion made from a person's ratification: its id is
+        its intake id's with `-r` (ids.made_from), and the state's Binder log ratifies that intake id."""
+        if not self.ratified:
+            return []
+        log = step.source.read(layout.DECISIONS) or b""
+        found = []
+        for path, number, fact_id, intake_id in self.ratified:
+            made = isinstance(fact_id, str) and isinstance(intake_id, str) and fact_id.endswith("-r") \
+                and ids.made_from(fact_id, intake_id)
+            if not made or not ratified_in(log, str(intake_id)):
+                found.append(Violation(path, number, "I5", "fact at tier 'ratified' that no Binder ratification"
+                                                           " made (only promotion makes one, from a person's"
+                                                           " `memstack binder ratify`)", RATIFIED_FIX))
+        return found
+
     def document(self, path: str) -> None:
         self.documents.append(path)
 
     def check(self, step: Step, people: Callable[[], tuple[frozenset[str] | None, str]]) -> list[Violation]:
-        if not self.lines and not self.documents:
+        if not self.lines and not self.documents and not self.ratified:
             return []
-        found: list[Violation] = []
+        found: list[Violation] = self.ratifications(step)
         allowed, which = people() if self.lines else (None, "")
         filed = set(step.source.listdir("kb/files")) if any(line.path for line in self.lines) else set()
         for line in self.lines:
@@ -131,6 +159,18 @@ def routed_to_binder(step: Step, wanted: set[str]) -> set[str]:
     except MemstackError:  # a torn ledger: I1/I7 report it
         pass
     return found
+
+
+def ratified_in(log: bytes, intake_id: str) -> bool:
+    """Whether the Binder's log holds a ratify decision on `intake_id` (byte searches, no line parsed)."""
+    needle = INTAKE_ID + intake_id.encode() + b'"'
+    at = log.find(needle)
+    while at >= 0:
+        start, end = log.rfind(b"\n", 0, at) + 1, log.find(b"\n", at)
+        if b'"decision":"ratify"' in log[start:len(log) if end < 0 else end]:
+            return True
+        at = log.find(needle, at + 1)
+    return False
 
 
 def intake_held(step: Step, wanted: list[str]) -> set[str]:

@@ -316,6 +316,8 @@ class Checker:
                                                legacy_ids=step.audit)
         if place.kind == layout.BINDER:
             self.binder.note(numbered)  # the lines a change appends: checked against the state at the step's end
+        elif place.kind == layout.FACTS:
+            self.binder.note_facts(path, numbered, new_from)  # a fact at tier ratified: from a ratification
         missing = [(n, s) for n, s in named if s not in new_ids]
         if missing and new is not None:
             present = rules.ids_in(new)

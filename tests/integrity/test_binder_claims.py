@@ -16,6 +16,7 @@ from check_support import (  # noqa: F401
     append,
     committed,
     dumps,
+    fact,
     head,
     intake,
     refused,
@@ -110,6 +111,14 @@ def test_a_ratification_through_the_binder_still_makes_a_ratified_fact(repo: Pat
     facts = [json.loads(line) for path in repo.glob("kb/facts/*/*.jsonl") for line in path.read_text().splitlines()]
     assert [(f["subject"], f["tier"]) for f in facts] == [("indent", "ratified")]
     assert run_check(repo, "--all").returncode == 0
+
+
+def test_a_hand_appended_fact_claiming_ratified_is_refused(repo: Path) -> None:  # noqa: F811
+    """Beyond the intake log: a fact line at tier ratified that no ratification made (no `-r` id derived
+    from an intake id the Binder ratified)."""
+    path = "kb/facts/alice/2026-01.jsonl"
+    write(repo, path, dumps(fact("a", tier="ratified")))
+    refused_and_audited(repo, f"{path}:1: I5 fact at tier 'ratified' that no Binder ratification made")
 
 
 # ---- hand-appended Binder lines --------------------------------------------------------------------
