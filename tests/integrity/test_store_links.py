@@ -53,6 +53,22 @@ def test_a_memstack_folder_linked_outside_the_store_is_refused(repo: Path, tmp_p
     assert git(repo, "status", "--porcelain").stdout == status
 
 
+@pytest.mark.parametrize(("inside", "args"), [
+    ("locks", ("intake", "write", "--content", "an observation")),
+    ("tmp", ("soil", "put", "session", "lexer", "--value", '"hand-written"')),  # an atomic write's temporary file
+])
+def test_a_folder_inside_memstack_linked_outside_is_refused(repo: Path, tmp_path: Path,  # noqa: F811
+                                                            inside: str, args: tuple[str, ...]) -> None:
+    outside = tmp_path / "elsewhere"
+    (repo / ".memstack").mkdir(exist_ok=True)
+    linked(repo, f".memstack/{inside}", outside)
+    before = tree_snapshot(repo)
+    proc = memstack(*args, "--store", str(repo))
+    assert_refused(proc, f".memstack/{inside}")
+    assert list(outside.iterdir()) == []
+    assert tree_snapshot(repo) == before
+
+
 def test_kb_files_linked_outside_the_store_is_refused_when_filing(repo: Path, tmp_path: Path) -> None:  # noqa: F811
     outside = tmp_path / "elsewhere"
     linked(repo, "kb/files", outside)
