@@ -72,12 +72,12 @@ class Entries:
         its intake id's with `-r` (ids.made_from), and the state's Binder log ratifies that intake id."""
         if not self.ratified:
             return []
-        log = step.source.read(layout.DECISIONS) or b""
+        ratified = ratified_ids(step.source.read(layout.DECISIONS) or b"")
         found = []
         for path, number, fact_id, intake_id in self.ratified:
             made = isinstance(fact_id, str) and isinstance(intake_id, str) and fact_id.endswith("-r") \
                 and ids.made_from(fact_id, intake_id)
-            if not made or not ratified_in(log, str(intake_id)):
+            if not made or intake_id not in ratified:
                 found.append(Violation(path, number, "I5", "fact at tier 'ratified' that no Binder ratification"
                                                            " made (only promotion makes one, from a person's"
                                                            " `memstack binder ratify`)", RATIFIED_FIX))
@@ -134,6 +134,7 @@ class Entries:
 
 ROUTED = b'"sub_tier":"binder"'  # in a line of the promotion ledger that routes a record to the Binder
 INTAKE_ID = b'"intake_id":"'
+RATIFY = b'"decision":"ratify"'
 
 
 def routed_to_binder(step: Step, wanted: set[str]) -> set[str]:
@@ -161,16 +162,19 @@ def routed_to_binder(step: Step, wanted: set[str]) -> set[str]:
     return found
 
 
-def ratified_in(log: bytes, intake_id: str) -> bool:
-    """Whether the Binder's log holds a ratify decision on `intake_id` (byte searches, no line parsed)."""
-    needle = INTAKE_ID + intake_id.encode() + b'"'
-    at = log.find(needle)
+def ratified_ids(log: bytes) -> set[str]:
+    """The intake ids the Binder's log ratifies (byte searches for the decisions' lines, none parsed)."""
+    found: set[str] = set()
+    at = log.find(RATIFY)
     while at >= 0:
         start, end = log.rfind(b"\n", 0, at) + 1, log.find(b"\n", at)
-        if b'"decision":"ratify"' in log[start:len(log) if end < 0 else end]:
-            return True
-        at = log.find(needle, at + 1)
-    return False
+        end = len(log) if end < 0 else end
+        key = log.find(INTAKE_ID, start, end)
+        if key >= 0:
+            value = key + len(INTAKE_ID)
+            found.add(log[value:log.find(b'"', value, end)].decode("utf-8", "replace"))
+        at = log.find(RATIFY, end)
+    return found
 
 
 def intake_held(step: Step, wanted: list[str]) -> set[str]:
