@@ -85,3 +85,10 @@ def test_kb_files_linked_outside_the_store_is_refused_when_filing(repo: Path, tm
 def test_a_committed_kb_files_link_is_refused_by_the_hook(repo: Path, tmp_path: Path) -> None:  # noqa: F811
     linked(repo, "kb/files", tmp_path / "elsewhere")
     refused(repo, "kb/files: I7 is a symlink")
+
+
+def test_a_committed_memstack_link_is_refused_by_the_hook(repo: Path, tmp_path: Path) -> None:  # noqa: F811
+    """.gitignore names `.memstack/`, a folder: a symlink of that name is not ignored, so `git add -A` takes
+    it, and a clone would get the link. The hook refuses it."""
+    linked(repo, ".memstack", tmp_path / "elsewhere")
+    refused(repo, ".memstack: I7 is a symlink")
