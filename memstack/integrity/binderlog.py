@@ -9,7 +9,9 @@ own writes do:
 - a decision on an intake record names a record the state holds (a bound id names its one file: its
   agent by the tag, its day by the time, one read; a legacy id is looked for in every intake file), and
   one promotion routed to the Binder (a line of the ledger, streamed once a step);
-- every document a step adds to kb/files is entered by a `kind: file` line of the state's log.
+- every document a step adds to kb/files is entered by a `kind: file` line of the state's log;
+- a new fact at tier "ratified" is one promotion made from a ratification (its `-r` id derived from an
+  intake id the state's Binder log ratifies): tier "ratified" is a person's word, never a writer's.
 
 Only the step's new lines are gathered (compactly: the fields these rules read), and each lookup reads
 what it names, never the whole store (a legacy intake id aside).
