@@ -7,6 +7,7 @@ from typing import Any
 
 from memstack.base import pages
 from memstack.base.errors import bad
+from memstack.base.names import check_printable
 from memstack.base.times import now_ms
 from memstack.kb import binder, disputes, documents, edges, views
 from memstack.repo import git
@@ -49,6 +50,7 @@ def decide_document(store: Store, verb: str, id: str, by: str | None = None,
 
     if by is not None and not by.strip():  # given empty: bad input, not "the default"
         raise bad("--by", repr(by), "must name who decides")
+    check_printable(by, "--by")
     if disputes.side_of(store.root, id) is not None:  # a side of a disagreement between agents
         return disputes.decide(store.root, id, verb, by or _who(store), now_ms(), note)
     return binder.decide(store.root, id, verb, by or _who(store), now_ms(), note)
@@ -57,6 +59,7 @@ def decide_document(store: Store, verb: str, id: str, by: str | None = None,
 def _by(store: Store, by: str | None) -> str:
     if by is not None and not by.strip():  # given empty: bad input, not "the default"
         raise bad("--by", repr(by), "must name who confirms it")
+    check_printable(by, "--by")
     return by or _who(store)
 
 

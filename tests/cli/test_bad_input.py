@@ -111,6 +111,12 @@ CASES = [
     (_args("init", "{bin}"), "path"),
     (_args("init", "{dir}/new", "--agent", "Not A Name"), "agent"),
     (_args("--store", "/nonexistent/store", "intake", "list"), "/nonexistent/store"),
+    # control characters in what a terminal prints
+    (_args("binder", "edge", "--from", "a\x1b[2J", "--to", "b", "--relation", "r"), "control character"),
+    (_args("binder", "edge", "--from", "a", "--to", "b\nforged", "--relation", "r"), "--to"),
+    (_args("binder", "edge", "--from", "a", "--to", "b", "--relation", "r\rx"), "--relation"),
+    (_args("binder", "edge", "--from", "a", "--to", "b", "--relation", "r", "--by", "Ada\x9b"), "--by"),
+    (_args("binder", "ratify", "{id}", "--by", "Ada\x07"), "control character"),
 ]
 
 
