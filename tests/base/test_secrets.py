@@ -20,11 +20,14 @@ from check_support import (  # noqa: F401
     head,
     intake,
     jsonl,
+    publish,
     refused,
+    refused_everywhere,
     repo,
     run_check,
     sneak,
     store_template,
+    with_remotes,
     write,
 )
 from helpers import git, items, memstack, tree_snapshot
@@ -675,3 +678,29 @@ def test_the_hook_finds_a_credential_that_does_not_start_its_line_in_every_file_
     git(repo, "clean", "-qfd")
     append(repo, "intake/alice/2026-01-01.jsonl", jsonl(intake(1, content=f"notes\n{SECRETS['base64 dotenv'][0]}")))
     refused(repo, "intake/alice/2026-01-01.jsonl:1: I8 Secret Keyword (base64) in content")
+
+
+# ---- memstack.yaml is read too ---------------------------------------------------------------------
+
+DSNS = {  # replica.postgres with a password, as a URI and as libpq keywords
+    "uri": ("postgresql://app:" + "Tr0ub4dor3" + "@db.internal:5432/memory", "Basic Auth Credentials"),
+    "keywords": ('"host=db.internal user=app password=' + PW + ' dbname=memory"', "Secret Keyword"),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(DSNS))
+def test_a_dsn_with_a_password_in_memstack_yaml_is_refused_by_every_gate(repo: Path, bare: Path,  # noqa: F811
+                                                                          tmp_path: Path, shape: str) -> None:
+    store = with_remotes(repo, bare, tmp_path)
+    publish(store)
+    dsn, kind = DSNS[shape]
+    config = (store / "memstack.yaml").read_text()
+    write(store, "memstack.yaml", config + f"\nreplica:\n  postgres: {dsn}\n")
+    line = config.count("\n") + 3
+    refused_everywhere(store, f"memstack.yaml:{line}: I8 {kind} in text")
+
+
+def test_a_dsn_without_a_password_in_memstack_yaml_passes(repo: Path) -> None:  # noqa: F811
+    config = (repo / "memstack.yaml").read_text()
+    write(repo, "memstack.yaml", config + "\nreplica:\n  postgres: postgresql://app@db.internal:5432/memory\n")
+    committed(repo, "the replica's DSN; the password comes from PGPASSWORD or ~/.pgpass")

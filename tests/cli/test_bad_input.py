@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import git, items, memstack, tree_snapshot
+from secret_corpus import GH
 
 NOW = "2026-03-01T00:00:00Z"
 FACT = ("--subject", "db", "--predicate", "decided", "--object", "sqlite")
@@ -117,6 +118,9 @@ CASES = [
     (_args("binder", "edge", "--from", "a", "--to", "b", "--relation", "r\rx"), "--relation"),
     (_args("binder", "edge", "--from", "a", "--to", "b", "--relation", "r", "--by", "Ada\x9b"), "--by"),
     (_args("binder", "ratify", "{id}", "--by", "Ada\x07"), "control character"),
+    # a credential in a decision's note
+    (_args("binder", "ratify", "{id}", "--note", "token " + GH), "note"),
+    (_args("binder", "reject", "{id}", "--note", "- api_key=" + "abc123"), "note"),
 ]
 
 

@@ -12,6 +12,9 @@ import pytest
 
 from check_support import append, refused, repo, store_template  # noqa: F401
 from helpers import git, memstack, tree_snapshot
+from mcp_support import refused as mcp_refused
+from mcp_support import run, server
+from secret_corpus import GH, SECRETS
 
 EDGE = ("binder", "edge", "--from", "parser", "--to", "lexer", "--relation", "depends-on", "--by", "Ada")
 
@@ -68,3 +71,43 @@ def test_related_escapes_control_characters_that_reach_it(repo: Path) -> None:  
     assert "lex\\x1b[2Jer\\rX" in result.stdout and "dep\\nends" in result.stdout
     nothing = memstack("related", "no\x1bbody", cwd=repo)
     assert "\x1b" not in nothing.stdout
+
+
+# ---- a credential in a decision's note ------------------------------------------------------------
+
+@pytest.fixture
+def waiting(store: Path) -> tuple[Path, str]:
+    """A store with one intake record waiting in the Binder queue (committed)."""
+    assert memstack("intake", "write", "--content", "maybe", "--created-at", "2026-01-02T00:00:00Z",
+                    cwd=store).returncode == 0
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "-m", "memory")
+    assert memstack("promote", "--now-ts", "2026-03-01T00:00:00Z", cwd=store).returncode == 0
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "-m", "promoted", check=False)  # promote commits its own work
+    queue = json.loads(memstack("binder", "list", "--json", cwd=store).stdout)["items"]
+    return store, queue[0]["id"]
+
+
+@pytest.mark.parametrize("verb", ["ratify", "reject"])
+@pytest.mark.parametrize("name", ["github classic token", "markdown bullet aws secret", "base64 dotenv"])
+def test_a_decision_whose_note_holds_a_credential_is_refused_before_anything_is_written(
+        waiting: tuple[Path, str], verb: str, name: str) -> None:
+    root, waiting_id = waiting
+    line = refused_cli(root, "binder", verb, waiting_id, "--by", "Ada", "--note", f"checked: {SECRETS[name][0]}")
+    assert line.startswith("memstack: bad note: holds a credential") and "(I8)" in line
+    assert SECRETS[name][0] not in line
+    assert memstack("binder", verb, waiting_id, "--by", "Ada", "--note", "checked", cwd=root).returncode == 0
+
+
+def test_a_decision_over_mcp_whose_note_holds_a_credential_is_refused(waiting: tuple[Path, str]) -> None:
+    root, waiting_id = waiting
+    before, status = tree_snapshot(root), git(root, "status", "--porcelain").stdout
+
+    async def session() -> None:
+        async with server(cwd=root) as client:
+            message = await mcp_refused(client, "binder_ratify", id=waiting_id, by="Ada", note=f"token {GH}")
+            assert "holds a credential (GitHub Token)" in message and GH not in message
+
+    run(session)
+    assert tree_snapshot(root) == before and git(root, "status", "--porcelain").stdout == status

@@ -86,7 +86,7 @@ def split_lines(text: str) -> list[str]:
 # by a space, `,`, `;` or `-->` (so `os.environ[...]`, `getpass()` and `<placeholder>` are no value).
 _STOP = "\\s'\"`()\\[\\]{}<>,;\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029"
 _UNQUOTED = (rf"([\w.-]*(?:{_KEYWORD})[\w.-]*)\s*(?::=|=>|=|:)\s*([^={_STOP}][^{_STOP}]*)"
-             rf"(?=$|[\s,;\x00-\x1f\x7f-\x9f\u2028\u2029]|-->)")
+             rf"(?=$|[\s,;'\"\x00-\x1f\x7f-\x9f\u2028\u2029]|-->)")
 _UNQUOTED_LOW = re.compile(_UNQUOTED)
 UNQUOTED = re.compile(_UNQUOTED, re.IGNORECASE)
 
