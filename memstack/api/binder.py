@@ -63,13 +63,17 @@ def _by(store: Store, by: str | None) -> str:
     return by or _who(store)
 
 
-def file_document(store: Store, *, path: str, by: str | None = None, note: str | None = None) -> dict[str, Any]:
-    """`binder file --json` and the `binder_file` tool: the Binder entry (the copy is at its `path`)."""
-
+def file_document(store: Store, *, path: str, by: str | None = None, note: str | None = None,
+                  outside_repo: bool = False) -> dict[str, Any]:
+    """`binder file --json` and the `binder_file` tool: the Binder entry (the copy is at its `path`). The
+    document comes from inside the repository that holds the store (the store's folder when it is in
+    none) unless `outside_repo` (the command line's --outside-repo: a person's explicit choice; never
+    over MCP)."""
 
     if not isinstance(path, str) or not path.strip():
         raise bad("PATH", repr(path), "name a document to file")
-    return documents.file_document(store.root, Path(path), _by(store, by), now_ms(), note)
+    within = None if outside_repo else git.worktree_top(store.root) or store.root
+    return documents.file_document(store.root, Path(path), _by(store, by), now_ms(), note, within=within)
 
 
 def edge_document(store: Store, *, source: str, target: str, relation: str, by: str | None = None,

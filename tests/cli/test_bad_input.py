@@ -121,6 +121,15 @@ CASES = [
     # a credential in a decision's note
     (_args("binder", "ratify", "{id}", "--note", "token " + GH), "note"),
     (_args("binder", "reject", "{id}", "--note", "- api_key=" + "abc123"), "note"),
+    # a filed document from anywhere on the host
+    (_args("binder", "file", "/proc/self/environ"), "/proc"),
+    (_args("binder", "file", "--outside-repo", "/proc/self/environ"), "/proc"),
+    (_args("binder", "file", "/etc/passwd"), "outside the repository"),
+    (_args("binder", "file", "../../../../../../../../etc/hostname"), "outside the repository"),
+    (_args("binder", "file", "/dev/null"), "/dev"),
+    (_args("binder", "file", "{dir}/incomplete.md"), "outside the repository"),
+    (_args("binder", "file", ".git/HEAD"), ".git"),
+    (_args("binder", "file", "--outside-repo", "{dir}"), "folder"),
 ]
 
 
