@@ -92,6 +92,7 @@ SECRETS: dict[str, tuple[str, str]] = {
     "nul separated password": ("DB_PASSWORD=" + "Tr0ub4dor&3" + "\x00PATH=/usr/bin", "Secret Keyword"),
     "record separator": ("DB_PASSWORD=" + "Tr0ub4dor&3" + "\x1eUSER=app", "Secret Keyword"),
     "unicode line separator": ("CLIENT_SECRET=" + "x9y8z7w6v5" + "\u2028next", "Secret Keyword"),
+    "yaml flow mapping": ("db: {user: app, password: " + "hunter2" + "2}", "Secret Keyword"),
 }
 
 LOOK_ALIKES: dict[str, str] = {
@@ -148,5 +149,6 @@ LOOK_ALIKES: dict[str, str] = {
     "long path": "src/memstack/base/secrets/detect/prefilter/shapes/tests",
     "binary base64": base64.b64encode(bytes(range(256))).decode(),
     "nul separated harmless": "HOME=/root\x00LANG=C.UTF-8\x00PATH=/usr/bin",
+    "keyword argument from settings": "conn = connect(password=settings.DB_PASSWORD)",
 }
 

@@ -83,10 +83,11 @@ def split_lines(text: str) -> list[str]:
 
 # An unquoted assignment anywhere in a line (`- api_key=<value>`, `<!-- password: <value> -->`, a `.env`
 # line): a secret-sounding name, `=`, `:`, `:=` or `=>`, and one token that ends the line or is followed
-# by a space, `,`, `;` or `-->` (so `os.environ[...]`, `getpass()` and `<placeholder>` are no value).
+# by a space, `,`, `;`, `}`, a quote or `-->` (so `os.environ[...]`, `getpass()` and `<placeholder>`
+# are no value; nor is `settings.pw` in `f(password=settings.pw)`: code passes a name, not a secret).
 _STOP = "\\s'\"`()\\[\\]{}<>,;\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029"
 _UNQUOTED = (rf"([\w.-]*(?:{_KEYWORD})[\w.-]*)\s*(?::=|=>|=|:)\s*([^={_STOP}][^{_STOP}]*)"
-             rf"(?=$|[\s,;'\"\x00-\x1f\x7f-\x9f\u2028\u2029]|-->)")
+             rf"(?=$|[\s,;}}'\"\x00-\x1f\x7f-\x9f\u2028\u2029]|-->)")
 _UNQUOTED_LOW = re.compile(_UNQUOTED)
 UNQUOTED = re.compile(_UNQUOTED, re.IGNORECASE)
 
