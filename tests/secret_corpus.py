@@ -25,6 +25,10 @@ def _jwt() -> str:
                      "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"))
 
 
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
 _B = "ghu_", "gho_", "ghs_", "ghr_"
 SECRETS: dict[str, tuple[str, str]] = {
     "aws key id": (f"export AWS_ACCESS_KEY_ID={AWS_ID}", "AWS Access Key"),
@@ -69,6 +73,26 @@ SECRETS: dict[str, tuple[str, str]] = {
     "yaml password": ("password: " + "hunter2", "Secret Keyword"),
     "exported secret": ("export CLIENT_SECRET=" + "x9y8z7w6v5", "Secret Keyword"),
     "private key variable": ("private_key = '" + "k3y-m4t3r14l" + "'", "Secret Keyword"),
+    # an assignment that does not start its line
+    "markdown bullet aws secret": ("- aws_secret_access_key = " + AWS_SK, "AWS Access Key"),
+    "html comment aws secret": ("<!-- aws_secret_access_key = " + AWS_SK + " -->", "AWS Access Key"),
+    "html comment tight": ("<!--aws_secret_access_key=" + AWS_SK + "-->", "AWS Access Key"),
+    "two assignments on a line": ("password: " + "hunter2" + " api_key=" + "abc123", "Secret Keyword"),
+    "assignment after prose": ("the prod creds: DB_PASSWORD=" + "Tr0ub4dor&3" + " (rotate)", "Secret Keyword"),
+    "query parameter": ("GET https://api.example.com/v1/items?api_key=" + "9f8e7d6c5b4a", "Secret Keyword"),
+    "table cell": ("| db | password=" + "Tr0ub4dor&3" + " |", "Secret Keyword"),
+    # wrapped in base64
+    "base64 aws key id": ("creds " + _b64(f"AWS_ACCESS_KEY_ID={AWS_ID}"), "AWS Access Key (base64)"),
+    "base64 github token": ("Authorization: token " + _b64(GH), "GitHub Token (base64)"),
+    "base64 dotenv": ("env.b64 " + _b64("DB_USER=app\nDB_PASSWORD=" + "Tr0ub4dor&3" + "\n"),
+                      "Secret Keyword (base64)"),
+    "base64 private key": (_b64(PEM + "\nMIIEowIBAAKCAQEA\n"), "Private Key (base64)"),
+    # separated by NUL and other line breaks (an environment dump)
+    "nul separated environment": ("AWS_SECRET_ACCESS_KEY=" + AWS_SK + "\x00HOME=/root\x00LANG=C", "AWS Access Key"),
+    "nul separated password": ("DB_PASSWORD=" + "Tr0ub4dor&3" + "\x00PATH=/usr/bin", "Secret Keyword"),
+    "record separator": ("DB_PASSWORD=" + "Tr0ub4dor&3" + "\x1eUSER=app", "Secret Keyword"),
+    "unicode line separator": ("CLIENT_SECRET=" + "x9y8z7w6v5" + "\u2028next", "Secret Keyword"),
+    "yaml flow mapping": ("db: {user: app, password: " + "hunter2" + "2}", "Secret Keyword"),
 }
 
 LOOK_ALIKES: dict[str, str] = {
@@ -110,4 +134,21 @@ LOOK_ALIKES: dict[str, str] = {
     "task words": "the sk-learn task-runner and the xox game",
     "not a jwt": "eyJfoo is not a token",
     "iso time": "2026-11-30T12:00:00.000Z and 1764504000000 ms",
+    # look-alikes of the shapes above
+    "password prose mid-line": "- remember: the password policy is strict; rotate the secret: monthly",
+    "password question": "what is the password: ask the on-call engineer",
+    "api key reference": "- api_key: see vault entry prod/api",
+    "password set from env": "- DB_PASSWORD=${DB_PASSWORD} (from the environment)",
+    "bullet env lookup": '- password = os.environ["DB_PASSWORD"]',
+    "bullet getpass": "- password = getpass.getpass() asks for it",
+    "secret id word": "the secret: yes, it is kept in the vault",
+    "base64 of prose about passwords": _b64("the password policy: rotate monthly, never paste secrets"),
+    "base64 of json": _b64('{"subject": "parser", "predicate": "uses", "object": "a hand-written lexer"}'),
+    "long hex run": "blob " + hashlib.sha512(b"blob").hexdigest() + hashlib.sha256(b"x").hexdigest(),
+    "camel case run": "see MemoryStoreConfigurationManagerFactoryBuilderImpl for the wiring",
+    "long path": "src/memstack/base/secrets/detect/prefilter/shapes/tests",
+    "binary base64": base64.b64encode(bytes(range(256))).decode(),
+    "nul separated harmless": "HOME=/root\x00LANG=C.UTF-8\x00PATH=/usr/bin",
+    "keyword argument from settings": "conn = connect(password=settings.DB_PASSWORD)",
 }
+

@@ -7,6 +7,7 @@ from typing import Any
 
 from memstack.base import config, pages
 from memstack.base.errors import bad
+from memstack.base.names import check_printable
 from memstack.base.times import now_ms
 from memstack.kb import binder, disputes, documents, edges, views
 from memstack.repo import git
@@ -49,6 +50,7 @@ def decide_document(store: Store, verb: str, id: str, by: str | None = None,
 
     if by is not None and not by.strip():  # given empty: bad input, not "the default"
         raise bad("--by", repr(by), "must name who decides")
+    check_printable(by, "--by")
     who = _listed(store, by or _who(store))
     if disputes.side_of(store.root, id) is not None:  # a side of a disagreement between agents
         return disputes.decide(store.root, id, verb, who, now_ms(), note)
@@ -58,6 +60,7 @@ def decide_document(store: Store, verb: str, id: str, by: str | None = None,
 def _by(store: Store, by: str | None) -> str:
     if by is not None and not by.strip():  # given empty: bad input, not "the default"
         raise bad("--by", repr(by), "must name who confirms it")
+    check_printable(by, "--by")
     return _listed(store, by or _who(store))
 
 
@@ -71,13 +74,17 @@ def _listed(store: Store, who: str) -> str:
     return who
 
 
-def file_document(store: Store, *, path: str, by: str | None = None, note: str | None = None) -> dict[str, Any]:
-    """`binder file --json` and the `binder_file` tool: the Binder entry (the copy is at its `path`)."""
-
+def file_document(store: Store, *, path: str, by: str | None = None, note: str | None = None,
+                  outside_repo: bool = False) -> dict[str, Any]:
+    """`binder file --json` and the `binder_file` tool: the Binder entry (the copy is at its `path`). The
+    document comes from inside the repository that holds the store (the store's folder when it is in
+    none) unless `outside_repo` (the command line's --outside-repo: a person's explicit choice; never
+    over MCP)."""
 
     if not isinstance(path, str) or not path.strip():
         raise bad("PATH", repr(path), "name a document to file")
-    return documents.file_document(store.root, Path(path), _by(store, by), now_ms(), note)
+    within = None if outside_repo else git.worktree_top(store.root) or store.root
+    return documents.file_document(store.root, Path(path), _by(store, by), now_ms(), note, within=within)
 
 
 def edge_document(store: Store, *, source: str, target: str, relation: str, by: str | None = None,

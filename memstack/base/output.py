@@ -6,6 +6,8 @@ from typing import Any
 
 import orjson
 
+from memstack.base.names import CONTROL
+
 
 def render_json(document: Any) -> str:
     """The one JSON document `--json` prints (and an MCP tool returns): indented, keys sorted."""
@@ -19,6 +21,11 @@ def emit(args: Any, document: Any, human: str | Callable[[], str] | None = None)
     text = human() if callable(human) else human
     if text:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def shown(text: str) -> str:
+    """`text` with each control character escaped (`\\n`, `\\x1b`), for a line printed on a terminal."""
+    return CONTROL.sub(lambda m: repr(m.group())[1:-1], text) if CONTROL.search(text) else text
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:

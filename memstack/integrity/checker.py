@@ -277,11 +277,16 @@ class Checker:
     # ---- I8 -----------------------------------------------------------------------------------
 
     def secrets_of(self, step: Step, change: Change, place: Place, derived: bool = False) -> list[Violation]:
-        """I8 on the lines a change adds to any memory file (memstack.yaml, .gitattributes and files outside
-        the store's folders are not memory). A derived file is scanned only once I4 found it is not what its sources
-        make (`derived`): one that is holds what I8 passed in its sources, and a view grows with the store."""
-        if place.kind in (layout.OTHER, layout.CONFIG_KIND, layout.ATTRIBUTES):
+        """I8 on the lines a change adds to any memory file and to memstack.yaml (a DSN with a password;
+        .gitattributes and files outside the store's folders are not memory). A derived file is scanned only
+        once I4 found it is not what its sources make (`derived`): one that is holds what I8 passed in its
+        sources, and a view grows with the store."""
+        if place.kind in (layout.OTHER, layout.ATTRIBUTES):
             return []
+        if place.kind == layout.CONFIG_KIND:  # its detectors, not its extra patterns: they would match themselves
+            new = self.blobs.new(step, change)
+            return [] if new is None else rules.secrets(change.path, place, new, lambda: self.blobs.old(change),
+                                                        secrets.Policy(self.policy_in_force(step).dropped))
         if place.kind in layout.DERIVED and not derived:
             return []
         tail = self.tails.pop(change.path, None)  # a log: only its appended lines are new (I1 checked the rest)

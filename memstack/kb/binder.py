@@ -46,6 +46,7 @@ def decide(store: Path, intake_id: str, decision: str, by: str, now_ms: int, not
     record: dict[str, Any] = {"intake_id": intake_id, "decision": decision, "decided_at": now_ms, "by": by}
     if note:
         record["note"] = note
+    refuse_secrets(record, store=store)
     problems = schemas.errors("binder", record)
     if problems:
         field = problems[0].split(":", 1)[0]

@@ -23,6 +23,7 @@ from typing import Any
 
 from memstack.base import files, jsonio, layout, schemas
 from memstack.base.errors import bad
+from memstack.base.secrets import refuse_secrets
 from memstack.base.times import iso
 from memstack.kb import binder, factstore
 from memstack.kb.factfiles import Closing
@@ -120,6 +121,7 @@ def decide(store: Any, fact_id: str, decision: str, by: str, now: int, note: str
     record: dict[str, Any] = {"fact_id": fact_id, "decision": decision, "decided_at": now, "by": by}
     if note:
         record["note"] = note
+    refuse_secrets(record, store=store)
     problems = schemas.errors("binder", record)
     if problems:
         raise bad(problems[0].split(":", 1)[0], None, "{why}", why=problems[0].split(": ", 1)[-1])

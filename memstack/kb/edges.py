@@ -12,6 +12,7 @@ from typing import Any
 from memstack.base import files, jsonio, layout
 from memstack.base.errors import bad
 from memstack.base.files import append_line, locked
+from memstack.base.names import check_printable
 from memstack.kb import binder
 
 MAX_DEPTH = 5  # the most steps `memstack related` walks (kb/related.py)
@@ -31,6 +32,7 @@ def add(store: Path, source: str, target: str, relation: str, by: str, now_ms: i
     for key, option in FIELDS.items():
         if not isinstance(entry[key], str) or not entry[key].strip():
             raise bad(option, repr(entry[key]), "must be non-empty text")
+        check_printable(entry[key], option)
     if source == target:
         raise bad("--to", repr(target), "an edge joins two different subjects")
     binder.check_entry(store, entry, note)

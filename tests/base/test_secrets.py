@@ -20,11 +20,14 @@ from check_support import (  # noqa: F401
     head,
     intake,
     jsonl,
+    publish,
     refused,
+    refused_everywhere,
     repo,
     run_check,
     sneak,
     store_template,
+    with_remotes,
     write,
 )
 from helpers import git, items, memstack, tree_snapshot
@@ -438,12 +441,13 @@ def test_promote_stops_before_copying_a_sneaked_credential_into_facts_and_views(
 
 def test_the_checks_find_every_credential_of_the_corpus_as_the_write_paths_do(repo: Path) -> None:  # noqa: F811
     names = sorted(SECRETS)
-    log = "intake/alice/2026-01-01.jsonl"
-    write(repo, log, jsonl(*(intake(n + 1, content=f"pasted:\n{SECRETS[name][0]}\nend")
-                             for n, name in enumerate(names))))
-    handoff = "handoffs/alice/session_handoff-2026-01-02_alice.md"
-    text = handoff_text(thread="see below")
-    write(repo, handoff, text + "".join(f"\n{SECRETS[name][0]}\n" for name in names))
+    chunks = [names[at:at + 16] for at in range(0, len(names), 16)]  # a file's report is capped at 50 lines
+    for number, chunk in enumerate(chunks):
+        date = f"2026-01-{number + 1:02d}"
+        records = [intake(n + 1, day=date, content=f"pasted:\n{SECRETS[name][0]}\nend") for n, name in enumerate(chunk)]
+        write(repo, f"intake/alice/{date}.jsonl", jsonl(*records))
+        write(repo, f"handoffs/alice/session_handoff-{date}_alice.md",
+              handoff_text(date=date, thread="see below") + "".join(f"\n{SECRETS[name][0]}\n" for name in chunk))
     git(repo, "add", "-A")
     result = run_check(repo, "--staged", "--json")
     assert result.returncode == 1
@@ -451,11 +455,14 @@ def test_the_checks_find_every_credential_of_the_corpus_as_the_write_paths_do(re
     for v in json.loads(result.stdout)["violations"]:
         if v["rule"] == "I8":
             found.setdefault((v["path"], v["line"]), set()).add(v["what"])
-    first = text.count("\n") + 2  # the handoff's line of the first credential
-    for n, name in enumerate(names):
-        kind = SECRETS[name][1]
-        assert f"{kind} in content" in found.get((log, n + 1), set()), name
-        assert f"{kind} in text" in found.get((handoff, first + 2 * n), set()), name
+    first = handoff_text(thread="see below").count("\n") + 2  # the handoff's line of the first credential
+    for number, chunk in enumerate(chunks):
+        date = f"2026-01-{number + 1:02d}"
+        log, handoff = f"intake/alice/{date}.jsonl", f"handoffs/alice/session_handoff-{date}_alice.md"
+        for n, name in enumerate(chunk):
+            kind = SECRETS[name][1]
+            assert f"{kind} in content" in found.get((log, n + 1), set()), name
+            assert f"{kind} in text" in found.get((handoff, first + 2 * n), set()), name
     assert_silent(result.stdout + result.stderr, *(line for line, _ in SECRETS.values()))
 
 
@@ -610,3 +617,90 @@ def test_the_prefilter_finds_the_same_hits_in_pieces_as_whole(monkeypatch) -> No
     for piece in (1, 7, 100):
         monkeypatch.setattr(detector, "CHUNK", piece)
         assert detector.prefilter_hits(data) == whole
+
+
+# ---- shapes that do not start their line, wrapped in base64, split across fields --------------------
+
+MIDLINE = ["markdown bullet aws secret", "html comment aws secret", "two assignments on a line", "base64 aws key id",
+           "base64 dotenv", "nul separated environment"]
+
+
+@pytest.mark.parametrize("name", MIDLINE)
+def test_a_handoff_with_a_mid_line_or_wrapped_credential_is_refused_before_it_is_sealed(store: Path,
+                                                                                       name: str) -> None:
+    before, status = tree_snapshot(store), git(store, "status", "--porcelain").stdout
+    result = memstack("handoff", "write", "--agent", "alice", "-", cwd=store,
+                      input=HANDOFF.format(token=SECRETS[name][0]))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith(f"memstack: bad handoff: holds a credential ({SECRETS[name][1]}")
+    assert "(I8)" in result.stderr and result.stderr.count("\n") == 1
+    assert_silent(result.stderr, SECRETS[name][0])
+    assert tree_snapshot(store) == before and git(store, "status", "--porcelain").stdout == status
+
+
+SPLIT = {  # the options of one `intake write`, a credential cut between two of them
+    "name and value": (["--title", "aws_secret_access_key =", "--content", SECRETS["aws secret key"][0].split('"')[1]],
+                       "AWS Access Key"),
+    "token cut in two": (["--content", "see notes", "--subject", AWS_ID[:9], "--predicate", "uses",
+                          "--object", AWS_ID[9:]], "AWS Access Key"),
+    "password label": (["--title", "prod db password:", "--content", PW], "Secret Keyword"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPLIT))
+def test_a_credential_split_across_two_fields_is_refused_at_write_and_by_the_hook(repo: Path,  # noqa: F811
+                                                                                  name: str) -> None:
+    argv, kind = SPLIT[name]
+    before, status = tree_snapshot(repo), git(repo, "status", "--porcelain").stdout
+    result = memstack("intake", "write", *argv, cwd=repo)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"holds a credential ({kind})" in result.stderr and " + " in result.stderr and "(I8)" in result.stderr
+    assert tree_snapshot(repo) == before and git(repo, "status", "--porcelain").stdout == status
+    fields = {argv[i].removeprefix("--"): argv[i + 1] for i in range(0, len(argv), 2)}
+    append(repo, "intake/alice/2026-01-01.jsonl", jsonl(intake(1, **fields)))
+    refused(repo, "intake/alice/2026-01-01.jsonl:1: I8", kind)
+
+
+def test_look_alikes_split_across_fields_pass_at_write(store: Path) -> None:
+    for argv in (["--title", "the api_key:", "--content", "see the vault entry"],
+                 ["--title", "password policy", "--content", "rotate monthly, 2024 audit"],
+                 ["--content", "ok", "--subject", "db", "--predicate", "password:", "--object", "required"],
+                 ["--title", "0193ab4f5e6d7c8b9a0f1e2d3c4b", "--content", "d14e7c7a1b2c3d4e5f60718293a4b5c6d7e8f901"]):
+        result = memstack("intake", "write", *argv, cwd=store)
+        assert result.returncode == 0, (argv, result.stderr)
+
+
+def test_the_hook_finds_a_credential_that_does_not_start_its_line_in_every_file_kind(repo: Path) -> None:  # noqa: F811
+    line = SECRETS["markdown bullet aws secret"][0]
+    write(repo, "handoffs/alice/session_handoff-2026-01-02_alice.md", handoff_text() + f"\n{line}\n")
+    refused(repo, "session_handoff-2026-01-02_alice.md:", "I8 AWS Access Key in text")
+    git(repo, "reset", "-q", "--hard")
+    git(repo, "clean", "-qfd")
+    append(repo, "intake/alice/2026-01-01.jsonl", jsonl(intake(1, content=f"notes\n{SECRETS['base64 dotenv'][0]}")))
+    refused(repo, "intake/alice/2026-01-01.jsonl:1: I8 Secret Keyword (base64) in content")
+
+
+# ---- memstack.yaml is read too ---------------------------------------------------------------------
+
+DSNS = {  # replica.postgres with a password, as a URI and as libpq keywords
+    "uri": ("postgresql://app:" + "Tr0ub4dor3" + "@db.internal:5432/memory", "Basic Auth Credentials"),
+    "keywords": ('"host=db.internal user=app password=' + PW + ' dbname=memory"', "Secret Keyword"),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(DSNS))
+def test_a_dsn_with_a_password_in_memstack_yaml_is_refused_by_every_gate(repo: Path, bare: Path,  # noqa: F811
+                                                                          tmp_path: Path, shape: str) -> None:
+    store = with_remotes(repo, bare, tmp_path)
+    publish(store)
+    dsn, kind = DSNS[shape]
+    config = (store / "memstack.yaml").read_text()
+    write(store, "memstack.yaml", config + f"\nreplica:\n  postgres: {dsn}\n")
+    line = config.count("\n") + 3
+    refused_everywhere(store, f"memstack.yaml:{line}: I8 {kind} in text")
+
+
+def test_a_dsn_without_a_password_in_memstack_yaml_passes(repo: Path) -> None:  # noqa: F811
+    config = (repo / "memstack.yaml").read_text()
+    write(repo, "memstack.yaml", config + "\nreplica:\n  postgres: postgresql://app@db.internal:5432/memory\n")
+    committed(repo, "the replica's DSN; the password comes from PGPASSWORD or ~/.pgpass")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import git, items, memstack, tree_snapshot
+from secret_corpus import GH
 
 NOW = "2026-03-01T00:00:00Z"
 FACT = ("--subject", "db", "--predicate", "decided", "--object", "sqlite")
@@ -115,6 +116,24 @@ CASES = [
     (_args("intake", "write", "--content", "x", "--tier", "ratified"), "ratified"),
     (_args("soil", "graduate", "notes", "kept", "--tier", "ratified"), "ratified"),
     (_args("binder", "edge", "--from", "a", "--to", "b", "--relation", "r", "--by", " "), "by"),
+    # control characters in what a terminal prints
+    (_args("binder", "edge", "--from", "a\x1b[2J", "--to", "b", "--relation", "r"), "control character"),
+    (_args("binder", "edge", "--from", "a", "--to", "b\nforged", "--relation", "r"), "--to"),
+    (_args("binder", "edge", "--from", "a", "--to", "b", "--relation", "r\rx"), "--relation"),
+    (_args("binder", "edge", "--from", "a", "--to", "b", "--relation", "r", "--by", "Ada\x9b"), "--by"),
+    (_args("binder", "ratify", "{id}", "--by", "Ada\x07"), "control character"),
+    # a credential in a decision's note
+    (_args("binder", "ratify", "{id}", "--note", "token " + GH), "note"),
+    (_args("binder", "reject", "{id}", "--note", "- api_key=" + "abc123"), "note"),
+    # a filed document from anywhere on the host
+    (_args("binder", "file", "/proc/self/environ"), "/proc"),
+    (_args("binder", "file", "--outside-repo", "/proc/self/environ"), "/proc"),
+    (_args("binder", "file", "/etc/passwd"), "outside the repository"),
+    (_args("binder", "file", "../../../../../../../../etc/hostname"), "outside the repository"),
+    (_args("binder", "file", "/dev/null"), "/dev"),
+    (_args("binder", "file", "{dir}/incomplete.md"), "outside the repository"),
+    (_args("binder", "file", ".git/HEAD"), ".git"),
+    (_args("binder", "file", "--outside-repo", "{dir}"), "folder"),
 ]
 
 

@@ -187,10 +187,10 @@ def test_a_document_in_kb_files_no_line_enters_is_refused(repo: Path) -> None:  
     refused_and_audited(repo, f"{path}: I5 filed document that no `kind: file` line of kb/binder.jsonl enters")
 
 
-def test_memstack_s_own_binder_writes_pass_every_rule(repo: Path, tmp_path: Path) -> None:  # noqa: F811
+def test_memstack_s_own_binder_writes_pass_every_rule(repo: Path) -> None:  # noqa: F811
     with_people(repo, "Ada")
     committed(repo, "the Binder's people")
-    document = tmp_path / "adr.md"
+    document = repo / "adr.md"  # a filed document comes from inside the repository
     document.write_text("# ADR\n\nUse git.\n")
     for args in (("binder", "file", str(document), "--by", "Ada"),
                  ("binder", "edge", "--from", "parser", "--to", "lexer", "--relation", "uses", "--by", "Ada")):

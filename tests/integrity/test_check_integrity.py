@@ -340,7 +340,7 @@ def test_one_commit_cannot_loosen_the_patterns_and_add_what_they_forbade(store: 
     loosened = config.replace("    - '(?i)api[_-]?key\\s*[:=]'\n", "")
     assert loosened != config
     write(store, "memstack.yaml", loosened)
-    write(store, "identity/alice.md", "# alice\n\napi_key = 123\n")
+    write(store, "identity/alice.md", "# alice\n\napi_key = 123\n")  # pragma: allowlist secret
     refused_everywhere(store, "identity/alice.md:3: I6", "(a pattern of memstack.yaml before this change)")
 
 
@@ -348,7 +348,7 @@ def test_loosening_the_patterns_first_then_editing_the_identity_is_allowed(store
     config = (store / "memstack.yaml").read_text()
     write(store, "memstack.yaml", config.replace("    - '(?i)api[_-]?key\\s*[:=]'\n", ""))
     committed(store, "drop a pattern (reviewable on its own)")
-    write(store, "identity/alice.md", "# alice\n\napi_key = 123\n")
+    write(store, "identity/alice.md", "# alice\n\napi_key = 123\n")  # pragma: allowlist secret
     committed(store, "then the identity")
 
 

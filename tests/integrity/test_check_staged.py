@@ -376,7 +376,7 @@ def test_a_broken_config_is_refused(repo: Path) -> None:
 
 def test_an_identity_matching_a_forbidden_pattern_is_refused(repo: Path) -> None:
     path = repo / "identity/alice.md"
-    path.write_text(path.read_text() + "\nMy api_key: 1234\n")
+    path.write_text(path.read_text() + "\nMy api_key: 1234\n")  # pragma: allowlist secret
     refused(repo, "identity/alice.md:5: I6 matches forbidden pattern")
 
 

@@ -12,7 +12,7 @@ def test_clean_identities_pass(store: Path) -> None:
 
 
 def test_a_forbidden_pattern_is_reported_with_file_and_line(store: Path) -> None:
-    (store / "identity/bob.md").write_text("# bob\n\nmy api_key: sk-123\n")
+    (store / "identity/bob.md").write_text("# bob\n\nmy api_key: sk-123\n")  # pragma: allowlist secret
     result = memstack("identity", "check", cwd=store)
     assert result.returncode == 1
     assert result.stdout.startswith("identity/bob.md:3: I6 matches forbidden pattern")

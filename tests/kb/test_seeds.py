@@ -92,8 +92,10 @@ def test_graduate_a_string_value_and_bad_input(store: Path) -> None:
 
 # ---- binder file / edge ---------------------------------------------------------------------------
 
-def test_binder_file_keeps_the_document_by_its_content(store: Path, tmp_path: Path) -> None:
-    doc = tmp_path / "ADR-0004.md"
+def test_binder_file_keeps_the_document_by_its_content(store: Path) -> None:
+    docs = store / "docs"  # a filed document comes from inside the store's repository
+    docs.mkdir(exist_ok=True)
+    doc = docs / "ADR-0004.md"
     doc.write_text("# ADR-0004\n\nEach pattern carries a distillation timestamp.\n")
     entry = ok(store, "binder", "file", str(doc), "--by", "Ada", "--note", "the architecture decision")
     digest = hashlib.sha256(doc.read_bytes()).hexdigest()
@@ -102,15 +104,15 @@ def test_binder_file_keeps_the_document_by_its_content(store: Path, tmp_path: Pa
     assert (store / entry["path"]).read_bytes() == doc.read_bytes()
     assert binder_lines(store) == [entry]
     assert "already filed as" in bad(store, "binder", "file", str(doc))
-    binary = tmp_path / "blob.bin"
+    binary = docs / "blob.bin"
     binary.write_bytes(b"\xff\xfe\x00binary")
     assert "not UTF-8 text" in bad(store, "binder", "file", str(binary))
-    assert "no such file" in bad(store, "binder", "file", str(tmp_path / "none.md"))
-    (tmp_path / "empty.md").write_text("")
-    assert "empty" in bad(store, "binder", "file", str(tmp_path / "empty.md"))
+    assert "no such file" in bad(store, "binder", "file", str(docs / "none.md"))
+    (docs / "empty.md").write_text("")
+    assert "empty" in bad(store, "binder", "file", str(docs / "empty.md"))
     assert "bad --by" in bad(store, "binder", "file", str(doc), "--by", " ")
-    (tmp_path / "key.md").write_text(f"export AWS_ACCESS_KEY_ID={AWS_KEY}\n")
-    assert "PATH" in bad(store, "binder", "file", str(tmp_path / "key.md"))
+    (docs / "key.md").write_text(f"export AWS_ACCESS_KEY_ID={AWS_KEY}\n")
+    assert "PATH" in bad(store, "binder", "file", str(docs / "key.md"))
     assert commit(store, "file a document").returncode == 0
 
 
@@ -129,8 +131,10 @@ def test_binder_edge_is_appended_once(store: Path) -> None:
     assert missing.returncode == 2 and "--from" in missing.stderr
 
 
-def test_the_hooks_keep_binder_entries_and_files_append_only(store: Path, tmp_path: Path) -> None:
-    doc = tmp_path / "notes.md"
+def test_the_hooks_keep_binder_entries_and_files_append_only(store: Path) -> None:
+    docs = store / "docs"  # a filed document comes from inside the store's repository
+    docs.mkdir(exist_ok=True)
+    doc = docs / "notes.md"
     doc.write_text("confirmed: the lexer is hand-written\n")
     filed = ok(store, "binder", "file", str(doc), "--by", "Ada")
     ok(store, "binder", "edge", "--from", "parser", "--to", "lexer", "--relation", "depends-on", "--by", "Ada")
@@ -214,15 +218,17 @@ HANDOFF = """## Open threads
 """
 
 
-def test_boot_show_and_review_show_the_confirmed_edges(store: Path, tmp_path: Path) -> None:
+def test_boot_show_and_review_show_the_confirmed_edges(store: Path) -> None:
+    docs = store / "docs"  # a filed document comes from inside the store's repository
+    docs.mkdir(exist_ok=True)
     assert memstack("handoff", "write", "--agent", "alice", input=HANDOFF, cwd=store).returncode == 0
     assert memstack("boot", "rebuild", cwd=store).returncode == 0
     assert commit(store, "handoff").returncode == 0
     base = git(store, "rev-parse", "HEAD").stdout.strip()
     touching = ok(store, "binder", "edge", "--from", "lexer", "--to", "tokens", "--relation", "emits", "--by", "Ada")
     ok(store, "binder", "edge", "--from", "lexers", "--to", "tokenizer", "--relation", "is", "--by", "Ada")
-    (tmp_path / "d.md").write_text("doc\n")
-    filed = ok(store, "binder", "file", str(tmp_path / "d.md"), "--by", "Ada")
+    (docs / "d.md").write_text("doc\n")
+    filed = ok(store, "binder", "file", str(docs / "d.md"), "--by", "Ada")
     shown = ok(store, "boot", "show", "--agent", "alice")
     assert shown["edges"] == [touching]  # `lexers`/`tokenizer` are named in no open thread
     text = memstack("boot", "show", "--agent", "alice", cwd=store).stdout
@@ -349,12 +355,14 @@ def test_missing_or_extra_arguments_are_usage_errors(store: Path, args: tuple[st
 
 # ---- the MCP tools, through the SDK's client ----------------------------------------------------------
 
-def test_the_new_tools_over_stdio_do_what_the_cli_does(store: Path, tmp_path: Path) -> None:
+def test_the_new_tools_over_stdio_do_what_the_cli_does(store: Path) -> None:
+    docs = store / "docs"  # a filed document comes from inside the store's repository
+    docs.mkdir(exist_ok=True)
     from mcp_support import cli_error, cli_json, refused, run, server, worded
     from mcp_support import ok as tool_ok
 
     ok(store, "soil", "put", "session", "plan", "--value", '{"next": "lexer"}')
-    doc = tmp_path / "guide.md"
+    doc = docs / "guide.md"
     doc.write_text("# Guide\n")
 
     async def test() -> None:
@@ -390,9 +398,11 @@ def test_the_new_tools_over_stdio_do_what_the_cli_does(store: Path, tmp_path: Pa
     run(test)
 
 
-def test_a_filed_document_is_kept_byte_for_byte_through_git(store: Path, tmp_path: Path) -> None:
+def test_a_filed_document_is_kept_byte_for_byte_through_git(store: Path) -> None:
+    docs = store / "docs"  # a filed document comes from inside the store's repository
+    docs.mkdir(exist_ok=True)
     """`.gitattributes` (`kb/files/* -text`): git converts no line ending, so the name stays the content's hash."""
-    doc = tmp_path / "windows.md"
+    doc = docs / "windows.md"
     doc.write_bytes(b"# written on windows\r\nline two\r\n")
     entry = ok(store, "binder", "file", str(doc), "--by", "Ada")
     assert commit(store, "crlf document").returncode == 0

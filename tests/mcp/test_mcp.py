@@ -72,7 +72,7 @@ def _cli_options(*verb: str) -> set[str]:
     ("binder_reject", ("binder", "reject"), set(), set()),
     ("search", ("search",), set(), set()),
     ("soil_graduate", ("soil", "graduate"), set(), set()),
-    ("binder_file", ("binder", "file"), set(), set()),
+    ("binder_file", ("binder", "file"), {"outside_repo"}, set()),  # a person's choice, never an agent's
     ("binder_edge", ("binder", "edge"), {"source", "target"}, {"from", "to"}),  # the CLI's --from/--to
     ("related", ("related",), set(), set()),
     ("status", ("status",), set(), set()),

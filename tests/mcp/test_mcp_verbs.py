@@ -226,8 +226,8 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             grad = await c.ok("soil_graduate", collection="session", key="c")
             assert grad["soil"]["graduated_to"] == grad["intake"]["record"]["id"]
             assert "already graduated" in await c.refused("soil_graduate", collection="session", key="c")
-            (tmp_path / "adr.md").write_text("# ADR 1\nWe build with ninja.\n")
-            filed = await c.ok("binder_file", path=str(tmp_path / "adr.md"), by="Ada")
+            (store / "adr.md").write_text("# ADR 1\nWe build with ninja.\n")  # inside the store's repository
+            filed = await c.ok("binder_file", path=str(store / "adr.md"), by="Ada")
             assert filed["kind"] == "file" and filed["path"].startswith("kb/files/")
             edge = await c.ok("binder_edge", **{"from": "build", "to": "lexer", "relation": "feeds", "by": "Ada"})
             assert (edge["from"], edge["to"]) == ("build", "lexer")

@@ -5,6 +5,7 @@ behind a two-stage prefilter (a detector's substrings in the lower-cased bytes, 
 lines they hit), and a store's `Policy` (detectors switched off, extra patterns).
 """
 
+import base64
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,11 +70,30 @@ _ASSIGNED = re.compile(rf"(?:{_KEYWORD})\w*[\]'\"\\]{{0,3}}(?:\[\d*\])?(?:\s*(?:
 _COMPARED = re.compile(r"['\"`]\s*[!=]=")
 
 
-_BARE_LINE = re.compile(rf"\s*(?:export\s+)?[\w.-]*(?:{_KEYWORD})[\w.-]*\s*[:=]\s*[^\s'\"`]+\s*")
+# What separates lines for I8: Python's line breaks (str.splitlines) and NUL, which separates the
+# variables of /proc/<pid>/environ and the names of `find -print0`.
+LINE_BREAK = re.compile("\r\n|[\n\r\x00\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def split_lines(text: str) -> list[str]:
+    """`text`'s lines, split at every LINE_BREAK (as str.splitlines, NUL included)."""
+    parts = LINE_BREAK.split(text)
+    return parts[:-1] if len(parts) > 1 and not parts[-1] else parts
+
+
+# An unquoted assignment anywhere in a line (`- api_key=<value>`, `<!-- password: <value> -->`, a `.env`
+# line): a secret-sounding name, `=`, `:`, `:=` or `=>`, and one token that ends the line or is followed
+# by a space, `,`, `;`, `}`, a quote or `-->` (so `os.environ[...]`, `getpass()` and `<placeholder>`
+# are no value; nor is `settings.pw` in `f(password=settings.pw)`: code passes a name, not a secret).
+_STOP = "\\s'\"`()\\[\\]{}<>,;\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029"
+_UNQUOTED = (rf"([\w.-]*(?:{_KEYWORD})[\w.-]*)\s*(?::=|=>|=|:)\s*([^={_STOP}][^{_STOP}]*)"
+             rf"(?=$|[\s,;}}'\"\x00-\x1f\x7f-\x9f\u2028\u2029]|-->)")
+_UNQUOTED_LOW = re.compile(_UNQUOTED)
+UNQUOTED = re.compile(_UNQUOTED, re.IGNORECASE)
 
 
 def _assignment(text: str, low: str) -> bool:
-    return bool(_ASSIGNED.search(low) or ("=" in low and _COMPARED.search(low)) or _BARE_LINE.fullmatch(low))
+    return bool(_ASSIGNED.search(low) or ("=" in low and _COMPARED.search(low)) or _UNQUOTED_LOW.search(low))
 
 
 def _shape(pattern: str) -> Callable[[str, str], bool]:
@@ -98,6 +118,17 @@ ASSIGNMENTS = len(STAGES) - 1  # the password-assignment stage
 
 
 NAMED = re.compile(_KEYWORD, re.IGNORECASE)
+
+
+# Text that ends with a secret-sounding name and, maybe, its sign (`api_key =`, `prod db password:`):
+# what joins the start of another field as its value (lower-cased text).
+ENDS_NAMED = re.compile(rf"(?:{_KEYWORD})[\w.-]*\s*(?::=|=>|=|:)?\s*$")
+
+
+# The prefixes of the tokens of a known shape (cloud keys, GitHub, GitLab, Slack, Stripe, JWT, OpenAI),
+# as one expression: rare in prose, unlike `aws`, `://` or `private key`.
+TOKEN_WORD_IN = re.compile("|".join(re.escape(word) for words, _, _ in STAGES[:ASSIGNMENTS] for word in words
+                                    if word not in ("aws", "://", "private key", "hooks.slack.com")))
 
 
 def triggered(text: str) -> bool:
@@ -133,7 +164,50 @@ def prefilter_hits(data: bytes) -> list[tuple[int, int]]:
 ALLOW = re.compile(r"pragma:\s*allowlist[ -]secret")
 
 
-_BARE = re.compile(r"\s*(?:export\s+)?([A-Za-z_][\w.-]*)\s*(=|:)\s*([^\s'\"`()\[\]{}<>]+)\s*")
+# Base64: a credential wrapped in it (a `.env` file or a token encoded for a header or a manifest) is
+# found by decoding each run of the alphabet longer than 32 characters (memstack's ids are 28 to 32 hex
+# digits; a run of hex digits only is a hash) and reading the text it decodes to, if it is text, for
+# the same shapes. Finding the runs is one bytes.translate and a few finds (~2 ms a megabyte).
+_BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_RUNS = bytes(0x78 if c in _BASE64 else 0x20 for c in range(256))
+MIN_ENCODED = 33  # characters in a run
+_RUN = b"x" * MIN_ENCODED
+_HEX = re.compile(rb"[0-9a-fA-F]+")
+MAX_DECODED = 1 << 16  # characters of a run decoded: a longer one is read this far
+
+
+def encoded_runs(data: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each run of base64's alphabet longer than 32 characters, not all hex digits."""
+    marked = data.translate(_RUNS)
+    found = []
+    at = marked.find(_RUN)
+    while at >= 0:
+        end = marked.find(b" ", at + MIN_ENCODED)
+        end = len(data) if end < 0 else end
+        if not _HEX.fullmatch(data, at, end):
+            found.append((at, end))
+        at = marked.find(_RUN, end)
+    return found
+
+
+def decoded(text: str) -> list[str]:
+    """The text each base64 run of `text` decodes to, where it decodes to text (of one of its four
+    alignments: a run may start with a letter that is not its own, `\\n` of an escaped newline)."""
+    data = text.encode("utf-8", "surrogateescape")
+    found = []
+    for start, end in encoded_runs(data):
+        run = data[start:min(end, start + MAX_DECODED)]
+        for skip in range(4):
+            piece = run[skip:]
+            piece = piece[:len(piece) - 1] if len(piece) % 4 == 1 else piece  # never a whole group
+            try:
+                plain = base64.b64decode(piece + b"=" * (-len(piece) % 4), validate=True).decode("utf-8")
+            except (ValueError, UnicodeDecodeError):
+                continue
+            if sum(c.isprintable() or c.isspace() for c in plain) >= 0.95 * len(plain):
+                found.append(plain)
+                break
+    return found
 
 
 @dataclass(frozen=True)
@@ -172,21 +246,26 @@ def _library(line: str) -> set[str]:
     return {found.type for found in scan_line(line)}
 
 
-def kinds(line: str, policy: Policy = DEFAULT) -> list[str]:
-    """The kinds of credential on one line of text (sorted, each once); [] for most lines."""
+def kinds(line: str, policy: Policy = DEFAULT, encoded: bool = True) -> list[str]:
+    """The kinds of credential on one line of text (sorted, each once); [] for most lines. A "line"
+    holding a LINE_BREAK (NUL, ...) is read as the lines it separates; with `encoded`, the text its base64
+    runs decode to is read too (its kinds marked `(base64)`)."""
+    if LINE_BREAK.search(line):
+        return sorted({kind for part in split_lines(line) for kind in kinds(part, policy, encoded)})
+    if ALLOW.search(line):
+        return []
     extra = policy.extras(line) if policy.extra else set()
     shaped = triggered(line)
-    if not (shaped or extra) or ALLOW.search(line):
-        return []
     found: set[str] = set()
     if shaped:
         found = _library(line)
-        bare = _BARE.fullmatch(line)
-        if bare and not found and not bare.group(3).isalpha():  # `password: required` is a word, not a secret
-            name, sign, value = bare.groups()
-            found |= _library(f'{name}: "{value}"' if sign == ":" else f'{name} = "{value}"')
+        for name, value in UNQUOTED.findall(line):
+            if not value.isalpha():  # `password: required` is a word, not a secret
+                found |= _library(f'{name} = "{value}"')
         found |= {kind for kind, pattern in _EXTRA if pattern.search(line)}
         found -= policy.dropped
+    if encoded and len(line) > MIN_ENCODED:
+        found |= {f"{kind} (base64)" for plain in decoded(line) for kind in kinds(plain, policy, False)}
     return sorted(found | extra)
 
 

@@ -5,6 +5,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice, permutations
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +18,21 @@ from memstack.base.secrets.detect import (
     ANY_WORD_IN,
     ASSIGNMENTS,
     DEFAULT,
+    ENDS_NAMED,
+    KIND,
+    LINE_BREAK,
     NAMED,
     STAGES,
+    TOKEN_WORD_IN,
     Policy,
+    encoded_runs,
     kinds,
     prefilter_hits,
+    split_lines,
 )
 from memstack.base.secrets.settings import for_store
+
+KEYWORD = KIND["KeywordDetector"]
 
 FIX = ("memory never keeps credentials: remove it (keep a reference instead: the variable's or the vault"
        " entry's name) and rotate it if it was real, or mark a deliberate exception with"
@@ -44,9 +53,9 @@ class Finding:
 
 def scan_text(text: str, field: str = "text", policy: Policy = DEFAULT) -> list[Finding]:
     """Each credential in `text`, line by line (a line number only when the text has several)."""
-    if not policy.extra and not ANY_WORD_IN.search(text.lower()):
+    if not policy.extra and not ANY_WORD_IN.search(text.lower()) and not encoded_runs(text.encode()):
         return []
-    parts = text.splitlines() or [text]
+    parts = split_lines(text)
     numbered = len(parts) > 1
     return [Finding(field, number if numbered else 0, kind)
             for number, line in enumerate(parts, start=1) for kind in kinds(line, policy)]
@@ -64,9 +73,66 @@ def scan(value: Any, field: str = "", policy: Policy = DEFAULT) -> list[Finding]
             low = orjson.dumps(value).decode("utf-8").lower()
         except TypeError:  # not plain JSON (a key that is no string, ...): field by field
             low = None
-        if low is not None and not any(word in low for word in ANY_WORD):
+        if low is not None and not any(word in low for word in ANY_WORD) and not encoded_runs(low.encode()) \
+                and not _split_word(value):
             return []
-    return sorted(set(_walk(value, field, policy)))
+    found = sorted(set(_walk(value, field, policy)))
+    if not found and isinstance(value, dict):
+        found = _across(value, field, policy)
+    return found
+
+
+ACROSS_FIELDS = 32  # the strings of a record whose joins are read, at most
+ACROSS_CHARS = 64  # characters of each side of a join
+_METADATA = re.compile(r"(?:^|\.)(?:\w*_)?(?:id|at)$")  # a record's id and times (`id`, `intake_id`, `created_at`)
+_TIME = re.compile(r"\d{4}-\d\d-\d\d[T ][\d:.]+(?:Z|[+-]\d\d:?\d\d)?")
+
+
+def _strings(value: Any, field: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield field, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(item, f"{field}.{key}" if field else str(key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{field}[{index}]")
+
+
+def _split_word(value: Any) -> bool:
+    """Might a detector's word be cut between two string fields of a record (its top level)?"""
+    if not isinstance(value, dict):
+        return False
+    strings = [item for item in value.values() if isinstance(item, str)]
+    return len(strings) > 1 and bool(ANY_WORD_IN.search(("".join(strings) + "\n" + "".join(reversed(strings))).lower()))
+
+
+def _across(record: dict[str, Any], field: str, policy: Policy) -> list[Finding]:
+    """A credential split across two fields of one record (the name in one, the value in the other; a
+    token cut in two): the end of each string joined to the start of each other one, read as one line.
+
+    Only joins that can make one are read: after a string that ends with a secret-sounding name (and a
+    sign), with a space between; after a string whose end holds a token detector's word, or where such
+    a word spans the join, without (a name read with the word after it would be a name no one wrote:
+    there, only the detectors of a token's shape)."""
+    strings = [(path, text) for path, text in islice(_strings(record, field), ACROSS_FIELDS)
+               if text.strip() and not ALLOW.search(text) and not _METADATA.search(path) and not _TIME.fullmatch(text)]
+    ends = [text[-ACROSS_CHARS:] for _, text in strings]
+    named = [bool(ENDS_NAMED.search(end[-40:].lower())) for end in ends]
+    token = [bool(TOKEN_WORD_IN.search(end.lower())) for end in ends]
+    pairs = list(permutations(range(len(strings)), 2))
+    tails, heads = [end[-12:].lower() for end in ends], [text[:12].lower() for _, text in strings]
+    spans = TOKEN_WORD_IN.search("\n".join(tails[i] + heads[j] for i, j in pairs))  # a word across a join
+    found = set()
+    for i, j in pairs:
+        if not (named[i] or token[i] or spans):
+            continue
+        start = strings[j][1][:ACROSS_CHARS]
+        joined = set(kinds(f"{ends[i]} {start}", policy, encoded=False)) if named[i] else set()
+        if token[i] or spans:
+            joined |= {kind for kind in kinds(ends[i] + start, policy, encoded=False) if kind != KEYWORD}
+        found |= {Finding(f"{strings[i][0]} + {strings[j][0]}", 0, kind) for kind in joined}
+    return sorted(found)
 
 
 def _walk(value: Any, field: str, policy: Policy) -> Iterator[Finding]:
@@ -104,7 +170,7 @@ def flagged(lines: Sequence[bytes], policy: Policy = DEFAULT) -> set[int]:
         starts.append(at)
         at += len(line) + 1
     joined = b"\n".join(line.rstrip(b"\n") for line in lines)
-    hit = {bisect_right(starts, offset) - 1 for offset, _ in prefilter_hits(joined)}
+    hit = {bisect_right(starts, offset) - 1 for offset, _ in prefilter_hits(joined) + encoded_runs(joined)}
     return hit | {number - 1 for number, _ in _extra_lines(joined, policy)}
 
 
@@ -158,8 +224,8 @@ def _added(new: bytes, old: bytes | None, json_lines: bool, policy: Policy) -> l
             lines[number] = (new[start:end], set())
             at = start
         lines[number][1].add(detector)
-    forced: set[int] = set()  # lines an extra pattern matches: past the prefilter
-    for number, raw_line in _extra_lines(new, policy):
+    forced: set[int] = set()  # lines an extra pattern matches, or with base64 runs: past the prefilter
+    for number, raw_line in _extra_lines(new, policy) + _encoded_lines(new):
         lines.setdefault(number, (raw_line, set()))
         forced.add(number)
     before: bytes | None = None
@@ -173,6 +239,8 @@ def _added(new: bytes, old: bytes | None, json_lines: bool, policy: Policy) -> l
         # there, a password word is enough to read the record.
         shown = line.replace('\\"', '"') if json_lines else line
         low = shown.lower()
+        if LINE_BREAK.search(line.rstrip("\r")):  # NUL-separated (an environment dump): each part a line
+            forced.add(number)
         if number not in forced and not any((json_lines and d == ASSIGNMENTS) or STAGES[d][2](shown, low)
                                             for d in detectors):
             continue
@@ -181,6 +249,22 @@ def _added(new: bytes, old: bytes | None, json_lines: bool, policy: Policy) -> l
         if before and b"\n" + raw + b"\n" in before:
             continue  # not added by this change
         found += [(number, finding) for finding in _line(line, json_lines, policy)]
+    return found
+
+
+def _encoded_lines(new: bytes) -> list[tuple[int, bytes]]:
+    """(line number, its bytes) for each line of `new` holding a base64 run (detect.encoded_runs)."""
+    found: list[tuple[int, bytes]] = []
+    number, at, end = 1, 0, -1
+    for offset, _ in encoded_runs(new):
+        if offset <= end:
+            continue
+        start = new.rfind(b"\n", 0, offset) + 1
+        number += new.count(b"\n", at, start)
+        end = new.find(b"\n", offset)
+        end = len(new) if end < 0 else end
+        found.append((number, new[start:end]))
+        at = start
     return found
 
 
@@ -223,7 +307,7 @@ def _line(line: str, json_lines: bool, policy: Policy) -> list[Finding]:
                 seen = {f.kind for f in found}  # an extra pattern written for the line as it is stored
                 extra = set() if ALLOW.search(line) else policy.extras(line) - seen
                 return found + [Finding("text", 0, name) for name in sorted(extra)]
-    return [Finding("text", 0, kind) for kind in kinds(line, policy)]
+    return [Finding("text", 0, kind) for kind in kinds(line, policy)]  # NUL-separated parts: each a line
 
 
 def redact(value: Any, policy: Policy = DEFAULT) -> Any:

@@ -39,9 +39,13 @@ def register_confirmed(verbs: Any, common: Any) -> None:
     p = verbs.add_parser(
         "file", parents=[common], help="file a human-confirmed document in the Binder (kept in kb/files/)",
         **doc("Copy a document (UTF-8 text) into the store as kb/files/<sha256>[.ext] and enter it in"
-                    " kb/binder.jsonl as confirmed knowledge. Append-only: never edited or deleted.",
+                    " kb/binder.jsonl as confirmed knowledge. Append-only: never edited or deleted. The"
+                    " document is a regular file (no symbolic link, FIFO or device) inside the repository"
+                    " that holds the store, at most binder.max_file_bytes, with no credential.",
             "memstack binder file docs/adr-0004.md --by 'Ada Lovelace'"))
-    p.add_argument("path", metavar="PATH", help="the document to file")
+    p.add_argument("path", metavar="PATH", help="the document to file (inside the store's repository)")
+    p.add_argument("--outside-repo", action="store_true",
+                   help="file a document from outside the repository that holds the store (never /proc, /sys, /dev)")
     p.add_argument("--by", metavar="NAME", help="who confirms it (default: git user.name, else the login name)")
     p.add_argument("--note", metavar="TEXT", help="why it is filed")
     p.set_defaults(func=run_file)
@@ -95,7 +99,8 @@ def run_decide(args: Any) -> int:
 def run_file(args: Any) -> int:
     from memstack.api.binder import file_document  # lazy: --help stays quick
 
-    entry = file_document(open_store(args.store), path=args.path, by=args.by, note=args.note)
+    entry = file_document(open_store(args.store), path=args.path, by=args.by, note=args.note,
+                          outside_repo=args.outside_repo)
     emit(args, entry, f"filed {args.path} as {entry['path']} (entered in {layout.DECISIONS}; commit both for review)")
     return 0
 

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from memstack.base.output import emit
+from memstack.base.output import emit, shown
 from memstack.cli.commands import doc
 from memstack.kb.edges import MAX_DEPTH
 from memstack.repo.store import open_store
@@ -24,7 +24,7 @@ def register(sub: Any, common: Any) -> None:
 
 def _line(item: dict[str, Any]) -> str:
     what = f"edge by {item['by']}" if item["kind"] == "edge" else f"fact {item['id']}"
-    return f"{item['depth']}  {item['from']} -{item['relation']}-> {item['to']}  ({what})"
+    return shown(f"{item['depth']}  {item['from']} -{item['relation']}-> {item['to']}  ({what})")
 
 
 def run_related(args: Any) -> int:
@@ -34,5 +34,5 @@ def run_related(args: Any) -> int:
                            cursor=args.cursor)
     emit(args, doc, lambda: "\n".join(_line(i) for i in doc["items"]) + (
         f"\n… {doc['remaining']} more (--cursor {doc['next_cursor']})" if doc["next_cursor"] else "")
-        if doc["items"] else f"nothing related to {args.subject!r}")
+        if doc["items"] else f"nothing related to {shown(repr(args.subject))}")
     return 0

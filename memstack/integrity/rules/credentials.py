@@ -14,7 +14,7 @@ I8_FIX = ("remove it (keep a reference: the variable's or the vault entry's name
           " `pragma: allowlist secret` on its line")
 
 
-TEXT_KINDS = (layout.HANDOFF, layout.IDENTITY, layout.WILLOW_KIND, layout.BINDER_FILE)
+TEXT_KINDS = (layout.HANDOFF, layout.IDENTITY, layout.WILLOW_KIND, layout.BINDER_FILE, layout.CONFIG_KIND)
 
 
 def secrets(path: str, place: Place, new: bytes, old: Callable[[], bytes | None],
