@@ -21,13 +21,23 @@ def queue_key(entry: dict[str, Any]) -> tuple[Any, ...]:
     return (0, entry["created_at"], entry["id"])
 
 
+_WAITING, _DISPUTE = pages.shaped(int, str, str), pages.shaped(int, str, str, str)
+
+
+def _queue_shape(key: list[Any]) -> bool:
+    """A key queue_key makes: (0, created_at, id) or (1, subject, predicate, id)."""
+    return (_WAITING(key) and key[0] == 0) or (_DISPUTE(key) and key[0] == 1)
+
+
 def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
                   max_bytes: int | None = None) -> dict[str, Any]:
     """`binder list --json` and the `binder_list` tool: one page of the waiting intake records, oldest first,
     then the disagreements between agents (`"kind": "dispute"`, docs/merge.md)."""
 
-    pages.page([], limit=limit, cursor=cursor, key=queue_key)  # a bad cursor is refused before the queue is read
-    return pages.page(queue(store), limit=limit, cursor=cursor, key=queue_key, max_bytes=max_bytes).document()
+    pages.page([], limit=limit, cursor=cursor, key=queue_key, verb="binder list",
+               shape=_queue_shape)  # a bad cursor is refused before the queue is read
+    return pages.page(queue(store), limit=limit, cursor=cursor, key=queue_key, verb="binder list", shape=_queue_shape,
+                      max_bytes=max_bytes).document()
 
 
 def queue(store: Store) -> Iterator[dict[str, Any]]:
