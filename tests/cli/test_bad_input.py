@@ -111,6 +111,20 @@ CASES = [
     (_args("init", "{bin}"), "path"),
     (_args("init", "{dir}/new", "--agent", "Not A Name"), "agent"),
     (_args("--store", "/nonexistent/store", "intake", "list"), "/nonexistent/store"),
+    # forged cursors: a cursor the verb did not hand out, never a traceback or an empty page
+    (_args("intake", "list", "--limit", "1", "--cursor", "WzEsImEiXQ"), "not a cursor intake list handed out"),
+    (_args("intake", "list", "--pending", "--cursor", "WzEsImEiXQ"), "not a cursor intake list handed out"),
+    (_args("fact", "history", "--subject", "db", "--cursor", "WzEsImEiXQ"), "not a cursor fact history"),
+    (_args("fact", "get-valid-at", "--ts", NOW, "--cursor", "WzEsImEiXQ"), "not a cursor fact get-valid-at"),
+    (_args("soil", "list", "notes", "--cursor", "WzEsImEiXQ"), "not a cursor soil list handed out"),
+    (_args("binder", "list", "--cursor", "WzEsImEiXQ"), "not a cursor binder list handed out"),
+    (_args("recall", "--subject", "db", "--now-ts", NOW, "--cursor", "WzEsImEiXQ"), "not a cursor recall"),
+    (_args("related", "db", "--cursor", "WzEsImEiXQ"), "not a cursor related handed out"),
+    (_args("recall", "--subject", "db", "--cursor", "WyJmYWN0IGhpc3RvcnkiLFsiZGIiLDEsMiwiYSIsMV1d"),
+     "not a cursor recall handed out"),  # a cursor of fact history
+    (_args("intake", "list", "--cursor", "WyJpbnRha2UgbGlzdCIsWzEsImEiXV0"), "not a cursor intake list"),  # [1,"a"]
+    # promotion: a now beyond the clock skew
+    (_args("promote", "--now-ts", "2030-01-01T00:00:00Z"), "clock skew"),
 ]
 
 
