@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memstack.base import pages
+from memstack.base import limits, pages
 from memstack.base.errors import bad
 from memstack.base.times import now_ms
 from memstack.kb import binder, disputes, documents, edges, views
@@ -59,12 +59,14 @@ def decide_document(store: Store, verb: str, id: str, by: str | None = None,
 
     if by is not None and not by.strip():  # given empty: bad input, not "the default"
         raise bad("--by", repr(by), "must name who decides")
+    limits.check_text(store.root, "--note", note)
     if disputes.side_of(store.root, id) is not None:  # a side of a disagreement between agents
         return disputes.decide(store.root, id, verb, by or _who(store), now_ms(), note)
     return binder.decide(store.root, id, verb, by or _who(store), now_ms(), note)
 
 
-def _by(store: Store, by: str | None) -> str:
+def _by(store: Store, by: str | None, note: str | None) -> str:
+    limits.check_text(store.root, "--note", note)
     if by is not None and not by.strip():  # given empty: bad input, not "the default"
         raise bad("--by", repr(by), "must name who confirms it")
     return by or _who(store)
@@ -76,11 +78,11 @@ def file_document(store: Store, *, path: str, by: str | None = None, note: str |
 
     if not isinstance(path, str) or not path.strip():
         raise bad("PATH", repr(path), "name a document to file")
-    return documents.file_document(store.root, Path(path), _by(store, by), now_ms(), note)
+    return documents.file_document(store.root, Path(path), _by(store, by, note), now_ms(), note)
 
 
 def edge_document(store: Store, *, source: str, target: str, relation: str, by: str | None = None,
                   note: str | None = None) -> dict[str, Any]:
     """`binder edge --json` and the `binder_edge` tool: the entry appended."""
 
-    return edges.add(store.root, source, target, relation, _by(store, by), now_ms(), note)
+    return edges.add(store.root, source, target, relation, _by(store, by, note), now_ms(), note)

@@ -22,6 +22,7 @@ DEFAULTS: dict[str, Any] = {
         "classifier": None,
     },
     "replica": {"postgres": None},
+    "limits": {"text_bytes": 65_536, "value_bytes": 65_536, "query_bytes": 4_096, "json_depth": 64},  # base/limits.py
 }
 
 

@@ -33,7 +33,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from memstack.base import pages
+from memstack.base import limits, pages
 from memstack.base.errors import bad
 from memstack.base.names import check_name
 from memstack.base.times import given_ts, iso
@@ -163,6 +163,7 @@ def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier:
            valid_at: Any = None, as_of: Any = None, limit: Any = None, cursor: Any = None) -> dict[str, Any]:
     """The `search --json` document: {query, matched, hits, next_cursor, remaining}."""
     check_query(query)
+    limits.check_text(store, "query", query, "query_bytes")  # a long query is refused, never searched
     where, params, known = _filters(layer, agent, tier, table, valid_at, as_of)
     pages.check_limit(limit)
     _check_cursor(cursor)

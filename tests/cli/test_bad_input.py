@@ -125,6 +125,13 @@ CASES = [
     (_args("intake", "list", "--cursor", "WyJpbnRha2UgbGlzdCIsWzEsImEiXV0"), "not a cursor intake list"),  # [1,"a"]
     # promotion: a now beyond the clock skew
     (_args("promote", "--now-ts", "2030-01-01T00:00:00Z"), "clock skew"),
+    # sizes and depth (limits: in memstack.yaml)
+    (_args("soil", "put", "notes", "deep", "--value", "[" * 1000 + "]" * 1000), "json_depth"),
+    (_args("soil", "put", "notes", "deep", "--value", "[" * 300 + "]" * 300), "json_depth"),
+    (_args("intake", "write", "--content", "x" * 70_000), "text_bytes"),
+    (_args("fact", "add", *FACT[:4], "--object", "o" * 70_000), "text_bytes"),
+    (_args("search", "word " * 1_000), "query_bytes"),
+    (_args("binder", "ratify", "{id}", "--note", "n" * 70_000), "text_bytes"),
 ]
 
 
