@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memstack.base import config, pages
+from memstack.base import config, limits, pages
 from memstack.base.errors import bad
 from memstack.base.names import check_printable
 from memstack.base.times import now_ms
@@ -22,13 +22,23 @@ def queue_key(entry: dict[str, Any]) -> tuple[Any, ...]:
     return (0, entry["created_at"], entry["id"])
 
 
+_WAITING, _DISPUTE = pages.shaped(int, str, str), pages.shaped(int, str, str, str)
+
+
+def _queue_shape(key: list[Any]) -> bool:
+    """A key queue_key makes: (0, created_at, id) or (1, subject, predicate, id)."""
+    return (_WAITING(key) and key[0] == 0) or (_DISPUTE(key) and key[0] == 1)
+
+
 def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
                   max_bytes: int | None = None) -> dict[str, Any]:
     """`binder list --json` and the `binder_list` tool: one page of the waiting intake records, oldest first,
     then the disagreements between agents (`"kind": "dispute"`, docs/merge.md)."""
 
-    pages.page([], limit=limit, cursor=cursor, key=queue_key)  # a bad cursor is refused before the queue is read
-    return pages.page(queue(store), limit=limit, cursor=cursor, key=queue_key, max_bytes=max_bytes).document()
+    pages.page([], limit=limit, cursor=cursor, key=queue_key, verb="binder list",
+               shape=_queue_shape)  # a bad cursor is refused before the queue is read
+    return pages.page(queue(store), limit=limit, cursor=cursor, key=queue_key, verb="binder list", shape=_queue_shape,
+                      max_bytes=max_bytes).document()
 
 
 def queue(store: Store) -> Iterator[dict[str, Any]]:
@@ -50,6 +60,7 @@ def decide_document(store: Store, verb: str, id: str, by: str | None = None,
 
     if by is not None and not by.strip():  # given empty: bad input, not "the default"
         raise bad("--by", repr(by), "must name who decides")
+    limits.check_text(store.root, "--note", note)
     check_printable(by, "--by")
     who = _listed(store, by or _who(store))
     if disputes.side_of(store.root, id) is not None:  # a side of a disagreement between agents
@@ -57,7 +68,8 @@ def decide_document(store: Store, verb: str, id: str, by: str | None = None,
     return binder.decide(store.root, id, verb, who, now_ms(), note)
 
 
-def _by(store: Store, by: str | None) -> str:
+def _by(store: Store, by: str | None, note: str | None) -> str:
+    limits.check_text(store.root, "--note", note)
     if by is not None and not by.strip():  # given empty: bad input, not "the default"
         raise bad("--by", repr(by), "must name who confirms it")
     check_printable(by, "--by")
@@ -84,11 +96,11 @@ def file_document(store: Store, *, path: str, by: str | None = None, note: str |
     if not isinstance(path, str) or not path.strip():
         raise bad("PATH", repr(path), "name a document to file")
     within = None if outside_repo else git.worktree_top(store.root) or store.root
-    return documents.file_document(store.root, Path(path), _by(store, by), now_ms(), note, within=within)
+    return documents.file_document(store.root, Path(path), _by(store, by, note), now_ms(), note, within=within)
 
 
 def edge_document(store: Store, *, source: str, target: str, relation: str, by: str | None = None,
                   note: str | None = None) -> dict[str, Any]:
     """`binder edge --json` and the `binder_edge` tool: the entry appended."""
 
-    return edges.add(store.root, source, target, relation, _by(store, by), now_ms(), note)
+    return edges.add(store.root, source, target, relation, _by(store, by, note), now_ms(), note)

@@ -25,8 +25,12 @@ def _now_if_none(ms: int | None) -> int:
     return now_ms() if ms is None else ms
 
 
+_SHAPE = pages.shaped(str, str)  # (created_at, id)
+
+
 def list_document(store: Store, agent: str | None = None, pending: bool = False, *, limit: Any = None,
                   cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
     """`intake list --json`: one page of records, oldest first, `{"items", "next_cursor", "remaining"}`."""
     return pages.page(intake.each_record(store.root, agent, pending), limit=limit, cursor=cursor,
-                      key=lambda r: (r["created_at"], r["id"]), max_bytes=max_bytes).document()
+                      key=lambda r: (r["created_at"], r["id"]), verb="intake list", shape=_SHAPE,
+                      max_bytes=max_bytes).document()

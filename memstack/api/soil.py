@@ -29,7 +29,8 @@ def list_document(store: Store, collection: str, include_expired: bool = False, 
                   cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
     """`soil list --json`: one page of a collection's records by key, `{"items", "next_cursor", "remaining"}`."""
     return pages.page(soil.iter_records(store.root, collection, now_ms(), include_expired), limit=limit,
-                      cursor=cursor, key=lambda r: (r["key"],), max_bytes=max_bytes).document()
+                      cursor=cursor, key=lambda r: (r["key"],), verb="soil list", shape=pages.shaped(str),
+                      max_bytes=max_bytes).document()
 
 
 def graduate_document(store: Store, *, collection: str, key: str, agent: str | None = None, subject: Any = None,

@@ -9,7 +9,6 @@ from memstack.base.errors import MemstackError
 from memstack.base.files import write_atomic
 
 CONFIG_NAME = "memstack.yaml"
-MAX_FILE_BYTES = 10 * 2**20  # binder.max_file_bytes: the largest document `binder file` copies in
 DEFAULT_SKEW_SECONDS = 300  # clock.max_skew_seconds: how far past now a transaction time may lie (base/clock.py)
 
 DEFAULTS: dict[str, Any] = {
@@ -23,7 +22,9 @@ DEFAULTS: dict[str, Any] = {
         "classifier": None,
     },
     "replica": {"postgres": None},
-    "binder": {"people": None, "max_file_bytes": MAX_FILE_BYTES},
+    "binder": {"people": None},
+    "limits": {"text_bytes": 65_536, "value_bytes": 65_536, "query_bytes": 4_096, "json_depth": 64,
+               "file_bytes": 10 * 2**20},  # base/limits.py
 }
 
 

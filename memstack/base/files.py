@@ -6,14 +6,21 @@ stays atomic), never beside the memory files, so a killed run can never leave
 something a commit picks up. Temporary files a killed process left are removed
 by the next process that writes one.
 
+`undone_on_error` puts every file written through this module back as it was when
+the work it wraps fails (a promotion whose commit is refused leaves the work tree as
+it found it).
+
 `MEMSTACK_TEST_KILL_AT=N` makes the process kill itself (SIGKILL) at its Nth
 write step (`crash_point`): the crash tests use it to interrupt a run anywhere.
 """
 
 import fcntl
+import itertools
 import os
+import shutil
 import signal
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +40,99 @@ def crash_point() -> None:
         _KILL_STEPS[0] += 1
         if _KILL_STEPS[0] == int(at):
             os.kill(os.getpid(), signal.SIGKILL)
+
+
+class _Undo:
+    """How to put back each file first written under `undone_on_error`: ("size", n) an append (cut it back
+    to n bytes), ("file", saved) a replaced file (its old bytes, hard-linked or copied to `saved`), ("absent",)
+    a file that was not there."""
+
+    _names = itertools.count()
+
+    def __init__(self, store: Path, tmp: Path) -> None:
+        self.store, self.tmp = store, tmp
+        self.was: dict[Path, tuple[str, ...]] = {}
+
+    def _saved(self) -> Path:
+        return self.tmp / f"{os.getpid()}.undo.{next(self._names)}.tmp"  # removed by `_clean` if we are killed
+
+    def appending(self, path: Path) -> None:
+        if path not in self.was:
+            self.was[path] = ("size", str(path.stat().st_size)) if path.exists() else ("absent",)
+
+    def replacing(self, path: Path) -> None:
+        was = self.was.get(path)
+        if was is None:
+            if not path.exists():
+                self.was[path] = ("absent",)
+                return
+            saved = self._saved()
+            try:
+                os.link(path, saved)  # os.replace gives the path a new inode: the old one keeps the old bytes
+            except OSError:
+                shutil.copyfile(path, saved)
+            self.was[path] = ("file", str(saved))
+        elif was[0] == "size":  # appended to, now replaced: keep the bytes it had before the append
+            saved = self._saved()
+            with path.open("rb") as source, saved.open("wb") as copy:
+                left = int(was[1])
+                while left:
+                    piece = source.read(min(left, 1 << 20))
+                    if not piece:
+                        break
+                    copy.write(piece)
+                    left -= len(piece)
+            self.was[path] = ("file", str(saved))
+
+    def undo(self) -> None:
+        for path, was in reversed(list(self.was.items())):
+            if was[0] == "size":
+                os.truncate(path, int(was[1]))
+            elif was[0] == "file":
+                os.replace(was[1], path)
+            else:
+                path.unlink(missing_ok=True)
+                for folder in path.parents:  # the folders the write made, if nothing else is in them now
+                    if folder == self.store or self.store not in folder.parents:
+                        break
+                    try:
+                        folder.rmdir()
+                    except OSError:
+                        break
+        self.was.clear()
+
+    def forget(self) -> None:
+        for was in self.was.values():
+            if was[0] == "file":
+                Path(was[1]).unlink(missing_ok=True)
+        self.was.clear()
+
+
+_UNDO = threading.local()  # the undo log of this thread's `undone_on_error` block, if any
+
+
+@contextmanager
+def undone_on_error(store: Path) -> Iterator[None]:
+    """Every file of `store` this thread writes through this module inside the block is put back as it was if
+    the block raises: appends cut back, replaced files given their old bytes, new files (and the folders made
+    for them) removed. A process killed inside leaves what it wrote (the next run finishes the work)."""
+    if getattr(_UNDO, "log", None) is not None:  # already inside one: the outer block undoes
+        yield
+        return
+    log = _Undo(store, local_dir(store, "tmp"))
+    _UNDO.log = log
+    try:
+        yield
+    except BaseException:
+        log.undo()
+        raise
+    finally:
+        _UNDO.log = None
+        log.forget()
+
+
+def _undo_log() -> _Undo | None:
+    return getattr(_UNDO, "log", None)
 
 
 def local_dir(store: Path, name: str) -> Path:
@@ -228,6 +328,8 @@ def append_held(path: Path, relpath: str, data: bytes) -> None:
     if data and not data.endswith(b"\n"):
         raise ValueError("append_held takes whole lines, each ending in a newline")
     check_appendable(path, relpath)
+    if (log := _undo_log()) is not None:
+        log.appending(path)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         crash_point()
@@ -300,6 +402,8 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_beside(path, data)
     try:
+        if (log := _undo_log()) is not None:
+            log.replacing(path)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
@@ -372,6 +476,8 @@ def create_exclusive(path: Path, data: bytes) -> bool:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_beside(path, data)
     try:
+        if (log := _undo_log()) is not None:
+            log.replacing(path)  # not there: noted as absent (if it is there, the link fails and nothing changes)
         os.link(tmp, path)
     except FileExistsError:
         return False

@@ -1,7 +1,11 @@
 """Bounded answers: every verb that lists takes `--limit N` and `--cursor C` and says where to go on.
 
-A cursor is the sort key of the last item handed out, written as opaque
-base64url JSON. Continuing skips every item whose key is not past it in the
+A cursor is the sort key of the last item handed out, with the name of the verb
+that handed it out, written as opaque base64url JSON (`[verb, key]`). A cursor
+is taken back only by the verb that made it and only with a key of that verb's
+shape (`shaped`: how many parts, of which types), so a forged or foreign cursor
+is refused (exit 2) before any item is read, never compared with an item of
+another type. Continuing skips every item whose key is not past it in the
 list's own order, so a cursor is stable under concurrent appends: no item is
 handed out twice, and none that existed at the first call is skipped (items
 that sort before the cursor after it was made are simply not shown).
@@ -13,7 +17,7 @@ counts the rest without keeping them.
 
 import base64
 import binascii
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -43,19 +47,35 @@ class Page(Generic[T]):
         return {"items": self.items if items is None else items, **self.fields()}
 
 
-def encode(key: Sequence[Any]) -> str:
-    return base64.urlsafe_b64encode(orjson.dumps(list(key))).decode().rstrip("=")
+Shape = Callable[[list[Any]], bool]  # whether a decoded key is one the verb's items could have
 
 
-def decode(cursor: str, field: str = "cursor") -> list[Any]:
+def shaped(*kinds: type | tuple[type, ...]) -> Shape:
+    """A key of exactly these parts, each of its type (or one of its types; a bool is never an int)."""
+    allowed = [kind if isinstance(kind, tuple) else (kind,) for kind in kinds]
+
+    def fits(key: list[Any]) -> bool:
+        return len(key) == len(allowed) and all(type(part) in types for part, types in zip(key, allowed, strict=True))
+
+    return fits
+
+
+def encode(key: Sequence[Any], verb: str) -> str:
+    return base64.urlsafe_b64encode(orjson.dumps([verb, list(key)])).decode().rstrip("=")
+
+
+def decode(cursor: Any, verb: str, shape: Shape, field: str = "cursor") -> list[Any]:
+    """The key of a cursor `verb` handed out; anything else (garbage, another verb's, a key of the wrong
+    shape) is refused naming the verb."""
     try:
         text = cursor.strip()
-        key = orjson.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
-    except (binascii.Error, ValueError, orjson.JSONDecodeError, AttributeError):
-        key = None
-    if not isinstance(key, list):
-        raise bad(field, repr(cursor), "not a cursor this verb handed out (pass its next_cursor as is)")
-    return key
+        found = orjson.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+    except (binascii.Error, ValueError, TypeError, orjson.JSONDecodeError, AttributeError):
+        found = None
+    if not (isinstance(found, list) and len(found) == 2 and found[0] == verb and isinstance(found[1], list)
+            and shape(found[1])):
+        raise bad(field, repr(cursor), "not a cursor {verb:" + verb + "} handed out (pass its next_cursor as is)")
+    return found[1]
 
 
 def check_limit(limit: Any, field: str = "limit") -> int | None:
@@ -71,15 +91,27 @@ def check_limit(limit: Any, field: str = "limit") -> int | None:
     return value
 
 
-def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T], Sequence[Any]],
-         descending: bool = False, field: str = "cursor", max_bytes: int | None = None,
+def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T], Sequence[Any]], verb: str,
+         shape: Shape, descending: bool = False, field: str = "cursor", max_bytes: int | None = None,
          weigh: Callable[[T], int] | None = None) -> Page[T]:
-    """At most `limit` items of `items` past `cursor`, in the iterable's order.
+    """At most `limit` items of `items` past `cursor`, in the iterable's order; `verb` names the verb (its
+    cursors carry it), `shape` says which keys its items have (`shaped`).
 
     With `max_bytes`, the page also ends before its items' sizes (`weigh`, default their JSON) pass it,
-    but it always holds one item, so a caller can walk past an item larger than the budget."""
+    but it always holds one item, so a caller can walk past an item larger than the budget.
+    `items` is closed when the page is made, or fails (a generator reading an index ends its read)."""
     size = check_limit(limit)
-    after = None if cursor in (None, "") else decode(cursor, field)
+    after = None if cursor in (None, "") else decode(cursor, verb, shape, field)
+    try:
+        return _page(iter(items), size, after, key, verb, descending, max_bytes, weigh)
+    finally:
+        close = getattr(items, "close", None)
+        if close is not None:
+            close()
+
+
+def _page(items: Iterator[T], size: int | None, after: list[Any] | None, key: Callable[[T], Sequence[Any]],
+          verb: str, descending: bool, max_bytes: int | None, weigh: Callable[[T], int] | None) -> Page[T]:
     kept: list[T] = []
     remaining = 0
     used, full = 0, False
@@ -97,7 +129,7 @@ def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T
             full = True
             remaining += 1
     more = remaining > 0 and kept
-    return Page(kept, encode(key(kept[-1])) if more else None, remaining)
+    return Page(kept, encode(key(kept[-1]), verb) if more else None, remaining)
 
 
 def _json_size(item: Any) -> int:

@@ -15,6 +15,8 @@ its tables (`Database`); this module opens it, the same way for the fact index a
 - `repaired`: a corrupt file (sqlite3.DatabaseError itself) is deleted and built again; locked,
   I/O or full-disk errors are not ours to repair and are reported (MemstackError).
 - `writing`: one write transaction, taken at once (BEGIN IMMEDIATE).
+- `settle`: a long-running process (the MCP server) calls it after each request, so that a request
+  that failed half way cannot leave a transaction open on a kept connection for the next one.
 """
 
 import os
@@ -32,6 +34,7 @@ from memstack.base.errors import MemstackError
 T = TypeVar("T")
 CACHE_SIZE = 8  # open connections kept per index (stores a process uses at once)
 LOCK_TIMEOUT = 600  # seconds a process waits for an index's lock file
+_DATABASES: "list[Database]" = []  # every kind of index this process knows (settle)
 
 
 @contextmanager
@@ -44,6 +47,12 @@ def writing(db: sqlite3.Connection) -> Iterator[None]:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
+
+def settle() -> None:
+    """Every kept connection of every index out of any transaction a failed request left open."""
+    for database in _DATABASES:
+        database.settle()
 
 
 class Database:
@@ -60,6 +69,19 @@ class Database:
         self.what, self.source, self.lock = what, source, lock
         self.guard = threading.RLock()
         self._open: OrderedDict[Path, tuple[int, int, sqlite3.Connection]] = OrderedDict()
+        _DATABASES.append(self)
+
+    def settle(self) -> None:
+        """Roll back a transaction left open on a kept connection (by a request that failed half way);
+        the connections another thread is using are left to it."""
+        if not self.guard.acquire(blocking=False):
+            return
+        try:
+            for pid, _, db in self._open.values():
+                if pid == os.getpid() and db.in_transaction:
+                    db.execute("ROLLBACK")
+        finally:
+            self.guard.release()
 
     def path(self, store: Path) -> Path:
         return store / self.name

@@ -5,7 +5,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from memstack.base import clock, ids, jsonio, schemas
+from memstack.base import clock, ids, jsonio, limits, schemas
 from memstack.base.errors import bad
 from memstack.base.files import append_line, read_jsonl, read_log
 from memstack.base.layout import LEDGER
@@ -77,8 +77,13 @@ def relpath_for(record: dict[str, Any]) -> str:
     return f"intake/{record['agent']}/{day(parse_ts(record['created_at'], 'created_at'))}.jsonl"
 
 
+TEXTS = ("content", "title", "source", "subject", "predicate", "object")  # a record's texts, as limits weigh them
+
+
 def write(store: Path, record: dict[str, Any]) -> str:
     """Append one record to its agent's day file; returns the store-relative path."""
+    for field in TEXTS:  # within limits.text_bytes before any other work (base/limits.py)
+        limits.check_text(store, field, record.get(field))
     schemas.validate("intake", record)
     refuse_ratified(record["tier"])
     refuse_secrets(record, store=store)

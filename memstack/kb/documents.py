@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from memstack.base import config, files, jsonio, layout
+from memstack.base import files, jsonio, layout, limits
 from memstack.base.errors import bad, os_problem
 from memstack.base.files import append_line, create_exclusive, locked
 from memstack.base.names import check_printable
@@ -80,7 +80,7 @@ def _read(path: Path, within: Path | None, most: int) -> bytes:
             raise bad("PATH", shown, "changed while it was opened: file it again")
         data = handle.read(most + 1)
     if len(data) > most:
-        raise bad("PATH", shown, "more than the {most:,} bytes a filed document may hold (binder.max_file_bytes"
+        raise bad("PATH", shown, "more than the {most:,} bytes a filed document may hold (limits.file_bytes"
                   " in memstack.yaml)", most=most)
     if len(data) != opened.st_size:
         raise bad("PATH", shown, "its size changed as it was read (a file the system makes up): not a document")
@@ -111,9 +111,9 @@ def file_document(store: Path, path: Path, by: str, now_ms: int, note: str | Non
                   within: Path | None) -> dict[str, Any]:
     """Copy `path` into the store and enter it in the Binder; returns the entry. `within`: the folder the
     document must come from (the repository that holds the store), None for anywhere (but /proc, /sys,
-    /dev). The document is a regular file, at most `binder.max_file_bytes`, and holds no credential (I8)."""
+    /dev). The document is a regular file, at most `limits.file_bytes`, and holds no credential (I8)."""
     check_printable(path.name, "PATH")
-    data = _read(path, within, int(config.load(store).get("binder", "max_file_bytes")))
+    data = _read(path, within, limits.limit(store, "file_bytes"))
     refuse_secrets(data.decode("utf-8"), "PATH", store=store)
     rel = stored_path(data, path.name)
     entry: dict[str, Any] = {"kind": "file", "path": rel, "sha256": hashlib.sha256(data).hexdigest(),

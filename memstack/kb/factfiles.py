@@ -85,9 +85,10 @@ def escapes(value: str) -> list[bytes]:
     return [b"\\u", b"\\/"] if "/" in value else [b"\\u"]
 
 
-def scan_for(store: Path, values: Sequence[str]) -> Iterator[tuple[str, Fact]]:
-    """(file, fact) for every line holding one of `values` as a JSON string: a superset of the facts with that
-    subject or id, found with a byte search instead of parsing every line.
+def scan_for(store: Path, values: Sequence[str]) -> Iterator[tuple[str, int, Fact]]:
+    """(file, line number, fact), in the files' order, for every line holding one of `values` as a JSON
+    string: a superset of the facts with that subject or id, found with a byte search instead of parsing every
+    line.
 
     A line is parsed when it holds the value as memstack writes it (`"..."`, so spaces around it do not
     matter) or an escape that could spell it another way (`escapes`). `git grep` first tells which files hold
@@ -113,9 +114,10 @@ def scan_for(store: Path, values: Sequence[str]) -> Iterator[tuple[str, Fact]]:
                 starts.add((start, end))
                 at = data.find(needle, end)
         for start, end in sorted(starts):
-            fact = jsonio.loads(data[start:end], f"{relpath}:{data.count(NEWLINE, 0, start) + 1}")
+            number = data.count(NEWLINE, 0, start) + 1
+            fact = jsonio.loads(data[start:end], f"{relpath}:{number}")
             if isinstance(fact, dict):
-                yield relpath, fact
+                yield relpath, number, fact
 
 
 # Who hears of each write, under the file's lock, with the file's stat before and after: the fact index

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from memstack.base import ids
+from memstack.base import ids, pages
 from memstack.base.errors import MemstackError, bad
 from memstack.base.names import check_name
 from memstack.base.times import parse_ts
@@ -135,13 +135,15 @@ def closing_problem(old: Fact, new: Fact) -> str | None:
     return None
 
 
-# Orders: listings read oldest first; recall reads most recent first.
-def listing_key(fact: Fact) -> tuple[str, int, int, str]:
-    return (fact["subject"], fact["valid_from"], fact["recorded_at"], fact["id"])
+# Orders: listings read oldest first; recall reads most recent first. Facts tied on these keys keep the
+# order they were written in (fact file, then line): the functions below sort stably, so give them the facts
+# in the files' order; the index and the replica sort by (file, line) after these keys (Row).
+def listing_key(fact: Fact) -> tuple[str, int, int]:
+    return (fact["subject"], fact["valid_from"], fact["recorded_at"])
 
 
-def recall_key(fact: Fact) -> tuple[int, int, str]:
-    return (fact["valid_from"], fact["recorded_at"], fact["id"])
+def recall_key(fact: Fact) -> tuple[int, int]:
+    return (fact["valid_from"], fact["recorded_at"])
 
 
 def is_recall_predicate(predicate: str) -> bool:
@@ -169,25 +171,35 @@ def recall(facts: Iterable[Fact], subject: str, now_ts: int, limit: int) -> list
     return sorted(found, key=recall_key, reverse=True)[:limit]
 
 
+LISTING_SHAPE = pages.shaped(str, int, int, str, int)  # Row.listing_key, as a cursor holds it
+RECALL_SHAPE = pages.shaped(int, int, str, int)  # Row.recall_key
+
+
 class Row(NamedTuple):
-    """A fact as a listing walks it: its sort columns and its line, parsed only if handed out (pages.py)."""
+    """A fact as a listing walks it: its sort columns, where it was written (its fact file, store-relative,
+    and line number: the order of facts tied on the sort columns) and its line, parsed only if handed out
+    (pages.py). Its keys are the listing's cursors: LISTING_SHAPE and RECALL_SHAPE say what they hold."""
 
     subject: str
     valid_from: int
     recorded_at: int
     id: str
+    path: str
+    number: int
     line: bytes | str | None = None  # the fact's JSON line, or None when `known` holds it parsed
     known: Fact | None = None
 
     @classmethod
-    def of(cls, fact: Fact) -> "Row":
-        return cls(fact["subject"], fact["valid_from"], fact["recorded_at"], fact["id"], None, fact)
+    def of(cls, fact: Fact, path: str, number: int) -> "Row":
+        return cls(fact["subject"], fact["valid_from"], fact["recorded_at"], fact["id"], path, number, None, fact)
 
-    def listing_key(self) -> tuple[str, int, int, str]:
-        return (self.subject, self.valid_from, self.recorded_at, self.id)
+    def listing_key(self) -> tuple[str, int, int, str, int]:
+        """Oldest first; ties in the order written."""
+        return (self.subject, self.valid_from, self.recorded_at, self.path, self.number)
 
-    def recall_key(self) -> tuple[int, int, str]:
-        return (self.valid_from, self.recorded_at, self.id)
+    def recall_key(self) -> tuple[int, int, str, int]:
+        """Most recent first (times negated, so the key ascends); ties in the order written."""
+        return (-self.valid_from, -self.recorded_at, self.path, self.number)
 
     def size(self) -> int:
         """About the bytes of its JSON (pages.py's byte budget), without parsing it."""

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from memstack.base import clock, files, jsonio, schemas
+from memstack.base import clock, files, jsonio, limits, schemas
 from memstack.base.errors import MemstackError, bad
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import iso
@@ -98,12 +98,20 @@ def add(store: Path, *, subject: str, predicate: str, object: str, valid_from: A
     return fact
 
 
+def _refuse_large(store: Path, fact: Fact) -> None:
+    """A fact's texts within limits.text_bytes (base/limits.py)."""
+    for field in ("subject", "predicate", "object"):
+        limits.check_text(store, field, fact.get(field))
+
+
 def append_many(store: Path, new: Sequence[Fact], check_ids: bool = True) -> list[str]:
     """Append facts, one write per file; returns the files written.
 
     Every fact is validated first and ids must be new (`check_ids=False` skips the
     look-up for freshly generated ids); if one is bad nothing is written.
     """
+    for fact in new:
+        _refuse_large(store, fact)
     ids = [f.get("id") for f in new]
     if len(set(ids)) != len(ids):
         twice = next(i for i, n in Counter(ids).items() if n > 1)
@@ -192,6 +200,7 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
     if recorded_at is None and clock is None:
         raise bad("recorded-at", "None", "give a time")
     new = make(recorded_at if recorded_at is not None else clock())  # type: ignore[misc]
+    _refuse_large(store, new)
     schemas.validate("fact", new)  # every argument checked before any lock or write
     refuse_secrets(new, store=store)
     finish_pending(store)

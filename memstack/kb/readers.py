@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from memstack.base import pages
 from memstack.base.pages import Page
 from memstack.kb import facts, factstore, views
-from memstack.kb.facts import Fact, Row, is_recall_predicate
+from memstack.kb.facts import LISTING_SHAPE, RECALL_SHAPE, Fact, Row, is_recall_predicate
 from memstack.kb.index import queries
 from memstack.repo.sources import WorktreeSource
 from memstack.repo.store import Store, open_store
@@ -42,10 +42,10 @@ class FactReader(Protocol):
     def close(self) -> None: ...
 
 
-def _paged(rows: Iterable[Row], limit: Any, cursor: str | None, key: Callable[[Row], Any], descending: bool = False,
-           as_of: int | None = None, max_bytes: int | None = None) -> Page[Fact]:
+def _paged(rows: Iterable[Row], limit: Any, cursor: str | None, key: Callable[[Row], Any], verb: str,
+           shape: pages.Shape, as_of: int | None = None, max_bytes: int | None = None) -> Page[Fact]:
     """One page of rows, parsed (as believed at `as_of`) only once handed out."""
-    got = pages.page(rows, limit=limit, cursor=cursor, key=key, descending=descending, max_bytes=max_bytes,
+    got = pages.page(rows, limit=limit, cursor=cursor, key=key, verb=verb, shape=shape, max_bytes=max_bytes,
                      weigh=Row.size)
     return Page([row.fact(as_of) for row in got.items], got.next_cursor, got.remaining)
 
@@ -71,15 +71,16 @@ class Lists:
 
         ts, subject, as_of = factstore.query_args(ts, subject, as_of)
         pages.check_limit(limit)
-        return _paged(self.valid_at_rows(ts, subject, as_of), limit, cursor, Row.listing_key, as_of=as_of,
-                      max_bytes=max_bytes)
+        return _paged(self.valid_at_rows(ts, subject, as_of), limit, cursor, Row.listing_key, "fact get-valid-at",
+                      LISTING_SHAPE, as_of=as_of, max_bytes=max_bytes)
 
     def history_page(self, subject: Any, *, limit: Any = None, cursor: str | None = None,
                      max_bytes: int | None = None) -> Page[Fact]:
 
         subject = facts.text(subject, "subject")
         pages.check_limit(limit)
-        return _paged(self.history_rows(subject), limit, cursor, Row.listing_key, max_bytes=max_bytes)
+        return _paged(self.history_rows(subject), limit, cursor, Row.listing_key, "fact history", LISTING_SHAPE,
+                      max_bytes=max_bytes)
 
     def recall_page(self, subject: Any, now_ts: Any, *, limit: Any = None, cursor: str | None = None,
                     max_bytes: int | None = None) -> Page[Fact]:
@@ -88,7 +89,7 @@ class Lists:
         subject, now, _ = factstore.recall_args(subject, now_ts, 1)
         size = pages.check_limit(limit)
         return _paged(self.recall_rows(subject, now), self.recall_limit() if size is None else size, cursor,
-                      Row.recall_key, descending=True, max_bytes=max_bytes)
+                      Row.recall_key, "recall", RECALL_SHAPE, max_bytes=max_bytes)
 
     def binder_waiting(self, subject: str) -> int:
         """How many intake records about `subject` wait in the Binder for a human's decision."""

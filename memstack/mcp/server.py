@@ -25,7 +25,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from memstack import __version__
-from memstack.base import jsonio
+from memstack.base import jsonio, sqlitecache
 from memstack.base.errors import MemstackError, os_problem
 from memstack.base.names import NAME_RE
 from memstack.base.output import render_json
@@ -78,6 +78,15 @@ def resource_read(uri: str, store: str | None) -> tuple[str, str]:
     raise MemstackError(f"unknown resource {uri!r}: the resources are {WILLOW_URI} and {ANCHOR_PREFIX}<agent>")
 
 
+def _call(name: str, arguments: Any, **where: Any) -> Any:
+    """One tool call, in its worker thread; whatever it ends with, no index connection stays in a transaction
+    for the next call."""
+    try:
+        return tools.call(name, arguments, **where)
+    finally:
+        sqlitecache.settle()
+
+
 def _tool_error(message: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
 
@@ -96,7 +105,7 @@ def build(store: str | None, agent: str | None, pg: str | None = None) -> Server
             for tool in tools.TOOLS.values()])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        run = functools.partial(tools.call, params.name, params.arguments, store=store, agent=agent, pg=pg)
+        run = functools.partial(_call, params.name, params.arguments, store=store, agent=agent, pg=pg)
         try:
             document = await anyio.to_thread.run_sync(run)
         except MemstackError as exc:  # the library's message, in the tool's words

@@ -65,7 +65,7 @@ BINDER_FILE = Tool(
     "binder_file",
     "File a human-confirmed document (UTF-8 text) in the Binder: copied to kb/files/<sha256>[.ext] and entered"
     " in kb/binder.jsonl (append-only); returns the entry. The document is a regular file inside the"
-    " repository that holds the store (no symbolic link), at most binder.max_file_bytes, with no credential.",
+    " repository that holds the store (no symbolic link), at most limits.file_bytes, with no credential.",
     {"path": text("the document's path, inside the store's repository (relative to the server's working"
                   " directory)", required=True),
      "by": _BY, "note": text("why it is filed")},

@@ -25,9 +25,10 @@ _VALID_AS_OF = ("recorded_at <= %(as_of)s AND valid_from <= %(ts)s"
                 " AND (valid_to IS NULL OR valid_to > %(ts)s OR expired_at > %(as_of)s)")
 _RECALL_WHERE = "subject = %(subject)s AND lower(predicate) IN ({}) AND {}".format(
     ", ".join(f"'{p}'" for p in facts.RECALL_PREDICATES), _VALID)
-_RECALL_ORDER = " ORDER BY valid_from DESC, recorded_at DESC, id DESC"
-# The files' order (text COLLATE "C" is code point order, as Python compares strings).
-_LISTING = " ORDER BY subject, valid_from, recorded_at, id"
+# The files' order (text COLLATE "C" is code point order, as Python compares strings); facts tied on their
+# times in the order written (file, then line), as the fact index lists them.
+_RECALL_ORDER = " ORDER BY valid_from DESC, recorded_at DESC, path, line_no"
+_LISTING = " ORDER BY subject, valid_from, recorded_at, path, line_no"
 
 
 class ReplicaReader(Lists):
@@ -67,7 +68,7 @@ class ReplicaReader(Lists):
             return int(self._state(cur)[0])
 
     def _rows(self, where: str, order: str, params: dict[str, Any], subject: str | None,
-              key: Callable[[facts.Row], Any], descending: bool = False) -> Iterator[facts.Row]:
+              key: Callable[[facts.Row], Any]) -> Iterator[facts.Row]:
         """The rows matching `where`, one at a time through a server-side cursor, in `key`'s order.
 
         The subject column shows U+FFFD for NUL, so rows whose column holds U+FFFD are read apart (few:
@@ -76,17 +77,19 @@ class ReplicaReader(Lists):
         conn = self._connection()
         if subject is not None:
             params = {**params, "subject": subject.replace("\0", "\ufffd")}
-        select = f"SELECT subject, valid_from, recorded_at, id, line FROM {SCHEMA}.facts WHERE {where} AND "
+        select = (f"SELECT subject, valid_from, recorded_at, id, path, line_no, line FROM {SCHEMA}.facts"
+                  f" WHERE {where} AND ")
         with db.translated(self.dsn, "read the replica"), conn.transaction():
             with conn.cursor() as cur:
                 self._state(cur)
                 cur.execute(select + "strpos(subject, chr(65533)) > 0", params)
-                odd = sorted((facts.Row.of(orjson.loads(line)) for *_, line in cur), key=key, reverse=descending)
+                odd = sorted((facts.Row.of(orjson.loads(line), path, number) for *_, path, number, line in cur),
+                             key=key)
             with conn.cursor(name="memstack_rows") as cur:
                 cur.itersize = 2000
                 cur.execute(select + "strpos(subject, chr(65533)) = 0" + order, params)
                 plain = (facts.Row(*row) for row in cur)
-                for row in heapq.merge(plain, odd, key=key, reverse=descending):
+                for row in heapq.merge(plain, odd, key=key):
                     if subject is None or row.subject == subject:
                         yield row
 
@@ -113,5 +116,4 @@ class ReplicaReader(Lists):
         return self._rows("subject = %(subject)s", _LISTING, {}, subject, facts.Row.listing_key)
 
     def recall_rows(self, subject: str, now_ts: int) -> Iterator[facts.Row]:
-        return self._rows(_RECALL_WHERE, _RECALL_ORDER, {"ts": now_ts}, subject, facts.Row.recall_key,
-                          descending=True)
+        return self._rows(_RECALL_WHERE, _RECALL_ORDER, {"ts": now_ts}, subject, facts.Row.recall_key)

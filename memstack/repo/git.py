@@ -8,9 +8,11 @@ faster than one read per blob (docs/architecture.md).
 
 import os
 import re
+import shutil
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,6 +98,27 @@ def commit_env(cwd: Path) -> dict[str, str]:
         env.update(GIT_AUTHOR_NAME="memstack", GIT_AUTHOR_EMAIL="memstack@localhost",
                    GIT_COMMITTER_NAME="memstack", GIT_COMMITTER_EMAIL="memstack@localhost")
     return env
+
+
+@contextmanager
+def index_kept(cwd: Path) -> Iterator[None]:
+    """The index as it is now, put back if the block raises (a commit that was refused leaves what the user
+    had staged, and nothing else, staged)."""
+    index = cwd / out(cwd, "rev-parse", "--git-path", "index").strip()
+    saved = index.with_name(f"{index.name}.memstack-{os.getpid()}")
+    had = index.exists()
+    if had:
+        shutil.copyfile(index, saved)
+    try:
+        yield
+    except BaseException:
+        if had:
+            os.replace(saved, index)
+        else:
+            index.unlink(missing_ok=True)
+        raise
+    finally:
+        saved.unlink(missing_ok=True)
 
 
 def is_worktree(path: Path) -> bool:

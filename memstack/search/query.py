@@ -33,7 +33,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from memstack.base import pages
+from memstack.base import limits, pages
 from memstack.base.errors import bad
 from memstack.base.names import check_name
 from memstack.base.times import given_ts, iso
@@ -163,6 +163,7 @@ def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier:
            valid_at: Any = None, as_of: Any = None, limit: Any = None, cursor: Any = None) -> dict[str, Any]:
     """The `search --json` document: {query, matched, hits, next_cursor, remaining}."""
     check_query(query)
+    limits.check_text(store, "query", query, "query_bytes")  # a long query is refused, never searched
     where, params, known = _filters(layer, agent, tier, table, valid_at, as_of)
     pages.check_limit(limit)
     _check_cursor(cursor)
@@ -171,7 +172,7 @@ def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier:
         matched, rows = "all words", _all_words(db, phrases, where, params)
         if not rows and len(phrases) > 1:
             matched, rows = "any word", _ranked(db, " OR ".join(phrases), where, params)
-        page = pages.page(rows, limit=limit, cursor=cursor, key=lambda row: row)
+        page = pages.page(rows, limit=limit, cursor=cursor, key=lambda row: row, verb="search", shape=_SHAPE)
         hits = _details(db, " OR ".join(phrases), [row for row in page.items], known)
     return {"query": query, "matched": matched, "hits": hits, **page.fields()}
 
@@ -201,15 +202,13 @@ def _phrase_terms(phrase: str) -> list[str]:
     return found
 
 
+_SHAPE = pages.shaped((int, float), int)  # a cursor is the (BM25, rowid) of the last hit handed out
+
+
 def _check_cursor(cursor: Any) -> None:
-    """A cursor is the (BM25, rowid) of the last hit handed out; anything else is refused, never compared."""
-    if cursor in (None, ""):
-        return
-    if not isinstance(cursor, str):
-        raise bad("cursor", repr(cursor), "not a cursor search handed out (pass its next_cursor as is)")
-    key = pages.decode(cursor)
-    if len(key) != 2 or type(key[0]) not in (int, float) or type(key[1]) is not int:
-        raise bad("cursor", repr(cursor), "not a cursor search handed out (pass its next_cursor as is)")
+    """Anything but a cursor search handed out is refused before the index is read."""
+    if cursor not in (None, ""):
+        pages.decode(cursor, "search", _SHAPE)
 
 
 def _ranked(db: sqlite3.Connection, match: str, where: list[str], params: dict[str, Any]) -> list[tuple[float, int]]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from memstack.base import ids, jsonio, schemas
+from memstack.base import ids, jsonio, limits, schemas
 from memstack.base.errors import bad
 from memstack.base.files import locked, refuse_symlinks, write_atomic
 from memstack.base.names import check_name
@@ -49,6 +49,7 @@ def _save(store: Path, rel: str, record: dict[str, Any]) -> dict[str, Any]:
 
 
 def put(store: Path, collection: str, key: str, value: Any, now_ms: int) -> dict[str, Any]:
+    limits.check_value(store, "value", value)  # size and depth before any other work (base/limits.py)
     rel = relpath(collection, key)
     with locked(store, rel):
         old = _read(store, rel)
@@ -70,10 +71,12 @@ def _existing(store: Path, collection: str, key: str, now_ms: int, verb: str) ->
 
 
 def update(store: Path, collection: str, key: str, value: Any, now_ms: int) -> dict[str, Any]:
+    limits.check_value(store, "value", value)
     with locked(store, relpath(collection, key)):
         rel, record = _existing(store, collection, key, now_ms, "update")
         if isinstance(record["value"], dict) and isinstance(value, dict):
             value = {**record["value"], **value}
+        limits.check_value(store, "value", value)  # the merged value too
         return _save(store, rel, {**record, "value": value, "updated_at": iso(now_ms)})
 
 

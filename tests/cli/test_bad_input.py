@@ -134,6 +134,27 @@ CASES = [
     (_args("binder", "file", "{dir}/incomplete.md"), "outside the repository"),
     (_args("binder", "file", ".git/HEAD"), ".git"),
     (_args("binder", "file", "--outside-repo", "{dir}"), "folder"),
+    # forged cursors: a cursor the verb did not hand out, never a traceback or an empty page
+    (_args("intake", "list", "--limit", "1", "--cursor", "WzEsImEiXQ"), "not a cursor intake list handed out"),
+    (_args("intake", "list", "--pending", "--cursor", "WzEsImEiXQ"), "not a cursor intake list handed out"),
+    (_args("fact", "history", "--subject", "db", "--cursor", "WzEsImEiXQ"), "not a cursor fact history"),
+    (_args("fact", "get-valid-at", "--ts", NOW, "--cursor", "WzEsImEiXQ"), "not a cursor fact get-valid-at"),
+    (_args("soil", "list", "notes", "--cursor", "WzEsImEiXQ"), "not a cursor soil list handed out"),
+    (_args("binder", "list", "--cursor", "WzEsImEiXQ"), "not a cursor binder list handed out"),
+    (_args("recall", "--subject", "db", "--now-ts", NOW, "--cursor", "WzEsImEiXQ"), "not a cursor recall"),
+    (_args("related", "db", "--cursor", "WzEsImEiXQ"), "not a cursor related handed out"),
+    (_args("recall", "--subject", "db", "--cursor", "WyJmYWN0IGhpc3RvcnkiLFsiZGIiLDEsMiwiYSIsMV1d"),
+     "not a cursor recall handed out"),  # a cursor of fact history
+    (_args("intake", "list", "--cursor", "WyJpbnRha2UgbGlzdCIsWzEsImEiXV0"), "not a cursor intake list"),  # [1,"a"]
+    # promotion: a now beyond the clock skew
+    (_args("promote", "--now-ts", "2030-01-01T00:00:00Z"), "clock skew"),
+    # sizes and depth (limits: in memstack.yaml)
+    (_args("soil", "put", "notes", "deep", "--value", "[" * 1000 + "]" * 1000), "json_depth"),
+    (_args("soil", "put", "notes", "deep", "--value", "[" * 300 + "]" * 300), "json_depth"),
+    (_args("intake", "write", "--content", "x" * 70_000), "text_bytes"),
+    (_args("fact", "add", *FACT[:4], "--object", "o" * 70_000), "text_bytes"),
+    (_args("search", "word " * 1_000), "query_bytes"),
+    (_args("binder", "ratify", "{id}", "--note", "n" * 70_000), "text_bytes"),
 ]
 
 

@@ -264,6 +264,8 @@ def test_mcp_list_tools_hand_out_50_by_default_and_page_with_cursors(store: Path
                     break
             assert len(set(big)) == len(big) == 10
 
+    config = store / "memstack.yaml"  # a record larger than a page's budget: only with a raised limit
+    config.write_text(config.read_text() + "limits:\n  text_bytes: 262144\n")
     for n in range(10):
         factstore.add(store, subject="big", predicate="notes", object="x" * (30_000 if n != 3 else 200_000),
                       valid_from=JAN_MS + n, recorded_at=JAN_MS + n, agent="alice")

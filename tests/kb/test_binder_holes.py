@@ -185,11 +185,11 @@ def test_the_size_limit_is_configurable_and_refused_before_anything_is_written(r
     (repo / "docs" / "big.md").write_bytes(b"x" * (10 * 2**20) + b"\n")
     assert "more than the 10,485,760 bytes" in refused_cli(repo, "binder", "file", "docs/big.md")
     config = (repo / "memstack.yaml").read_text()
-    (repo / "memstack.yaml").write_text(config + "\nbinder:\n  max_file_bytes: 100\n")
-    (repo / "docs" / "small.md").write_bytes(b"y" * 100 + b"\n")
+    (repo / "memstack.yaml").write_text(config + "\nlimits:\n  file_bytes: 1024\n")
+    (repo / "docs" / "small.md").write_bytes(b"y" * 1024 + b"\n")
     line = refused_cli(repo, "binder", "file", "docs/small.md")
-    assert "more than the 100 bytes" in line and "binder.max_file_bytes" in line
-    (repo / "docs" / "small.md").write_bytes(b"y" * 99 + b"\n")
+    assert "more than the 1,024 bytes" in line and "limits.file_bytes" in line
+    (repo / "docs" / "small.md").write_bytes(b"y" * 1023 + b"\n")
     assert memstack("binder", "file", "docs/small.md", cwd=repo).returncode == 0
 
 

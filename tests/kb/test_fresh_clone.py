@@ -123,7 +123,7 @@ def test_a_value_is_found_however_a_line_spells_it(tmp_path: Path) -> None:
           [(json.dumps(theirs).replace("/", "\\/") + "\n").encode()])  # `a\/\u00e9`: neither byte of it as ours
     write(tmp_path, "kb/facts/carol/2026-01.jsonl", [jsonio.dumps_line(fact("other", 3))])
     assert jsonio.dumps_line(subject)[:-1] not in (tmp_path / "kb/facts/bob/2026-01.jsonl").read_bytes()
-    found = [(rel, f["id"]) for rel, f in factfiles.scan_for(tmp_path, [subject]) if f["subject"] == subject]
+    found = [(rel, f["id"]) for rel, _, f in factfiles.scan_for(tmp_path, [subject]) if f["subject"] == subject]
     assert found == [("kb/facts/alice/2026-01.jsonl", ours["id"]), ("kb/facts/bob/2026-01.jsonl", theirs["id"])]
 
 

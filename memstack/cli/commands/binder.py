@@ -41,7 +41,7 @@ def register_confirmed(verbs: Any, common: Any) -> None:
         **doc("Copy a document (UTF-8 text) into the store as kb/files/<sha256>[.ext] and enter it in"
                     " kb/binder.jsonl as confirmed knowledge. Append-only: never edited or deleted. The"
                     " document is a regular file (no symbolic link, FIFO or device) inside the repository"
-                    " that holds the store, at most binder.max_file_bytes, with no credential.",
+                    " that holds the store, at most limits.file_bytes, with no credential.",
             "memstack binder file docs/adr-0004.md --by 'Ada Lovelace'"))
     p.add_argument("path", metavar="PATH", help="the document to file (inside the store's repository)")
     p.add_argument("--outside-repo", action="store_true",

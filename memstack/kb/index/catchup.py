@@ -125,9 +125,10 @@ def note_append(store: Path, relpath: str, before: os.stat_result | None, after:
         data = b"".join(lines)
         if known is None:
             known = follow.add(db, relpath)
-        rows, pos = [], known.indexed
+        rows, pos, number = [], known.indexed, schema.lines_indexed(db, known.file_id)
         for fact, line in zip(new, lines, strict=True):
-            rows.append(schema.row_of(known.file_id, fact, pos, len(line) - 1))
+            number += 1
+            rows.append(schema.row_of(known.file_id, fact, pos, len(line) - 1, number))
             pos += len(line)
         db.executemany(schema.INSERT, rows)
         follow.save(db, known.extended(data), after, known.indexed + len(data))

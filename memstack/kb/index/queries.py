@@ -11,6 +11,7 @@ them too). The `*_rows` forms walk the same answers row by row for a listing to 
 """
 
 import copy
+import functools
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -23,7 +24,9 @@ from memstack.kb.facts import Fact
 from memstack.kb.index import answers, build
 from memstack.kb.index.answers import ROW, Lines, Moved
 
-_LISTING = " ORDER BY subject, valid_from, recorded_at, id"
+# Facts tied on the times keep the order they were written in: file, then line (never the random part of an id).
+_FROM = "facts JOIN files ON files.file_id = facts.file_id"
+_LISTING = " ORDER BY subject, valid_from, recorded_at, files.relpath, facts.line_no"
 VALID = "valid_from <= :ts AND (valid_to IS NULL OR valid_to > :ts)"
 # As of transaction time X: recorded by X, and a closing recorded after X not yet known.
 VALID_AS_OF = ("recorded_at <= :as_of AND valid_from <= :ts"
@@ -31,7 +34,7 @@ VALID_AS_OF = ("recorded_at <= :as_of AND valid_from <= :ts"
 # SQLite's lower() folds ASCII only; Python's str.lower() folds no other character to an ASCII
 # letter of these words (only KELVIN SIGN folds to ASCII, to 'k'), so the two agree.
 _RECALL = ("subject = :subject AND lower(predicate) IN ({}) AND " + VALID
-           + " ORDER BY valid_from DESC, recorded_at DESC, id DESC LIMIT :limit"
+           + " ORDER BY valid_from DESC, recorded_at DESC, files.relpath, facts.line_no LIMIT :limit"
            ).format(", ".join(f"'{p}'" for p in facts.RECALL_PREDICATES))
 
 
@@ -42,7 +45,7 @@ def _select(store: Path, where: str, params: dict[str, Any],
             from_files: Callable[[], list[Fact]] | None = None) -> list[Fact]:
     """Facts from the index; if it is far behind and `from_files` is given, that answers instead."""
     def ask(db: sqlite3.Connection, lines: Lines) -> list[Fact]:
-        return [lines.fact(*row) for row in db.execute(f"SELECT {ROW} FROM facts WHERE {where}", params)]
+        return [lines.fact(*row) for row in db.execute(f"SELECT {ROW} FROM {_FROM} WHERE {where}", params)]
 
     return answers.answer(store, None if from_files is None else build.BUILD_BUDGET, ask, from_files)
 
@@ -54,11 +57,18 @@ _ABOUT_LOCK = threading.Lock()
 
 
 def _about(store: Path, subject: str) -> list[Fact]:
+    """The facts about `subject`, in the files' order."""
+    return [fact for _, _, fact in _about_where(store, subject)]
+
+
+def _about_where(store: Path, subject: str) -> list[tuple[str, int, Fact]]:
+    """(file, line number, fact) of the facts about `subject`, in the files' order."""
     key = (store, subject, [(relpath, follow.signature(st)) for relpath, st in factfiles.list_files(store)])
     with _ABOUT_LOCK:
         if _LAST_ABOUT[0] == key:
             return copy.deepcopy(_LAST_ABOUT[1])
-    found = [f for _, f in factfiles.scan_for(store, [subject]) if f["subject"] == subject]
+    found = [(path, number, f) for path, number, f in factfiles.scan_for(store, [subject])
+             if f["subject"] == subject]
     with _ABOUT_LOCK:
         _LAST_ABOUT[:] = [key, copy.deepcopy(found)]
     return found
@@ -86,7 +96,7 @@ def each_valid_at(store: Path, ts: int, as_of: int | None = None) -> Iterator[Fa
         with answers.reading(store) as found:
             assert found is not None
             db, lines = found
-            for row in db.execute(f"SELECT {ROW} FROM facts WHERE {where}", {"ts": ts, "as_of": as_of}):
+            for row in db.execute(f"SELECT {ROW} FROM {_FROM} WHERE {where}", {"ts": ts, "as_of": as_of}):
                 fact = lines.fact(*row)
                 if as_of is not None:
                     fact = facts.believed_at(fact, as_of)  # type: ignore[assignment]
@@ -114,7 +124,7 @@ def open_by_key(store: Path, keys: Iterable[tuple[str, str]]) -> dict[tuple[str,
     wanted = list(keys)
 
     def ask(db: sqlite3.Connection, lines: Lines) -> dict[tuple[str, str], list[Fact]]:
-        query = f"SELECT {ROW} FROM facts WHERE subject = ? AND predicate = ? AND valid_to IS NULL" + _LISTING
+        query = f"SELECT {ROW} FROM {_FROM} WHERE subject = ? AND predicate = ? AND valid_to IS NULL" + _LISTING
         return {key: [lines.fact(*row) for row in db.execute(query, key)] for key in wanted}
 
     return answers.answer(store, None, ask)
@@ -132,11 +142,11 @@ def crowded(store: Path) -> list[tuple[str, str]]:
 # --- the same queries walked row by row, for a listing to page (pages.py): nothing held but the page ---
 
 _RECALL_ALL = _RECALL.replace(" LIMIT :limit", "")
-_COLUMNS = f"subject, valid_from, recorded_at, {ROW}"
+_COLUMNS = f"subject, valid_from, recorded_at, facts.line_no, {ROW}"
 
 
 def _walk(store: Path, where: str, params: dict[str, Any],
-          from_files: Callable[[], list[Fact]] | None) -> Iterator[facts.Row]:
+          from_files: Callable[[], list[facts.Row]] | None) -> Iterator[facts.Row]:
     """The rows of `where` (ordered there) one at a time, each with its line read but not parsed; with
     `from_files`, the files answer while the index is far behind (as `_select`)."""
     try:
@@ -146,14 +156,19 @@ def _walk(store: Path, where: str, params: dict[str, Any],
                 answer = from_files()  # inside: the background build starts once this is done
             else:
                 db, lines = found
-                for subject, valid_from, recorded_at, file_id, pos, length, ident in db.execute(
-                        f"SELECT {_COLUMNS} FROM facts WHERE {where}", params):
-                    yield facts.Row(subject, valid_from, recorded_at, ident, lines.line(file_id, pos, length, ident))
+                for subject, valid_from, recorded_at, number, file_id, pos, length, ident in db.execute(
+                        f"SELECT {_COLUMNS} FROM {_FROM} WHERE {where}", params):
+                    yield facts.Row(subject, valid_from, recorded_at, ident, lines.paths[file_id], number,
+                                    lines.line(file_id, pos, length, ident))
                 return
     except Moved as moved:
         raise answers.listed_moved(store, moved.file_id) from None
-    for fact in answer:
-        yield facts.Row.of(fact)
+    yield from answer
+
+
+def _rows_about(store: Path, subject: str, keep: Callable[[Fact], bool]) -> list[facts.Row]:
+    """The rows of the facts about `subject` that `keep` keeps, from the files, in the files' order."""
+    return [facts.Row.of(fact, path, number) for path, number, fact in _about_where(store, subject) if keep(fact)]
 
 
 def valid_at_rows(store: Path, ts: int, subject: str | None = None, as_of: int | None = None) -> Iterator[facts.Row]:
@@ -161,19 +176,26 @@ def valid_at_rows(store: Path, ts: int, subject: str | None = None, as_of: int |
     where = VALID if as_of is None else VALID_AS_OF
     if subject is not None:
         where = "subject = :subject AND " + where
+    def from_files(subject: str) -> list[facts.Row]:
+        rows = _rows_about(store, subject, lambda fact: bool(facts.valid_at([fact], ts, subject, as_of)))
+        return sorted(rows, key=facts.Row.listing_key)
+
     return _walk(store, where + _LISTING, {"ts": ts, "subject": subject, "as_of": as_of},
-                 None if subject is None else (lambda: facts.valid_at(_about(store, subject), ts, subject, as_of)))
+                 None if subject is None else functools.partial(from_files, subject))
 
 
 def history_rows(store: Path, subject: str) -> Iterator[facts.Row]:
     return _walk(store, "subject = :subject" + _LISTING, {"subject": subject},
-                 lambda: facts.history(_about(store, subject), subject))
+                 lambda: sorted(_rows_about(store, subject, lambda _: True), key=facts.Row.listing_key))
 
 
 def recall_rows(store: Path, subject: str, now_ts: int) -> Iterator[facts.Row]:
     """Every fact `recall` could give, most recent first (the caller pages them)."""
+    def recalled(fact: Fact) -> bool:
+        return facts.is_recall_predicate(fact["predicate"]) and facts.is_valid_at(fact, now_ts)
+
     return _walk(store, _RECALL_ALL, {"subject": subject, "ts": now_ts},
-                 lambda: facts.recall(_about(store, subject), subject, now_ts, 2**63 - 1))
+                 lambda: sorted(_rows_about(store, subject, recalled), key=facts.Row.recall_key))
 
 
 def recall(store: Path, subject: str, now_ts: int, limit: int) -> list[Fact]:
@@ -186,7 +208,7 @@ def locate(store: Path, ids: Sequence[str]) -> dict[str, tuple[str, Fact]]:
     def from_files() -> dict[str, tuple[str, Fact]]:
         found: dict[str, tuple[str, Fact]] = {}
         wanted = set(ids)
-        for relpath, fact in factfiles.scan_for(store, ids):
+        for relpath, _, fact in factfiles.scan_for(store, ids):
             if fact["id"] in wanted:
                 found.setdefault(fact["id"], (relpath, fact))
         return found

@@ -3,7 +3,9 @@
 `<store>/.memstack/facts.sqlite3` (DB_NAME), layout VERSION: an index of another layout (say, one
 that kept copies of the lines) is dropped and rebuilt on first use (base/sqlitecache.py). Its
 `files` table is base/follow.py's; its `facts` table holds one row per fact line: the fields a
-query filters on, and where the line is (file, byte offset `pos`, length `len`), never the line.
+query filters on, and where the line is (file, byte offset `pos`, length `len`), never the line,
+and its line number `line_no` (facts tied on their times are listed in the order written: file,
+then line).
 
 `rows` turns the lines of a fact file into rows and refuses one the index cannot take (named by
 file and line number, I5); `line_problem` says what is wrong with such a line.
@@ -20,20 +22,20 @@ from memstack.base.errors import MemstackError
 from memstack.kb.facts import Fact
 
 DB_NAME = ".memstack/facts.sqlite3"
-VERSION = 3  # an index written by another layout version is dropped and rebuilt
+VERSION = 4  # an index written by another layout version is dropped and rebuilt
 
 _TABLES = (
     follow.files_table(),
     "CREATE TABLE facts (file_id INTEGER NOT NULL, id TEXT NOT NULL, subject TEXT NOT NULL, predicate TEXT NOT NULL,"
     " valid_from INTEGER NOT NULL, valid_to INTEGER, recorded_at INTEGER NOT NULL, expired_at INTEGER,"
-    " pos INTEGER NOT NULL, len INTEGER NOT NULL)",
+    " pos INTEGER NOT NULL, len INTEGER NOT NULL, line_no INTEGER NOT NULL)",
 )
 INDEXES = (
     "CREATE INDEX IF NOT EXISTS facts_by_subject ON facts (subject, predicate)",
     "CREATE INDEX IF NOT EXISTS facts_by_id ON facts (id)",
     "CREATE INDEX IF NOT EXISTS facts_by_file ON facts (file_id, pos)",
 )
-INSERT = "INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+INSERT = "INSERT INTO facts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _INT64 = range(-(2**63), 2**63)
 
 DB = sqlitecache.Database(DB_NAME, VERSION, (*_TABLES, *INDEXES), what="fact index",
@@ -57,7 +59,7 @@ def rows(relpath: str, data: bytes, start: int, end: int, file_id: int) -> Itera
         try:
             fact = loads(line)
             row = (file_id, fact["id"], fact["subject"], fact["predicate"], fact["valid_from"], fact["valid_to"],
-                   fact["recorded_at"], fact["expired_at"], at, len(line))
+                   fact["recorded_at"], fact["expired_at"], at, len(line), number)
         except (orjson.JSONDecodeError, KeyError, TypeError):
             row = None
         # The fast check, once per line of a million; `line_problem` says what exactly is wrong.
@@ -69,10 +71,16 @@ def rows(relpath: str, data: bytes, start: int, end: int, file_id: int) -> Itera
         yield row
 
 
-def row_of(file_id: int, fact: Fact, pos: int, length: int) -> tuple[Any, ...]:
-    """The row of `fact`, whose line (without its newline) is `length` bytes at `pos`."""
+def row_of(file_id: int, fact: Fact, pos: int, length: int, number: int) -> tuple[Any, ...]:
+    """The row of `fact`, whose line (without its newline) is `length` bytes at `pos`, line `number`."""
     return (file_id, fact["id"], fact["subject"], fact["predicate"], fact["valid_from"], fact["valid_to"],
-            fact["recorded_at"], fact["expired_at"], pos, length)
+            fact["recorded_at"], fact["expired_at"], pos, length, number)
+
+
+def lines_indexed(db: sqlite3.Connection, file_id: int) -> int:
+    """How many lines of a file the index holds (the number of its last indexed line)."""
+    found = db.execute("SELECT line_no FROM facts WHERE file_id = ? ORDER BY pos DESC LIMIT 1", (file_id,)).fetchone()
+    return 0 if found is None else int(found[0])
 
 
 def line_problem(line: bytes) -> str | None:

@@ -72,6 +72,11 @@ def make_commit(store: Path, message: str) -> str | None:
     paths = sorted({entry[3:] for entry in changed.split("\0") if len(entry) > 3})  # relative to the top
     if not paths:
         return None
+    with git.index_kept(top):  # refused: the index as it was (promote then puts the files back: run.py)
+        return _commit(top, folder, paths, message)
+
+
+def _commit(top: Path, folder: str, paths: list[str], message: str) -> str | None:
     git.run(top, "add", "-A", "--", *paths)
     if not git.out(top, "diff", "--cached", "--name-only", "--", *paths).strip():
         return None
@@ -92,7 +97,7 @@ def make_commit(store: Path, message: str) -> str | None:
         if exc.message.startswith("git is locked"):
             raise
         detail = exc.message.partition(f"failed in {top}: ")[2] or exc.message
-        raise MemstackError.marked("the promotion commit was refused (the files are written; fix what the hook"
+        raise MemstackError.marked("the promotion commit was refused (nothing was written; fix what the hook"
                                    " says, then run `{verb:memstack promote}` again): {detail}",
                                    detail=detail) from None
     return git.out(top, "rev-parse", "HEAD").strip()
@@ -107,7 +112,7 @@ def check_here(top: Path, folder: str) -> None:
     interpreter; the commit then tells pre-commit to skip that hook (SKIP), and any other hook runs."""
     found = check.staged(top, folder).violations
     if found:
-        raise MemstackError.marked("the promotion commit was refused (the files are written; fix what the check"
+        raise MemstackError.marked("the promotion commit was refused (nothing was written; fix what the check"
                                    " says, then run `{verb:memstack promote}` again):\n{found}",
                                    found="\n".join(map(str, found)))
 

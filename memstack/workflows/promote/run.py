@@ -5,7 +5,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from memstack.base import files, progress
+from memstack.base import clock, files, progress
 from memstack.integrity import buildmemo
 from memstack.kb import factstore
 from memstack.workflows.promote import pending
@@ -17,9 +17,12 @@ from memstack.workflows.promote.supersede import supersede, write_facts, write_l
 
 
 def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = True) -> dict[str, Any]:
+    """Route what is pending, write it, commit it. `now_ms` (the ledger's time) may not lie beyond the clock
+    skew; a run that fails (its commit refused by a hook, say) puts every file back as it found it."""
+    clock.refuse_future(store, ("--now-ts", now_ms))
     if commit and not dry_run:
         can_commit(store)
-    with files.locked(store, "promote"):
+    with files.locked(store, "promote"), files.undone_on_error(store):
         if not dry_run:
             factstore.finish_pending(store)  # a capture a killed process left half done
         gathered = gather(store)

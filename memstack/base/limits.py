@@ -1,0 +1,87 @@
+"""How large and how deep what a user hands memstack may be: memstack.yaml's `limits:` block.
+
+A record is a line of a file that a person reviews in a pull request, and a query is a few words:
+
+- `text_bytes` (default 64 KiB): one text a record holds: an intake record's content (and title, source,
+  subject, predicate, object), a fact's subject, predicate and object, a Binder note.
+- `value_bytes` (default 64 KiB): a SOIL value, as compact JSON.
+- `query_bytes` (default 4 KiB): a search query.
+- `json_depth` (default 64): how deeply a JSON value (a SOIL value) may nest.
+- `file_bytes` (default 10 MiB): a document `binder file` copies into the store.
+
+What is larger is refused (exit 2, a tool error over MCP) before any other work: not scanned, not
+searched, not parsed further. Depth is measured without recursion, so no nesting can exhaust the stack.
+memstack.yaml is read only when a value passes the smallest limit the schema allows (`FLOORS`): below it
+nothing can be refused, so the common case costs nothing.
+"""
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memstack.base import config
+from memstack.base.errors import MemstackError, bad
+
+DEFAULTS = config.DEFAULTS["limits"]
+# the schema's minimums
+FLOORS = {"text_bytes": 1_024, "value_bytes": 1_024, "query_bytes": 64, "json_depth": 8, "file_bytes": 1_024}
+_WHAT = {"text_bytes": "a record's text", "value_bytes": "a SOIL value", "query_bytes": "a search query",
+         "file_bytes": "a filed document"}
+
+
+def limit(store: Path | None, name: str) -> int:
+    """The limit `name` of the store's memstack.yaml (its default without a store, or when it says nothing)."""
+    if store is None:
+        return DEFAULTS[name]
+    try:
+        document = config.load(store).document
+    except MemstackError:
+        return DEFAULTS[name]  # a broken memstack.yaml is reported where it is read for its own sake
+    section = document.get("limits") if isinstance(document, dict) else None
+    value = section.get(name) if isinstance(section, dict) else None
+    return value if type(value) is int and value >= FLOORS[name] else DEFAULTS[name]
+
+
+def check_text(store: Path | None, field: str, value: Any, name: str = "text_bytes") -> None:
+    """Refuse text `value` (given as `field`) longer in UTF-8 than the limit `name`."""
+    if not isinstance(value, str) or len(value) <= FLOORS[name] // 4:  # 4 bytes a character at most
+        return
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > FLOORS[name] and size > (most := limit(store, name)):
+        raise bad(field, None, "{size:,} bytes, more than the {most:,} {what} may hold (limits.{name} in"
+                  " memstack.yaml)", size=size, most=most, what=_WHAT[name], name=name)
+
+
+def depth(value: Any) -> int:
+    """How deeply a JSON value nests (a scalar 0, `[]` 1, `[[]]` 2), without recursion."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (list, tuple)):
+            children: Any = item
+        elif isinstance(item, dict):
+            children = item.values()
+        else:
+            continue
+        deepest = max(deepest, level + 1)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def check_value(store: Path | None, field: str, value: Any) -> None:
+    """Refuse a JSON value larger (its compact JSON) than `value_bytes` or nested deeper than `json_depth`.
+
+    The size comes first (orjson writes 10 MB in milliseconds, and refuses past 254 levels itself), so the
+    depth walk only ever visits a value of bounded size, or one too deep for orjson."""
+    try:
+        size: int | None = len(orjson.dumps(value))
+    except orjson.JSONEncodeError:  # nested past orjson's own limit: the depth says so below
+        size = None
+    if size is not None and size > FLOORS["value_bytes"] and size > (most := limit(store, "value_bytes")):
+        raise bad(field, None, "{size:,} bytes of JSON, more than the {most:,} {what} may hold (limits.value_bytes"
+                  " in memstack.yaml)", size=size, most=most, what=_WHAT["value_bytes"])
+    found = depth(value)
+    if found > FLOORS["json_depth"] and found > (most := limit(store, "json_depth")):
+        raise bad(field, None, "nested {found} deep, deeper than the {most} a JSON value may nest"
+                  " (limits.json_depth in memstack.yaml)", found=found, most=most)
