@@ -155,6 +155,10 @@ CASES = [
     (_args("fact", "add", *FACT[:4], "--object", "o" * 70_000), "text_bytes"),
     (_args("search", "word " * 1_000), "query_bytes"),
     (_args("binder", "ratify", "{id}", "--note", "n" * 70_000), "text_bytes"),
+    # Claude Code's settings
+    (_args("hook", "install", "--agent", "Bad"), "agent"),
+    (_args("hook", "install", "--project", "{dir}/incomplete.md"), "--project"),
+    (_args("hook", "settings", "--agent", "a b"), "agent"),
 ]
 
 
