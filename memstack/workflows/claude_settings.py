@@ -97,18 +97,33 @@ def _groups(path: Path, settings: dict[str, Any], event: str) -> list[Any]:
     return groups
 
 
-def merge(path: Path, settings: dict[str, Any], block: dict[str, Any]) -> dict[str, str]:
-    """Merge `block` (from `hooks_block`) into `settings` in place; says per event "added", "replaced" or
-    "unchanged". A memstack hook already there is replaced where it stands (its matcher group, and any key
-    of its own such as a longer `timeout`, kept); a second one in the same event is removed."""
-    for event in block:
+def _memstack_at(groups: list[Any]) -> list[tuple[int, int]]:
+    """Where the memstack hooks of an event's groups stand: (group, entry) pairs, in order."""
+    return [(g, n) for g, kept in enumerate(groups) for n, entry in enumerate(kept.get("hooks", []))
+            if is_memstack_hook(entry)]
+
+
+def _drop(groups: list[Any], at: list[tuple[int, int]]) -> None:
+    """Remove the entries `at` (from `_memstack_at`), and a group they leave empty."""
+    for g, n in reversed(at):
+        del groups[g]["hooks"][n]
+        if not groups[g]["hooks"]:
+            del groups[g]
+
+
+def merge(path: Path, settings: dict[str, Any], block: dict[str, Any],
+          without: tuple[str, ...] = ()) -> dict[str, str]:
+    """Merge `block` (from `hooks_block`) into `settings` in place, and take memstack's hooks out of the
+    events `without`; says per event "added", "replaced", "unchanged", "removed" or "absent". A memstack
+    hook already there is replaced where it stands (its matcher group, and any key of its own such as a
+    longer `timeout`, kept); a second one in the same event is removed."""
+    for event in (*block, *without):
         _groups(path, settings, event)  # check every event before changing any
     done = {}
     for event, [group] in block.items():
         [ours] = group["hooks"]
         groups = _groups(path, settings, event)
-        found = [(g, n) for g, kept in enumerate(groups) for n, entry in enumerate(kept.get("hooks", []))
-                 if is_memstack_hook(entry)]
+        found = _memstack_at(groups)
         if not found:
             settings.setdefault("hooks", {}).setdefault(event, []).append({"hooks": [ours]})
             done[event] = "added"
@@ -117,25 +132,31 @@ def merge(path: Path, settings: dict[str, Any], block: dict[str, Any]) -> dict[s
         old = groups[g]["hooks"][n]
         new = {**ours, **old, "type": "command", "command": ours["command"]}
         groups[g]["hooks"][n] = new
-        for g2, n2 in reversed(found[1:]):
-            del groups[g2]["hooks"][n2]
-            if not groups[g2]["hooks"]:
-                del groups[g2]
+        _drop(groups, found[1:])
         done[event] = "unchanged" if new == old and len(found) == 1 else "replaced"
+    for event in without:
+        groups = _groups(path, settings, event)
+        found = _memstack_at(groups)
+        _drop(groups, found)
+        if found and not groups:
+            del settings["hooks"][event]
+        done[event] = "removed" if found else "absent"
     return done
 
 
-def install(project: Path, store: Path, agent: str | None = None, python: str | None = None) -> dict[str, Any]:
-    """Merge memstack's hooks for `store` (and `agent`) into `project`/.claude/settings.json; the document
-    says what was done to each event and whether the file was written."""
+def install(project: Path, store: Path, agent: str | None = None, without: tuple[str, ...] = (),
+            python: str | None = None) -> dict[str, Any]:
+    """Merge memstack's hooks for `store` (and `agent`) into `project`/.claude/settings.json, at every event
+    but those `without`; the document says what was done to each event and whether the file was written."""
     if not project.is_dir():
         raise bad("--project", repr(str(project)), "not a folder")
     path = (project / SETTINGS).absolute()
     path = path.resolve() if path.is_symlink() else path  # a settings file kept elsewhere stays a link
     existed = path.is_file()
     settings = read_settings(path)
-    done = merge(path, settings, hooks_block(store, agent, python))
-    write = not existed or any(what != "unchanged" for what in done.values())
+    block = {k: v for k, v in hooks_block(store, agent, python).items() if k not in without}
+    done = merge(path, settings, block, without)
+    write = not existed or any(what not in ("unchanged", "absent") for what in done.values())
     if write:
         files.write_atomic(path, jsonio.dumps_kept(settings))
     return {"settings": str(path), "store": str(store), "agent": agent, "events": done, "written": write,

@@ -192,3 +192,32 @@ def test_install_json_says_what_it_did(store: Path, project: Path) -> None:
                     "events": dict.fromkeys(EVENTS, "added"), "written": True, "created": True}
     done = json.loads(memstack("hook", "install", "--store", str(store), "--json", cwd=project).stdout)
     assert done["events"] == dict.fromkeys(EVENTS, "unchanged") and not done["written"]
+
+
+def test_install_without_stop_takes_memstack_out_of_it_and_stays_out(store: Path, project: Path) -> None:
+    assert memstack("hook", "install", "--store", str(store), cwd=project).returncode == 0
+    settings_file = project / ".claude/settings.json"
+    (kept := json.loads(settings_file.read_text()))["hooks"]["Stop"].append(
+        {"hooks": [{"type": "command", "command": "notify-send done"}]})
+    settings_file.write_text(json.dumps(kept))
+    done = memstack("hook", "install", "--store", str(store), "--without", "Stop", cwd=project)
+    assert done.returncode == 0 and "Stop removed" in done.stdout, done.stdout + done.stderr
+    assert commands(settings_file, "Stop") == ["notify-send done"] and memstack_commands(settings_file, "SessionEnd")
+    again = memstack("hook", "install", "--store", str(store), "--without", "Stop", cwd=project)
+    assert again.stdout.endswith("; nothing written\n"), again.stdout
+    done = memstack("hook", "install", "--store", str(store), "--without", "Stop", "--without", "SessionEnd",
+                    "--json", cwd=project)
+    assert json.loads(done.stdout)["events"] == {"SessionStart": "unchanged", "Stop": "absent",
+                                                 "SessionEnd": "removed"}
+    assert "SessionEnd" not in json.loads(settings_file.read_text())["hooks"]  # no empty event left behind
+
+
+def test_install_through_a_linked_settings_file_keeps_the_link(store: Path, project: Path, tmp_path: Path) -> None:
+    kept = tmp_path / "dotfiles/claude-settings.json"
+    kept.parent.mkdir()
+    kept.write_text('{"model": "opus"}')
+    (project / ".claude").mkdir()
+    (project / ".claude/settings.json").symlink_to(kept)
+    assert memstack("hook", "install", "--store", str(store), cwd=project).returncode == 0
+    assert (project / ".claude/settings.json").is_symlink()
+    assert json.loads(kept.read_text())["model"] == "opus" and memstack_commands(kept, "SessionStart")

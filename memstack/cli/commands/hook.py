@@ -47,7 +47,11 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--agent", metavar="A", help="pass --agent A to the hooks (default: the hooks use MEMSTACK_AGENT,"
                                                 " then memory.default_agent)")
     p.add_argument("--project", metavar="DIR", default=".", help="the project whose .claude/settings.json to"
-                                                                  " change (default: the current folder)")
+                                                                  " change (default: the current folder; ~ for"
+                                                                  " your user settings)")
+    p.add_argument("--without", metavar="EVENT", action="append", default=[], choices=("Stop", "SessionEnd"),
+                   help="leave memstack out of EVENT (Stop: never ask for a handoff; SessionEnd: never write a"
+                        " carry-over), taking out a memstack hook already there; repeatable")
     p.set_defaults(func=run_install)
     p = verbs.add_parser("settings", parents=[common],
                          help="print the .claude/settings.json hooks that run this memstack (no venv on PATH needed)",
@@ -143,7 +147,7 @@ def run_install(args: Any) -> int:
 
     store = open_store(args.store)
     resolve_agent(store, args.agent)  # the hooks will need an agent: refuse now rather than at every session
-    done = claude_settings.install(Path(args.project), store.root, args.agent)
+    done = claude_settings.install(Path(args.project), store.root, args.agent, tuple(args.without))
     emit(args, done, lambda: _installed(done))
     return 0
 
@@ -152,6 +156,6 @@ def _installed(done: dict[str, Any]) -> str:
     who = f", agent {done['agent']}" if done["agent"] else ""
     if not done["written"]:
         return f"{done['settings']}: memstack's hooks already in place (store {done['store']}{who}); nothing written"
-    events = ", ".join(f"{event} {what}" for event, what in done["events"].items())
+    events = ", ".join(f"{event} {'left out' if what == 'absent' else what}" for event, what in done["events"].items())
     verb = "created" if done["created"] else "updated"
     return f"{verb} {done['settings']}: {events} (store {done['store']}{who}); every other setting kept"
