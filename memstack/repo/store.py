@@ -9,7 +9,7 @@ from pathlib import Path
 from memstack.base.config import CONFIG_NAME, Config, load
 from memstack.base.errors import MemstackError
 from memstack.base.names import check_name
-from memstack.repo import git
+from memstack.repo import checkout, git
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,9 @@ def folder_of(root: Path) -> tuple[Path, str]:
 def open_store(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Store:
     root = locate(explicit, cwd)
     if root is None:
+        advice = checkout.advice((cwd or Path.cwd()).resolve())
+        if advice is not None:  # a clone whose store is on a branch it has not checked out
+            raise MemstackError.marked("no memstack store here: {advice}", advice=advice)
         raise MemstackError.marked("no memstack store here: {pass:--store PATH}, set MEMSTACK_HOME, or run inside a"
                                    " store (`{verb:memstack init PATH}` makes one)")
     return Store(root)
