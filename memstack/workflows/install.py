@@ -233,7 +233,8 @@ def _finish(root: Path, repo: Path, folder: str, resumed: bool, undo: _Undo | No
         git.run(repo, "add", "-A", "--", *paths, env=env)
         message = "memstack init" if own else f"memstack init {folder.rstrip('/')}"
         # `--only` the store's paths: whatever else the user had staged stays staged, uncommitted.
-        proc = git.run(repo, *git.identity_args(repo), "commit", "-q", "-m", message,
+        borrowed = git.identity_args(repo)  # git knows no one: the first commit is memstack's own
+        proc = git.run(repo, *borrowed, "commit", "-q", "-m", message,
                        *(() if own else ("--only", "--", *paths)), env=env, ok=(0, 1))
         if proc.returncode != 0:
             out = (proc.stdout + proc.stderr).decode(errors="replace").strip()
@@ -253,7 +254,7 @@ def _finish(root: Path, repo: Path, folder: str, resumed: bool, undo: _Undo | No
     return {"store": str(root), "created": True, "resumed": resumed,
             "agents": agents if agents is not None else config.load(root).agents,
             "repository": str(repo), "folder": folder.rstrip("/") or ".", "committed": paths, "hooks": hooks,
-            "message": message}
+            "git_identity_missing": bool(borrowed), "message": message}
 
 
 def _read(path: Path) -> str | None:

@@ -1,9 +1,11 @@
 """`memstack init` and `memstack install`: a real store, real git, the real hook."""
 
 import json
+import os
+import subprocess
 from pathlib import Path
 
-from helpers import git, memstack, tree_snapshot
+from helpers import MEMSTACK, git, memstack, tree_snapshot
 
 
 def test_init_makes_a_committed_store_with_the_hook_installed(tmp_path: Path) -> None:
@@ -80,3 +82,30 @@ def test_install_in_a_fresh_clone_installs_the_hooks(store: Path, tmp_path: Path
 def test_install_outside_a_store_is_bad_usage(tmp_path: Path) -> None:
     result = memstack("install", cwd=tmp_path)
     assert result.returncode == 2 and "no memstack store" in result.stderr
+
+
+def test_init_without_a_git_identity_commits_and_says_how_to_set_one(tmp_path: Path) -> None:
+    """A fresh HOME with no user.name/email: init still makes its first commit (as memstack), and says how
+    to set an identity, since the user's own next `git commit` would fail with "Author identity unknown"."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_AUTHOR_", "GIT_COMMITTER_")) and k != "EMAIL"}
+    env.update(HOME=str(home), GIT_CONFIG_GLOBAL=str(home / ".gitconfig"), GIT_CONFIG_NOSYSTEM="1")
+    made = subprocess.run([MEMSTACK, "init", "mem", "--agent", "claude"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.startswith("new memstack store at"), made.stdout
+    assert 'git config --global user.name "Your Name"' in made.stderr, made.stderr
+    assert "git config --global user.email you@example.com" in made.stderr, made.stderr
+    root = tmp_path / "mem"
+    assert git(root, "log", "--format=%an <%ae>").stdout.strip() == "memstack <memstack@localhost>"
+    # the user's own commit fails until they do as told, then works
+    (root / "note.txt").write_text("x\n")
+    refused = subprocess.run(["git", "commit", "-qam", "x", "--allow-empty"], cwd=root, env=env,
+                             capture_output=True, text=True)
+    assert refused.returncode != 0 and "Author identity unknown" in refused.stderr
+    for key, value in (("user.name", "Your Name"), ("user.email", "you@example.com")):
+        subprocess.run(["git", "config", "--global", key, value], cwd=root, env=env, check=True)
+    again = subprocess.run([MEMSTACK, "init", "other"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert again.returncode == 0 and "user.name" not in again.stderr, again.stderr  # an identity: no note
+    assert git(tmp_path / "other", "log", "--format=%an").stdout.strip() == "Your Name"

@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base.errors import bad
-from memstack.base.output import emit
+from memstack.base.output import emit, note
 from memstack.cli.commands import doc
 from memstack.repo.store import open_store
 from memstack.workflows import install
@@ -39,6 +39,11 @@ def run_init(args: Any) -> int:
                   path=args.path)
     result = install.init(Path(args.path or args.store or "."), args.agent, force=args.force)
     emit(args, result, result["message"])
+    if result.get("git_identity_missing"):
+        note("memstack init: git has no name and email for you, so the first commit is memstack's own"
+             " (memstack <memstack@localhost>); set yours before you commit:\n"
+             '  git config --global user.name "Your Name"\n'
+             "  git config --global user.email you@example.com")
     return 0
 
 
