@@ -13,17 +13,15 @@ again.
 
 import os
 import re
-import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import git
+from helpers import FENCE, as_script, git
 
 ROOT = Path(__file__).resolve().parent.parent
-FENCE = re.compile(r"^```(?:sh|bash|console)\n(.*?)^```", re.S | re.M)
 
 
 def section(text: str, heading: str) -> str:
@@ -39,12 +37,6 @@ def setup_commands(readme: str) -> list[str]:
     assert blocks, "the Set up section has no ```sh block"
     return [line for block in blocks for line in block.splitlines()
             if line.strip() and not line.lstrip().startswith("#")]
-
-
-def as_script(commands: list[str]) -> str:
-    """One shell, each line as pasted; the first line that fails stops it and says which."""
-    return "\n".join(f"{{ {line}\n}} || {{ echo {shlex.quote('FAILED: ' + line)} >&2; exit 1; }}"
-                     for line in commands) + "\n"
 
 
 def test_the_setup_block_is_read_from_the_readme() -> None:

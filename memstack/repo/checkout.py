@@ -30,9 +30,10 @@ def _remotes(top: Path) -> list[str]:
     return git.run(top, "remote", env=git.no_git_env()).stdout.decode().split()
 
 
-def advice(here: Path) -> str | None:
-    """What to run to get the store's files into the work tree around `here`, or None (not a work
-    tree, or nothing to say: no remote branch holds a store and the clone is not empty)."""
+def advice(here: Path) -> tuple[Path, str] | None:
+    """The work tree around `here` and what it is, saying what to run to get the store's files into it
+    ("a clone with no commit checked out ...: run `git checkout main`"), or None (not a work tree, or
+    nothing to say: no remote branch holds a store and the clone is not empty)."""
     top = git.worktree_top(here)
     if top is None:
         return None
@@ -42,13 +43,12 @@ def advice(here: Path) -> str | None:
     if holding is not None:
         branch = holding.split("/", 1)[1]
         if unborn:
-            return (f"{top} is a clone with no commit checked out (the remote's HEAD names a branch the remote"
-                    f" lacks); the store is on {holding}: run `git checkout {branch}`, then"
-                    f" `memstack install` (for the next clone, point the bare remote's HEAD at it:"
-                    f" `git --git-dir REMOTE.git symbolic-ref HEAD refs/heads/{branch}`)")
-        return (f"the commit checked out in {top} holds no store; the store is on {holding}:"
-                f" `git checkout {branch}`")
+            return top, (f"a clone with no commit checked out (the remote's HEAD names a branch the remote"
+                         f" lacks); the store is on {holding}: run `git checkout {branch}` in it, then"
+                         f" `memstack install` (for the next clone, point the bare remote's HEAD at it:"
+                         f" `git --git-dir REMOTE.git symbolic-ref HEAD refs/heads/{branch}`)")
+        return top, f"a checkout of a commit with no store; the store is on {holding}: `git checkout {branch}`"
     if unborn and _remotes(top):
-        return (f"{top} is an empty clone: its remote holds no commit yet — push the store to it first (in the"
-                f" store: `git push -u origin main`), then `git pull origin main` here and `memstack install`")
+        return top, ("an empty clone: its remote holds no commit yet — push the store to it first (in the store:"
+                     " `git push -u origin main`), then `git pull origin main` in this clone and `memstack install`")
     return None

@@ -44,6 +44,10 @@ def locate(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = No
         if value:
             path = Path(value).expanduser().resolve()
             if not is_store(path):
+                advice = checkout.advice(path) if path.is_dir() else None
+                if advice is not None:  # a clone whose store is on a branch it has not checked out
+                    raise MemstackError.marked("{path} (from {origin}) holds no store: {top} is {advice}", path=path,
+                                               origin=origin, top=advice[0], advice=advice[1])
                 raise MemstackError.marked(
                     "{path} (from {origin}) is not a memstack store (no {config}) — run"
                     " `{verb:memstack init {value}}` or point {origin} at a store",
@@ -115,7 +119,7 @@ def open_store(explicit: str | os.PathLike[str] | None = None, cwd: Path | None 
     if root is None:
         advice = checkout.advice((cwd or Path.cwd()).resolve())
         if advice is not None:  # a clone whose store is on a branch it has not checked out
-            raise MemstackError.marked("no memstack store here: {advice}", advice=advice)
+            raise MemstackError.marked("no memstack store here: {top} is {advice}", top=advice[0], advice=advice[1])
         raise MemstackError.marked("no memstack store here: {pass:--store PATH}, set MEMSTACK_HOME, or run inside a"
                                    " store (`{verb:memstack init PATH}` makes one)")
     return Store(root)

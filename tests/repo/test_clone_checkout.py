@@ -30,6 +30,9 @@ def test_a_clone_of_a_remote_whose_head_names_a_missing_branch_says_to_check_out
         assert "no commit checked out" in told.stderr and "store is on origin/main" in told.stderr, told.stderr
         assert "`git checkout main`" in told.stderr and "memstack init" not in told.stderr, told.stderr
         assert len(told.stderr.strip().splitlines()) == 1, told.stderr
+    named = memstack("--store", "bob", "install", cwd=tmp_path)  # the store named, not found: the same advice
+    assert named.returncode == 2 and "(from --store) holds no store" in named.stderr, named.stderr
+    assert "`git checkout main` in it" in named.stderr and "memstack init" not in named.stderr, named.stderr
     assert not (bob / ".git" / "hooks" / "pre-commit").exists()  # nothing installed
     assert not any(p.name != ".git" for p in bob.iterdir())  # nothing written
     git(bob, "checkout", "-q", "main")  # as told
@@ -61,7 +64,8 @@ def test_a_checkout_of_another_branch_names_the_branch_holding_the_store(store: 
     git(bob, "add", "README")
     git(bob, "commit", "-qm", "notes")
     told = memstack("status", cwd=bob)
-    assert told.returncode == 2 and "the store is on origin/main: `git checkout main`" in told.stderr, told.stderr
+    assert told.returncode == 2, told.stderr
+    assert "a checkout of a commit with no store; the store is on origin/main: `git checkout main`" in told.stderr
 
 
 def test_outside_any_clone_the_advice_is_unchanged(tmp_path: Path) -> None:
