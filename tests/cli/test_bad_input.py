@@ -155,6 +155,8 @@ CASES = [
     (_args("fact", "add", *FACT[:4], "--object", "o" * 70_000), "text_bytes"),
     (_args("search", "word " * 1_000), "query_bytes"),
     (_args("binder", "ratify", "{id}", "--note", "n" * 70_000), "text_bytes"),
+    # a clone of the store with nothing checked out (its remote's HEAD named a missing branch)
+    (_args("install", "--store", "{dir}/clone"), "git checkout main"),
 ]
 
 
@@ -175,6 +177,9 @@ def corpus_store(tmp_path_factory: pytest.TempPathFactory, _store_template: Path
     inputs = tmp_path_factory.mktemp("inputs")
     (inputs / "incomplete.md").write_text("---\nagent: alice\n---\n# a handoff with no sections\n")
     (inputs / "binary.md").write_bytes(b"\xff\xfe\x00bad")
+    git(inputs, "init", "-q", "clone")
+    git(inputs / "clone", "remote", "add", "origin", str(root))
+    git(inputs / "clone", "fetch", "-q", "origin")
     return root, inputs, waiting[0]["id"]
 
 
