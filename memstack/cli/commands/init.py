@@ -28,8 +28,10 @@ def register(sub: Any, common: Any) -> None:
     p = sub.add_parser("install", parents=[common], help="in a clone of a store: install the hooks",
                        **doc("In a clone of a store: install the pre-commit and pre-push hooks and register the"
                              " merge and diff drivers in the clone's git config (never committed). Run it once"
-                             " per clone; a rerun says what was already in place.",
-                             "git clone URL my-memory && cd my-memory && memstack install"))
+                             " per clone; a rerun says what was already in place. In a bare repository (a"
+                             " self-hosted remote): install memstack's server hook, hooks/pre-receive.",
+                             "git clone URL my-memory && cd my-memory && memstack install",
+                             "git init --bare -b main remote.git && memstack --store remote.git install"))
     p.set_defaults(func=run_install)
 
 
@@ -48,7 +50,15 @@ def run_init(args: Any) -> int:
 
 
 def run_install(args: Any) -> int:
-
+    remote = install.bare_repository(Path(args.store or "."))
+    if remote is not None:  # a self-hosted remote: its server hook
+        done = install.install_remote(remote)
+        emit(args, {"remote": str(remote), **done},
+             "\n".join([f"installed {what}" for what in done["installed"]]
+                       + [f"already in place: {what}" for what in done["already"]]))
+        for warning in done["warnings"]:
+            note(f"memstack install: {warning}")
+        return 0
     store = open_store(args.store)
     done = install.install_report(store.root)
     emit(args, {"store": str(store.root), **done},
