@@ -30,6 +30,8 @@ def test_a_clone_of_a_remote_whose_head_names_a_missing_branch_says_to_check_out
         assert "no commit checked out" in told.stderr and "store is on origin/main" in told.stderr, told.stderr
         assert "`git checkout main`" in told.stderr and "memstack init" not in told.stderr, told.stderr
         assert len(told.stderr.strip().splitlines()) == 1, told.stderr
+    recalled = memstack("recall", "--subject", "deploys", cwd=bob)  # no store answers an empty page, and says why
+    assert recalled.returncode == 0 and "`git checkout main`" in recalled.stderr, recalled.stderr
     named = memstack("--store", "bob", "install", cwd=tmp_path)  # the store named, not found: the same advice
     assert named.returncode == 2 and "(from --store) holds no store" in named.stderr, named.stderr
     assert "`git checkout main` in it" in named.stderr and "memstack init" not in named.stderr, named.stderr
