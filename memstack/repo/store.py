@@ -9,7 +9,7 @@ from pathlib import Path
 from memstack.base.config import CONFIG_NAME, Config, load
 from memstack.base.errors import MemstackError
 from memstack.base.names import check_name
-from memstack.repo import git
+from memstack.repo import checkout, git
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,10 @@ def locate(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = No
         if value:
             path = Path(value).expanduser().resolve()
             if not is_store(path):
+                advice = checkout.advice(path) if path.is_dir() else None
+                if advice is not None:  # a clone whose store is on a branch it has not checked out
+                    raise MemstackError.marked("{path} (from {origin}) holds no store: {top} is {advice}", path=path,
+                                               origin=origin, top=advice[0], advice=advice[1])
                 raise MemstackError.marked(
                     "{path} (from {origin}) is not a memstack store (no {config}) — run"
                     " `{verb:memstack init {value}}` or point {origin} at a store",
@@ -113,6 +117,9 @@ def folder_of(root: Path) -> tuple[Path, str]:
 def open_store(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Store:
     root = locate(explicit, cwd)
     if root is None:
+        advice = checkout.advice((cwd or Path.cwd()).resolve())
+        if advice is not None:  # a clone whose store is on a branch it has not checked out
+            raise MemstackError.marked("no memstack store here: {top} is {advice}", top=advice[0], advice=advice[1])
         raise MemstackError.marked("no memstack store here: {pass:--store PATH}, set MEMSTACK_HOME, or run inside a"
                                    " store (`{verb:memstack init PATH}` makes one)")
     return Store(root)

@@ -159,6 +159,8 @@ CASES = [
     (_args("hook", "install", "--agent", "Bad"), "agent"),
     (_args("hook", "install", "--project", "{dir}/incomplete.md"), "--project"),
     (_args("hook", "settings", "--agent", "a b"), "agent"),
+    # a clone of the store with nothing checked out (its remote's HEAD named a missing branch)
+    (_args("install", "--store", "{dir}/clone"), "git checkout main"),
 ]
 
 
@@ -179,6 +181,9 @@ def corpus_store(tmp_path_factory: pytest.TempPathFactory, _store_template: Path
     inputs = tmp_path_factory.mktemp("inputs")
     (inputs / "incomplete.md").write_text("---\nagent: alice\n---\n# a handoff with no sections\n")
     (inputs / "binary.md").write_bytes(b"\xff\xfe\x00bad")
+    git(inputs, "init", "-q", "clone")
+    git(inputs / "clone", "remote", "add", "origin", str(root))
+    git(inputs / "clone", "fetch", "-q", "origin")
     return root, inputs, waiting[0]["id"]
 
 
