@@ -155,6 +155,13 @@ CASES = [
     (_args("fact", "add", *FACT[:4], "--object", "o" * 70_000), "text_bytes"),
     (_args("search", "word " * 1_000), "query_bytes"),
     (_args("binder", "ratify", "{id}", "--note", "n" * 70_000), "text_bytes"),
+    # usage: a misspelled option or verb named with a guess; global options before the verb
+    (_args("intake", "write", "--contnet", "x"), "unrecognized argument --contnet; did you mean --content?"),
+    (_args("intake", "write"), "required: --content"),
+    (_args("intak", "write", "--content", "x"), "did you mean intake?"),
+    (_args("capture", *FACT, "--contradics", "--valid-from", "now"), "did you mean --contradicts?"),
+    (_args("--agent", "alice", "promote"), "memstack promote takes no agent"),
+    (_args("--agent", "alice", "intake", "write", "--content", "x", "--agent", "bob"), "--agent 'bob' too"),
 ]
 
 
