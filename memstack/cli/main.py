@@ -16,7 +16,7 @@ from memstack.base.errors import MemstackError, bad, os_problem
 from memstack.cli.usage import Parser, takes
 
 # Each module exports `register(subparsers, common)`; its parsers set `func`.
-COMMANDS = ("init", "intake", "soil", "handoff", "boot", "identity", "nest", "fact", "recall", "capture",
+COMMANDS = ("init", "agent", "intake", "soil", "handoff", "boot", "identity", "nest", "fact", "recall", "capture",
             "promote", "binder", "check", "review", "merge", "mcp", "pg", "sync",
             "query", "import_", "export", "hook", "search", "status", "related")
 
