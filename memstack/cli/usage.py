@@ -52,7 +52,8 @@ class Parser(argparse.ArgumentParser):
             return unrecognized(unknown, self.option_names())
         choice = _CHOICE.match(message)
         if choice:
-            choices = re.findall(r"'([^']*)'", choice["choices"])
+            listed = choice["choices"]  # 'a', 'b' (quoted until Python 3.12.7, bare after)
+            choices = re.findall(r"'([^']*)'", listed) or [c.strip() for c in listed.split(",")]
             guess = difflib.get_close_matches(choice["given"].strip("'"), choices, n=1)
             if guess:
                 return f"argument {choice['arg']}: invalid choice: {choice['given']}; did you mean {guess[0]}?"
