@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from helpers import memstack, tree_snapshot
+from mcp_support import ok, run, server
 
 DECISION = ("--subject", "deploys", "--predicate", "decided", "--object", "friday")
 
@@ -55,3 +56,15 @@ def test_the_same_document_nested_twice_is_one_record(store: Path, tmp_path: Pat
     doc.write_text("# Deploys\n\nWe deploy on Mondays now.\n")  # a new version of the document is new
     changed = json.loads(memstack("nest", str(doc), "--json", cwd=store).stdout)
     assert changed["already_recorded"] is False and changed["record"]["id"] != first["record"]["id"]
+
+
+def test_the_capture_tool_answers_an_identical_decision_with_the_existing_fact(store: Path) -> None:
+    async def session() -> None:
+        async with server("--store", str(store)) as client:
+            arguments = {"subject": "deploys", "predicate": "decided", "object": "friday"}
+            first = await ok(client, "capture", **arguments)
+            again = await ok(client, "capture", **arguments, contradicts=True)
+            assert again == first and len(first) == 1
+
+    run(session)
+    assert len(open_facts(store)) == 1
