@@ -126,13 +126,29 @@ def open_store(explicit: str | os.PathLike[str] | None = None, cwd: Path | None 
 
 
 def resolve_agent(store: Store, agent: str | None) -> str:
-    """--agent, then MEMSTACK_AGENT, then memory.default_agent in memstack.yaml."""
+    """--agent, then MEMSTACK_AGENT, then memory.default_agent in memstack.yaml; an agent of the store.
+
+    When memstack.yaml lists its agents (`agents:`), a name it does not list is refused, so a typo never
+    starts a new agent's files (`memstack agent add NAME` lists one); a store listing none takes any name."""
     if agent is not None:  # given, even empty: checked (an empty name is bad input, not "the default")
-        return check_name(agent, "agent")
+        return listed_agent(store, check_name(agent, "agent"), "--agent")
     if os.environ.get("MEMSTACK_AGENT"):
-        return check_name(os.environ["MEMSTACK_AGENT"], "agent")
+        return listed_agent(store, check_name(os.environ["MEMSTACK_AGENT"], "agent"), "MEMSTACK_AGENT")
     default = store.config.get("memory", "default_agent")
     if default:
-        return check_name(default, "agent")
+        return listed_agent(store, check_name(default, "agent"), "memory.default_agent")
     raise MemstackError.marked("no agent given: {pass:--agent NAME}, set MEMSTACK_AGENT, or set memory.default_agent"
                                " in memstack.yaml")
+
+
+def listed_agent(store: Store, agent: str, origin: str) -> str:
+    """`agent` if memstack.yaml lists it (or lists no agent at all); else bad input naming the known ones."""
+    known = store.config.agents
+    if not known or agent in known:
+        return agent
+    where = "{arg:--agent} {agent!r}" if origin == "--agent" else "agent {agent!r} (from " + origin + ")"
+    error = MemstackError.marked(
+        "bad " + where + ": not an agent of this store (memstack.yaml lists {known}); `{verb:memstack agent add"
+        " {agent}}` adds it", agent=agent, known=", ".join(known))
+    error.field, error.reason = "agent", "not an agent of this store"
+    raise error

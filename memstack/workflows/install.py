@@ -27,6 +27,7 @@ from memstack.base.resources import data_dir
 from memstack.boot import context as boot
 from memstack.repo import git, precommit
 from memstack.repo.store import is_store
+from memstack.workflows.agents import identity_text
 
 WORKFLOW = ".github/workflows/memstack.yml"
 REPO_LEVEL = (precommit.NAME, WORKFLOW)  # template files that live at a repository's top, not in a store folder
@@ -120,10 +121,6 @@ def _head_warning(git_dir: Path) -> list[str]:
 def _template_files() -> list[Path]:
     template = data_dir("store-template")
     return sorted(p.relative_to(template) for p in template.rglob("*") if p.is_file())
-
-
-def _identity_text(agent: str) -> str:
-    return f"# {agent}\n\nWho this agent is, what it is for, and how it works. Written by a human.\n"
 
 
 class _Undo:
@@ -220,7 +217,7 @@ def init(root: Path, agents: list[str], commit_identity: dict[str, str] | None =
         for agent in agents:
             if agent not in listed:
                 listed.append(agent)
-                undo.write(root / "identity" / f"{agent}.md", _identity_text(agent).encode())
+                undo.write(root / "identity" / f"{agent}.md", identity_text(agent).encode())
         if agents:
             cfg.document["agents"] = listed
             if not cfg.get("memory", "default_agent"):
@@ -241,8 +238,7 @@ def _not_added(agents: list[str]) -> str:
         return ""
     names = ", ".join(agents)
     return (f"\nnot added: agent{'s' * (len(agents) > 1)} {names} (init never changes a finished store;"
-            f" any agent can write now with --agent; to list {'them' if len(agents) > 1 else 'it'}, add to"
-            f" `agents:` in memstack.yaml and write identity/<agent>.md, then commit)")
+            f" `memstack agent add NAME` lists an agent, then commit)")
 
 
 def _finish(root: Path, repo: Path, folder: str, resumed: bool, undo: _Undo | None = None,

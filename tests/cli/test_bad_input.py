@@ -161,6 +161,13 @@ CASES = [
     (_args("hook", "settings", "--agent", "a b"), "agent"),
     # a clone of the store with nothing checked out (its remote's HEAD named a missing branch)
     (_args("install", "--store", "{dir}/clone"), "git checkout main"),
+    # usage: a misspelled option or verb named with a guess; global options before the verb
+    (_args("intake", "write", "--contnet", "x"), "unrecognized argument --contnet; did you mean --content?"),
+    (_args("intake", "write"), "required: --content"),
+    (_args("intak", "write", "--content", "x"), "did you mean intake?"),
+    (_args("capture", *FACT, "--contradics", "--valid-from", "now"), "did you mean --contradicts?"),
+    (_args("--agent", "alice", "promote"), "memstack promote takes no agent"),
+    (_args("--agent", "alice", "intake", "write", "--content", "x", "--agent", "bob"), "--agent 'bob' too"),
 ]
 
 
