@@ -17,16 +17,21 @@ PROMOTE = Tool(
     "promote",
     "Run the norn-pass: route every pending intake record (knowledge, jeles_atoms, opus_atoms, or the Binder for"
     " a human), append the facts (superseding a contradicted valid fact), rebuild the views, and make one git"
-    " commit. dry_run shows the routing and writes nothing. Returns what moved.",
+    " commit. dry_run shows the routing (of the first limit records; remaining counts the rest) and writes"
+    " nothing. Returns what moved.",
     {"now_ts": timestamp("the promotion's time, written in the ledger (default: now)"),
      "dry_run": flag("show the routing, write nothing"),
-     "no_commit": flag("write the files, leave committing to git")},
+     "no_commit": flag("write the files, leave committing to git"),
+     "limit": Arg({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
+                   "description": f"with dry_run, list at most this many records (default"
+                                  f" {promote_api.DRY_RUN_SHOWN}); remaining counts the rest"})},
     lambda store, a: promote_api.promote_document(store, **a),
     title="Promote intake",
     output=document("what the promotion routed (with dry_run: what it would route)", {
         "dry_run": {"type": "boolean"}, "routed": {"type": "object", "additionalProperties": {"type": "integer"}},
         "ratified": {"type": "integer"}}, {
-        "records": {"type": "array"}, "superseded": {"type": "integer"}, "facts_added": {"type": "integer"},
+        "records": {"type": "array"}, "remaining": {"type": "integer", "minimum": 0},
+        "superseded": {"type": "integer"}, "facts_added": {"type": "integer"},
         "changed": STRINGS, "commit": {"type": ["string", "null"]}, "message": STRING}),
     hints=Hints(read_only=False, destructive=True, idempotent=True, open_world=False),
 )

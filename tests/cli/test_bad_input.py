@@ -155,6 +155,8 @@ CASES = [
     (_args("fact", "add", *FACT[:4], "--object", "o" * 70_000), "text_bytes"),
     (_args("search", "word " * 1_000), "query_bytes"),
     (_args("binder", "ratify", "{id}", "--note", "n" * 70_000), "text_bytes"),
+    (_args("promote", "--dry-run", "--limit", "0"), "limit"),
+    (_args("promote", "--dry-run", "--limit", "lots"), "limit"),
 ]
 
 

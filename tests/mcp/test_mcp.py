@@ -63,7 +63,7 @@ def _cli_options(*verb: str) -> set[str]:
     ("binder_list", ("binder", "list"), set(), set()),
     ("sync", ("sync",), set(), set()),
     ("boot_rebuild", ("boot", "rebuild"), set(), set()),
-    ("promote", ("promote",), set(), set()),
+    ("promote", ("promote",), {"verbose"}, set()),  # the trailers shown as text; the document has the message
     ("intake_list", ("intake", "list"), set(), set()),
     ("soil_list", ("soil", "list"), set(), set()),
     ("soil_expire", ("soil", "expire"), set(), set()),
