@@ -11,12 +11,14 @@ _SHAPE = pages.shaped(int, str, str, str, str, str)  # related.item_key
 
 
 def related_document(store: Store, *, subject: str, depth: Any = 1, limit: Any = None,
-                     cursor: str | None = None) -> dict[str, Any]:
+                     cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
     """The document `related --json` prints and the `related` tool returns."""
 
     pages.check_limit(limit)
     pages.page([], limit=limit, cursor=cursor, key=walk.item_key, verb="related",
                shape=_SHAPE)  # a bad cursor is refused before the walk
     found = walk.related(store.root, subject, depth, now_ms())
-    page = pages.page(found, limit=limit, cursor=cursor, key=walk.item_key, verb="related", shape=_SHAPE)
-    return {"subject": subject, "depth": walk.check_depth(depth), "items": page.items, **page.fields()}
+    steps = walk.check_depth(depth)
+    page = pages.page(found, limit=limit, cursor=cursor, key=walk.item_key, verb="related", shape=_SHAPE,
+                      max_bytes=pages.room(max_bytes, subject=subject, depth=steps))
+    return {"subject": subject, "depth": steps, "items": page.items, **page.fields()}

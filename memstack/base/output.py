@@ -14,6 +14,12 @@ def render_json(document: Any) -> str:
     return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
 
 
+def render_compact(document: Any) -> str:
+    """The same document as compact JSON, keys sorted: the text of an MCP tool's answer (pages.MCP_MAX_BYTES
+    bounds a list tool's)."""
+    return orjson.dumps(document, option=orjson.OPT_SORT_KEYS).decode()
+
+
 def emit(args: Any, document: Any, human: str | Callable[[], str] | None = None) -> None:
     if getattr(args, "json", False) or human is None:
         sys.stdout.write(render_json(document) + "\n")

@@ -29,7 +29,8 @@ T = TypeVar("T")
 
 MCP_DEFAULT_LIMIT = 50  # what an MCP list tool hands out when the agent gives no limit
 MAX_LIMIT = 10_000      # the largest page one call may ask for
-MCP_MAX_BYTES = 128 * 1024  # an MCP page stops before its items pass this many bytes (one item always fits)
+MCP_MAX_BYTES = 128 * 1024  # an MCP answer (its document, compact JSON) stops a page before it passes this
+ENVELOPE_BYTES = 64  # `{"items":[],"next_cursor":"","remaining":N}` around a page's items and cursor
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,10 @@ def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T
     """At most `limit` items of `items` past `cursor`, in the iterable's order; `verb` names the verb (its
     cursors carry it), `shape` says which keys its items have (`shaped`).
 
-    With `max_bytes`, the page also ends before its items' sizes (`weigh`, default their JSON) pass it,
-    but it always holds one item, so a caller can walk past an item larger than the budget.
+    With `max_bytes`, the page also ends before its document (`Page.document` as compact JSON: the items'
+    sizes, `weigh`, default their JSON, a comma each, the cursor and ENVELOPE_BYTES) would pass it (`room`
+    takes a document's other fields off first), but it always holds one item, so a caller can walk past an
+    item larger than the budget.
     `items` is closed when the page is made, or fails (a generator reading an index ends its read)."""
     size = check_limit(limit)
     after = None if cursor in (None, "") else decode(cursor, verb, shape, field)
@@ -114,15 +117,15 @@ def _page(items: Iterator[T], size: int | None, after: list[Any] | None, key: Ca
           verb: str, descending: bool, max_bytes: int | None, weigh: Callable[[T], int] | None) -> Page[T]:
     kept: list[T] = []
     remaining = 0
-    used, full = 0, False
+    used, full = ENVELOPE_BYTES, False
     for item in items:
         if after is not None:
             k = list(key(item))
             if (k <= after) if not descending else (k >= after):
                 continue
-        if not full and max_bytes is not None:
-            used += (weigh or _json_size)(item)
-            full = used > max_bytes and bool(kept)
+        if not full and max_bytes is not None and (size is None or len(kept) < size):
+            used += (weigh or _json_size)(item) + 1  # its comma
+            full = used + len(encode(key(item), verb)) > max_bytes and bool(kept)  # with it last, its cursor
         if not full and (size is None or len(kept) < size):
             kept.append(item)
         else:
@@ -130,6 +133,11 @@ def _page(items: Iterator[T], size: int | None, after: list[Any] | None, key: Ca
             remaining += 1
     more = remaining > 0 and kept
     return Page(kept, encode(key(kept[-1]), verb) if more else None, remaining)
+
+
+def room(max_bytes: int | None, **fields: Any) -> int | None:
+    """What is left of a byte budget for a page whose document also holds `fields` (None: no budget)."""
+    return None if max_bytes is None else max_bytes - len(orjson.dumps(fields))
 
 
 def _json_size(item: Any) -> int:

@@ -2,11 +2,13 @@
 
 `main(argv)` returns the exit code, so tests call it directly. This module holds
 the one error boundary: a MemstackError becomes a one-line message on stderr and
-its exit code (2 for bad usage or input, 1 for violations found).
+its exit code (2 for bad usage or input, 1 for violations found). A reader that closed
+stdout (`| head -1`) ends any verb quietly with exit 141 (`READER_GONE`).
 """
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -14,6 +16,8 @@ from memstack import __version__
 from memstack.base import progress
 from memstack.base.errors import MemstackError, bad, os_problem
 from memstack.cli.usage import Parser, takes
+
+READER_GONE = 141  # what a shell reports for a command whose reader closed the pipe (128 + SIGPIPE)
 
 # Each module exports `register(subparsers, common)`; its parsers set `func`.
 COMMANDS = ("init", "agent", "intake", "soil", "handoff", "boot", "identity", "nest", "fact", "recall", "capture",
@@ -71,12 +75,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             _agent_before_the_verb(args)
         if args.json:
             progress.silence()
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a reader that went away (`| head -1`) shows here, not as the interpreter exits
+        return code
     except MemstackError as exc:
         print(f"memstack: {exc.message}", file=sys.stderr)
         return exc.code
     except BrokenPipeError:
-        return 0
+        return _reader_gone()
     except OSError as exc:  # the file system refused (permissions, a file where a folder belongs): bad input
         print(f"memstack: {os_problem(exc)}", file=sys.stderr)
         return 2
@@ -99,5 +105,21 @@ def _agent_before_the_verb(args: argparse.Namespace) -> None:
                   other=args.agent)
 
 
+def _reader_gone() -> int:
+    """The reader of stdout closed it: stop quietly. What is still buffered goes to /dev/null, so the
+    interpreter's last flush has nowhere to fail (the Python documentation's advice for SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return READER_GONE
+
+
 def entry() -> None:
-    raise SystemExit(main())
+    try:
+        try:
+            code = main()
+        finally:  # also after --help or a usage error (argparse exits): their text is still buffered
+            sys.stdout.flush()
+    except BrokenPipeError:
+        code = _reader_gone()
+    raise SystemExit(code)

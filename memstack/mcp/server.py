@@ -28,7 +28,7 @@ from memstack import __version__
 from memstack.base import jsonio, sqlitecache
 from memstack.base.errors import MemstackError, os_problem
 from memstack.base.names import NAME_RE
-from memstack.base.output import render_json
+from memstack.base.output import render_compact
 from memstack.boot import context as boot
 from memstack.mcp import prompts, tools, wording
 from memstack.repo.store import open_store
@@ -115,10 +115,12 @@ def build(store: str | None, agent: str | None, pg: str | None = None) -> Server
         except Exception as exc:  # an OSError, a bug: one line in the server's log, no traceback to the client
             print(f"memstack mcp: tool {params.name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
             return _tool_error(f"internal error in {params.name}: {type(exc).__name__}: {exc}")
-        # The text is the document `--json` prints; structured content must be an object, so a list document
-        # is wrapped as {"result": [...]} (its outputSchema says so), as the SDK's own MCPServer wraps one.
+        # The document `--json` prints, as compact JSON, in the text (what most clients give the model) and as
+        # structured content (what the MCP specification asks a tool with an outputSchema to send beside it);
+        # structured content must be an object, so a list document is wrapped as {"result": [...]} (its
+        # outputSchema says so), as the SDK's own MCPServer wraps one.
         return types.CallToolResult(
-            content=[types.TextContent(type="text", text=render_json(document))],
+            content=[types.TextContent(type="text", text=render_compact(document))],
             structured_content=tools.TOOLS[params.name].structured(document))
 
     async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:

@@ -95,7 +95,7 @@ RELATED = Tool(
      "limit": Arg({"type": "integer", "minimum": 1, "default": MCP_DEFAULT_LIMIT,
                    "description": "at most this many items"}, False, MCP_DEFAULT_LIMIT),
      "cursor": text("continue after a previous page (its next_cursor)")},
-    lambda store, a: related_api.related_document(store, **a),
+    lambda store, a: related_api.related_document(store, **page_arguments(a)),
     title="Related subjects",
     output={**paged_output(document("an edge or a fact reaching another subject", {
         "kind": {"type": "string", "enum": ["edge", "fact"]}, "depth": {"type": "integer"}, "from": STRING,

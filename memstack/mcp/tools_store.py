@@ -5,7 +5,7 @@ from memstack.api import promote as promote_api
 from memstack.api import search as search_api
 from memstack.api import status as status_api
 from memstack.api import sync as sync_api
-from memstack.base.pages import MAX_LIMIT, MCP_DEFAULT_LIMIT
+from memstack.base.pages import MAX_LIMIT, MCP_DEFAULT_LIMIT, MCP_MAX_BYTES
 from memstack.intake.log import TIERS
 from memstack.kb.facts import TABLES
 from memstack.mcp.arguments import Arg, flag, name, text, timestamp
@@ -17,16 +17,21 @@ PROMOTE = Tool(
     "promote",
     "Run the norn-pass: route every pending intake record (knowledge, jeles_atoms, opus_atoms, or the Binder for"
     " a human), append the facts (superseding a contradicted valid fact), rebuild the views, and make one git"
-    " commit. dry_run shows the routing and writes nothing. Returns what moved.",
+    " commit. dry_run shows the routing (of the first limit records; remaining counts the rest) and writes"
+    " nothing. Returns what moved.",
     {"now_ts": timestamp("the promotion's time, written in the ledger (default: now)"),
      "dry_run": flag("show the routing, write nothing"),
-     "no_commit": flag("write the files, leave committing to git")},
+     "no_commit": flag("write the files, leave committing to git"),
+     "limit": Arg({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
+                   "description": f"with dry_run, list at most this many records (default"
+                                  f" {promote_api.DRY_RUN_SHOWN}); remaining counts the rest"})},
     lambda store, a: promote_api.promote_document(store, **a),
     title="Promote intake",
     output=document("what the promotion routed (with dry_run: what it would route)", {
         "dry_run": {"type": "boolean"}, "routed": {"type": "object", "additionalProperties": {"type": "integer"}},
         "ratified": {"type": "integer"}}, {
-        "records": {"type": "array"}, "superseded": {"type": "integer"}, "facts_added": {"type": "integer"},
+        "records": {"type": "array"}, "remaining": {"type": "integer", "minimum": 0},
+        "superseded": {"type": "integer"}, "facts_added": {"type": "integer"},
         "changed": STRINGS, "commit": {"type": ["string", "null"]}, "message": STRING}),
     hints=Hints(read_only=False, destructive=True, idempotent=True, open_world=False),
 )
@@ -52,8 +57,8 @@ SEARCH = Tool(
     "Find memories by words (ranked full-text search, BM25, stemmed: 'deploys' finds 'deployment') across"
     " facts, intake, handoffs and SOIL records. Each hit says its layer, where it lives (path:line, id), a"
     " snippet with the matched words in **bold**, its score and, for a fact, its validity window. Returns"
-    f" {{hits, matched, next_cursor, remaining}}; at most limit hits (default {MCP_DEFAULT_LIMIT}), pass"
-    " next_cursor as cursor for more.",
+    f" {{hits, matched, next_cursor, remaining}}; at most limit hits (default {MCP_DEFAULT_LIMIT}) and"
+    f" {MCP_MAX_BYTES // 1024} KiB, pass next_cursor as cursor for more.",
     {"query": text("the words to look for (free text; every word must match, else any; word* a prefix)",
                    required=True),
      "layer": Arg({"type": "array", "items": {"type": "string", "enum": list(LAYERS)},
@@ -69,7 +74,7 @@ SEARCH = Tool(
                    "description": f"at most this many hits (default {MCP_DEFAULT_LIMIT})"}, False,
                   MCP_DEFAULT_LIMIT),
      "cursor": text("the next_cursor of the previous page, to continue")},
-    lambda store, a: search_api.search_document(store, **a),
+    lambda store, a: search_api.search_document(store, **a, max_bytes=MCP_MAX_BYTES),
     title="Search memory",
     output=document("ranked hits, best first", {
         "query": STRING,

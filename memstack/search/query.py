@@ -33,6 +33,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from memstack.base import limits, pages
 from memstack.base.errors import bad
 from memstack.base.names import check_name
@@ -160,8 +162,10 @@ def _filters(layers: Any, agent: Any, tier: Any, table: Any, valid_at: Any, as_o
 
 
 def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier: Any = None, table: Any = None,
-           valid_at: Any = None, as_of: Any = None, limit: Any = None, cursor: Any = None) -> dict[str, Any]:
-    """The `search --json` document: {query, matched, hits, next_cursor, remaining}."""
+           valid_at: Any = None, as_of: Any = None, limit: Any = None, cursor: Any = None,
+           max_bytes: int | None = None) -> dict[str, Any]:
+    """The `search --json` document: {query, matched, hits, next_cursor, remaining}; with `max_bytes`, a page
+    ends before the document (compact JSON) would pass it (pages.py), one hit at least."""
     check_query(query)
     limits.check_text(store, "query", query, "query_bytes")  # a long query is refused, never searched
     where, params, known = _filters(layer, agent, tier, table, valid_at, as_of)
@@ -172,9 +176,37 @@ def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier:
         matched, rows = "all words", _all_words(db, phrases, where, params)
         if not rows and len(phrases) > 1:
             matched, rows = "any word", _ranked(db, " OR ".join(phrases), where, params)
-        page = pages.page(rows, limit=limit, cursor=cursor, key=lambda row: row, verb="search", shape=_SHAPE)
-        hits = _details(db, " OR ".join(phrases), [row for row in page.items], known)
+        made = _Hits(db, " OR ".join(phrases), rows, known)
+        page = pages.page(rows, limit=limit, cursor=cursor, key=lambda row: row, verb="search", shape=_SHAPE,
+                          max_bytes=pages.room(max_bytes, query=query, matched="any word"), weigh=made.size)
+        hits = made.of(page.items)
     return {"query": query, "matched": matched, "hits": hits, **page.fields()}
+
+
+class _Hits:
+    """The hits of ranked rows, made a chunk at a time only for rows a page weighs or hands out."""
+
+    CHUNK = 64
+
+    def __init__(self, db: sqlite3.Connection, match: str, rows: list[tuple[float, int]], as_of: int | None):
+        self.db, self.match, self.rows, self.as_of = db, match, rows, as_of
+        self.made: dict[tuple[float, int], dict[str, Any] | None] = {}
+        self.at: dict[tuple[float, int], int] | None = None  # a row's place, once a page weighs one
+
+    def size(self, row: tuple[float, int]) -> int:
+        if row not in self.made:
+            self.at = self.at if self.at is not None else {r: n for n, r in enumerate(self.rows)}
+            self._make(self.rows[self.at[row]:self.at[row] + self.CHUNK])
+        hit = self.made[row]
+        return 0 if hit is None else len(orjson.dumps(hit))
+
+    def of(self, rows: list[tuple[float, int]]) -> list[dict[str, Any]]:
+        self._make([row for row in rows if row not in self.made])
+        return [hit for hit in (self.made[row] for row in rows) if hit is not None]
+
+    def _make(self, rows: list[tuple[float, int]]) -> None:
+        found = _details(self.db, self.match, rows, self.as_of)
+        self.made.update((row, found.get(row[1])) for row in rows)
 
 
 def _all_words(db: sqlite3.Connection, phrases: list[str], where: list[str], params: dict[str, Any]
@@ -224,9 +256,10 @@ def _ranked(db: sqlite3.Connection, match: str, where: list[str], params: dict[s
 
 
 def _details(db: sqlite3.Connection, match: str, rows: list[tuple[float, int]], as_of: int | None
-             ) -> list[dict[str, Any]]:
+             ) -> dict[int, dict[str, Any]]:
+    """The hit of each row (by rowid) the index still holds."""
     if not rows:
-        return []
+        return {}
     marks = ", ".join(str(rowid) for _, rowid in rows)
     found = {r[0]: r for r in db.execute(
         f"SELECT fts.rowid, snippet(fts, -1, '{MARK[0]}', '{MARK[1]}', '…', {SNIPPET_TOKENS}), fts.head,"
@@ -234,7 +267,7 @@ def _details(db: sqlite3.Connection, match: str, rows: list[tuple[float, int]], 
         " docs.recorded_at, docs.expired_at, files.relpath FROM fts JOIN docs ON docs.rowid = fts.rowid"
         f" JOIN files ON files.file_id = docs.file_id WHERE fts MATCH :match AND fts.rowid IN ({marks})",
         {"match": match})}
-    return [_hit(found[rowid], score, as_of) for score, rowid in rows if rowid in found]
+    return {rowid: _hit(found[rowid], score, as_of) for score, rowid in rows if rowid in found}
 
 
 def _hit(row: tuple[Any, ...], score: float, as_of: int | None) -> dict[str, Any]:

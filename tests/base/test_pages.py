@@ -60,12 +60,32 @@ def test_now_is_a_time_a_user_can_give():
 
 def test_a_byte_budget_ends_a_page_early_but_never_before_its_first_item():
     items = ["a" * 10, "b" * 10, "c" * 100, "d"]
-    first = pages.page(items, limit=50, cursor=None, key=lambda i: (i,), max_bytes=30, **TEXT)
-    assert first.items == ["a" * 10, "b" * 10] and first.remaining == 2  # JSON: 12 bytes each
-    second = pages.page(items, limit=50, cursor=first.next_cursor, key=lambda i: (i,), max_bytes=30, **TEXT)
+    budget = pages.ENVELOPE_BYTES + 2 * (12 + 1) + 40  # two items of 12 bytes (JSON) and a comma, a cursor
+    first = pages.page(items, limit=50, cursor=None, key=lambda i: (i,), max_bytes=budget, **TEXT)
+    assert first.items == ["a" * 10, "b" * 10] and first.remaining == 2
+    second = pages.page(items, limit=50, cursor=first.next_cursor, key=lambda i: (i,), max_bytes=budget, **TEXT)
     assert second.items == ["c" * 100] and second.remaining == 1  # larger than the budget: alone
-    third = pages.page(items, limit=50, cursor=second.next_cursor, key=lambda i: (i,), max_bytes=30, **TEXT)
+    third = pages.page(items, limit=50, cursor=second.next_cursor, key=lambda i: (i,), max_bytes=budget, **TEXT)
     assert third.items == ["d"] and third.next_cursor is None
+
+
+@pytest.mark.parametrize("budget", [200, 1_000, 4_096, 20_000])
+def test_a_page_document_with_its_cursor_and_other_fields_stays_within_the_byte_budget(budget):
+    """The whole answer counts: items, commas, the cursor (as long as the last item's key) and the envelope."""
+    import orjson
+
+    items = [f"{n:04} " + "x" * (n * 37 % 900) for n in range(300)]
+    seen, cursor = [], None
+    while True:
+        got = pages.page(items, limit=10_000, cursor=cursor, key=lambda i: (i,), **TEXT,
+                         max_bytes=pages.room(budget, query="q" * 50))
+        document = {**got.document(), "query": "q" * 50}
+        assert len(orjson.dumps(document)) <= budget or len(got.items) == 1
+        seen += got.items
+        cursor = got.next_cursor
+        if cursor is None:
+            break
+    assert seen == items
 
 
 @pytest.mark.parametrize("key", [["a"], [1, 2], [True], [None], [1.5]])

@@ -168,6 +168,8 @@ CASES = [
     (_args("capture", *FACT, "--contradics", "--valid-from", "now"), "did you mean --contradicts?"),
     (_args("--agent", "alice", "promote"), "memstack promote takes no agent"),
     (_args("--agent", "alice", "intake", "write", "--content", "x", "--agent", "bob"), "--agent 'bob' too"),
+    (_args("promote", "--dry-run", "--limit", "0"), "limit"),
+    (_args("promote", "--dry-run", "--limit", "lots"), "limit"),
 ]
 
 

@@ -37,7 +37,7 @@ def test_one_record_routed_is_said_in_the_singular(store: Path) -> None:
     assert git(store, "log", "-1", "--format=%s").stdout.strip() == "memstack promote: 1 record routed"
     write(store, content="d", created_at="2026-01-02T00:00:00Z")
     dry = memstack("promote", "--dry-run", cwd=store)
-    assert dry.stdout.rstrip().endswith("1 record would be routed (dry run: nothing written)"), dry.stdout
+    assert dry.stdout.splitlines()[0] == "1 record would be routed: binder 1 (dry run: nothing written)", dry.stdout
 
 
 def test_a_promotion_of_a_ratified_record_says_so_first(store: Path) -> None:
@@ -50,7 +50,8 @@ def test_a_promotion_of_a_ratified_record_says_so_first(store: Path) -> None:
     head = out.splitlines()[0]
     assert head == "memstack promote: 1 ratified record made knowledge", out
     assert "0 records routed" not in out and "ratified by a human, now knowledge: 1" in out
-    assert "Memstack-Routed: 0" in out and "Memstack-Ratified: 1" in out  # the trailers scripts read: unchanged
+    message = git(store, "log", "-1", "--format=%B").stdout  # the trailers scripts read: unchanged
+    assert "Memstack-Routed: 0" in message and "Memstack-Ratified: 1" in message
 
 
 def test_install_twice_says_what_was_already_in_place(store: Path) -> None:

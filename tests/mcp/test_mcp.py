@@ -63,7 +63,7 @@ def _cli_options(*verb: str) -> set[str]:
     ("binder_list", ("binder", "list"), set(), set()),
     ("sync", ("sync",), set(), set()),
     ("boot_rebuild", ("boot", "rebuild"), set(), set()),
-    ("promote", ("promote",), set(), set()),
+    ("promote", ("promote",), {"verbose"}, set()),  # the trailers shown as text; the document has the message
     ("intake_list", ("intake", "list"), set(), set()),
     ("soil_list", ("soil", "list"), set(), set()),
     ("soil_expire", ("soil", "expire"), set(), set()),
@@ -131,7 +131,9 @@ def test_each_tool_over_stdio_returns_what_the_cli_prints(store: Path, mode: str
             assert json.loads((store / "store/session/current.json").read_text()) == updated
             got = await client.call_tool("soil_get", {"collection": "session", "key": "current"})
             cli = memstack("soil", "get", "session", "current", "--json", cwd=store)
-            assert got.content[0].text + "\n" == cli.stdout  # the very document, byte for byte
+            assert json.loads(got.content[0].text) == json.loads(cli.stdout)  # the very document
+            assert got.content[0].text == json.dumps(json.loads(cli.stdout), separators=(",", ":"),
+                                                     sort_keys=True, ensure_ascii=False)  # as compact JSON
 
             sealed = await ok(client, "handoff_write", text=HANDOFF)
             assert (store / sealed["path"]).read_text().endswith(HANDOFF)

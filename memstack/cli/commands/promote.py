@@ -6,6 +6,8 @@ from memstack.base.output import emit, plural
 from memstack.cli.commands import doc
 from memstack.repo.store import open_store
 
+DRY_RUN_SHOWN = 50  # api.promote.DRY_RUN_SHOWN (not imported: --help stays quick)
+
 
 def register(sub: Any, common: Any) -> None:
     p = sub.add_parser("promote", parents=[common],
@@ -21,6 +23,11 @@ def register(sub: Any, common: Any) -> None:
                    help="the promotion's time, written in the ledger (ms, ISO-8601 or now; default now)")
     p.add_argument("--dry-run", action="store_true", help="show the routing, write nothing")
     p.add_argument("--no-commit", action="store_true", help="write the files, leave committing to you")
+    p.add_argument("--limit", metavar="N",
+                   help=f"with --dry-run, list the routing of at most N records (default {DRY_RUN_SHOWN}); the"
+                        " summary counts them all")
+    p.add_argument("--verbose", action="store_true",
+                   help="also print the commit's Memstack-* trailers (the commit carries them either way)")
     p.set_defaults(func=run_promote)
     p = sub.add_parser("rebuild", parents=[common], help="rebuild every derived file (KB views, boot files)",
                        **doc("Rebuild every derived file (kb/*.json views, session anchors, willow.md) from"
@@ -30,20 +37,39 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run_rebuild)
 
 
-def _human(result: dict[str, Any]) -> str:
+def _without_trailers(message: str) -> str:
+    """The commit message without its closing block of `Memstack-*` trailers (what `--verbose` shows)."""
+    head, _, last = message.rstrip().rpartition("\n\n")
+    return head if head and all(line.startswith("Memstack-") for line in last.splitlines()) else message.rstrip()
+
+
+def _human(result: dict[str, Any], verbose: bool) -> str:
     if result["dry_run"]:
-        lines = [f"{r['intake_id']}  {r['agent']}  -> {r['sub_tier']} ({r['via']})" for r in result["records"]]
-        return "\n".join(lines) + f"\n{plural(len(lines), 'record')} would be routed (dry run: nothing written)"
+        return _dry_run(result)
+    message = result["message"].rstrip() if verbose else _without_trailers(result["message"])
     if result["commit"]:
-        return f"{result['message'].rstrip()}\n\ncommitted {result['commit'][:12]}"
-    return result["message"].rstrip()
+        return f"{message}\n\ncommitted {result['commit'][:12]}"
+    return message
+
+
+def _dry_run(result: dict[str, Any]) -> str:
+    """The summary first, then the first records' routing, then how many more there are."""
+    total = len(result["records"]) + result["remaining"]
+    where = ", ".join(f"{tier} {count:,}" for tier, count in sorted(result["routed"].items()))
+    ratified = f", {result['ratified']:,} ratified" if result["ratified"] else ""
+    lines = [f"{plural(total, 'record')} would be routed{': ' + where if where else ''}{ratified}"
+             " (dry run: nothing written)"]
+    lines += [f"{r['intake_id']}  {r['agent']}  -> {r['sub_tier']} ({r['via']})" for r in result["records"]]
+    if result["remaining"]:
+        lines.append(f"… {result['remaining']:,} more (--limit N lists more)")
+    return "\n".join(lines)
 
 
 def run_promote(args: Any) -> int:
     from memstack.api.promote import promote_document  # lazy: --help stays quick
 
-    result = promote_document(open_store(args.store), args.now_ts, args.dry_run, args.no_commit)
-    emit(args, result, lambda: _human(result))
+    result = promote_document(open_store(args.store), args.now_ts, args.dry_run, args.no_commit, args.limit)
+    emit(args, result, lambda: _human(result, args.verbose))
     return 0
 
 

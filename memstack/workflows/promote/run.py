@@ -16,9 +16,11 @@ from memstack.workflows.promote.planner import Planner, Routed
 from memstack.workflows.promote.supersede import supersede, write_facts, write_ledger
 
 
-def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = True) -> dict[str, Any]:
+def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = True,
+            listed: int | None = None) -> dict[str, Any]:
     """Route what is pending, write it, commit it. `now_ms` (the ledger's time) may not lie beyond the clock
-    skew; a run that fails (its commit refused by a hook, say) puts every file back as it found it."""
+    skew; a run that fails (its commit refused by a hook, say) puts every file back as it found it.
+    A dry run keeps the routing of the first `listed` records (all with None) and counts the rest."""
     clock.refuse_future(store, ("--now-ts", now_ms))
     if commit and not dry_run:
         can_commit(store)
@@ -30,6 +32,7 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
         counts: Counter[str] = Counter()
         ratified = superseded = facts_added = 0
         shown_records: list[dict[str, Any]] = []
+        unshown = 0  # a dry run's records past the `listed` first: counted, not kept
         later: list[tuple[int, Routed, str | None]] = []  # the ratified: their ledger lines last, as decided
         with progress.bar(len(gathered.keys), "promote: routing") as shown:
             for keys, found in gathered.chunks():  # one chunk at a time: routed, decided, written
@@ -37,8 +40,10 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
                 counts.update(item.sub_tier for item in routed if item.decision is None)
                 ratified += len(found)
                 if dry_run:
+                    room = len(routed) if listed is None else max(0, listed - len(shown_records))
                     shown_records += [{"intake_id": i.intake_id, "agent": i.agent, "sub_tier": i.sub_tier,
-                                       "via": i.via} for i in routed]
+                                       "via": i.via} for i in routed[:room]]
+                    unshown += len(routed[room:])
                     continue
                 decided = supersede(store, made)
                 superseded, facts_added = superseded + decided.superseded, facts_added + len(decided.append)
@@ -48,7 +53,8 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
                 later += zip((item.order for item in found), routed[len(keys):], fact_ids[len(keys):], strict=True)
                 del routed, made, decided, fact_ids
         if dry_run:
-            return {"dry_run": True, "routed": dict(counts), "ratified": ratified, "records": shown_records}
+            return {"dry_run": True, "routed": dict(counts), "ratified": ratified, "records": shown_records,
+                    "remaining": unshown}
         moved = bool(gathered.keys or later)
         later.sort(key=lambda entry: entry[0])
         write_ledger(store, [item for _, item, _ in later], [fact_id for _, _, fact_id in later], now_ms)
