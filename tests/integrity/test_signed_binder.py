@@ -218,3 +218,23 @@ def test_with_binder_people_an_agent_not_listed_cannot_decide_over_mcp(repo: Pat
 
     run(listed)
     assert commit(repo, "alice's decision, which binder.people allows").returncode == 0
+
+
+def test_a_merge_of_signed_decisions_needs_no_signature_of_its_own(signed_store) -> None:  # noqa: ANN001
+    """Two signed decisions on two branches, merged by whoever merges (an agent's `memstack sync`, a hosting
+    service's merge button): each line was checked in its own signed commit, so the merge lands unsigned."""
+    root, remote, keys, ids = signed_store
+    base = head(root)
+    signs_with(root, keys["ada"])
+    git(root, "checkout", "-q", "-b", "ada")
+    ratify(root, ids[0])
+    committed(root, "Ada ratifies one")
+    git(root, "checkout", "-q", "main")
+    ratify(root, ids[1])
+    committed(root, "Ada ratifies another")
+    signs_with(root, None)
+    git(root, "merge", "-q", "--no-edit", "ada")
+    assert len((root / DECISIONS).read_text().splitlines()) == 2
+    proc = run_check(root, "--range", f"{base}..HEAD")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert push(root, "guarded", "main")[0] == 0
