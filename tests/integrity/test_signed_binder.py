@@ -238,3 +238,16 @@ def test_a_merge_of_signed_decisions_needs_no_signature_of_its_own(signed_store)
     proc = run_check(root, "--range", f"{base}..HEAD")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert push(root, "guarded", "main")[0] == 0
+
+
+@pytest.mark.parametrize(("block", "named"), [
+    ("binder:\n  require_signed: yes please\n", "binder.require_signed"),
+    ("binder:\n  signers:\n    - name: Ada\n      key: not-a-key AAAA\n", "binder.signers.0.key"),
+    ("binder:\n  signers:\n    - name: Ada\n", "binder.signers.0: 'key' is a required property"),
+    ("binder:\n  signers:\n    - Ada\n", "binder.signers.0"),
+])
+def test_a_malformed_signers_block_is_refused_by_name(repo: Path, block: str, named: str) -> None:  # noqa: F811
+    config = repo / "memstack.yaml"
+    config.write_text(config.read_text() + block)
+    proc = memstack("binder", "edge", "--from", "a", "--to", "b", "--relation", "uses", "--by", "Ada", cwd=repo)
+    assert proc.returncode == 2 and named in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
