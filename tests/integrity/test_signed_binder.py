@@ -75,14 +75,18 @@ def waiting(root: Path, count: int = 4) -> list[str]:
 @pytest.fixture
 def signed_store(repo: Path, bare: Path, tmp_path: Path) -> tuple[Path, Path, dict[str, Path], list[str]]:  # noqa: F811
     """The store with Ada listed as a signer (committed alone, unsigned: no Binder line in it), records
-    waiting, pushed to a bare remote guarded by hooks/pre-receive."""
+    waiting, pushed to a bare remote guarded by hooks/pre-receive (`guarded`) and to one without hooks
+    (`plain`: only the clone's pre-push hook guards it)."""
     keys = {name: key(tmp_path, name) for name in ("ada", "eve")}
     signers_config(repo, ("Ada", keys["ada"]))
     committed(repo, "Ada signs Binder decisions")
     ids = waiting(repo)
     git(repo, "remote", "add", "guarded", str(bare))
-    code, out = push(repo, "guarded", "main")
-    assert code == 0, out
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(tmp_path / "plain.git"))
+    git(repo, "remote", "add", "plain", str(tmp_path / "plain.git"))
+    for remote in ("guarded", "plain"):
+        code, out = push(repo, remote, "main")
+        assert code == 0, out
     return repo, bare, keys, ids
 
 
@@ -92,17 +96,19 @@ def ratify(root: Path, intake_id: str, by: str = "Ada") -> None:
 
 
 def refused_by_range_and_remote(root: Path, remote: Path, base: str, *expected: str) -> None:
-    """`check --range` names the rule and the problem; the guarded remote refuses the push and is unchanged."""
+    """`check --range` names the rule and the problem; the clone's pre-push hook refuses a push to the plain
+    remote, the guarded remote's pre-receive hook refuses it too, and neither remote changes."""
     proc = run_check(root, "--range", f"{base}..HEAD")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     for text in ("I5", *expected):
         assert text in proc.stdout, f"--range: {text!r} not in:\n{proc.stdout}"
-    before = git(remote, "rev-parse", "main").stdout
-    code, out = push(root, "guarded", "main")
-    assert code != 0, out
-    for text in ("I5", *expected):
-        assert text in out, f"pre-receive: {text!r} not in:\n{out}"
-    assert git(remote, "rev-parse", "main").stdout == before
+    for name, where, verify in (("plain", root.parent / "plain.git", True), ("guarded", remote, False)):
+        before = git(where, "rev-parse", "main").stdout
+        code, out = push(root, name, "main", verify=verify)
+        assert code != 0, out
+        for text in ("I5", *expected):
+            assert text in out, f"push to {name}: {text!r} not in:\n{out}"
+        assert git(where, "rev-parse", "main").stdout == before
 
 
 def test_a_ratification_signed_by_its_listed_person_lands_everywhere(signed_store) -> None:  # noqa: ANN001
@@ -115,8 +121,9 @@ def test_a_ratification_signed_by_its_listed_person_lands_everywhere(signed_stor
                          tip, check=False).stderr  # really signed (by a key this bare check does not trust)
     proc = run_check(root, "--range", f"{base}..HEAD")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    code, out = push(root, "guarded", "main")
-    assert code == 0, out
+    for name, verify in (("plain", True), ("guarded", False)):
+        code, out = push(root, name, "main", verify=verify)
+        assert code == 0, out
     assert git(remote, "rev-parse", "main").stdout.strip() == tip
 
 
