@@ -71,8 +71,13 @@ def violations(step: Step, lines: list[Line], repo: Path, blobs: Blobs,
     for line in people:
         if signature.state == "none":
             what = f"commit {short} is not signed (binder.require_signed)"
-        elif signature.state != "good":
+        elif signature.state == "unlisted":
             what = f"commit {short} is signed by a key that binder.signers of {which} does not list"
+        elif signature.state == "bad":
+            what = f"commit {short} has a signature that does not match it"
+        elif signature.state != "good":
+            what = (f"commit {short} has a signature that cannot be verified here (an SSH signature is checked"
+                    " with ssh-keygen, which must be on the PATH where the check runs)")
         elif signature.name != line.by:
             what = f"by {line.by!r}, but commit {short} is signed with the key of {signature.name!r}"
         else:

@@ -21,7 +21,8 @@ KEY_TYPES = ("ssh-", "ecdsa-", "sk-")
 @dataclass(frozen=True)
 class Signature:
     """A commit's signature against the keys given: `state` is "none" (not signed), "good" (by the key of
-    `name`) or "unknown" (signed, by no key given, or not verifiable)."""
+    `name`), "unlisted" (a good signature by a key not given), "bad" (does not match the commit) or
+    "unverifiable" (git could not check it: not an SSH signature, or no ssh-keygen where the check runs)."""
 
     state: str
     name: str | None = None
@@ -39,12 +40,12 @@ def signed_by(repo: Path, commit: str, keys: Mapping[str, str]) -> Signature:
                        "--format=%G?%n%GS", commit, "--", ok=(0, 1, 128))
     finally:
         os.unlink(allowed)
-    state, _, principal = proc.stdout.decode("utf-8", "replace").partition("\n")
-    if state.strip() == "N" or not state.strip():
+    state, _, principal = (part.strip() for part in proc.stdout.decode("utf-8", "replace").partition("\n"))
+    if state in ("N", ""):
         return Signature("none")
-    if state.strip() == "G" and principal.strip() in principals:
-        return Signature("good", principals[principal.strip()])
-    return Signature("unknown")
+    if state == "G" and principal in principals:
+        return Signature("good", principals[principal])
+    return Signature({"G": "unlisted", "U": "unlisted", "B": "bad"}.get(state, "unverifiable"))
 
 
 @dataclass(frozen=True)
