@@ -12,7 +12,7 @@ from memstack.base.times import now_ms
 from memstack.kb import binder, disputes, documents, edges, views
 from memstack.repo import git
 from memstack.repo.sources import WorktreeSource
-from memstack.repo.store import Store
+from memstack.repo.store import Store, resolve_agent
 
 
 def queue_key(entry: dict[str, Any]) -> tuple[Any, ...]:
@@ -54,26 +54,47 @@ def _who(store: Store) -> str:
     return name.decode() if name else getpass.getuser()
 
 
-def decide_document(store: Store, verb: str, id: str, by: str | None = None,
-                    note: str | None = None) -> dict[str, Any]:
-    """Ratify or reject; the document `binder ratify|reject --json` prints and the `binder_*` tools return."""
+def decide_document(store: Store, verb: str, id: str, by: str | None = None, note: str | None = None, *,
+                    mcp: bool = False, agent: str | None = None) -> dict[str, Any]:
+    """Ratify or reject; the document `binder ratify|reject --json` prints and the `binder_*` tools return
+    (`mcp`: made by the MCP server's `agent`, recorded as the agent's: `by_agent`)."""
 
-    if by is not None and not by.strip():  # given empty: bad input, not "the default"
-        raise bad("--by", repr(by), "must name who decides")
-    limits.check_text(store.root, "--note", note)
-    check_printable(by, "--by")
-    who = _listed(store, by or _who(store))
+    who, via = _by(store, by, note, mcp, agent, "decides")
     if disputes.side_of(store.root, id) is not None:  # a side of a disagreement between agents
-        return disputes.decide(store.root, id, verb, who, now_ms(), note)
-    return binder.decide(store.root, id, verb, who, now_ms(), note)
+        return disputes.decide(store.root, id, verb, who, now_ms(), note, via=via)
+    return binder.decide(store.root, id, verb, who, now_ms(), note, via=via)
 
 
-def _by(store: Store, by: str | None, note: str | None) -> str:
+def _by(store: Store, by: str | None, note: str | None, mcp: bool, agent: str | None,
+        does: str = "confirms it") -> tuple[str, str | None]:
+    """Who a new Binder line names, and its `via`: on the command line the person given (default: git's
+    user.name, else the login name); over MCP the server's agent (`by_agent`)."""
     limits.check_text(store.root, "--note", note)
     if by is not None and not by.strip():  # given empty: bad input, not "the default"
-        raise bad("--by", repr(by), "must name who confirms it")
+        raise bad("--by", repr(by), f"must name who {does}")
     check_printable(by, "--by")
-    return _listed(store, by or _who(store))
+    if mcp:
+        return by_agent(store, by, agent), "mcp"
+    return _listed(store, by or _who(store)), None
+
+
+def by_agent(store: Store, by: str | None, agent: str | None) -> str:
+    """A Binder line made over MCP names the server's agent (--agent, MEMSTACK_AGENT, memory.default_agent):
+    an agent cannot write a person's name, so a `by` naming anyone else is refused; with binder.people
+    listed, only an agent listed there may decide (agents are not people unless the store says so)."""
+    name = resolve_agent(store, agent)
+    if by is not None and by != name:
+        raise bad("--by", repr(by), "over MCP a Binder line is recorded as made by the agent itself ({agent}), never"
+                  " in another's name: leave by out; a person decides with `memstack binder ratify ID` on the"
+                  " command line",
+                  agent=name)
+    people = config.binder_people(store.config.document)
+    if people is not None and name not in people:
+        raise bad("--by", repr(name), "agent {agent} is not one of the people memstack.yaml lists under"
+                  " binder.people ({names}): agents do not decide, file or confirm in the Binder; a person"
+                  " does, with `memstack binder ratify|reject|file|edge` on the command line", agent=name,
+                  names=", ".join(sorted(people)) or "none")
+    return name
 
 
 def _listed(store: Store, who: str) -> str:
@@ -87,7 +108,7 @@ def _listed(store: Store, who: str) -> str:
 
 
 def file_document(store: Store, *, path: str, by: str | None = None, note: str | None = None,
-                  outside_repo: bool = False) -> dict[str, Any]:
+                  outside_repo: bool = False, mcp: bool = False, agent: str | None = None) -> dict[str, Any]:
     """`binder file --json` and the `binder_file` tool: the Binder entry (the copy is at its `path`). The
     document comes from inside the repository that holds the store (the store's folder when it is in
     none) unless `outside_repo` (the command line's --outside-repo: a person's explicit choice; never
@@ -96,11 +117,13 @@ def file_document(store: Store, *, path: str, by: str | None = None, note: str |
     if not isinstance(path, str) or not path.strip():
         raise bad("PATH", repr(path), "name a document to file")
     within = None if outside_repo else git.worktree_top(store.root) or store.root
-    return documents.file_document(store.root, Path(path), _by(store, by, note), now_ms(), note, within=within)
+    who, via = _by(store, by, note, mcp, agent)
+    return documents.file_document(store.root, Path(path), who, now_ms(), note, within=within, via=via)
 
 
 def edge_document(store: Store, *, source: str, target: str, relation: str, by: str | None = None,
-                  note: str | None = None) -> dict[str, Any]:
+                  note: str | None = None, mcp: bool = False, agent: str | None = None) -> dict[str, Any]:
     """`binder edge --json` and the `binder_edge` tool: the entry appended."""
 
-    return edges.add(store.root, source, target, relation, _by(store, by, note), now_ms(), note)
+    who, via = _by(store, by, note, mcp, agent)
+    return edges.add(store.root, source, target, relation, who, now_ms(), note, via=via)

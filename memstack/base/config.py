@@ -22,7 +22,7 @@ DEFAULTS: dict[str, Any] = {
         "classifier": None,
     },
     "replica": {"postgres": None},
-    "binder": {"people": None},
+    "binder": {"people": None, "require_signed": False, "signers": []},
     "limits": {"text_bytes": 65_536, "value_bytes": 65_536, "query_bytes": 4_096, "json_depth": 64,
                "file_bytes": 10 * 2**20},  # base/limits.py
 }
@@ -44,6 +44,23 @@ def binder_people(document: Any) -> frozenset[str] | None:
     if not isinstance(value, list):
         return None
     return frozenset(name for name in value if isinstance(name, str))
+
+
+def binder_signing(document: Any) -> tuple[bool, dict[str, str]]:
+    """`binder.require_signed` of a parsed memstack.yaml, and `binder.signers` as {key: name}, each key its
+    type and base64 (the comment dropped; what `git verify-commit` compares)."""
+    section = document.get("binder") if isinstance(document, dict) else None
+    section = section if isinstance(section, dict) else {}
+    signers: dict[str, str] = {}
+    for signer in section.get("signers") or []:
+        if isinstance(signer, dict) and isinstance(signer.get("name"), str) and isinstance(signer.get("key"), str):
+            signers.setdefault(bare_key(signer["key"]), signer["name"])
+    return section.get("require_signed") is True, signers
+
+
+def bare_key(key: str) -> str:
+    """An SSH public key's type and base64, without its comment."""
+    return " ".join(key.split()[:2])
 
 
 def _yaml() -> Any:

@@ -40,6 +40,8 @@ class Line:
     path: object = None  # a `kind: file` line's document
     sha256: object = None
     intake_id: object = None  # a decision on an intake record
+    via: object = None  # "mcp": an agent's, made over the MCP server
+    raw: bytes = b""  # the line as committed (a merge's other parent may hold it: signed.py)
 
 
 class Entries:
@@ -64,10 +66,12 @@ class Entries:
             record, problem = parse(raw)
             if problem or not isinstance(record, dict):
                 continue  # `records` reports it
+            via, line = record.get("via"), raw.rstrip(b"\n")
             if record.get("kind") == "file":
-                self.lines.append(Line(number, record.get("by"), record.get("path"), record.get("sha256")))
+                self.lines.append(Line(number, record.get("by"), record.get("path"), record.get("sha256"), via=via,
+                                       raw=line))
             else:
-                self.lines.append(Line(number, record.get("by"), intake_id=record.get("intake_id")))
+                self.lines.append(Line(number, record.get("by"), intake_id=record.get("intake_id"), via=via, raw=line))
 
     def ratifications(self, step: Step) -> list[Violation]:
         """Each new fact at tier "ratified" is one promotion made from a person's ratification: its id is

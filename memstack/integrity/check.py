@@ -115,7 +115,7 @@ def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tupl
             for index, (parent, changes) in enumerate(zip(parents, per_parent, strict=True)):
                 step = Step(changes, GitSource(repo, checker.blobs.cat, commit.sha, folder), prefix=index == 0,
                             restore=f"`git checkout {parent[:12]} -- {{path}}` in a rewrite of this commit",
-                            inherited=inherited)
+                            inherited=inherited, commit=commit.sha, others=tuple(commit.parents[1:]))
                 found.update(checker.step(step))
             report.results.append(Result(commit.sha, commit.subject, ", ".join(p[:12] for p in parents),
                                          sorted(found), sum(map(len, per_parent))))

@@ -20,12 +20,13 @@ from typing import Any
 from memstack.base import clock, config, files, ids, jsonio, layout, secrets
 from memstack.base.layout import Place
 from memstack.base.times import now_ms
-from memstack.integrity import binderlog, policies, rebuilt, rules, successors
+from memstack.integrity import binderlog, policies, rebuilt, rules, signed, successors
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.violations import Violation
 from memstack.repo import git, objects
 from memstack.repo.git import Change
+from memstack.repo.sources import GitSource
 
 # A log at least this long is read as a stream when it is added whole or appended to (`streamed`,
 # `appended`): a promoted store's ledger of a million records is 200 MB.
@@ -128,6 +129,8 @@ class Checker:
                                    change.path)
         found += self.dangling(step)
         found += self.binder.check(step, lambda: policies.binder_people(step, self.blobs))
+        found += signed.violations(step, self.binder.lines, self.repo, self.blobs, lambda rev: GitSource(
+            self.repo, self.blobs.cat, rev, self.folder).read(layout.DECISIONS))
         found = rules.redacted(found)
         if self.folder:
             found = [dataclasses.replace(v, path=self.folder + v.path) for v in found]

@@ -63,6 +63,29 @@ def binder_people(step: Step, blobs: Blobs) -> tuple[frozenset[str] | None, str]
     return (before if people is None else people & before), "memstack.yaml before and after this change"
 
 
+def binder_signing(step: Step, blobs: Blobs) -> tuple[bool, dict[str, str], str]:
+    """`binder.require_signed` in force in this step (on in this state's memstack.yaml or, where the step
+    changes it, in the base's), the signers of the base ({key: name}: a commit cannot add its own signer), and
+    which memstack.yaml they come from."""
+    change = config_change(step)
+    now = signing_of(step.source.read(layout.CONFIG))
+    if change is None:
+        return now[0], now[1], "memstack.yaml"
+    before = signing_of(blobs.old(change))
+    return now[0] or before[0], before[1], "memstack.yaml before this change"
+
+
+def signing_of(data: bytes | None) -> tuple[bool, dict[str, str]]:
+    """`binder.require_signed` and `binder.signers` of one memstack.yaml (off and none when it is absent or
+    broken: I5 reports a broken one)."""
+    if not data or (b"require_signed" not in data and b"signers" not in data):
+        return False, {}  # no YAML parser started
+    try:
+        return config.binder_signing(config.parse(data.decode("utf-8"), layout.CONFIG))
+    except (MemstackError, UnicodeDecodeError):
+        return False, {}
+
+
 def people_of(data: bytes | None) -> frozenset[str] | None:
     """`binder.people` of one memstack.yaml (None when absent, or the file broken: I5 reports that)."""
     if not data or b"people" not in data:

@@ -21,6 +21,8 @@ class Step:
     inherited: frozenset[str] = frozenset()  # paths a merge took unchanged from another parent, checked there
     worktree: Path | None = None  # new sides with a ZERO sha are read from this folder
     audit: bool = False  # --all: derived files may lag (stale, not a violation); unbound legacy ids are accepted
+    commit: str | None = None  # the commit checked (None: the index or the work tree): whose signature counts
+    others: tuple[str, ...] = ()  # a merge's other parents (or MERGE_HEAD): the Binder lines they hold were theirs
 
 
 @dataclass

@@ -41,9 +41,13 @@ def queue(store: Path, intake_by_id: dict[str, dict[str, Any]]) -> list[dict[str
     return [intake_by_id[i] for i in ids if i in intake_by_id]
 
 
-def decide(store: Path, intake_id: str, decision: str, by: str, now_ms: int, note: str | None = None) -> dict[str, Any]:
-    """Append a ratify/reject decision for a record waiting in the queue."""
+def decide(store: Path, intake_id: str, decision: str, by: str, now_ms: int, note: str | None = None, *,
+           via: str | None = None) -> dict[str, Any]:
+    """Append a ratify/reject decision for a record waiting in the queue (`via`: "mcp" when an agent made it
+    over the MCP server)."""
     record: dict[str, Any] = {"intake_id": intake_id, "decision": decision, "decided_at": now_ms, "by": by}
+    if via:
+        record["via"] = via
     if note:
         record["note"] = note
     refuse_secrets(record, store=store)
@@ -63,10 +67,12 @@ def decide(store: Path, intake_id: str, decision: str, by: str, now_ms: int, not
     return record
 
 
-def check_entry(store: Path, entry: dict[str, Any], note: str | None) -> None:
-    """A confirmed document or edge (`documents.py`, `edges.py`) made ready for kb/binder.jsonl: its note
-    added, then refused if it holds a credential (I8) or does not match schemas/binder.schema.json."""
+def check_entry(store: Path, entry: dict[str, Any], note: str | None, via: str | None = None) -> None:
+    """A confirmed document or edge (`documents.py`, `edges.py`) made ready for kb/binder.jsonl: its `via`
+    and note added, then refused if it holds a credential (I8) or does not match schemas/binder.schema.json."""
 
+    if via:
+        entry["via"] = via
     if note:
         entry["note"] = note
     refuse_secrets(entry, store=store)

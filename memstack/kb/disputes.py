@@ -114,11 +114,15 @@ def side_of(store: Any, fact_id: str) -> dict[str, Any] | None:
     return None
 
 
-def decide(store: Any, fact_id: str, decision: str, by: str, now: int, note: str | None = None) -> dict[str, Any]:
+def decide(store: Any, fact_id: str, decision: str, by: str, now: int, note: str | None = None, *,
+           via: str | None = None) -> dict[str, Any]:
     """A human settles a disagreement: `ratify` closes every other open side at `now`, superseded by
-    this one; `reject` closes this side at `now`. The decision is appended to kb/binder.jsonl."""
+    this one; `reject` closes this side at `now`. The decision is appended to kb/binder.jsonl (`via`:
+    "mcp" when an agent made it over the MCP server)."""
 
     record: dict[str, Any] = {"fact_id": fact_id, "decision": decision, "decided_at": now, "by": by}
+    if via:
+        record["via"] = via
     if note:
         record["note"] = note
     refuse_secrets(record, store=store)

@@ -108,7 +108,7 @@ def filed(store: Path) -> list[dict[str, Any]]:
 
 
 def file_document(store: Path, path: Path, by: str, now_ms: int, note: str | None = None, *,
-                  within: Path | None) -> dict[str, Any]:
+                  within: Path | None, via: str | None = None) -> dict[str, Any]:
     """Copy `path` into the store and enter it in the Binder; returns the entry. `within`: the folder the
     document must come from (the repository that holds the store), None for anywhere (but /proc, /sys,
     /dev). The document is a regular file, at most `limits.file_bytes`, and holds no credential (I8)."""
@@ -118,7 +118,7 @@ def file_document(store: Path, path: Path, by: str, now_ms: int, note: str | Non
     rel = stored_path(data, path.name)
     entry: dict[str, Any] = {"kind": "file", "path": rel, "sha256": hashlib.sha256(data).hexdigest(),
                              "name": path.name, "decided_at": now_ms, "by": by}
-    binder.check_entry(store, entry, note)
+    binder.check_entry(store, entry, note, via)
     with locked(store, layout.DECISIONS + ".decide"):
         earlier = [d for d in filed(store) if d.get("sha256") == entry["sha256"]]
         if earlier:

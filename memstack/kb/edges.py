@@ -25,7 +25,7 @@ def all_edges(store: Path) -> list[dict[str, Any]]:
 
 
 def add(store: Path, source: str, target: str, relation: str, by: str, now_ms: int,
-        note: str | None = None) -> dict[str, Any]:
+        note: str | None = None, *, via: str | None = None) -> dict[str, Any]:
     """Append a confirmed edge; returns it. Bad or repeated input raises MemstackError (exit 2)."""
     entry: dict[str, Any] = {"kind": "edge", "from": source, "to": target, "relation": relation,
                              "decided_at": now_ms, "by": by}
@@ -35,7 +35,7 @@ def add(store: Path, source: str, target: str, relation: str, by: str, now_ms: i
         check_printable(entry[key], option)
     if source == target:
         raise bad("--to", repr(target), "an edge joins two different subjects")
-    binder.check_entry(store, entry, note)
+    binder.check_entry(store, entry, note, via)
     with locked(store, layout.DECISIONS + ".decide"):
         for edge in all_edges(store):
             if (edge.get("from"), edge.get("relation"), edge.get("to")) == (source, relation, target):

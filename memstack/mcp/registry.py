@@ -48,6 +48,9 @@ class Tool:
     hints: Hints = field(kw_only=True)
     optional_store: bool = field(default=False, kw_only=True)  # no store is a graceful answer; handler gets None
     reads_facts: bool = field(default=False, kw_only=True)  # handler gets a readers.FactReader (files or `pg`)
+    # the handler's args get "server_agent": the server's --agent (None: MEMSTACK_AGENT, memory.default_agent);
+    # a Binder line made over MCP is the agent's own, never in a name the client gives
+    as_agent: bool = field(default=False, kw_only=True)
     schema: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:

@@ -60,6 +60,8 @@ def call(tool_name: str, arguments: Mapping[str, Any] | None, *, store: str | No
     args = tool.check(arguments)
     if "agent" in args and args["agent"] is None:  # not given; "" is given, and refused as the CLI refuses it
         args["agent"] = agent
+    if tool.as_agent:
+        args["server_agent"] = agent
     if tool.reads_facts:
         reader = readers.fact_reader(store, pg, tool.optional_store)
         try:

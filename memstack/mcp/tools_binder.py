@@ -25,11 +25,13 @@ PAGED_WAITING = paged_output({"anyOf": [INTAKE, DISPUTE]}, "intake records waiti
 _DECIDE_ARGS = {
     "id": text("the waiting intake record's id, or one side's fact id of a dispute (from binder_list)",
                required=True),
-    "by": text("who decides: the human's name (default: git user.name, else the login name)"),
+    "by": text("leave out: over MCP the decision is recorded as made by this server's agent (its --agent), with"
+               " via mcp; a by naming anyone else is refused"),
     "note": text("why"),
 }
 _DECIDED = {**DECISION, "properties": {**DECISION["properties"], "closed": STRINGS}}
-_BY = text("who confirms it (default: git user.name, else the login name)")
+_BY = text("leave out: over MCP the entry is recorded as made by this server's agent (its --agent), with via mcp;"
+           " a by naming anyone else is refused")
 
 BINDER_LIST = Tool(
     "binder_list",
@@ -44,21 +46,27 @@ BINDER_LIST = Tool(
 
 BINDER_RATIFY = Tool(
     "binder_ratify",
-    "Record a human's ratification of a Binder record (the next promote makes it knowledge at tier ratified)"
-    " or of one side of a dispute (the other sides are closed). Only on a human's word: an agent does not"
-    " ratify its own records. Appends to kb/binder.jsonl; returns the decision.",
+    "Ratify a Binder record (the next promote makes it knowledge at tier ratified) or one side of a dispute"
+    " (the other sides are closed), recorded as made by this server's agent (by: the agent, via: mcp), never"
+    " in a person's name. Only on a human's word: an agent does not ratify its own records. Refused when"
+    " memstack.yaml's binder.people does not list the agent; under binder.require_signed the commit holding"
+    " it is refused (only a person's signed commit lands a decision). Appends to kb/binder.jsonl; returns the"
+    " decision.",
     _DECIDE_ARGS,
-    lambda store, a: binder_api.decide_document(store, "ratify", **a),
-    title="Ratify (human decision)", output=_DECIDED, hints=APPENDS,
+    lambda store, a: binder_api.decide_document(store, "ratify", a["id"], a["by"], a["note"], mcp=True,
+                                                agent=a["server_agent"]),
+    title="Ratify (recorded as the agent's)", output=_DECIDED, hints=APPENDS, as_agent=True,
 )
 
 BINDER_REJECT = Tool(
     "binder_reject",
-    "Record a human's rejection of a Binder record (it stays in the audit trail and is never routed again) or"
-    " of one side of a dispute. Only on a human's word. Appends to kb/binder.jsonl; returns the decision.",
+    "Reject a Binder record (it stays in the audit trail and is never routed again) or one side of a dispute,"
+    " recorded as made by this server's agent (by: the agent, via: mcp). Only on a human's word; refused as"
+    " binder_ratify is. Appends to kb/binder.jsonl; returns the decision.",
     _DECIDE_ARGS,
-    lambda store, a: binder_api.decide_document(store, "reject", **a),
-    title="Reject (human decision)", output=_DECIDED, hints=APPENDS,
+    lambda store, a: binder_api.decide_document(store, "reject", a["id"], a["by"], a["note"], mcp=True,
+                                                agent=a["server_agent"]),
+    title="Reject (recorded as the agent's)", output=_DECIDED, hints=APPENDS, as_agent=True,
 )
 
 BINDER_FILE = Tool(
@@ -69,8 +77,9 @@ BINDER_FILE = Tool(
     {"path": text("the document's path, inside the store's repository (relative to the server's working"
                   " directory)", required=True),
      "by": _BY, "note": text("why it is filed")},
-    lambda store, a: binder_api.file_document(store, path=a["path"], by=a["by"], note=a["note"]),
-    title="File a confirmed document", output=record("binder"), hints=APPENDS,
+    lambda store, a: binder_api.file_document(store, path=a["path"], by=a["by"], note=a["note"], mcp=True,
+                                              agent=a["server_agent"]),
+    title="File a confirmed document", output=record("binder"), hints=APPENDS, as_agent=True,
 )
 
 BINDER_EDGE = Tool(
@@ -82,8 +91,8 @@ BINDER_EDGE = Tool(
      "relation": text("how they relate, e.g. depends-on", required=True),
      "by": _BY, "note": text("why")},
     lambda store, a: binder_api.edge_document(store, source=a["from"], target=a["to"], relation=a["relation"],
-                                              by=a["by"], note=a["note"]),
-    title="Enter a confirmed relation", output=record("binder"), hints=APPENDS,
+                                              by=a["by"], note=a["note"], mcp=True, agent=a["server_agent"]),
+    title="Enter a confirmed relation", output=record("binder"), hints=APPENDS, as_agent=True,
 )
 
 RELATED = Tool(

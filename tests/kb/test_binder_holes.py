@@ -110,7 +110,7 @@ def test_a_decision_over_mcp_whose_note_holds_a_credential_is_refused(waiting: t
 
     async def session() -> None:
         async with server(cwd=root) as client:
-            message = await mcp_refused(client, "binder_ratify", id=waiting_id, by="Ada", note=f"token {GH}")
+            message = await mcp_refused(client, "binder_ratify", id=waiting_id, note=f"token {GH}")
             assert "holds a credential (GitHub Token)" in message and GH not in message
 
     run(session)
@@ -203,9 +203,9 @@ def test_the_mcp_tool_files_only_from_inside_the_repository(repo: Path, tmp_path
     async def session() -> None:
         async with server(cwd=repo) as client:
             for name, (path, says) in cases.items():
-                message = await mcp_refused(client, "binder_file", path=path, by="Ada")
+                message = await mcp_refused(client, "binder_file", path=path)
                 assert says in message, (name, message)
-            message = await mcp_refused(client, "binder_file", path=str(outside / "adr.md"), by="Ada")
+            message = await mcp_refused(client, "binder_file", path=str(outside / "adr.md"))
             assert "outside the repository" in message
             result = await client.call_tool("binder_file", {"path": str(outside / "adr.md"), "outside_repo": True})
             assert result.is_error

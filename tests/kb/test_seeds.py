@@ -376,13 +376,12 @@ def test_the_new_tools_over_stdio_do_what_the_cli_does(store: Path) -> None:
             assert await refused(client, "soil_graduate", collection="session", key="x", tier="sure") == \
                 worded(cli_error(store, "soil", "graduate", "session", "x", "--tier", "sure"),
                        ("`soil put`", "`soil_put`"))
-            edge = await tool_ok(client, "binder_edge", **{"from": "parser", "to": "lexer"}, relation="uses",
-                                 by="Ada")
+            edge = await tool_ok(client, "binder_edge", **{"from": "parser", "to": "lexer"}, relation="uses")
             assert binder_lines(store)[-1] == edge and (edge["from"], edge["to"]) == ("parser", "lexer")
             assert await refused(client, "binder_edge", **{"from": "a", "to": "a"}, relation="is") == \
                 worded(cli_error(store, "binder", "edge", "--from", "a", "--to", "a", "--relation", "is"),
                        ("bad --to", "bad to"))
-            filed = await tool_ok(client, "binder_file", path=str(doc), by="Ada")
+            filed = await tool_ok(client, "binder_file", path=str(doc))
             assert (store / filed["path"]).read_text() == "# Guide\n"
             assert await refused(client, "binder_file", path=str(doc)) == \
                 worded(cli_error(store, "binder", "file", str(doc)), ("bad PATH", "bad path"))

@@ -142,12 +142,13 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             assert git(store, "rev-parse", "HEAD").stdout.strip() == moved["commit"]
             assert (await c.ok("promote", now_ts=day))["facts_added"] == 0  # idempotent
 
-            # the Binder: a human's decisions, recorded by the agent on their word
+            # the Binder: decisions made over MCP are recorded as the agent's own (by the agent, via mcp)
             waiting = (await c.ok("binder_list"))["items"]
             assert [r["id"] for r in waiting] == [w["record"]["id"] for w in written]
-            ratified = await c.ok("binder_ratify", id=waiting[0]["id"], by="Ada", note="checked")
-            assert ratified == {**ratified, "intake_id": waiting[0]["id"], "decision": "ratify", "by": "Ada"}
-            rejected = await c.ok("binder_reject", id=waiting[1]["id"], by="Ada")
+            ratified = await c.ok("binder_ratify", id=waiting[0]["id"], note="checked")
+            assert ratified == {**ratified, "intake_id": waiting[0]["id"], "decision": "ratify", "by": "alice",
+                                "via": "mcp"}
+            rejected = await c.ok("binder_reject", id=waiting[1]["id"], by="alice")
             assert rejected["decision"] == "reject"
             assert [r["id"] for r in cli_json(store, "binder", "list")["items"]] == [waiting[2]["id"]]
             for tool, arguments, argv, words in (
@@ -160,7 +161,7 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
                 told = await c.refused(tool, **arguments)
                 assert told == worded(cli_error(store, *argv), *words), told
                 assert not re.search(r"--[a-z]|\bID\b", told), told
-            assert "already ratified by Ada" in await c.refused("binder_reject", id=waiting[0]["id"])
+            assert "already ratified by alice" in await c.refused("binder_reject", id=waiting[0]["id"])
             assert await c.refused("binder_ratify") == "missing argument 'id': binder_ratify needs id"
 
             # SOIL: list a page at a time, expire (kept), include_expired
@@ -227,9 +228,9 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             assert grad["soil"]["graduated_to"] == grad["intake"]["record"]["id"]
             assert "already graduated" in await c.refused("soil_graduate", collection="session", key="c")
             (store / "adr.md").write_text("# ADR 1\nWe build with ninja.\n")  # inside the store's repository
-            filed = await c.ok("binder_file", path=str(store / "adr.md"), by="Ada")
+            filed = await c.ok("binder_file", path=str(store / "adr.md"))
             assert filed["kind"] == "file" and filed["path"].startswith("kb/files/")
-            edge = await c.ok("binder_edge", **{"from": "build", "to": "lexer", "relation": "feeds", "by": "Ada"})
+            edge = await c.ok("binder_edge", **{"from": "build", "to": "lexer", "relation": "feeds"})
             assert (edge["from"], edge["to"]) == ("build", "lexer")
             walked = await c.ok("related", subject="build")
             assert ("edge", "lexer") in [(i["kind"], i["to"]) for i in walked["items"]]
