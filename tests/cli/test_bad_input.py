@@ -155,6 +155,10 @@ CASES = [
     (_args("fact", "add", *FACT[:4], "--object", "o" * 70_000), "text_bytes"),
     (_args("search", "word " * 1_000), "query_bytes"),
     (_args("binder", "ratify", "{id}", "--note", "n" * 70_000), "text_bytes"),
+    # review: how much each section lists
+    (_args("review", "HEAD~1..HEAD", "--limit", "0"), "limit"),
+    (_args("review", "HEAD~1..HEAD", "--limit", "many"), "limit"),
+    (_args("review", "HEAD~1..HEAD", "--limit", "5", "--full"), "--full"),
 ]
 
 
