@@ -6,7 +6,7 @@ it asks the workspace for its first rows only. `--full` lists every row.
 """
 
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
 import orjson
@@ -84,8 +84,8 @@ def _record_line(record: dict[str, Any]) -> str:
             f" {title}{_cell(_text(record))}")
 
 
-def _loads(rows: Iterable[tuple[bytes]]) -> list[Any]:
-    return [orjson.loads(data) for data, in rows]
+def _loads(rows: Iterable[tuple[bytes]]) -> Iterator[Any]:
+    return (orjson.loads(data) for data, in rows)  # row by row: with --full a section may be the whole range
 
 
 def _facts(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) -> None:
@@ -121,7 +121,8 @@ def _intake(review: Review, out: _Lines, bound: _Bound, total: int) -> None:
         out.add(f"#### {agent}: {_n(count, 'record')} ({tiers})", "")
         rows = db.execute("SELECT data FROM intake WHERE agent = ? ORDER BY created, id, seq LIMIT ?",
                           (agent, bound.n))
-        out.add(*(_record_line(r) for r in _loads(rows)))
+        for record in _loads(rows):
+            out.add(_record_line(record))
         out.add(*bound.bullet(count, "record", f"`memstack intake list --agent {agent}`", f" from {agent}"), "")
 
 
@@ -142,7 +143,8 @@ def _binder(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) 
     waiting, decided = counts["binder_waiting"], counts["binder"]
     if waiting:
         out.add(f"### Waiting in the Binder for a human ({_n(waiting, 'record')})", "")
-        out.add(*(f"- {_about(item, review.tip)}" for item in binder.waiting(review, bound.n)))
+        for item in binder.waiting(review, bound.n):
+            out.add(f"- {_about(item, review.tip)}")
         out.add(*bound.bullet(waiting, "record", "`memstack binder list`"), "")
     if decided:
         out.add(f"### Binder decisions ({_n(decided, 'decision')})", "")
@@ -166,7 +168,7 @@ def _confirmed(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int
         if not count:
             continue
         out.add(f"### {title} ({count})", "")
-        for e in list(review.workspace.items(section, bound.n)):
+        for e in review.workspace.items(section, bound.n):
             note = f" — {_cell(e['note'])}" if e.get("note") else ""
             out.add(f"{line(e)} by {_cell(e.get('by'))} at {_when(e.get('decided_at'))}{note}")
         out.add(*bound.bullet(count, "item"), "")
@@ -215,8 +217,10 @@ def write(review: Review, out: TextIO | None = None, limit: int | None = LIMIT) 
     for section, title, show in (("handoffs", "Handoffs sealed", lambda h: f"- `{h['path']}`"),
                                  ("soil", "SOIL", lambda s: f"- {s['change']} `{s['path']}`")):
         if counts[section]:
-            lines.add(f"### {title}", "", *(show(item) for item in workspace.items(section, bound.n)),
-                      *bound.bullet(counts[section], "item"), "")
+            lines.add(f"### {title}", "")
+            for item in workspace.items(section, bound.n):
+                lines.add(show(item))
+            lines.add(*bound.bullet(counts[section], "item"), "")
     if counts["derived"]:
         lines.add("Derived files refreshed: " + ", ".join(f"`{p}`" for p in workspace.items("derived")), "")
     lines.close()
