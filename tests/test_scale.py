@@ -178,7 +178,7 @@ def test_review_of_a_range_larger_than_the_memory_limit_lists_every_record(big_s
     and the Markdown's counts, while the process cannot hold the range."""
     wrote = git(big_store, "log", "--format=%H", "-1", "--grep", "a store larger than the memory limit").stdout.strip()
     spec = f"{wrote}~1..{wrote}"
-    ran = limited(big_store, "review", spec, "--format", "json")
+    ran = limited(big_store, "review", spec, "--format", "json", "--full")
     assert ran.returncode == 0, ran.stderr
     assert len(ran.stdout) > LIMIT_MIB << 20  # the report alone would not fit
     report = orjson.loads(ran.stdout)
@@ -193,14 +193,17 @@ def test_review_of_a_range_larger_than_the_memory_limit_lists_every_record(big_s
         counts = expected.setdefault(generate.AGENTS[n % 10], {})
         counts[tiers[n % 4]] = counts.get(tiers[n % 4], 0) + 1
     assert report["intake"] == {agent: dict(sorted(c.items())) for agent, c in sorted(expected.items())}
-    assert (report["commits"], report["violations"], report["facts_superseded"]) == (1, [], [])
+    assert (report["commits"], report["violations"]) == (1, [])
+    superseded = FACTS // 4 * 3  # generate.facts: 4 versions of each subject, the first 3 added already closed
+    assert len(report["facts_superseded"]) == report["counts"]["facts_superseded"] == superseded
+    assert all(item["before"] is None for item in report["facts_superseded"])
     ran = limited(big_store, "review", spec)
     assert ran.returncode == 0, ran.stderr
-    assert f"{INTAKE} intake records, {FACTS} facts added, 0 superseded," in ran.stdout
-    assert f"… and {FACTS - 100} more facts (`memstack review RANGE --format json` lists all)" in ran.stdout
+    assert f"{INTAKE} intake records, {FACTS} facts added, {superseded} superseded," in ran.stdout
+    assert f"… and {FACTS - 50} more facts (`memstack review {spec} --full` lists all)" in ran.stdout
     assert f"- `{generate.intake_id(0)}` observed 0.0, 2024-01-01T00:00:00.000Z: **observation 0**:" in ran.stdout
     assert ran.stdout.count("#### agent") == 10 \
-        and ran.stdout.count(f"- … and {INTAKE // 10 - 20} more records from agent") == 10
+        and ran.stdout.count(f"- … and {INTAKE // 10 - 50} more records from agent") == 10
 
 
 def test_review_shows_progress_on_a_terminal_only(small_store: Path) -> None:

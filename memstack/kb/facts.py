@@ -90,6 +90,14 @@ def is_open(fact: Fact) -> bool:
     return fact["valid_to"] is None and fact["expired_at"] is None
 
 
+def superseded_by_change(before: Fact | None, after: Fact) -> bool:
+    """Whether a change superseded this fact: `after` (the fact once changed) has `valid_to` set, and `before`
+    (the fact before the change, None when the change added it) had not. A fact the change adds already
+    closed counts, as does an open one it closes. The one definition: `promote` counts these and `review`
+    lists them."""
+    return after.get("valid_to") is not None and (before is None or before.get("valid_to") is None)
+
+
 def is_valid_at(fact: Fact, ts: int) -> bool:
     return fact["valid_from"] <= ts and (fact["valid_to"] is None or ts < fact["valid_to"])
 

@@ -34,9 +34,9 @@ from memstack.kb.factfiles import Closing
 from memstack.kb.facts import DEFAULT_CONFIDENCE, Fact
 from memstack.kb.index import catchup, queries
 
-__all__ = ["Closing", "add", "append_many", "capture", "close_many", "existing_ids", "get_valid_at", "history",
-           "invalidate", "open_facts", "query_args", "recall", "recall_args", "scan_history", "scan_recall",
-           "scan_valid_at"]
+__all__ = ["Closing", "add", "append_many", "capture", "close_many", "close_many_changes", "existing_ids",
+           "get_valid_at", "history", "invalidate", "open_facts", "query_args", "recall", "recall_args",
+           "scan_history", "scan_recall", "scan_valid_at"]
 
 
 def key_lock(subject: str, predicate: str) -> str:
@@ -131,6 +131,11 @@ def close_many(store: Path, closings: Sequence[Closing]) -> list[Fact]:
     Every closing is checked first (the fact exists, is open, valid_to > valid_from,
     the closing is not recorded before the fact); if one is bad nothing is written.
     """
+    return [after for _, after in close_many_changes(store, closings)]
+
+
+def close_many_changes(store: Path, closings: Sequence[Closing]) -> list[tuple[Fact, Fact]]:
+    """`close_many`, returning each fact as it was (open) and as it is now (closed), in the order asked."""
     clock.refuse_future(store, *(("recorded-at", c.expired_at) for c in closings))
     where = queries.locate(store, [c.fact_id for c in closings])
     for closing in closings:
@@ -138,8 +143,8 @@ def close_many(store: Path, closings: Sequence[Closing]) -> list[Fact]:
             raise MemstackError(f"bad fact id {closing.fact_id!r}: no such fact")
         facts.close(where[closing.fact_id][1], valid_to=closing.valid_to, expired_at=closing.expired_at,
                     superseded_by=closing.superseded_by)
-    return factfiles.close_many(store, {i: rel for i, (rel, _) in where.items()}, closings,
-                               catchup.note_rewrite)
+    closed = factfiles.close_many(store, {i: rel for i, (rel, _) in where.items()}, closings, catchup.note_rewrite)
+    return [(where[c.fact_id][1], after) for c, after in zip(closings, closed, strict=True)]
 
 
 def invalidate(store: Path, *, subject: str, predicate: str, valid_to: Any, recorded_at: Any,

@@ -17,12 +17,13 @@ import orjson
 from memstack.base import layout, progress, secrets
 from memstack.base.errors import MemstackError, bad
 from memstack.integrity import check
+from memstack.kb.facts import superseded_by_change
 from memstack.repo import git, objects
 from memstack.review.workspace import Workspace, dump, key
 
 BATCH = 2_000  # records redacted and written together
 INTAKE_FIELDS = ("id", "agent", "tier", "confidence", "title", "created_at", "content")
-DECISION_FIELDS = ("intake_id", "decision", "by", "decided_at", "note")
+ITEM_SECTIONS = ("binder", "binder_edges", "binder_files", "handoffs", "soil", "derived")  # the workspace's items
 
 
 @dataclass
@@ -32,6 +33,9 @@ class Review:
     range: str
     workspace: Workspace
     policy: secrets.Policy
+    repo: Path = Path()
+    tip: str = ""  # the commit B: records named but not added by the range are read as B holds them
+    folder: str = ""  # the store's folder in the repository ("" or "path/")
     commits: int = 0
     intake: dict[str, dict[str, int]] = field(default_factory=dict)  # agent -> tier -> records
     promotions: dict[str, int] = field(default_factory=dict)  # sub-tier -> records
@@ -39,12 +43,23 @@ class Review:
     secrets: list[dict[str, Any]] = field(default_factory=list)
 
     def superseded(self, limit: int = -1) -> Iterator[dict[str, Any]]:
-        """The facts closed, by subject and id: `before`, `after`, and `successor` when the range adds it."""
+        """The facts the range superseded (`superseded_by_change`), by subject and id: `before` (None for a
+        fact the range added already closed), `after`, and `successor` when the range adds it."""
         rows = self.workspace.db.execute("SELECT s.data, f.data FROM superseded s"
                                          " LEFT JOIN facts f ON f.id = s.successor"
                                          " ORDER BY s.subject, s.id, s.seq LIMIT ?", (limit,))
         for data, successor in rows:
             yield {**orjson.loads(data), "successor": orjson.loads(successor) if successor is not None else None}
+
+    def counts(self) -> dict[str, int]:
+        """How many items each list of the report holds in all (`Binder waiting`: those the range did not
+        decide)."""
+        workspace = self.workspace
+        return {"facts_added": workspace.count("facts"), "facts_superseded": workspace.count("superseded"),
+                "intake_records": workspace.count("intake"),
+                "binder_waiting": workspace.count("waiting", "WHERE rid NOT IN (SELECT id FROM decided)"),
+                **{section: workspace.count("items", "WHERE section = ?", section) for section in ITEM_SECTIONS},
+                "secrets": len(self.secrets), "violations": len(self.violations)}
 
     def close(self) -> None:
         self.workspace.close()
@@ -149,17 +164,21 @@ class _Reader:
         for batch in _batches(self.new_lines(change)):
             self.promotions.update(str(line.get("sub_tier")) for line in batch)
             waiting = [str(line.get("intake_id")) for line in batch if line.get("sub_tier") == "binder"]
-            self.workspace.add_items("binder_waiting", self.redacted(waiting))
+            self.db.executemany("INSERT INTO waiting VALUES (?, ?)",
+                                ((self.workspace.seq(), rid) for rid in self.redacted(waiting)))
 
     def binder(self, change: git.Change) -> None:
         for batch in _batches(self.new_lines(change)):
-            self.workspace.add_items("binder", self.redacted([{k: d.get(k) for k in DECISION_FIELDS}
-                                                          for d in batch if d.get("kind") is None]))
+            decisions = self.redacted([d for d in batch if d.get("kind") is None])
+            self.workspace.add_items("binder", decisions)
+            self.db.executemany("INSERT OR IGNORE INTO decided VALUES (?)",
+                                ((str(d.get("intake_id", d.get("fact_id"))),) for d in decisions))
             self.workspace.add_items("binder_edges", self.redacted([d for d in batch if d.get("kind") == "edge"]))
             self.workspace.add_items("binder_files", self.redacted([d for d in batch if d.get("kind") == "file"]))
 
     def facts(self, change: git.Change) -> None:
-        """Facts the new side adds (by id), and facts it closes that were open (superseded)."""
+        """Facts the new side adds (by id), and the facts it supersedes (`superseded_by_change`): those it
+        closes that were open, and those it adds already closed."""
         had_old = not git.is_zero(change.old_sha)
         if had_old:
             self.db.execute("DELETE FROM old_facts")
@@ -174,18 +193,20 @@ class _Reader:
                     if had_old else None
                 if row is None:
                     added.append(fact)
+                    if superseded_by_change(None, fact):
+                        closed.append((None, fact))
                     continue
                 prior = orjson.loads(row[0])
-                if prior.get("valid_to") is None and fact.get("valid_to") is not None:
+                if superseded_by_change(prior, fact):
                     closed.append((prior, fact))
             self.db.executemany("INSERT OR REPLACE INTO facts VALUES (?, ?, ?)",
                                 ((f["id"], key(f.get("subject")), dump(s))
                                  for f, s in zip(added, self.redacted(added), strict=True)))
             shown = self.redacted([{"before": prior, "after": fact} for prior, fact in closed])
             self.db.executemany("INSERT INTO superseded VALUES (?, ?, ?, ?, ?)",
-                                ((self.workspace.seq(), key(prior.get("subject")), key(prior["id"]),
+                                ((self.workspace.seq(), key(fact.get("subject")), key(fact["id"]),
                                   fact.get("superseded_by") if isinstance(fact.get("superseded_by"), str) else None,
-                                  dump(s)) for (prior, fact), s in zip(closed, shown, strict=True)))
+                                  dump(s)) for (_, fact), s in zip(closed, shown, strict=True)))
 
     def read(self, change: git.Change) -> None:
         place = layout.classify(change.path)
@@ -235,7 +256,8 @@ def read_range(repo: Path, spec: str, folder: str = "") -> Review:
         policy = secrets.for_store(repo / folder)  # its extra patterns redact too
     except MemstackError:
         policy = secrets.DEFAULT  # a broken memstack.yaml: the range's check reports it
-    review = Review(secrets.redact(spec, policy), Workspace(), policy)
+    tip = git.rev_parse(repo, f"{ends[1]}^{{commit}}") or ""
+    review = Review(secrets.redact(spec, policy), Workspace(), policy, repo, tip, folder)
     try:
         reader = _Reader(repo, review)
         try:

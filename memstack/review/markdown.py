@@ -1,12 +1,12 @@
 """The review as Markdown to paste in a pull request, written line by line from the workspace.
 
-Long sections are bounded (FACTS_SHOWN rows of each facts table, SHOWN records per
-agent and Binder items) with a count of the rest; each bounded section asks the
-workspace for its first rows only.
+Each section is bounded (its first LIMIT rows: each facts table, each agent's
+records, each Binder section, the violations) and followed by a count of the rest;
+it asks the workspace for its first rows only. `--full` lists every row.
 """
 
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TextIO
 
 import orjson
@@ -14,11 +14,11 @@ import orjson
 from memstack.base.output import plural
 from memstack.base.times import iso
 from memstack.repo.textconv import window
+from memstack.review import binder
 from memstack.review.gather import Review
 
-SHOWN = 20  # records shown per agent (and Binder items) in the Markdown; the rest are counted
+LIMIT = 50  # items of each section (per agent for intake) a report shows unless asked for all; the rest counted
 CONTENT = 280  # characters of a record's content shown in the Markdown
-FACTS_SHOWN = 100  # rows of each facts table in the Markdown; the JSON report lists every one
 
 _n = plural  # `1 fact`, `2 facts`
 
@@ -46,12 +46,27 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _more(count: int, word: str) -> list[str]:
-    """After a bounded table: how many rows were left out, and where they all are."""
-    if count <= FACTS_SHOWN:
-        return [""]
-    return ["", f"… and {_n(count - FACTS_SHOWN, 'more ' + word)}"
-                " (`memstack review RANGE --format json` lists all)", ""]
+class _Bound:
+    """A report's bound: the rows each section shows (`n`, -1 for all) and the words for the rest."""
+
+    def __init__(self, review: Review, limit: int | None) -> None:
+        self.limit, self.n = limit, -1 if limit is None else limit
+        self.full = f"`memstack review {review.range} --full` lists all"
+
+    def rest(self, count: int, word: str, where: str = "", of: str = "") -> str:
+        """`… and 39950 more facts (where they all are)`, or "" when every one was shown."""
+        if self.limit is None or count <= self.limit:
+            return ""
+        return f"… and {_n(count - self.limit, 'more ' + word)}{of} ({where or self.full})"
+
+    def more(self, count: int, word: str) -> list[str]:
+        """After a bounded table: how many rows were left out, and where they all are."""
+        rest = self.rest(count, word)
+        return ["", rest, ""] if rest else [""]
+
+    def bullet(self, count: int, word: str, where: str = "", of: str = "") -> list[str]:
+        rest = self.rest(count, word, where, of)
+        return [f"- {rest}"] if rest else []
 
 
 def _text(record: dict[str, Any]) -> str:
@@ -69,83 +84,79 @@ def _record_line(record: dict[str, Any]) -> str:
             f" {title}{_cell(_text(record))}")
 
 
-def _loads(rows: Iterable[tuple[bytes]]) -> list[Any]:
-    return [orjson.loads(data) for data, in rows]
+def _loads(rows: Iterable[tuple[bytes]]) -> Iterator[Any]:
+    return (orjson.loads(data) for data, in rows)  # row by row: with --full a section may be the whole range
 
 
-def _facts(review: Review, out: _Lines) -> None:
+def _facts(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) -> None:
     db = review.workspace.db
-    added = review.workspace.count("facts")
+    added = counts["facts_added"]
     if added:
         out.add(f"### Facts added ({added})", "", "| subject | predicate | object | valid | table | agent |",
                 "|---|---|---|---|---|---|")
-        for f in _loads(db.execute("SELECT data FROM facts ORDER BY subject, id LIMIT ?", (FACTS_SHOWN,))):
+        for f in _loads(db.execute("SELECT data FROM facts ORDER BY subject, id LIMIT ?", (bound.n,))):
             out.add(f"| {_cell(f.get('subject'))} | {_cell(f.get('predicate'))} | {_cell(f.get('object'))} |"
                     f" {window(f)} | {f.get('table')} | {f.get('agent')} |")
-        out.add(*_more(added, "fact"))
-    superseded = review.workspace.count("superseded")
+        out.add(*bound.more(added, "fact"))
+    superseded = counts["facts_superseded"]
     if superseded:
         out.add(f"### Facts superseded ({superseded})", "",
                 "| subject | predicate | before | window now | after | window |", "|---|---|---|---|---|---|")
-        for item in review.superseded(FACTS_SHOWN):
-            before, after, successor = item["before"], item["after"], item["successor"] or {}
-            out.add(f"| {_cell(before.get('subject'))} | {_cell(before.get('predicate'))} |"
-                    f" {_cell(before.get('object'))} | {window(after)} |"
+        for item in review.superseded(bound.n):  # `before` is None for a fact the range added already closed
+            after, successor = item["after"], item["successor"] or {}
+            out.add(f"| {_cell(after.get('subject'))} | {_cell(after.get('predicate'))} |"
+                    f" {_cell(after.get('object'))} | {window(after)} |"
                     f" {_cell(successor.get('object', '(closed, no successor here)'))} |"
                     f" {window(successor) if successor else ''} |")
-        out.add(*_more(superseded, "superseded fact"))
+        out.add(*bound.more(superseded, "superseded fact"))
 
 
-def _intake(review: Review, out: _Lines, total: int) -> None:
-    """Each agent's new records with their content, at most SHOWN each, the rest counted."""
+def _intake(review: Review, out: _Lines, bound: _Bound, total: int) -> None:
+    """Each agent's new records with their content, at most the bound each, the rest counted."""
     db = review.workspace.db
     review.workspace.index("intake_by_agent", "intake (agent, created, id, seq)")
     out.add(f"### Intake ({_n(total, 'record')})", "")
     for agent, count in sorted(db.execute("SELECT agent, count(*) FROM intake GROUP BY agent").fetchall()):
         tiers = ", ".join(f"{n} {tier}" for tier, n in review.intake.get(agent, {}).items())
         out.add(f"#### {agent}: {_n(count, 'record')} ({tiers})", "")
-        rows = db.execute("SELECT data FROM intake WHERE agent = ? ORDER BY created, id, seq LIMIT ?", (agent, SHOWN))
-        out.add(*(_record_line(r) for r in _loads(rows)))
-        if count > SHOWN:
-            out.add(f"- … and {_n(count - SHOWN, 'more record')} from {agent}"
-                    f" (`memstack intake list --agent {agent}`)")
-        out.add("")
+        rows = db.execute("SELECT data FROM intake WHERE agent = ? ORDER BY created, id, seq LIMIT ?",
+                          (agent, bound.n))
+        for record in _loads(rows):
+            out.add(_record_line(record))
+        out.add(*bound.bullet(count, "record", f"`memstack intake list --agent {agent}`", f" from {agent}"), "")
 
 
-def _binder(review: Review, out: _Lines) -> None:
-    """What waits for a human decision and what was decided, with the records' content."""
-    workspace = review.workspace
+def _about(item: dict[str, Any], tip: str) -> str:
+    """What a Binder item names: the intake record's agent and content, or the fact's triple and window."""
+    if "fact_id" in item:
+        fact = item.get("fact")
+        what = (f"{_cell(fact.get('agent'))}: {_cell(fact.get('subject'))} {_cell(fact.get('predicate'))}"
+                f" {_cell(fact.get('object'))} {window(fact)}" if fact else f"(no such fact at {tip[:12]})")
+        return f"fact `{item['fact_id']}` {what}"
+    record = item.get("record")
+    what = f"{record.get('agent')}: {_cell(_text(record))}" if record else f"(no such record at {tip[:12]})"
+    return f"`{item.get('intake_id')}` {what}"
 
-    def item(intake_id: str, head: str) -> str:
-        row = workspace.db.execute("SELECT data FROM intake WHERE rid = ? ORDER BY created DESC, id DESC, seq DESC"
-                               " LIMIT 1", (intake_id,)).fetchone()
-        record = orjson.loads(row[0]) if row else None
-        what = f"{record.get('agent')}: {_cell(_text(record))}" if record else "(recorded before this range)"
-        return f"- {head}`{intake_id}` {what}"
 
-    waiting = workspace.count("items", "WHERE section = ?", "binder_waiting")
-    decided = workspace.count("items", "WHERE section = ?", "binder")
-    if waiting or decided:
-        workspace.index("intake_by_id", "intake (rid, created, id, seq)")
+def _binder(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) -> None:
+    """What still waits for a human decision and what was decided, each with the content it is about."""
+    waiting, decided = counts["binder_waiting"], counts["binder"]
     if waiting:
         out.add(f"### Waiting in the Binder for a human ({_n(waiting, 'record')})", "")
-        out.add(*[item(i, "") for i in list(workspace.items("binder_waiting", SHOWN))])
-        if waiting > SHOWN:
-            out.add(f"- … and {_n(waiting - SHOWN, 'more record')} (`memstack binder list`)")
-        out.add("")
+        for item in binder.waiting(review, bound.n):
+            out.add(f"- {_about(item, review.tip)}")
+        out.add(*bound.bullet(waiting, "record", "`memstack binder list`"), "")
     if decided:
         out.add(f"### Binder decisions ({_n(decided, 'decision')})", "")
-        for d in list(workspace.items("binder", SHOWN)):
+        for d in binder.decisions(review, bound.n):
             note = f" — {_cell(d['note'])}" if d.get("note") else ""
-            head = f"{d.get('decision')} by {d.get('by')} at {_when(d.get('decided_at'))}: "
-            out.add(item(str(d.get("intake_id")), head) + note)
-        if decided > SHOWN:
-            out.add(f"- … and {_n(decided - SHOWN, 'more decision')}")
-        out.add("")
-    _confirmed(review, out)
+            out.add(f"- {d.get('decision')} by {_cell(d.get('by'))} at {_when(d.get('decided_at'))}:"
+                    f" {_about(d, review.tip)}{note}")
+        out.add(*bound.bullet(decided, "decision"), "")
+    _confirmed(review, out, bound, counts)
 
 
-def _confirmed(review: Review, out: _Lines) -> None:
+def _confirmed(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) -> None:
     """The relations and documents a human confirmed in the Binder (`binder edge`, `binder file`)."""
     lines: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
         ("binder_edges", "Binder edges confirmed",
@@ -153,51 +164,63 @@ def _confirmed(review: Review, out: _Lines) -> None:
         ("binder_files", "Binder documents filed",
          lambda e: f"- `{e.get('path')}` ({_cell(e.get('name'))})"))
     for section, title, line in lines:
-        count = review.workspace.count("items", "WHERE section = ?", section)
+        count = counts[section]
         if not count:
             continue
         out.add(f"### {title} ({count})", "")
-        for e in list(review.workspace.items(section, SHOWN)):
+        for e in review.workspace.items(section, bound.n):
             note = f" — {_cell(e['note'])}" if e.get("note") else ""
             out.add(f"{line(e)} by {_cell(e.get('by'))} at {_when(e.get('decided_at'))}{note}")
-        if count > SHOWN:
-            out.add(f"- … and {count - SHOWN} more")
-        out.add("")
+        out.add(*bound.bullet(count, "item"), "")
 
 
-def write(review: Review, out: TextIO | None = None) -> None:
-    lines = _Lines(out or sys.stdout)
-    workspace = review.workspace
-    n_intake = workspace.count("intake")
-    counts = {section: workspace.count("items", "WHERE section = ?", section) for section in ("handoffs", "soil")}
-    lines.add(f"## memstack review of `{review.range}` ({_n(review.commits, 'commit')})", "")
+def _found(review: Review, lines: _Lines, bound: _Bound) -> None:
+    """Credentials found and invariant violations, each list bounded (`memstack check --range` lists all)."""
+    where = f"`memstack check --range {review.range}` lists all"
     if review.secrets:
         lines.add(f"### 🔑 Credentials in this range ({len(review.secrets)}): rotate them, then rewrite the"
                   " history (README, Secrets); they are not shown here", "", "```text")
         lines.add(*(f"{s['commit'][:12] if s['commit'] else ''} {s['path']}:{s['line']}: {s['what']}"
-                    for s in review.secrets))
-        lines.add("```", "")
+                    for s in review.secrets[:bound.limit]))
+        lines.add(*([rest] if (rest := bound.rest(len(review.secrets), "credential", where)) else []), "```", "")
+
+
+def _violations(review: Review, lines: _Lines, bound: _Bound) -> None:
     violations = review.violations
-    lines.add(f"{_n(n_intake, 'intake record')}, {_n(workspace.count('facts'), 'fact')} added,"
-              f" {workspace.count('superseded')} superseded, {_n(sum(review.promotions.values()), 'promotion')},"
-              f" {_n(counts['handoffs'], 'handoff')} sealed, {_n(counts['soil'], 'SOIL change')},"
-              f" {_n(len(violations), 'invariant violation') if violations else 'no invariant violations'}.", "")
     if violations:
         lines.add("### ❌ Invariant violations", "", "```text")
         lines.add(*(f"{v['commit'][:12] if v['commit'] else ''} {v['path']}:{v['line']}: {v['rule']} {v['what']}"
-                    for v in violations))
-        lines.add("```", "")
-    _facts(review, lines)
-    if n_intake:
-        _intake(review, lines, n_intake)
+                    for v in violations[:bound.limit]))
+        where = f"`memstack check --range {review.range}` lists all"
+        lines.add(*([rest] if (rest := bound.rest(len(violations), "violation", where)) else []), "```", "")
+
+
+def write(review: Review, out: TextIO | None = None, limit: int | None = LIMIT) -> None:
+    """The report, each section showing its first `limit` rows (every row when `limit` is None)."""
+    lines, bound, counts = _Lines(out or sys.stdout), _Bound(review, limit), review.counts()
+    workspace = review.workspace
+    lines.add(f"## memstack review of `{review.range}` ({_n(review.commits, 'commit')})", "")
+    _found(review, lines, bound)
+    violations = review.violations
+    lines.add(f"{_n(counts['intake_records'], 'intake record')}, {_n(counts['facts_added'], 'fact')} added,"
+              f" {counts['facts_superseded']} superseded, {_n(sum(review.promotions.values()), 'promotion')},"
+              f" {_n(counts['handoffs'], 'handoff')} sealed, {_n(counts['soil'], 'SOIL change')},"
+              f" {_n(len(violations), 'invariant violation') if violations else 'no invariant violations'}.", "")
+    _violations(review, lines, bound)
+    _facts(review, lines, bound, counts)
+    if counts["intake_records"]:
+        _intake(review, lines, bound, counts["intake_records"])
     if review.promotions:
         lines.add("### Promotions", "", "| sub-tier | records |", "|---|---|")
         lines.add(*(f"| {tier} | {n} |" for tier, n in review.promotions.items()), "")
-    _binder(review, lines)
-    if counts["handoffs"]:
-        lines.add("### Handoffs sealed", "", *(f"- `{h['path']}`" for h in workspace.items("handoffs")), "")
-    if counts["soil"]:
-        lines.add("### SOIL", "", *(f"- {s['change']} `{s['path']}`" for s in workspace.items("soil")), "")
-    if workspace.count("items", "WHERE section = ?", "derived"):
+    _binder(review, lines, bound, counts)
+    for section, title, show in (("handoffs", "Handoffs sealed", lambda h: f"- `{h['path']}`"),
+                                 ("soil", "SOIL", lambda s: f"- {s['change']} `{s['path']}`")):
+        if counts[section]:
+            lines.add(f"### {title}", "")
+            for item in workspace.items(section, bound.n):
+                lines.add(show(item))
+            lines.add(*bound.bullet(counts[section], "item"), "")
+    if counts["derived"]:
         lines.add("Derived files refreshed: " + ", ".join(f"`{p}`" for p in workspace.items("derived")), "")
     lines.close()

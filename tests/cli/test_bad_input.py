@@ -170,6 +170,10 @@ CASES = [
     (_args("--agent", "alice", "intake", "write", "--content", "x", "--agent", "bob"), "--agent 'bob' too"),
     (_args("promote", "--dry-run", "--limit", "0"), "limit"),
     (_args("promote", "--dry-run", "--limit", "lots"), "limit"),
+    # review: how much each section lists
+    (_args("review", "HEAD~1..HEAD", "--limit", "0"), "limit"),
+    (_args("review", "HEAD~1..HEAD", "--limit", "many"), "limit"),
+    (_args("review", "HEAD~1..HEAD", "--limit", "5", "--full"), "--full"),
 ]
 
 

@@ -152,7 +152,8 @@ def test_review_survives_malformed_facts_and_reports_them(store: Path) -> None:
 
 def test_review_shows_what_was_learned_and_what_waits_bounded_by_agent(store: Path) -> None:
     """Content, not counts: each agent's records, the Binder's waiting items and decisions (ISO times),
-    at most 20 of each with a count of the rest; plurals that read right."""
+    at most --limit of each with a count of the rest; plurals that read right; the record decided is not
+    waiting."""
     base = git(store, "rev-parse", "HEAD").stdout.strip()
     for n in range(25):
         assert memstack("intake", "write", "--content", f"maybe idea {n}", "--created-at",
@@ -165,7 +166,7 @@ def test_review_shows_what_was_learned_and_what_waits_bounded_by_agent(store: Pa
     waiting = first["items"] if isinstance(first, dict) else first
     assert memstack("binder", "reject", waiting[0]["id"], "--by", "carol", cwd=store).returncode == 0
     commit(store, "a decision")
-    result = memstack("review", f"{base}..HEAD", cwd=store)
+    result = memstack("review", f"{base}..HEAD", "--limit", "20", cwd=store)
     assert result.returncode == 0, result.stderr
     text = result.stdout
     assert "26 intake records, 0 facts added" in text and "26 promotions" in text and "(3 commits)" in text
@@ -173,11 +174,11 @@ def test_review_shows_what_was_learned_and_what_waits_bounded_by_agent(store: Pa
     assert "maybe idea 0" in text and "maybe idea 19" in text and "maybe idea 20" not in text.split("### Waiting")[0]
     assert "- … and 5 more records from alice (`memstack intake list --agent alice`)" in text
     assert "bob's only note" in text
-    assert "### Waiting in the Binder for a human (26 records)" in text
-    assert "- … and 6 more records (`memstack binder list`)" in text
+    assert "### Waiting in the Binder for a human (25 records)" in text
+    assert "- … and 5 more records (`memstack binder list`)" in text
     assert "### Binder decisions (1 decision)" in text
     [decision] = [line for line in text.splitlines() if " by carol at " in line]
-    assert f"`{waiting[0]['id']}`" in decision and "2026" not in decision.split(" at ")[0]
+    assert f"`{waiting[0]['id']}` alice: maybe idea" in decision and "2026" not in decision.split(" at ")[0]
     assert decision.split(" at ")[1][:4].isdigit() and "T" in decision.split(" at ")[1][:11]  # ISO, not ms
 
 
@@ -185,14 +186,14 @@ def test_review_bounds_its_facts_tables_and_counts_the_rest(store: Path) -> None
     from memstack import review
 
     base = git(store, "rev-parse", "HEAD").stdout.strip()
-    extra = review.FACTS_SHOWN + 3
+    extra = review.LIMIT + 3
     # written as fact lines (one process, not one `fact add` each); the commit's hook checks them all
     write(store, FACTS, b"".join(line(fact(f"many-{n:04d}", f"s{n:04d}", f"o{n}")) for n in range(extra)))
     commit(store, "many facts")
     text = memstack("review", f"{base}..HEAD", cwd=store).stdout
     table = text.split("### Facts added")[1].split("###")[0]
-    assert table.count("| s0") == review.FACTS_SHOWN and "… and 3 more facts" in table
-    data = json.loads(memstack("review", f"{base}..HEAD", "--format", "json", cwd=store).stdout)
+    assert table.count("| s0") == review.LIMIT and "… and 3 more facts" in table
+    data = json.loads(memstack("review", f"{base}..HEAD", "--format", "json", "--full", cwd=store).stdout)
     assert len(data["facts_added"]) == extra
 
 

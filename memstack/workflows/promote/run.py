@@ -46,8 +46,8 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
                     unshown += len(routed[room:])
                     continue
                 decided = supersede(store, made)
-                superseded, facts_added = superseded + decided.superseded, facts_added + len(decided.append)
-                write_facts(store, made, decided)
+                facts_added += len(decided.append)
+                superseded += write_facts(store, made, decided)
                 fact_ids = decided.fact_ids + [None] * (len(routed) - len(decided.fact_ids))
                 write_ledger(store, routed[:len(keys)], fact_ids[:len(keys)], now_ms)
                 later += zip((item.order for item in found), routed[len(keys):], fact_ids[len(keys):], strict=True)

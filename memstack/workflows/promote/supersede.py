@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memstack.base import files, jsonio, layout
-from memstack.kb import factstore
+from memstack.kb import facts, factstore
 from memstack.kb.factfiles import Closing
 from memstack.kb.facts import Fact
 from memstack.kb.index import queries
@@ -26,7 +26,6 @@ class Decided:
     closings: list[Closing]
     closed: dict[int, Closing]
     fact_ids: list[str | None]  # by Routed index: the fact that holds it (a duplicate: the existing one)
-    superseded: int
 
 
 def _open_facts(store: Path, made: list[Made]) -> dict[tuple[str, str, str], list[Open]]:
@@ -51,7 +50,7 @@ def _parsed(made: Made) -> Fact:
 def supersede(store: Path, made: list[Made]) -> Decided:
     """Decide each new fact's fate against the open facts, in time order."""
     open_now = _open_facts(store, made)
-    decided = Decided([], [], {}, [None] * (max((m.routed for m in made), default=-1) + 1), 0)
+    decided = Decided([], [], {}, [None] * (max((m.routed for m in made), default=-1) + 1))
     for index, item in enumerate(made):
         new = _parsed(item)
         current = open_now.setdefault((new["table"], new["subject"], new["predicate"]), [])
@@ -72,7 +71,6 @@ def supersede(store: Path, made: list[Made]) -> Decided:
             else:
                 decided.closings.append(closing)
             current.remove(old)
-            decided.superseded += 1
         if later:
             successor = min(later, key=lambda f: (f[2], f[0]))
             decided.closed[index] = Closing(item.fact_id, successor[2], max(new["recorded_at"], successor[3]),
@@ -97,20 +95,26 @@ def facts_to_append(made: list[Made], decided: Decided) -> Iterator[list[Fact]]:
         yield batch
 
 
-def write_facts(store: Path, made: list[Made], decided: Decided) -> None:
-    """Append the new facts BATCH at a time, then the closings. Facts an interrupted run already wrote
+def write_facts(store: Path, made: list[Made], decided: Decided) -> int:
+    """Append the new facts BATCH at a time, then the closings; returns how many facts this superseded
+    (`facts.superseded_by_change`: what `review` of the commit lists). Facts an interrupted run already wrote
     are not written again; where that run left one open and this run closes it (a record that arrived
     since), the closing is written."""
     closings = list(decided.closings)
+    superseded = 0
     for batch in facts_to_append(made, decided):
         on_disk = {i: fact for i, (_, fact) in queries.locate(store, [f["id"] for f in batch]).items()}
         for fact in batch:
             written = on_disk.get(fact["id"])
             if written is not None and written["valid_to"] is None and fact["valid_to"] is not None:
                 closings.append(Closing(fact["id"], fact["valid_to"], fact["expired_at"], fact["superseded_by"]))
+            else:  # new to the commit (an interrupted run commits nothing); a closing is counted below
+                superseded += facts.superseded_by_change(None, fact)
         factstore.append_many(store, [f for f in batch if f["id"] not in on_disk], check_ids=False)
     if closings:
-        factstore.close_many(store, closings)
+        superseded += sum(facts.superseded_by_change(before, after)
+                          for before, after in factstore.close_many_changes(store, closings))
+    return superseded
 
 
 def write_ledger(store: Path, routed: list[Routed], fact_ids: list[str | None], now_ms: int) -> None:
