@@ -23,6 +23,16 @@ class Step:
     audit: bool = False  # --all: derived files may lag (stale, not a violation); unbound legacy ids are accepted
 
 
+STALE = ("stale — differs from a rebuild of the sources; derived files may lag them between promotions, so this"
+         " is no violation — `memstack rebuild` (or `memstack sync`) refreshes it")
+
+
+def stale_line(path: str) -> str:
+    """How `check --all` and `rebuild --check` say a derived file lags its sources: one word, one meaning
+    (a committed change that no rebuild makes is the I4 violation, worded by `rebuilt.compare`)."""
+    return f"{path}: {STALE}"
+
+
 @dataclass
 class Result:
     """The violations of one new state (the index, the work tree or a commit)."""
