@@ -35,7 +35,8 @@ def test_sync_commits_with_a_message_listing_the_memory_then_pushes(remote: Path
                     cwd=a).returncode == 0
     done = sync(a)
     message = done["committed"]["message"]
-    assert message.startswith("memstack sync: 1 intake record, 1 fact\n")
+    assert message.startswith("memstack sync: 1 intake record, 1 fact, ")  # then the derived files it rebuilt
+    assert "kb/knowledge.json: derived, rebuilt" in message
     assert "intake/alice/2026-11-02.jsonl: +1 intake record" in message and "records" not in message
     assert done["pushed"] == git(remote, "rev-parse", "main").stdout.strip()
     assert "the build is green" in remote_file(remote, "intake/alice/2026-11-02.jsonl")
@@ -60,6 +61,62 @@ def test_sync_merges_the_remote_rebuilds_the_views_and_pushes(remote: Path, tmp_
     assert sorted(f["object"] for f in knowledge["facts"]) == ["make", "ninja"]
     check_history(b)
     assert sync(a)["pulls"][0]["to"] == done["pushed"]  # a fast-forwards to b's push
+
+
+def status(repo: Path) -> dict:
+    result = memstack("status", "--json", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("write", ["capture", "fact add", "intake write"])
+def test_what_sync_pushes_is_never_stale(remote: Path, tmp_path: Path, write: str) -> None:
+    a = clone(remote, tmp_path / "a")
+    fact = ["--subject", "ci", "--predicate", "chose", "--object", "make", "--valid-from", "2026-11-02T00:00:00Z",
+            "--recorded-at", "2026-11-02T10:00:00Z"]
+    args = fact if write != "intake write" else ["--content", "the build is green", "--created-at",
+                                                 "2026-11-02T10:00:00Z"]
+    assert memstack(*write.split(), "--agent", "alice", *args, cwd=a).returncode == 0
+    assert status(a)["stale"]  # the write made the views lag
+    done = sync(a)
+    assert done["pushed"] and done["rebuilt"] == []  # no pull: the rebuild is in the commit it pushed
+    assert status(a)["stale"] == [] and memstack("rebuild", "--check", cwd=a).returncode == 0
+    assert git(a, "status", "--porcelain").stdout == ""
+    pushed = json.loads(git(a, "show", "origin/main:kb/knowledge.json").stdout)
+    queue = json.loads(git(a, "show", "origin/main:kb/binder_queue.json").stdout)
+    if write == "intake write":
+        assert pushed["facts"] == [] and queue is not None
+    else:
+        assert [(f["subject"], f["object"]) for f in pushed["facts"]] == [("ci", "make")]
+    b = clone(remote, tmp_path / "b")  # what another agent gets is fresh too, before any rebuild of its own
+    assert status(b)["stale"] == [] and git(b, "status", "--porcelain").stdout == ""
+    check_history(a)
+
+
+def test_a_soil_conflict_says_what_was_committed_and_that_nothing_was_merged_or_pushed(
+        remote: Path, tmp_path: Path) -> None:
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    for repo, value in ((a, '{"owner": "alice"}'), (b, '{"owner": "bob"}')):
+        assert memstack("soil", "put", "notes", "release", "--value", value, cwd=repo).returncode == 0
+    assert memstack("capture", "--agent", "bob", "--subject", "ci", "--predicate", "chose", "--object", "make",
+                    "--valid-from", "2026-11-02T00:00:00Z", "--recorded-at", "2026-11-02T10:00:00Z",
+                    cwd=b).returncode == 0
+    sync(a)
+    before = git(b, "rev-parse", "HEAD").stdout.strip()
+    result = memstack("sync", cwd=b)
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
+    head = git(b, "rev-parse", "HEAD").stdout.strip()
+    said = result.stderr
+    assert "conflict" in said and "store/notes/release.json" in said
+    assert "nothing changed" not in said and "merge was undone" in said
+    assert f"Committed here {head[:12]} (memstack sync: 1 fact, 1 SOIL record, " in said
+    assert f"nothing merged; nothing pushed; HEAD is {head[:12]}; no memory left uncommitted" in said
+    # and so it is: b's own commit was made on its old HEAD, nothing of a's merged, nothing pushed
+    assert git(b, "rev-parse", "HEAD~1").stdout.strip() == before != head
+    assert not (b / ".git/MERGE_HEAD").exists() and git(b, "status", "--porcelain").stdout == ""
+    assert json.loads((b / "store/notes/release.json").read_text())["value"] == {"owner": "bob"}
+    assert git(remote, "rev-parse", "main").stdout.strip() == git(a, "rev-parse", "HEAD").stdout.strip()
+    assert git(b, "merge-base", "--is-ancestor", "origin/main", "HEAD", check=False).returncode == 1
 
 
 def test_no_remote_is_exit_2_and_nothing_is_committed(store: Path) -> None:
@@ -91,6 +148,8 @@ def test_a_commit_refused_by_the_hook_leaves_nothing_staged(remote: Path, tmp_pa
     stray.write_text("not memory\n")
     result = memstack("sync", cwd=a)
     assert result.returncode == 2 and "I5" in result.stderr and "refused" in result.stderr
+    assert "Nothing committed; nothing merged; nothing pushed" in result.stderr
+    assert "memory left uncommitted" in result.stderr
     assert git(a, "diff", "--cached", "--name-only").stdout == "" and stray.exists()
 
 
