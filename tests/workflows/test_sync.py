@@ -60,7 +60,12 @@ def test_sync_merges_the_remote_rebuilds_the_views_and_pushes(remote: Path, tmp_
     knowledge = json.loads(remote_file(remote, "kb/knowledge.json"))
     assert sorted(f["object"] for f in knowledge["facts"]) == ["make", "ninja"]
     check_history(b)
-    assert sync(a)["pulls"][0]["to"] == done["pushed"]  # a fast-forwards to b's push
+    again = sync(a)
+    assert again["pulls"][0]["to"] == done["pushed"] and again["pulls"][0]["fast_forward"]  # to b's push
+    assert again["committed"] is None and again["pushed"] is None
+    assert status(a)["stale"] == [] and status(b)["stale"] == []  # neither clone lags what it holds
+    said = memstack("sync", cwd=b).stdout
+    assert said.strip() == "in sync with origin/main: nothing to do"
 
 
 def status(repo: Path) -> dict:
@@ -137,9 +142,14 @@ def test_a_push_refused_by_the_server_guard_is_exit_2_with_its_reason(remote: Pa
     day = a / "intake/alice/2026-11-02.jsonl"
     day.write_text(day.read_text().replace("first", "rewritten"))
     git(a, "commit", "-qam", "edit a log", "--no-verify")
+    tip, before = git(remote, "rev-parse", "main").stdout, git(a, "rev-parse", "HEAD").stdout.strip()
     result = memstack("sync", "--json", cwd=a)
     assert result.returncode == 2, result.stdout
     assert "refused" in result.stderr and "I1" in result.stderr and result.stdout == ""
+    head = git(a, "rev-parse", "HEAD").stdout.strip()  # sync's own commit of the rebuilt views, if any
+    made = "Nothing committed" if head == before else f"Committed here {head[:12]}"
+    assert made in result.stderr and f"nothing pushed; HEAD is {head[:12]}" in result.stderr
+    assert git(remote, "rev-parse", "main").stdout == tip
 
 
 def test_a_commit_refused_by_the_hook_leaves_nothing_staged(remote: Path, tmp_path: Path) -> None:
