@@ -3,17 +3,17 @@
 Under the clone's git lock (memstack's own git operations never run two at a
 time in one clone: concurrent git commands fail on index.lock):
 
-1. rebuild the derived files from what this clone wrote (views, boot files: patched, O(change)) and
-   commit them with the uncommitted memory (the layer folders and the boot files, nothing else),
-   through the hooks, with a message that lists what it holds: what sync pushes is never stale;
+1. commit the uncommitted memory (the layer folders and the boot files, nothing else), through the
+   hooks, with a message that lists what it holds;
 2. fetch; check the commits a merge would bring, as `memstack check --range`
    checks them (a remote may hold a commit no hook checked: then stop before
    anything is merged, naming the violations); merge the remote branch (merge,
    not rebase: the agent's commits keep the ids they were checked and reviewed
    under, the merge driver runs once per file rather than once per replayed
    commit, and a failed merge is undone with one `git merge --abort`);
-3. if the pull brought new sources (intake, facts, ledger, Binder, handoffs),
-   rebuild the derived files again and commit them, through the hooks;
+3. rebuild the derived files (views, boot files: patched, O(change)) from the sources HEAD now
+   holds, this clone's writes and the merged ones, and commit what changed, through the hooks: what
+   sync pushes is never stale (the rebuild follows the commit, so the hook has passed what it reads);
 4. push. A push refused because the remote moved meanwhile starts again at 1
    (committing what was written meanwhile), after a randomised, growing pause,
    at most ATTEMPTS times. Each attempt holds the commit window
@@ -249,6 +249,11 @@ def sync(store: Path) -> dict[str, Any]:
                                 ) from None
         except _Failed as failed:  # a git command that should not fail did
             raise MemstackError(f"sync: git failed. {_left(run, store, done)}: {failed.said}") from None
+        except MemstackError as error:  # a rebuild that cannot read what it was given: said, with the state
+            told = MemstackError.marked(error.template + ". {sync_left}", error.code, **error.values,
+                                        sync_left=_left(run, store, done))
+            told.field, told.reason = error.field, error.reason
+            raise told from None
 
 
 def _left(run: _Git, store: Path, done: dict[str, Any]) -> str:
@@ -269,7 +274,6 @@ def _left(run: _Git, store: Path, done: dict[str, Any]) -> str:
 def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, done: dict[str, Any]) -> bool:
     """One commit, pull, rebuild, push; False when the push found the remote moved (try again)."""
 
-    promote.rebuild(store, patched=True)  # the views and boot files of what this clone wrote: pushed fresh
     committed = _commit(run, memory_paths(store), "", "the commit of the memory")
     if committed and done["committed"] is None:
         done["committed"] = committed
@@ -277,8 +281,10 @@ def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, do
         done["also_committed"].append(committed)
     pulled = _pull(run, remote, branch)
     done["pulls"].append(pulled)
-    if pulled["sources_changed"] and promote.rebuild(store, patched=True):
-        made = _commit(run, memory_paths(store), "rebuild derived files after the merge", "the rebuild commit")
+    # The derived files of every source HEAD now holds, this clone's and the merged: what is pushed is never
+    # stale. After the commit, not before: the hook has passed the sources the rebuild reads.
+    if promote.rebuild(store, patched=True):
+        made = _commit(run, memory_paths(store), "", "the commit of the rebuilt derived files")
         if made:
             done["rebuilt"].append(made)
     code, ahead = run("rev-list", "--count", f"refs/remotes/{remote}/{branch}..HEAD", ok=(0, 128))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import MEMSTACK, git, memstack
+from helpers import MEMSTACK, git, memstack, tree_snapshot
 from team_support import check_history, clone, guarded_remote
 
 
@@ -35,8 +35,11 @@ def test_sync_commits_with_a_message_listing_the_memory_then_pushes(remote: Path
                     cwd=a).returncode == 0
     done = sync(a)
     message = done["committed"]["message"]
-    assert message.startswith("memstack sync: 1 intake record, 1 fact, ")  # then the derived files it rebuilt
-    assert "kb/knowledge.json: derived, rebuilt" in message
+    assert message.startswith("memstack sync: 1 intake record, 1 fact\n")
+    [rebuilt] = done["rebuilt"]  # then the derived files of what it committed, in a commit of their own
+    assert rebuilt["message"].startswith("memstack sync: ") and "kb/knowledge.json: derived, rebuilt" in rebuilt[
+        "message"]
+    assert git(a, "rev-parse", "HEAD~1").stdout.strip() == done["committed"]["commit"]
     assert "intake/alice/2026-11-02.jsonl: +1 intake record" in message and "records" not in message
     assert done["pushed"] == git(remote, "rev-parse", "main").stdout.strip()
     assert "the build is green" in remote_file(remote, "intake/alice/2026-11-02.jsonl")
@@ -84,7 +87,7 @@ def test_what_sync_pushes_is_never_stale(remote: Path, tmp_path: Path, write: st
     assert memstack(*write.split(), "--agent", "alice", *args, cwd=a).returncode == 0
     assert status(a)["stale"]  # the write made the views lag
     done = sync(a)
-    assert done["pushed"] and done["rebuilt"] == []  # no pull: the rebuild is in the commit it pushed
+    assert done["pushed"] == done["rebuilt"][0]["commit"]  # the rebuild follows the commit, before the push
     assert status(a)["stale"] == [] and memstack("rebuild", "--check", cwd=a).returncode == 0
     assert git(a, "status", "--porcelain").stdout == ""
     pushed = json.loads(git(a, "show", "origin/main:kb/knowledge.json").stdout)
@@ -114,7 +117,7 @@ def test_a_soil_conflict_says_what_was_committed_and_that_nothing_was_merged_or_
     said = result.stderr
     assert "conflict" in said and "store/notes/release.json" in said
     assert "nothing changed" not in said and "merge was undone" in said
-    assert f"Committed here {head[:12]} (memstack sync: 1 fact, 1 SOIL record, " in said
+    assert f"Committed here {head[:12]} (memstack sync: 1 fact, 1 SOIL record)" in said
     assert f"nothing merged; nothing pushed; HEAD is {head[:12]}; no memory left uncommitted" in said
     # and so it is: b's own commit was made on its old HEAD, nothing of a's merged, nothing pushed
     assert git(b, "rev-parse", "HEAD~1").stdout.strip() == before != head
@@ -156,11 +159,15 @@ def test_a_commit_refused_by_the_hook_leaves_nothing_staged(remote: Path, tmp_pa
     a = clone(remote, tmp_path / "a")
     stray = a / "kb/notes.txt"
     stray.write_text("not memory\n")
+    assert memstack("capture", "--agent", "alice", "--subject", "ci", "--predicate", "chose", "--object", "make",
+                    "--valid-from", "2026-11-02T00:00:00Z", "--recorded-at", "2026-11-02T10:00:00Z",
+                    cwd=a).returncode == 0
+    files = tree_snapshot(a)
     result = memstack("sync", cwd=a)
     assert result.returncode == 2 and "I5" in result.stderr and "refused" in result.stderr
     assert "Nothing committed; nothing merged; nothing pushed" in result.stderr
-    assert "memory left uncommitted" in result.stderr
-    assert git(a, "diff", "--cached", "--name-only").stdout == "" and stray.exists()
+    assert "memory left uncommitted" in result.stderr and "Traceback" not in result.stderr
+    assert git(a, "diff", "--cached", "--name-only").stdout == "" and tree_snapshot(a) == files  # nothing rebuilt
 
 
 def test_a_conflict_the_driver_cannot_resolve_aborts_the_merge(remote: Path, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""`memstack sync`: rebuild and commit the memory, merge the remote's, rebuild, push (workflows/sync.py)."""
+"""`memstack sync`: commit the memory, merge the remote's, rebuild, push (memstack/workflows/sync.py)."""
 
 from typing import Any
 
@@ -9,11 +9,11 @@ from memstack.repo.store import open_store
 
 def register(sub: Any, common: Any) -> None:
     p = sub.add_parser("sync", parents=[common],
-                       help="rebuild derived files, commit the memory, merge the remote's, push",
-                       **doc("Share this clone's memory: rebuild the derived files and commit them with what"
-                             " is uncommitted (through the hooks), merge the remote's through the merge driver,"
-                             " rebuild again when the pull brought new sources, push; retried when another"
-                             " agent pushed first. What it pushes is never stale.",
+                       help="commit the memory, merge the remote's, rebuild derived files, push",
+                       **doc("Share this clone's memory: commit what is uncommitted (through the hooks), merge"
+                             " the remote's through the merge driver, rebuild the derived files from both and"
+                             " commit them, push; retried when another agent pushed first. What it pushes is"
+                             " never stale.",
                              "memstack sync"))
     p.set_defaults(func=run)
 
