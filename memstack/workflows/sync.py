@@ -3,8 +3,8 @@
 Under the clone's git lock (memstack's own git operations never run two at a
 time in one clone: concurrent git commands fail on index.lock):
 
-1. commit the uncommitted memory (the layer folders and the boot files, nothing else), through the
-   hooks, with a message that lists what it holds;
+1. commit the uncommitted memory (the layer folders and the boot files, nothing
+   else), through the hooks, with a message that lists what it holds;
 2. fetch; check the commits a merge would bring, as `memstack check --range`
    checks them (a remote may hold a commit no hook checked: then stop before
    anything is merged, naming the violations); merge the remote branch (merge,
@@ -129,7 +129,7 @@ def _describe(numstat: str) -> tuple[str, list[str]]:
     return title, body
 
 
-def _commit(run: _Git, paths: list[str], title: str, reason: str) -> dict[str, Any] | None:
+def _commit(run: _Git, paths: list[str], reason: str) -> dict[str, Any] | None:
     """Stage `paths` and commit them through the hooks; None when they hold no change."""
     if not paths:
         return None
@@ -138,7 +138,7 @@ def _commit(run: _Git, paths: list[str], title: str, reason: str) -> dict[str, A
     if not numstat:
         return None
     what, body = _describe(numstat)
-    message = f"memstack sync: {title or what}\n\n" + "\n".join(body) + "\n"
+    message = f"memstack sync: {what}\n\n" + "\n".join(body) + "\n"
     try:
         run("commit", "-q", "-m", message, "--", *paths)  # through the pre-commit hook
     except _Failed as failed:
@@ -274,7 +274,7 @@ def _left(run: _Git, store: Path, done: dict[str, Any]) -> str:
 def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, done: dict[str, Any]) -> bool:
     """One commit, pull, rebuild, push; False when the push found the remote moved (try again)."""
 
-    committed = _commit(run, memory_paths(store), "", "the commit of the memory")
+    committed = _commit(run, memory_paths(store), "the commit of the memory")
     if committed and done["committed"] is None:
         done["committed"] = committed
     elif committed:  # memory written while an earlier attempt waited
@@ -284,7 +284,7 @@ def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, do
     # The derived files of every source HEAD now holds, this clone's and the merged: what is pushed is never
     # stale. After the commit, not before: the hook has passed the sources the rebuild reads.
     if promote.rebuild(store, patched=True):
-        made = _commit(run, memory_paths(store), "", "the commit of the rebuilt derived files")
+        made = _commit(run, memory_paths(store), "the commit of the rebuilt derived files")
         if made:
             done["rebuilt"].append(made)
     code, ahead = run("rev-list", "--count", f"refs/remotes/{remote}/{branch}..HEAD", ok=(0, 128))
