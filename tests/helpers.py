@@ -1,6 +1,8 @@
 """Helpers for tests: the real `memstack` command and git, as subprocesses."""
 
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -21,6 +23,15 @@ def memstack(*args: str, cwd: Path | None = None, input: str | None = None,
 
 def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=check)
+
+
+FENCE = re.compile(r"^```(?:sh|bash|console)\n(.*?)^```", re.S | re.M)  # a shell block of a Markdown page
+
+
+def as_script(commands: list[str]) -> str:
+    """One shell, each line as pasted; the first line that fails stops it and says which."""
+    return "\n".join(f"{{ {line}\n}} || {{ echo {shlex.quote('FAILED: ' + line)} >&2; exit 1; }}"
+                     for line in commands) + "\n"
 
 
 def tree_snapshot(root: Path) -> dict[str, bytes]:

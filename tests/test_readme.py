@@ -1,26 +1,27 @@
-"""The README's "Set up" block works when pasted as written, in one shell, in a fresh clone and venv.
+"""The README's "Set up" block works when pasted as written, in one shell, in a fresh clone with no
+virtual environment active (the block makes and activates its own, as a system Python under PEP 668
+needs).
 
 The block is read from README.md (not copied here), so a change that breaks it fails this test.
-The clone is of the repository at HEAD (committed work only); the venv is new and installs from the
+The clone is of the repository at HEAD (committed work only); the block's venv installs from the
 package index, so this test reaches the network: it runs only with MEMSTACK_TEST_NETWORK=1 (`.ci/run`
 sets it; tests/conftest.py). The one liberty: the block's last `pytest`
-collects the suite instead of running it (a shim ahead of the venv on PATH adds `--collect-only`),
-since the whole suite runs already and would run this test again.
+collects the suite instead of running it (a shell function named `pytest`, which the shell prefers to
+the venv's command, adds `--collect-only`), since the whole suite runs already and would run this test
+again.
 """
 
 import os
 import re
-import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import git
+from helpers import FENCE, as_script, git
 
 ROOT = Path(__file__).resolve().parent.parent
-FENCE = re.compile(r"^```(?:sh|bash|console)\n(.*?)^```", re.S | re.M)
 
 
 def section(text: str, heading: str) -> str:
@@ -38,12 +39,6 @@ def setup_commands(readme: str) -> list[str]:
             if line.strip() and not line.lstrip().startswith("#")]
 
 
-def as_script(commands: list[str]) -> str:
-    """One shell, each line as pasted; the first line that fails stops it and says which."""
-    return "\n".join(f"{{ {line}\n}} || {{ echo {shlex.quote('FAILED: ' + line)} >&2; exit 1; }}"
-                     for line in commands) + "\n"
-
-
 def test_the_setup_block_is_read_from_the_readme() -> None:
     readme = "## Set up\n\n```sh\n# 1. one\nfirst && cd x\n\n# 2. two\nsecond\n```\n\n## Next\n```sh\nnot me\n```\n"
     assert setup_commands(readme) == ["first && cd x", "second"]
@@ -58,22 +53,17 @@ def test_the_setup_block_works_pasted_in_a_fresh_clone_and_venv(tmp_path: Path) 
     commands = setup_commands((ROOT / "README.md").read_text(encoding="utf-8"))
     checkout = tmp_path / "checkout"
     git(tmp_path, "clone", "-q", str(ROOT), str(checkout))
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    shim = tmp_path / "shim"
-    shim.mkdir()
-    (shim / "pytest").write_text('#!/bin/sh\nexec python -m pytest --collect-only -q -p no:cacheprovider "$@"\n')
-    (shim / "pytest").chmod(0o755)
     outer = str(Path(sys.executable).parent)  # the venv running this test: not the user's
-    path = os.pathsep.join([str(shim), str(venv / "bin"),
-                            *(p for p in os.environ["PATH"].split(os.pathsep) if p != outer)])
+    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if p != outer)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHON", "MEMSTACK", "VIRTUAL_ENV"))}
-    env.update(PATH=path, VIRTUAL_ENV=str(venv))
-    proc = subprocess.run(["bash", "-c", as_script(commands)], cwd=checkout, env=env, capture_output=True,
+    env.update(PATH=path)
+    shim = 'pytest() { python -m pytest --collect-only -q -p no:cacheprovider "$@"; }\n'
+    proc = subprocess.run(["bash", "-c", shim + as_script(commands)], cwd=checkout, env=env, capture_output=True,
                           text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert re.search(r"^\d+ tests collected", proc.stdout, re.M), proc.stdout[-2000:]  # step 2 ran in the checkout
-    assert git(checkout, "status", "--porcelain").stdout == ""  # no store inside the checkout
+    assert git(checkout, "status", "--porcelain").stdout == ""  # no store inside the checkout (.venv is ignored)
+    assert (checkout / ".venv" / "bin" / "memstack").is_file()  # installed in the block's own venv
     store = tmp_path / "my-memory"
     assert (store / "memstack.yaml").is_file()
     assert git(store, "log", "--format=%s").stdout.strip() == "memstack init"

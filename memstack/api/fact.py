@@ -1,8 +1,9 @@
 """The fact verbs: add, get-valid-at, history, invalidate."""
 
+from collections.abc import Iterator
 from typing import Any
 
-from memstack.base.times import given_or_none, now_ms
+from memstack.base.times import given_or_none, given_ts, now_ms
 from memstack.kb import factstore
 from memstack.kb.facts import Fact
 from memstack.kb.readers import FactReader
@@ -29,6 +30,15 @@ def get_valid_at_document(reader: FactReader, *, ts: Any, subject: Any = None, a
     `{"items": [facts], "next_cursor", "remaining"}`."""
     return reader.valid_at_page(given_or_none(ts, "ts"), subject, given_or_none(as_of, "as-of"), limit=limit,
                                 cursor=cursor, max_bytes=max_bytes).document()
+
+
+def each_valid_at(store: Store, *, ts: Any, as_of: Any = None) -> Iterator[Fact]:
+    """`fact get-valid-at` of every subject, the whole answer streamed from the fact index (never held whole);
+    the same times as `get_valid_at_document`, `now` included."""
+    from memstack.kb.index import queries  # lazy: the fact index (sqlite3)
+
+    instant, _, known = factstore.query_args(given_ts(ts, "ts"), None, given_or_none(as_of, "as-of"))
+    return queries.each_valid_at(store.root, instant, known)
 
 
 def history_document(reader: FactReader, *, subject: Any, limit: Any = None, cursor: str | None = None,

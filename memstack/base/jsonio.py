@@ -25,6 +25,12 @@ def dumps_pretty(obj: Any) -> bytes:
     return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
 
 
+def dumps_kept(obj: Any) -> bytes:
+    """Indented JSON ending in a newline, keys in the order they come: a file a person also edits
+    (`.claude/settings.json`), whose keys keep the order that person gave them."""
+    return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
+
+
 def loads(data: bytes | str, where: str = "input") -> Any:
     try:
         return orjson.loads(data)

@@ -20,7 +20,11 @@ def _bounded(ms: int, value: object, field: str) -> int:
     return ms
 
 
-def parse_ts(value: object, field: str) -> int:
+EXPECTED = "expected integer milliseconds or ISO-8601 (e.g. 2026-11-30T12:00:00Z)"
+EXPECTED_OR_NOW = "expected integer milliseconds, ISO-8601 (e.g. 2026-11-30T12:00:00Z) or now"
+
+
+def parse_ts(value: object, field: str, expected: str = EXPECTED) -> int:
     """Parse integer ms or ISO-8601 (a time without an offset is UTC) into integer ms."""
     if isinstance(value, bool):
         raise bad(field, repr(value), "expected integer milliseconds or ISO-8601")
@@ -44,7 +48,7 @@ def parse_ts(value: object, field: str) -> int:
             if parsed.tzinfo is None:
                 parsed = parsed.replace(tzinfo=UTC)
             return _bounded(int(round(parsed.timestamp() * 1000)), value, field)
-    raise bad(field, repr(value), "expected integer milliseconds or ISO-8601 (e.g. 2026-11-30T12:00:00Z)")
+    raise bad(field, repr(value), expected)
 
 
 def given_ts(value: object, field: str) -> int:
@@ -53,7 +57,7 @@ def given_ts(value: object, field: str) -> int:
     Only input from the command line and MCP goes through here; records on disk never say `now`."""
     if isinstance(value, str) and value.strip().lower() == "now":
         return now_ms()
-    return parse_ts(value, field)
+    return parse_ts(value, field, EXPECTED_OR_NOW)
 
 
 def given_or_none(value: object, field: str) -> int | None:

@@ -12,17 +12,18 @@ from collections.abc import Sequence
 
 from memstack import __version__
 from memstack.base import progress
-from memstack.base.errors import MemstackError, os_problem
+from memstack.base.errors import MemstackError, bad, os_problem
+from memstack.cli.usage import Parser, takes
 
 # Each module exports `register(subparsers, common)`; its parsers set `func`.
-COMMANDS = ("init", "intake", "soil", "handoff", "boot", "identity", "nest", "fact", "recall", "capture",
+COMMANDS = ("init", "agent", "intake", "soil", "handoff", "boot", "identity", "nest", "fact", "recall", "capture",
             "promote", "binder", "check", "review", "merge", "mcp", "pg", "sync",
             "query", "import_", "export", "hook", "search", "status", "related")
 
 
 def _common() -> argparse.ArgumentParser:
     """Global options, accepted before or after the verb."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS,
                         help="the store (default: MEMSTACK_HOME, WILLOW_HOME, or the nearest ancestor with"
                              " memstack.yaml)")
@@ -31,12 +32,15 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
-def parser() -> argparse.ArgumentParser:
+def parser() -> Parser:
     common = _common()
-    top = argparse.ArgumentParser(
+    top = Parser(
         prog="memstack", parents=[common],
         description="Persistent memory for AI agents, kept in a git repository.",
         epilog="Each command's --help says what it does and shows an example (memstack intake write --help).")
+    top.top = True
+    top.add_argument("--agent", metavar="A", dest="global_agent", default=argparse.SUPPRESS,
+                     help="the agent, for a command that takes --agent: the same as --agent after the command")
     top.add_argument("--version", action="version", version=f"memstack {__version__}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
@@ -59,12 +63,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if bad is not None:
         print(f"memstack: bad argument {bad!r}: not valid UTF-8", file=sys.stderr)
         return 2
-    args = parser().parse_args(argv)
-    args.store = getattr(args, "store", None)
-    args.json = getattr(args, "json", False)
-    if args.json:
-        progress.silence()
     try:
+        args = parser().parse_args(argv)
+        args.store = getattr(args, "store", None)
+        args.json = getattr(args, "json", False)
+        if hasattr(args, "global_agent"):
+            _agent_before_the_verb(args)
+        if args.json:
+            progress.silence()
         return int(args.func(args) or 0)
     except MemstackError as exc:
         print(f"memstack: {exc.message}", file=sys.stderr)
@@ -77,6 +83,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("memstack: interrupted", file=sys.stderr)
         return 130
+
+
+def _agent_before_the_verb(args: argparse.Namespace) -> None:
+    """`memstack --agent A VERB ...` is `memstack VERB --agent A ...` (a verb with no --agent refuses it)."""
+    given, verb = args.global_agent, args.verb_parser.prog
+    if not takes(args, "--agent"):
+        raise bad("--agent", repr(given), "{verb:" + verb + "} takes no agent")
+    if isinstance(args.agent, list):  # `init --agent A --agent B`: the one before the verb comes first
+        args.agent = [given, *args.agent]
+    elif args.agent is None or args.agent == given:
+        args.agent = given
+    else:
+        raise bad("--agent", repr(given), "{verb:" + verb + "} was given {arg:--agent} {other!r} too; give one",
+                  other=args.agent)
 
 
 def entry() -> None:

@@ -142,8 +142,10 @@ def each_record(store: Path, agent: str | None = None, pending: bool = False) ->
         yield from found
 
 
-def nest(store: Path, file: Path, agent: str, now: Any) -> dict[str, Any]:
-    """A human-filed document enters intake at tier verified, confidence 1.0."""
+def nest(store: Path, file: Path, agent: str, now: Any) -> tuple[dict[str, Any], bool]:
+    """A human-filed document enters intake at tier verified, confidence 1.0; returns the record and whether
+    it was there already: the same text filed under the same file name before (by any agent) is not filed
+    again, and nothing is written."""
     try:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -155,5 +157,8 @@ def nest(store: Path, file: Path, agent: str, now: Any) -> dict[str, Any]:
     headings = [line[2:].strip() for line in text.splitlines() if line.startswith("# ")]
     record = make_record(agent=agent, content=text, created_at=now, title=headings[0] if headings else file.name,
                          source=f"nest:{file.name}", tier="verified", confidence=1.0, tags=["nest"])
+    for filed in each_record(store):
+        if filed["source"] == record["source"] and filed["content"] == record["content"] and "nest" in filed["tags"]:
+            return filed, True
     write(store, record)
-    return record
+    return record, False

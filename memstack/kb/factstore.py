@@ -192,6 +192,21 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
     `clock()` once the subject+predicate lock is held, so a closing is never recorded
     before a fact a concurrent capture recorded just ahead of it.
     """
+    fact, closed, _ = capture_once(store, subject=subject, predicate=predicate, object=object,
+                                   valid_from=valid_from, recorded_at=recorded_at, agent=agent,
+                                   contradicts=contradicts, confidence=confidence, source=source, id=id,
+                                   clock=clock, once=False)
+    return fact, closed
+
+
+def capture_once(store: Path, *, subject: str, predicate: str, object: str, valid_from: Any, recorded_at: Any,
+                 agent: str, contradicts: bool = False, confidence: Any = DEFAULT_CONFIDENCE,
+                 source: str | None = None, id: str | None = None, clock: Callable[[], int] | None = None,
+                 once: bool = True) -> tuple[Fact, list[Fact], bool]:
+    """`capture`, but (with `once`) a decision already open is not recorded again: when an open
+    knowledge fact of this subject and predicate has this object (and, with `contradicts`, no other
+    fact is open to close), that fact is returned with True ("already recorded") and nothing is written.
+    Decided under the subject's lock, so two identical captures at once record one fact."""
 
     def make(at: Any) -> Fact:
         return facts.make(subject=subject, predicate=predicate, object=object, valid_from=valid_from,
@@ -209,8 +224,14 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
         if recorded_at is None:
             new = make(clock())  # type: ignore[misc]
         closings = []
+        versions = queries.versions(store, new["subject"], new["predicate"]) if contradicts or once else []
+        if once:
+            opened = [prior for prior in versions if facts.is_open(prior)]
+            same = [prior for prior in opened if prior["object"] == new["object"] and prior["table"] == "knowledge"]
+            if same and (not contradicts or len(same) == len(opened)):
+                return same[0], [], True
         if contradicts:
-            for prior in queries.versions(store, new["subject"], new["predicate"]):
+            for prior in versions:
                 if facts.is_open(prior):
                     if prior["valid_from"] >= new["valid_from"]:
                         raise bad("valid-from", iso(new["valid_from"]), "the open fact {id} it contradicts begins"
@@ -225,7 +246,7 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
                               id=prior["id"], object=prior["object"], until=iso(prior["valid_to"]))
         if not closings:
             append_many(store, [new], check_ids=id is not None)
-            return new, []
+            return new, [], False
         # the successor names what it closed: a rival closing stays derivable (docs/merge.md)
         new["supersedes"] = [c.fact_id for c in closings]
         pending = _pending_path(store, key)
@@ -233,7 +254,7 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
         append_many(store, [new], check_ids=id is not None)
         closed = close_many(store, closings)
         pending.unlink()
-    return new, closed
+    return new, closed, False
 
 
 # --- queries (through the index) -----------------------------------------------------------------

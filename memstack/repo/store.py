@@ -9,7 +9,7 @@ from pathlib import Path
 from memstack.base.config import CONFIG_NAME, Config, load
 from memstack.base.errors import MemstackError
 from memstack.base.names import check_name
-from memstack.repo import git
+from memstack.repo import checkout, git
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,10 @@ def locate(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = No
         if value:
             path = Path(value).expanduser().resolve()
             if not is_store(path):
+                advice = checkout.advice(path) if path.is_dir() else None
+                if advice is not None:  # a clone whose store is on a branch it has not checked out
+                    raise MemstackError.marked("{path} (from {origin}) holds no store: {top} is {advice}", path=path,
+                                               origin=origin, top=advice[0], advice=advice[1])
                 raise MemstackError.marked(
                     "{path} (from {origin}) is not a memstack store (no {config}) — run"
                     " `{verb:memstack init {value}}` or point {origin} at a store",
@@ -113,19 +117,38 @@ def folder_of(root: Path) -> tuple[Path, str]:
 def open_store(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Store:
     root = locate(explicit, cwd)
     if root is None:
+        advice = checkout.advice((cwd or Path.cwd()).resolve())
+        if advice is not None:  # a clone whose store is on a branch it has not checked out
+            raise MemstackError.marked("no memstack store here: {top} is {advice}", top=advice[0], advice=advice[1])
         raise MemstackError.marked("no memstack store here: {pass:--store PATH}, set MEMSTACK_HOME, or run inside a"
                                    " store (`{verb:memstack init PATH}` makes one)")
     return Store(root)
 
 
 def resolve_agent(store: Store, agent: str | None) -> str:
-    """--agent, then MEMSTACK_AGENT, then memory.default_agent in memstack.yaml."""
+    """--agent, then MEMSTACK_AGENT, then memory.default_agent in memstack.yaml; an agent of the store.
+
+    When memstack.yaml lists its agents (`agents:`), a name it does not list is refused, so a typo never
+    starts a new agent's files (`memstack agent add NAME` lists one); a store listing none takes any name."""
     if agent is not None:  # given, even empty: checked (an empty name is bad input, not "the default")
-        return check_name(agent, "agent")
+        return listed_agent(store, check_name(agent, "agent"), "--agent")
     if os.environ.get("MEMSTACK_AGENT"):
-        return check_name(os.environ["MEMSTACK_AGENT"], "agent")
+        return listed_agent(store, check_name(os.environ["MEMSTACK_AGENT"], "agent"), "MEMSTACK_AGENT")
     default = store.config.get("memory", "default_agent")
     if default:
-        return check_name(default, "agent")
+        return listed_agent(store, check_name(default, "agent"), "memory.default_agent")
     raise MemstackError.marked("no agent given: {pass:--agent NAME}, set MEMSTACK_AGENT, or set memory.default_agent"
                                " in memstack.yaml")
+
+
+def listed_agent(store: Store, agent: str, origin: str) -> str:
+    """`agent` if memstack.yaml lists it (or lists no agent at all); else bad input naming the known ones."""
+    known = store.config.agents
+    if not known or agent in known:
+        return agent
+    where = "{arg:--agent} {agent!r}" if origin == "--agent" else "agent {agent!r} (from " + origin + ")"
+    error = MemstackError.marked(
+        "bad " + where + ": not an agent of this store (memstack.yaml lists {known}); `{verb:memstack agent add"
+        " {agent}}` adds it", agent=agent, known=", ".join(known))
+    error.field, error.reason = "agent", "not an agent of this store"
+    raise error

@@ -17,7 +17,9 @@ The harness runs a command at an event and sends it one JSON object on stdin
   the next session starts from it.
 
 A hook never stops the harness: a store that cannot be found or read becomes a
-line of context (start) or a note on stderr (end), and the exit code is 0.
+line of context (start) or a note on stderr (end), and the exit code is 0. An
+event the hooks cannot read is never acted on (`memstack/cli/commands/hook.py`
+notes it on stderr); here too only a `Stop` event is ever answered with a block.
 """
 
 import re
@@ -133,8 +135,8 @@ def session_end(event: dict[str, Any], now: int, store: str | None = None,
     if event.get("hook_event_name") == "SessionEnd":
         sealed = _carry_over(found, who, event, now)
         return {"memstack": f"no handoff sealed this session: wrote the carry-over {sealed['path']}"}
-    if event.get("stop_hook_active"):
-        return None  # asked once already; never keep the agent from stopping
+    if event.get("hook_event_name") != "Stop" or event.get("stop_hook_active"):
+        return None  # not a Stop, or asked once already: never keep the agent from stopping
     return {"decision": "block",
             "reason": f"memstack: agent {who} has sealed no handoff this session. Before stopping, seal one with"
                       " the MCP tool `handoff_write` (or `memstack handoff write`): a '## Open threads' list of"

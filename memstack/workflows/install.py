@@ -11,6 +11,7 @@ removes what it made and restores what it edited. A rerun on a store left half-m
 by an older memstack or a killed process (files there, no commit) finishes it.
 """
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -26,6 +27,7 @@ from memstack.base.resources import data_dir
 from memstack.boot import context as boot
 from memstack.repo import git, precommit
 from memstack.repo.store import is_store
+from memstack.workflows.agents import identity_text
 
 WORKFLOW = ".github/workflows/memstack.yml"
 REPO_LEVEL = (precommit.NAME, WORKFLOW)  # template files that live at a repository's top, not in a store folder
@@ -77,13 +79,48 @@ def _install(root: Path) -> list[tuple[str, bool]]:
     return done
 
 
+def bare_repository(path: Path) -> Path | None:
+    """The git folder of the bare repository at `path` (a self-hosted remote), or None."""
+    if not path.is_dir():
+        return None
+    proc = git.run(path, "rev-parse", "--is-bare-repository", "--absolute-git-dir", env=git.no_git_env(),
+                   ok=(0, 128))
+    bare, _, git_dir = proc.stdout.decode().partition("\n")
+    return Path(git_dir.strip()) if proc.returncode == 0 and bare == "true" else None
+
+
+def install_remote(git_dir: Path) -> dict[str, list[str]]:
+    """In a bare repository: memstack's server hook as `hooks/pre-receive`, executable (idempotent; another
+    pre-receive hook is left alone and refused, since replacing it would drop what it does)."""
+    hook = git_dir / "hooks" / "pre-receive"
+    text = (data_dir("hooks") / "pre-receive").read_bytes()
+    if hook.is_file() and hook.read_bytes() == text and os.access(hook, os.X_OK):
+        return {"installed": [], "already": [str(hook)], "warnings": _head_warning(git_dir)}
+    if hook.exists() and hook.read_bytes() != text:
+        raise MemstackError(f"{hook} exists and is not memstack's: left as it is — run `memstack check"
+                            " --pre-receive` from it (it reads the same stdin), or move it away and install again")
+    hook.parent.mkdir(exist_ok=True)
+    tmp = hook.with_name(f".pre-receive.memstack-{os.getpid()}")
+    tmp.write_bytes(text)
+    tmp.chmod(0o755)
+    os.replace(tmp, hook)  # executable from its first instant: no push slips through a hook git would skip
+    return {"installed": [str(hook)], "already": [], "warnings": _head_warning(git_dir)}
+
+
+def _head_warning(git_dir: Path) -> list[str]:
+    """A remote whose HEAD names a branch it lacks (made by `git init --bare` with git's default, `master`, while
+    the store pushes `main`) hands clones nothing to check out: say so, and the fix."""
+    env = git.no_git_env()
+    head = git.run(git_dir, "symbolic-ref", "-q", "HEAD", env=env, ok=(0, 1)).stdout.decode().strip()
+    if not head or git.rev_parse(git_dir, head) is not None or head == "refs/heads/main":
+        return []
+    return [f"HEAD names {head.removeprefix('refs/heads/')}, a branch this remote lacks: a clone would check out"
+            f" nothing once the store's main is pushed — `git --git-dir {git_dir} symbolic-ref HEAD refs/heads/main`"]
+
+
 def _template_files() -> list[Path]:
     template = data_dir("store-template")
     return sorted(p.relative_to(template) for p in template.rglob("*") if p.is_file())
-
-
-def _identity_text(agent: str) -> str:
-    return f"# {agent}\n\nWho this agent is, what it is for, and how it works. Written by a human.\n"
 
 
 class _Undo:
@@ -180,7 +217,7 @@ def init(root: Path, agents: list[str], commit_identity: dict[str, str] | None =
         for agent in agents:
             if agent not in listed:
                 listed.append(agent)
-                undo.write(root / "identity" / f"{agent}.md", _identity_text(agent).encode())
+                undo.write(root / "identity" / f"{agent}.md", identity_text(agent).encode())
         if agents:
             cfg.document["agents"] = listed
             if not cfg.get("memory", "default_agent"):
@@ -201,8 +238,7 @@ def _not_added(agents: list[str]) -> str:
         return ""
     names = ", ".join(agents)
     return (f"\nnot added: agent{'s' * (len(agents) > 1)} {names} (init never changes a finished store;"
-            f" any agent can write now with --agent; to list {'them' if len(agents) > 1 else 'it'}, add to"
-            f" `agents:` in memstack.yaml and write identity/<agent>.md, then commit)")
+            f" `memstack agent add NAME` lists an agent, then commit)")
 
 
 def _finish(root: Path, repo: Path, folder: str, resumed: bool, undo: _Undo | None = None,
@@ -233,7 +269,8 @@ def _finish(root: Path, repo: Path, folder: str, resumed: bool, undo: _Undo | No
         git.run(repo, "add", "-A", "--", *paths, env=env)
         message = "memstack init" if own else f"memstack init {folder.rstrip('/')}"
         # `--only` the store's paths: whatever else the user had staged stays staged, uncommitted.
-        proc = git.run(repo, *git.identity_args(repo), "commit", "-q", "-m", message,
+        borrowed = git.identity_args(repo)  # git knows no one: the first commit is memstack's own
+        proc = git.run(repo, *borrowed, "commit", "-q", "-m", message,
                        *(() if own else ("--only", "--", *paths)), env=env, ok=(0, 1))
         if proc.returncode != 0:
             out = (proc.stdout + proc.stderr).decode(errors="replace").strip()
@@ -253,7 +290,7 @@ def _finish(root: Path, repo: Path, folder: str, resumed: bool, undo: _Undo | No
     return {"store": str(root), "created": True, "resumed": resumed,
             "agents": agents if agents is not None else config.load(root).agents,
             "repository": str(repo), "folder": folder.rstrip("/") or ".", "committed": paths, "hooks": hooks,
-            "message": message}
+            "git_identity_missing": bool(borrowed), "message": message}
 
 
 def _read(path: Path) -> str | None:

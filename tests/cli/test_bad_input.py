@@ -155,6 +155,19 @@ CASES = [
     (_args("fact", "add", *FACT[:4], "--object", "o" * 70_000), "text_bytes"),
     (_args("search", "word " * 1_000), "query_bytes"),
     (_args("binder", "ratify", "{id}", "--note", "n" * 70_000), "text_bytes"),
+    # Claude Code's settings
+    (_args("hook", "install", "--agent", "Bad"), "agent"),
+    (_args("hook", "install", "--project", "{dir}/incomplete.md"), "--project"),
+    (_args("hook", "settings", "--agent", "a b"), "agent"),
+    # a clone of the store with nothing checked out (its remote's HEAD named a missing branch)
+    (_args("install", "--store", "{dir}/clone"), "git checkout main"),
+    # usage: a misspelled option or verb named with a guess; global options before the verb
+    (_args("intake", "write", "--contnet", "x"), "unrecognized argument --contnet; did you mean --content?"),
+    (_args("intake", "write"), "required: --content"),
+    (_args("intak", "write", "--content", "x"), "did you mean intake?"),
+    (_args("capture", *FACT, "--contradics", "--valid-from", "now"), "did you mean --contradicts?"),
+    (_args("--agent", "alice", "promote"), "memstack promote takes no agent"),
+    (_args("--agent", "alice", "intake", "write", "--content", "x", "--agent", "bob"), "--agent 'bob' too"),
 ]
 
 
@@ -175,6 +188,9 @@ def corpus_store(tmp_path_factory: pytest.TempPathFactory, _store_template: Path
     inputs = tmp_path_factory.mktemp("inputs")
     (inputs / "incomplete.md").write_text("---\nagent: alice\n---\n# a handoff with no sections\n")
     (inputs / "binary.md").write_bytes(b"\xff\xfe\x00bad")
+    git(inputs, "init", "-q", "clone")
+    git(inputs / "clone", "remote", "add", "origin", str(root))
+    git(inputs / "clone", "fetch", "-q", "origin")
     return root, inputs, waiting[0]["id"]
 
 

@@ -103,4 +103,4 @@ def test_mcp_offers_no_json_and_still_takes_a_store() -> None:
     usage = help_of("mcp").split("\n\n")[0]
     assert "--json" not in usage and "--store PATH" in usage
     proc = memstack("mcp", "--json")
-    assert proc.returncode == 2 and "unrecognized arguments: --json" in proc.stderr
+    assert proc.returncode == 2 and "unrecognized argument --json" in proc.stderr

@@ -195,7 +195,7 @@ def _name(field: str) -> str:
     return f"a {field} must match ^[a-z0-9][a-z0-9._-]{{0,63}}$ (and contain no '..')"
 
 
-TIME = "expected integer milliseconds or ISO-8601 (e.g. 2026-11-30T12:00:00Z)"
+TIME = "expected integer milliseconds, ISO-8601 (e.g. 2026-11-30T12:00:00Z) or now"
 
 # (tool, arguments, the same mistake on the command line, the message: one both say, or a pair of the
 # tool's words and the command line's where they name an argument or a command differently)

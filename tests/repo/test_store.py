@@ -52,6 +52,6 @@ def test_agent_comes_from_flag_then_env_then_config(store: Path) -> None:
     written = json.loads(memstack("intake", "write", "--content", "x", "--json", cwd=store,
                                   env={"MEMSTACK_AGENT": "bob"}).stdout)
     assert written["record"]["agent"] == "bob"
-    written = json.loads(memstack("intake", "write", "--content", "x", "--agent", "carol", "--json", cwd=store,
+    written = json.loads(memstack("intake", "write", "--content", "x", "--agent", "alice", "--json", cwd=store,
                                   env={"MEMSTACK_AGENT": "bob"}).stdout)
-    assert written["record"]["agent"] == "carol"
+    assert written["record"]["agent"] == "alice"

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from helpers import git, memstack, tree_snapshot
+from helpers import MEMSTACK, git, memstack, tree_snapshot
 from mcp_support import HANDOFF
 
 
@@ -48,11 +48,48 @@ def test_session_start_prints_the_boot_context_and_writes_no_memory(store: Path,
 
 
 def test_session_start_never_fails_the_session(store: Path, tmp_path: Path) -> None:
-    for stdin in ("", "not json", "[1, 2]", json.dumps({"cwd": str(tmp_path)})):
-        told = context(hook(tmp_path, "session-start", stdin))
-        assert told.startswith("memstack: no boot context (no memstack store here"), told
+    told = context(hook(tmp_path, "session-start", json.dumps({"hook_event_name": "SessionStart",
+                                                                "cwd": str(tmp_path)})))
+    assert told.startswith("memstack: no boot context (no memstack store here"), told
     told = context(hook(tmp_path, "session-start", event(store, "SessionStart"), "--agent", "../x"))
     assert told.startswith("memstack: no boot context (bad agent '../x'")
+
+
+# What a hook may be handed that is not an event it answers: nothing, junk, another event's JSON.
+JUNK = ["", "\n", "not json", "[1, 2]", "null", "{}", '{"hook_event_name": 7}',
+        '{"hook_event_name": "SubagentStop", "session_id": "s", "stop_hook_active": false}',
+        '{"hook_event_name": "UserPromptSubmit", "session_id": "s", "prompt": "hi"}']
+
+
+def run_raw(verb: str, stdin: bytes | None, cwd: Path, shell: str = "") -> subprocess.CompletedProcess[bytes]:
+    command = [MEMSTACK, "hook", verb] if not shell else ["sh", "-c", f"'{MEMSTACK}' hook {verb} {shell}"]
+    return subprocess.run(command, input=stdin, capture_output=True, cwd=cwd,
+                          stdin=subprocess.DEVNULL if stdin is None and not shell else None)
+
+
+def test_session_end_never_blocks_on_an_event_it_cannot_read(store: Path) -> None:
+    """Run inside the store (so a store is found): an unread event must still never say "block"."""
+    hook(store, "session-start", event(store, "SessionStart", source="startup"))
+    cases = [(text.encode(), "") for text in JUNK] + [(b"\xff\xfe{", ""), (None, ""), (b"", "<&-")]
+    for stdin, shell in cases:
+        ran = run_raw("session-end", stdin, store, shell)
+        assert ran.returncode == 0 and ran.stdout == b"", (stdin, ran.stdout, ran.stderr)
+        [line] = ran.stderr.decode().splitlines()
+        assert line.startswith("memstack hook session-end: ") and line.endswith("; nothing done"), line
+    assert not (store / "handoffs/alice").exists()  # and no carry-over written either
+    told = run_raw("session-end", b'{"hook_event_name": "SubagentStop"}', store).stderr.decode()
+    assert "unknown event 'SubagentStop' (memstack hook session-end answers Stop and SessionEnd)" in told
+    # the same event, read: asked for its handoff
+    assert json.loads(hook(store, "session-end", event(store, "Stop")).stdout)["decision"] == "block"
+
+
+def test_session_start_gives_no_context_for_an_event_it_cannot_read(store: Path) -> None:
+    for stdin, shell in [(text.encode(), "") for text in JUNK] + [(b"\xff{", ""), (b"", "<&-")]:
+        ran = run_raw("session-start", stdin, store, shell)
+        assert ran.returncode == 0 and ran.stdout == b"", (stdin, ran.stdout, ran.stderr)
+        assert ran.stderr.decode().startswith("memstack hook session-start: "), ran.stderr
+    answer = json.loads(hook(store, "session-start", event(store, "SessionStart", source="clear")).stdout)
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
 
 
 def test_stop_asks_once_for_a_handoff_until_one_is_sealed(store: Path, tmp_path: Path) -> None:
@@ -96,7 +133,7 @@ def test_session_end_without_a_handoff_writes_a_carry_over_that_commits(store: P
 
 def test_session_end_without_a_store_says_so_on_stderr_and_lets_the_agent_stop(tmp_path: Path) -> None:
     ended = hook(tmp_path, "session-end", json.dumps({"hook_event_name": "Stop", "cwd": str(tmp_path)}))
-    assert ended.stdout == "" and ended.stderr.startswith("memstack hook: no memstack store here")
+    assert ended.stdout == "" and ended.stderr.startswith("memstack hook session-end: no memstack store here")
 
 
 def test_settings_run_this_memstack_without_a_venv_on_path(store: Path, tmp_path: Path) -> None:
@@ -109,3 +146,21 @@ def test_settings_run_this_memstack_without_a_venv_on_path(store: Path, tmp_path
                          text=True, cwd=tmp_path, env=bare)
     assert ran.returncode == 0, ran.stderr
     assert context(ran).startswith("memstack boot context for agent bob")
+
+
+def test_settings_honour_the_store_named_before_the_verb(store: Path, tmp_path: Path) -> None:
+    """The README's layout: the store beside the project; the session starts in the project."""
+    project = tmp_path / "project"
+    project.mkdir()
+    for args in (("--store", str(store), "hook", "settings"), ("hook", "settings", "--store", "../store")):
+        settings = json.loads(memstack(*args, cwd=project).stdout)
+        [[start]] = [entry["hooks"] for entry in settings["hooks"]["SessionStart"]]
+        assert f"--store {store}" in start["command"], start["command"]
+        ran = subprocess.run(["sh", "-c", start["command"]], input=event(project, "SessionStart"),
+                             capture_output=True, text=True, cwd=project)
+        assert context(ran).startswith(f"memstack boot context for agent alice (store {store}):"), ran.stdout
+
+
+def test_hook_help_points_at_install_not_at_appending_to_the_file() -> None:
+    told = memstack("hook", "--help").stdout
+    assert ">>" not in told and "memstack hook install" in told

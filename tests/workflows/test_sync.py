@@ -228,7 +228,11 @@ done
 
 
 @pytest.mark.slow
-def test_agents_syncing_at_once_converge_with_nothing_lost(remote: Path, tmp_path: Path) -> None:
+def test_agents_syncing_at_once_converge_with_nothing_lost(store: Path, remote: Path, tmp_path: Path) -> None:
+    assert memstack("agent", "add", "carol", cwd=store).returncode == 0  # a third agent joins the team
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "-m", "agent carol")
+    git(store, "push", "-q", "origin", "main")
     agents = {"alice": clone(remote, tmp_path / "alice"), "bob": clone(remote, tmp_path / "bob"),
               "carol": clone(remote, tmp_path / "carol")}
     runs = [(agent, repo, "") for agent, repo in agents.items()]

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from memstack.base.output import emit
+from memstack.base.output import emit, note
 from memstack.cli.commands import doc
 from memstack.cli.commands.fact import render, triple, writer
 from memstack.repo.store import open_store
@@ -12,7 +12,9 @@ def register(sub: Any, common: Any) -> None:
     p = sub.add_parser("capture", parents=[common], help="record a decision fact (table knowledge)",
                        **doc("Record a decision as a knowledge fact. With --contradicts it replaces the open"
                              " fact of the same subject and predicate: that one is closed at --valid-from"
-                             " (kept, never deleted) and the new one added.",
+                             " (kept, never deleted) and the new one added; with nothing open it says so and"
+                             " records the decision. A decision already open (same subject, predicate and"
+                             " object) is not recorded again: `already recorded` with its id, exit 0.",
                              "memstack capture --subject deploys --predicate decided --object friday"
                              " --valid-from 2026-12-01T00:00:00Z --contradicts"))
     triple(p)
@@ -24,12 +26,17 @@ def register(sub: Any, common: Any) -> None:
 
 
 def run(args: Any) -> int:
-    from memstack.api.capture import capture_document  # lazy: --help stays quick
+    from memstack.api.capture import capture  # lazy: --help stays quick
 
-    found = capture_document(open_store(args.store), subject=args.subject, predicate=args.predicate,
+    found, already = capture(open_store(args.store), subject=args.subject, predicate=args.predicate,
                              object=args.object, valid_from=args.valid_from, recorded_at=args.recorded_at,
                              confidence=args.confidence, agent=args.agent, source=args.source,
                              contradicts=args.contradicts)
+    if already:
+        emit(args, found, lambda: f"already recorded: {render(found)} (nothing written)")
+        return 0
     emit(args, found, lambda: "\n".join(
         ["captured " + render(found[:1])] + ["closed " + render([f]) for f in found[1:]]))
+    if args.contradicts and len(found) == 1:
+        note(f"nothing open to contradict for {args.subject}/{args.predicate}: recorded as a new decision")
     return 0

@@ -112,7 +112,7 @@ def run_add(args: Any) -> int:
 
 
 def run_get_valid_at(args: Any) -> int:
-    from memstack.api.fact import get_valid_at_document  # lazy: --help stays quick
+    from memstack.api.fact import each_valid_at, get_valid_at_document  # lazy: --help stays quick
     from memstack.api.readers import (  # lazy: --help stays quick
         fact_reader,
         pg_dsn,
@@ -120,11 +120,7 @@ def run_get_valid_at(args: Any) -> int:
 
     if args.pg is None and args.subject is None and args.limit is None and args.cursor is None:
         # every subject, the whole answer: streamed, never held whole
-        from memstack.kb import factstore  # lazy: the fact store and its index; --help stays quick
-        from memstack.kb.index import queries  # lazy: the fact index (sqlite3); --help stays quick
-
-        ts, _, as_of = factstore.query_args(args.ts, None, args.as_of)
-        emit_each(args, queries.each_valid_at(open_store(args.store).root, ts, as_of), render_line,
+        emit_each(args, each_valid_at(open_store(args.store), ts=args.ts, as_of=args.as_of), render_line,
                   "no facts valid then")
         return 0
     found = get_valid_at_document(fact_reader(args.store, pg_dsn(args.store, args.pg)), ts=args.ts,

@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base.errors import bad
-from memstack.base.output import emit
+from memstack.base.output import emit, note
 from memstack.cli.commands import doc
 from memstack.repo.store import open_store
 from memstack.workflows import install
@@ -28,8 +28,10 @@ def register(sub: Any, common: Any) -> None:
     p = sub.add_parser("install", parents=[common], help="in a clone of a store: install the hooks",
                        **doc("In a clone of a store: install the pre-commit and pre-push hooks and register the"
                              " merge and diff drivers in the clone's git config (never committed). Run it once"
-                             " per clone; a rerun says what was already in place.",
-                             "git clone URL my-memory && cd my-memory && memstack install"))
+                             " per clone; a rerun says what was already in place. In a bare repository (a"
+                             " self-hosted remote): install memstack's server hook, hooks/pre-receive.",
+                             "git clone URL my-memory && cd my-memory && memstack install",
+                             "git init --bare -b main remote.git && memstack --store remote.git install"))
     p.set_defaults(func=run_install)
 
 
@@ -39,11 +41,24 @@ def run_init(args: Any) -> int:
                   path=args.path)
     result = install.init(Path(args.path or args.store or "."), args.agent, force=args.force)
     emit(args, result, result["message"])
+    if result.get("git_identity_missing"):
+        note("memstack init: git has no name and email for you, so the first commit is memstack's own"
+             " (memstack <memstack@localhost>); set yours before you commit:\n"
+             '  git config --global user.name "Your Name"\n'
+             "  git config --global user.email you@example.com")
     return 0
 
 
 def run_install(args: Any) -> int:
-
+    remote = install.bare_repository(Path(args.store or "."))
+    if remote is not None:  # a self-hosted remote: its server hook
+        done = install.install_remote(remote)
+        emit(args, {"remote": str(remote), **done},
+             "\n".join([f"installed {what}" for what in done["installed"]]
+                       + [f"already in place: {what}" for what in done["already"]]))
+        for warning in done["warnings"]:
+            note(f"memstack install: {warning}")
+        return 0
     store = open_store(args.store)
     done = install.install_report(store.root)
     emit(args, {"store": str(store.root), **done},

@@ -15,7 +15,9 @@ def register(sub: Any, common: Any) -> None:
                        help="the Nest: file a document into intake (tier verified, confidence 1.0)",
                        **doc("Nest (Willow's word for a human filing a document into memory): the document enters"
                              " intake as one record at tier verified, confidence 1.0, so the next promotion makes it"
-                             " knowledge.", "memstack nest docs/decisions/0004-deploys.md --agent claude"))
+                             " knowledge. The same text filed before under the same file name is not filed again:"
+                             " `already recorded` with its id, exit 0.",
+                             "memstack nest docs/decisions/0004-deploys.md --agent claude"))
     p.add_argument("file", metavar="FILE", help="the UTF-8 text file to file into intake")
     p.add_argument("--agent", metavar="A", help=f"whose intake it enters: {AGENT}")
     p.set_defaults(func=run)
@@ -23,7 +25,9 @@ def register(sub: Any, common: Any) -> None:
 
 def run(args: Any) -> int:
     store = open_store(args.store)
-    record = intake.nest(store.root, Path(args.file), resolve_agent(store, args.agent), now_ms())
-    emit(args, {"path": intake.relpath_for(record), "record": record},
-         f"nested {args.file} as {record['id']} in {intake.relpath_for(record)}")
+    record, already = intake.nest(store.root, Path(args.file), resolve_agent(store, args.agent), now_ms())
+    where = intake.relpath_for(record)
+    emit(args, {"path": where, "record": record, "already_recorded": already},
+         f"already recorded: {args.file} is {record['id']} in {where} (nothing written)" if already
+         else f"nested {args.file} as {record['id']} in {where}")
     return 0

@@ -1,6 +1,7 @@
 """`memstack recall --subject S [--now-ts T] [--limit N] [--cursor C]`: what an agent decided and prefers,
 most recent first."""
 
+from pathlib import Path
 from typing import Any
 
 from memstack.base.output import emit_page, note
@@ -33,8 +34,12 @@ def run(args: Any) -> int:
     # A named path that is no store is an error; no store at all answers nothing.
     reader = fact_reader(args.store, pg_dsn(args.store, args.pg), optional_store=True)
     if getattr(reader, "root", True) is None:  # the graceful empty answer, and why, on stderr
+        from memstack.repo.checkout import advice  # lazy: only when there is no store
+
+        told = advice(Path.cwd())  # a clone with nothing checked out: what to run
         note("memstack recall: no memstack store here (pass --store PATH, set MEMSTACK_HOME, or run inside"
-             " a store); nothing to recall")
+             " a store); nothing to recall" if told is None else
+             f"memstack recall: no memstack store here: {told[0]} is {told[1]}; nothing to recall")
     found = recall_document(reader, subject=args.subject, now_ts=args.now_ts, limit=args.limit, cursor=args.cursor)
     emit_page(args, found, lambda: "\n".join(
         render([f]) + (f"  DISPUTED with {', '.join(f['disputed_with'])} (`memstack binder list`)"
