@@ -25,6 +25,16 @@ class Step:
     others: tuple[str, ...] = ()  # a merge's other parents (or MERGE_HEAD): the Binder lines they hold were theirs
 
 
+STALE = ("stale — differs from a rebuild of the sources; derived files may lag them between promotions, so this"
+         " is no violation — `memstack rebuild` (or `memstack sync`) refreshes it")
+
+
+def stale_line(path: str) -> str:
+    """How `check --all` and `rebuild --check` say a derived file lags its sources: one word, one meaning
+    (a committed change that no rebuild makes is the I4 violation, worded by `rebuilt.compare`)."""
+    return f"{path}: {STALE}"
+
+
 @dataclass
 class Result:
     """The violations of one new state (the index, the work tree or a commit)."""

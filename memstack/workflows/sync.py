@@ -11,8 +11,9 @@ time in one clone: concurrent git commands fail on index.lock):
    not rebase: the agent's commits keep the ids they were checked and reviewed
    under, the merge driver runs once per file rather than once per replayed
    commit, and a failed merge is undone with one `git merge --abort`);
-3. if the pull brought new sources (intake, facts, ledger, Binder, handoffs),
-   rebuild the derived files and commit them, through the hooks;
+3. rebuild the derived files (views, boot files: patched, O(change)) from the sources HEAD now
+   holds, this clone's writes and the merged ones, and commit what changed, through the hooks: what
+   sync pushes is never stale (the rebuild follows the commit, so the hook has passed what it reads);
 4. push. A push refused because the remote moved meanwhile starts again at 1
    (committing what was written meanwhile), after a randomised, growing pause,
    at most ATTEMPTS times. Each attempt holds the commit window
@@ -21,7 +22,9 @@ time in one clone: concurrent git commands fail on index.lock):
 Whatever cannot be done is a MemstackError (exit 2) naming the reason: no
 remote, a commit or push refused by a guard, a remote whose commits break an
 invariant (nothing merged), a conflict the merge driver cannot resolve (the
-merge is aborted): the clone is as it was before the pull.
+merge is aborted). Once an attempt has begun, the message also says what this
+sync did and left (`_Stop`, `_left`): the commits it made here, what it merged,
+that nothing was pushed, where HEAD is and whether memory is left uncommitted.
 """
 
 import random
@@ -83,6 +86,15 @@ class _Failed(Exception):
         self.code, self.said = code, said
 
 
+class _Stop(Exception):
+    """Why an attempt stopped (`reason`), what to do (`hint`) and what git or a hook said (`said`);
+    `sync` words it with what the sync did and left (`_left`)."""
+
+    def __init__(self, reason: str, hint: str, said: str = "") -> None:
+        super().__init__(reason)
+        self.reason, self.hint, self.said = reason, hint, said
+
+
 def _describe(numstat: str) -> tuple[str, list[str]]:
     """The commit message's title and body from `git diff --cached --numstat` of the memory paths."""
     counts: Counter[str] = Counter()
@@ -105,16 +117,19 @@ def _describe(numstat: str) -> tuple[str, list[str]]:
         elif kind == layout.SOIL:
             counts["SOIL records"] += 1
             body.append(f"{path}: SOIL record")
+        elif kind in layout.DERIVED:
+            counts["rebuilt derived files"] += 1
+            body.append(f"{path}: derived, rebuilt")
         else:
             counts["other files"] += 1
-            body.append(f"{path}: {'derived, rebuilt' if kind in layout.DERIVED else 'changed'}")
+            body.append(f"{path}: changed")
     order = ("intake records", "facts", "closings", "handoffs", "SOIL records", "Binder decisions", "ledger lines",
-             "other files")
+             "other files", "rebuilt derived files")
     title = ", ".join(f"{counts[k]} {k if counts[k] != 1 else k.rstrip('s')}" for k in order if counts[k])
     return title, body
 
 
-def _commit(run: _Git, paths: list[str], title: str, reason: str) -> dict[str, Any] | None:
+def _commit(run: _Git, paths: list[str], reason: str) -> dict[str, Any] | None:
     """Stage `paths` and commit them through the hooks; None when they hold no change."""
     if not paths:
         return None
@@ -123,13 +138,13 @@ def _commit(run: _Git, paths: list[str], title: str, reason: str) -> dict[str, A
     if not numstat:
         return None
     what, body = _describe(numstat)
-    message = f"memstack sync: {title or what}\n\n" + "\n".join(body) + "\n"
+    message = f"memstack sync: {what}\n\n" + "\n".join(body) + "\n"
     try:
         run("commit", "-q", "-m", message, "--", *paths)  # through the pre-commit hook
     except _Failed as failed:
         run("reset", "-q", "--", *paths)  # nothing left half-staged: the files stay as they are
-        raise MemstackError(f"sync: {reason} was refused (the files are unchanged and uncommitted; fix"
-                            f" what the hook says, then sync again): {failed.said}") from None
+        raise _Stop(f"{reason} was refused by the pre-commit hook (nothing staged)",
+                    "fix what the hook says, then sync again", failed.said) from None
     _, sha = run("rev-parse", "HEAD")
     return {"commit": sha, "message": message}
 
@@ -161,11 +176,12 @@ def _pull(run: _Git, remote: str, branch: str) -> dict[str, Any]:
     try:
         run("fetch", "-q", remote)
     except _Failed as failed:
-        raise MemstackError(f"sync: cannot fetch from {remote}: {failed.said}") from None
+        raise _Stop(f"cannot fetch from {remote}", "check the remote's address and access, then sync again",
+                    failed.said) from None
     _, before = run("rev-parse", "HEAD")
     code, theirs = run("rev-parse", "--verify", "-q", f"refs/remotes/{remote}/{branch}", ok=(0, 1))
     if code != 0 or run("merge-base", "--is-ancestor", theirs, "HEAD", ok=(0, 1))[0] == 0:
-        return {"from": before, "to": before, "merged": False, "sources_changed": False}
+        return {"from": before, "to": before, "merged": False, "fast_forward": False, "sources_changed": False}
     _check_pulled(run.store, before, theirs, f"{remote}/{branch}")
     try:
         run("merge", "-q", "--no-edit", "-m", f"memstack sync: merge {remote}/{branch}", theirs)
@@ -173,13 +189,14 @@ def _pull(run: _Git, remote: str, branch: str) -> dict[str, Any]:
         _, unmerged = run("diff", "--name-only", "--relative", "--diff-filter=U")
         run("merge", "--abort", ok=(0, 128))
         where = f" in {', '.join(unmerged.split())}" if unmerged else ""
-        raise MemstackError(f"sync: the merge with {remote}/{branch} has a conflict the merge driver cannot"
-                            f" resolve{where}; the merge is aborted (nothing changed). Merge by hand"
-                            f" (`git merge {remote}/{branch}`, docs/merge.md): {failed.said}") from None
+        raise _Stop(f"the merge with {remote}/{branch} has a conflict the merge driver cannot resolve{where},"
+                    " so the merge was undone (`git merge --abort`)",
+                    f"merge by hand (`git merge {remote}/{branch}`, docs/merge.md), commit, then sync again",
+                    "" if unmerged else failed.said) from None
     _, after = run("rev-parse", "HEAD")
     _, names = run("diff", "--name-only", "--relative", before, after)
     changed = any(name.startswith(SOURCES) for name in names.splitlines())
-    return {"from": before, "to": after, "merged": True, "sources_changed": changed}
+    return {"from": before, "to": after, "merged": True, "fast_forward": after == theirs, "sources_changed": changed}
 
 
 def _check_pulled(root: Path, before: str, theirs: str, name: str) -> None:
@@ -194,9 +211,9 @@ def _check_pulled(root: Path, before: str, theirs: str, name: str) -> None:
     shown = "; ".join(f"commit {result.commit[:12] if result.commit else '?'} {result.subject!r}: {violation}"
                       for result, violation in bad[:SHOWN])
     more = f"; and {len(bad) - SHOWN} more" if len(bad) > SHOWN else ""
-    raise MemstackError(f"sync: {name} holds {plural(len(bad), 'violation')} of the invariants, so nothing was"
-                        f" merged (the clone is as it was before the pull; `memstack check --range HEAD..{name}`"
-                        f" lists them): {shown}{more}")
+    raise _Stop(f"{name} holds {plural(len(bad), 'violation')} of the invariants, so nothing was merged",
+                f"the remote's history needs repair before it can be merged (`memstack check --range HEAD..{name}`"
+                " lists every violation)", f"{shown}{more}")
 
 
 def sync(store: Path) -> dict[str, Any]:
@@ -216,30 +233,58 @@ def sync(store: Path) -> dict[str, Any]:
                                        " text)")
         done: dict[str, Any] = {"ok": True, "remote": remote, "branch": branch, "committed": None,
                                 "also_committed": [], "pulls": [], "rebuilt": [], "pushed": None, "attempts": 0}
-        for attempt in range(1, ATTEMPTS + 1):
-            done["attempts"] = attempt
-            # The whole attempt holds the commit window: the pre-commit framework stashes unstaged changes
-            # in its pre-commit and pre-push hooks, and a merge refuses a dirty file; writers wait.
-            with files.committing(store):
-                if _attempt(run, store, remote, branch, tracked, done):
-                    return done
-            time.sleep(min(MAX_PAUSE, PAUSE * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5))
-    raise MemstackError(f"sync: the remote moved on every one of {ATTEMPTS} attempts; the commits stay here,"
-                        " sync again later")
+        try:
+            for attempt in range(1, ATTEMPTS + 1):
+                done["attempts"] = attempt
+                # The whole attempt holds the commit window: the pre-commit framework stashes unstaged changes
+                # in its pre-commit and pre-push hooks, and a merge refuses a dirty file; writers wait.
+                with files.committing(store):
+                    if _attempt(run, store, remote, branch, tracked, done):
+                        return done
+                time.sleep(min(MAX_PAUSE, PAUSE * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5))
+            raise _Stop(f"the remote moved on every one of {ATTEMPTS} attempts", "sync again later")
+        except _Stop as stop:
+            said = f": {stop.said}" if stop.said else ""
+            raise MemstackError(f"sync: {stop.reason}. {_left(run, store, done)}. To go on: {stop.hint}{said}"
+                                ) from None
+        except _Failed as failed:  # a git command that should not fail did
+            raise MemstackError(f"sync: git failed. {_left(run, store, done)}: {failed.said}") from None
+        except MemstackError as error:  # a rebuild that cannot read what it was given: said, with the state
+            told = MemstackError.marked(error.template + ". {sync_left}", error.code, **error.values,
+                                        sync_left=_left(run, store, done))
+            told.field, told.reason = error.field, error.reason
+            raise told from None
+
+
+def _left(run: _Git, store: Path, done: dict[str, Any]) -> str:
+    """What a sync that stopped did and left, in one sentence: its commits here, its merges, no push,
+    HEAD, and whether memory stays uncommitted."""
+    made = [c for c in (done["committed"], *done["also_committed"], *done["rebuilt"]) if c]
+    said = ("committed here " + ", ".join(f"{c['commit'][:12]} ({c['message'].splitlines()[0]})" for c in made)
+            if made else "nothing committed")
+    merged = [p for p in done["pulls"] if p["merged"]]
+    said += ("; merged " + ", ".join(f"{done['remote']}/{done['branch']} ({p['from'][:12]} -> {p['to'][:12]})"
+                                     for p in merged) if merged else "; nothing merged")
+    _, head = run("rev-parse", "--short=12", "HEAD")
+    _, dirty = run("status", "--porcelain", "--", *memory_paths(store))
+    return (f"{said[0].upper()}{said[1:]}; nothing pushed; HEAD is {head}"
+            + ("; memory left uncommitted (`memstack status` lists it)" if dirty else "; no memory left uncommitted"))
 
 
 def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, done: dict[str, Any]) -> bool:
     """One commit, pull, rebuild, push; False when the push found the remote moved (try again)."""
 
-    committed = _commit(run, memory_paths(store), "", "the commit of the memory")
+    committed = _commit(run, memory_paths(store), "the commit of the memory")
     if committed and done["committed"] is None:
         done["committed"] = committed
     elif committed:  # memory written while an earlier attempt waited
         done["also_committed"].append(committed)
     pulled = _pull(run, remote, branch)
     done["pulls"].append(pulled)
-    if pulled["sources_changed"] and promote.rebuild(store, patched=True):
-        made = _commit(run, memory_paths(store), "rebuild derived files after the pull", "the rebuild commit")
+    # The derived files of every source HEAD now holds, this clone's and the merged: what is pushed is never
+    # stale. After the commit, not before: the hook has passed the sources the rebuild reads.
+    if promote.rebuild(store, patched=True):
+        made = _commit(run, memory_paths(store), "the commit of the rebuilt derived files")
         if made:
             done["rebuilt"].append(made)
     code, ahead = run("rev-list", "--count", f"refs/remotes/{remote}/{branch}..HEAD", ok=(0, 128))
@@ -251,6 +296,6 @@ def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, do
         done["pushed"] = run("rev-parse", "HEAD")[1]
         return True
     if not any(reason in said for reason in _MOVED):
-        raise MemstackError(f"sync: the push to {remote} was refused (by a hook or the remote); the commits stay"
-                            f" here: {said}")
+        raise _Stop(f"the push to {remote} was refused (by a hook or the remote)",
+                    "fix what it says (`memstack check --range` names violations), then sync again", said)
     return False

@@ -165,3 +165,17 @@ def test_the_mcp_server_turns_a_refused_read_into_a_tool_error_and_keeps_serving
         anyio.run(session)
     finally:
         _fact_file(filled).chmod(0o644)
+
+
+@pytest.mark.parametrize("args", [("status",), ("rebuild", "--check"), ("rebuild",)])
+def test_a_fact_line_that_is_json_but_no_record_is_named_not_a_traceback(filled: Path, args: tuple[str, ...]) -> None:
+    """A hand edit the hooks would refuse (I5): the views cannot be built from it, and the command says so."""
+    [facts] = (filled / "kb/facts").rglob("*.jsonl")
+    with facts.open("a") as out:
+        out.write('{"id": "x"}\n')
+    before = tree_snapshot(filled)
+    said = refused(memstack(*args, cwd=filled), "cannot be built from the sources in the work tree")
+    assert "a record is not valid" in said and "`memstack check` names it" in said
+    assert tree_snapshot(filled) == before
+    checked = memstack("check", cwd=filled)  # which does
+    assert checked.returncode == 1 and f"{facts.relative_to(filled)}:2: I5" in checked.stdout

@@ -360,10 +360,15 @@ def test_check_all_says_lagging_views_are_stale_without_a_violation(store: Path)
                     "--valid-from", "2026-01-01", cwd=store)
     assert proc.returncode == 0, proc.stderr
     committed(store, "a clean fact add")
-    assert memstack("rebuild", "--check", cwd=store).returncode == 1  # the views lag
+    rebuilt = memstack("rebuild", "--check", cwd=store)
+    assert rebuilt.returncode == 1  # the views lag: stale, as check --all and status say it
     proc = run_check(store, "--all")
     assert proc.returncode == 0, proc.stdout
     assert "kb/knowledge.json: stale" in proc.stdout and "I4" not in proc.stdout.replace("SPEC I4", "")
+    said = next(line for line in proc.stdout.splitlines() if line.startswith("kb/knowledge.json: stale"))
+    assert said in rebuilt.stdout.splitlines() and "I4" not in rebuilt.stdout  # one word, one sentence
+    status = memstack("status", cwd=store).stdout
+    assert "stale derived files: kb/knowledge.json" in status and "no violation" in status
     document = json.loads(run_check(store, "--all", "--format", "json").stdout)
     assert document["ok"] is True and document["stale"] == ["kb/knowledge.json"]
     write(store, "kb/knowledge.json", "{}\n")  # but a commit that edits a view by hand is still refused

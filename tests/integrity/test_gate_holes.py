@@ -94,11 +94,18 @@ def test_tightening_the_clock_in_the_commit_that_uses_it_is_judged_by_the_new_sk
 
 # ---- sync checks what it pulls ----------------------------------------------------------------------
 
+def fresh(repo: Path) -> None:
+    """The derived files rebuilt and committed, so a sync of a clone has nothing of its own to commit."""
+    assert memstack("rebuild", cwd=repo).returncode == 0
+    committed(repo, "the derived files, fresh")
+
+
 def test_sync_refuses_to_merge_a_remote_that_holds_a_bad_record(repo: Path, tmp_path: Path) -> None:  # noqa: F811
     """A remote without pre-receive (a plain host) took a future-dated record pushed with --no-verify."""
     remote = tmp_path / "plain.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
     git(repo, "remote", "add", "origin", str(remote))
+    fresh(repo)
     assert push(repo, "origin", "main")[0] == 0
     a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
     path, record = future_record(30 * 24 * HOUR)
@@ -126,6 +133,7 @@ def test_the_mcp_sync_tool_refuses_the_same_pull(repo: Path, tmp_path: Path) -> 
     remote = tmp_path / "plain.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
     git(repo, "remote", "add", "origin", str(remote))
+    fresh(repo)
     assert push(repo, "origin", "main")[0] == 0
     a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
     write(a, LOG, jsonl(intake(1), intake(2)))

@@ -291,7 +291,7 @@ def test_status_of_a_clean_store(store: Path) -> None:
     assert doc["binder_waiting"] == {"records": 0, "disputes": 0}
     assert doc["uncommitted"] == [] and doc["last_promotion"] is None
     check = memstack("rebuild", "--check", "--json", cwd=store)
-    assert doc["stale"] == json.loads(check.stdout)["differ"]  # the same comparison as rebuild --check
+    assert doc["stale"] == json.loads(check.stdout)["stale"]  # the same comparison as rebuild --check
     assert doc["index"]["fresh"] is True  # no fact files: nothing to be behind
     again = ok(store, "status")
     assert again["stale_remembered"] is True and again["stale"] == doc["stale"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import MEMSTACK, git, memstack
+from helpers import MEMSTACK, git, memstack, tree_snapshot
 from team_support import check_history, clone, guarded_remote
 
 
@@ -36,6 +36,10 @@ def test_sync_commits_with_a_message_listing_the_memory_then_pushes(remote: Path
     done = sync(a)
     message = done["committed"]["message"]
     assert message.startswith("memstack sync: 1 intake record, 1 fact\n")
+    [rebuilt] = done["rebuilt"]  # then the derived files of what it committed, in a commit of their own
+    assert rebuilt["message"].startswith("memstack sync: ") and "kb/knowledge.json: derived, rebuilt" in rebuilt[
+        "message"]
+    assert git(a, "rev-parse", "HEAD~1").stdout.strip() == done["committed"]["commit"]
     assert "intake/alice/2026-11-02.jsonl: +1 intake record" in message and "records" not in message
     assert done["pushed"] == git(remote, "rev-parse", "main").stdout.strip()
     assert "the build is green" in remote_file(remote, "intake/alice/2026-11-02.jsonl")
@@ -59,7 +63,68 @@ def test_sync_merges_the_remote_rebuilds_the_views_and_pushes(remote: Path, tmp_
     knowledge = json.loads(remote_file(remote, "kb/knowledge.json"))
     assert sorted(f["object"] for f in knowledge["facts"]) == ["make", "ninja"]
     check_history(b)
-    assert sync(a)["pulls"][0]["to"] == done["pushed"]  # a fast-forwards to b's push
+    again = sync(a)
+    assert again["pulls"][0]["to"] == done["pushed"] and again["pulls"][0]["fast_forward"]  # to b's push
+    assert again["committed"] is None and again["pushed"] is None
+    assert status(a)["stale"] == [] and status(b)["stale"] == []  # neither clone lags what it holds
+    said = memstack("sync", cwd=b).stdout
+    assert said.strip() == "in sync with origin/main: nothing to do"
+
+
+def status(repo: Path) -> dict:
+    result = memstack("status", "--json", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("write", ["capture", "fact add", "intake write"])
+def test_what_sync_pushes_is_never_stale(remote: Path, tmp_path: Path, write: str) -> None:
+    a = clone(remote, tmp_path / "a")
+    fact = ["--subject", "ci", "--predicate", "chose", "--object", "make", "--valid-from", "2026-11-02T00:00:00Z",
+            "--recorded-at", "2026-11-02T10:00:00Z"]
+    args = fact if write != "intake write" else ["--content", "the build is green", "--created-at",
+                                                 "2026-11-02T10:00:00Z"]
+    assert memstack(*write.split(), "--agent", "alice", *args, cwd=a).returncode == 0
+    assert status(a)["stale"]  # the write made the views lag
+    done = sync(a)
+    assert done["pushed"] == done["rebuilt"][0]["commit"]  # the rebuild follows the commit, before the push
+    assert status(a)["stale"] == [] and memstack("rebuild", "--check", cwd=a).returncode == 0
+    assert git(a, "status", "--porcelain").stdout == ""
+    pushed = json.loads(git(a, "show", "origin/main:kb/knowledge.json").stdout)
+    queue = json.loads(git(a, "show", "origin/main:kb/binder_queue.json").stdout)
+    if write == "intake write":
+        assert pushed["facts"] == [] and queue is not None
+    else:
+        assert [(f["subject"], f["object"]) for f in pushed["facts"]] == [("ci", "make")]
+    b = clone(remote, tmp_path / "b")  # what another agent gets is fresh too, before any rebuild of its own
+    assert status(b)["stale"] == [] and git(b, "status", "--porcelain").stdout == ""
+    check_history(a)
+
+
+def test_a_soil_conflict_says_what_was_committed_and_that_nothing_was_merged_or_pushed(
+        remote: Path, tmp_path: Path) -> None:
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    for repo, value in ((a, '{"owner": "alice"}'), (b, '{"owner": "bob"}')):
+        assert memstack("soil", "put", "notes", "release", "--value", value, cwd=repo).returncode == 0
+    assert memstack("capture", "--agent", "bob", "--subject", "ci", "--predicate", "chose", "--object", "make",
+                    "--valid-from", "2026-11-02T00:00:00Z", "--recorded-at", "2026-11-02T10:00:00Z",
+                    cwd=b).returncode == 0
+    sync(a)
+    before = git(b, "rev-parse", "HEAD").stdout.strip()
+    result = memstack("sync", cwd=b)
+    assert result.returncode == 2 and result.stdout == "" and "Traceback" not in result.stderr
+    head = git(b, "rev-parse", "HEAD").stdout.strip()
+    said = result.stderr
+    assert "conflict" in said and "store/notes/release.json" in said
+    assert "nothing changed" not in said and "merge was undone" in said
+    assert f"Committed here {head[:12]} (memstack sync: 1 fact, 1 SOIL record)" in said
+    assert f"nothing merged; nothing pushed; HEAD is {head[:12]}; no memory left uncommitted" in said
+    # and so it is: b's own commit was made on its old HEAD, nothing of a's merged, nothing pushed
+    assert git(b, "rev-parse", "HEAD~1").stdout.strip() == before != head
+    assert not (b / ".git/MERGE_HEAD").exists() and git(b, "status", "--porcelain").stdout == ""
+    assert json.loads((b / "store/notes/release.json").read_text())["value"] == {"owner": "bob"}
+    assert git(remote, "rev-parse", "main").stdout.strip() == git(a, "rev-parse", "HEAD").stdout.strip()
+    assert git(b, "merge-base", "--is-ancestor", "origin/main", "HEAD", check=False).returncode == 1
 
 
 def test_no_remote_is_exit_2_and_nothing_is_committed(store: Path) -> None:
@@ -80,18 +145,29 @@ def test_a_push_refused_by_the_server_guard_is_exit_2_with_its_reason(remote: Pa
     day = a / "intake/alice/2026-11-02.jsonl"
     day.write_text(day.read_text().replace("first", "rewritten"))
     git(a, "commit", "-qam", "edit a log", "--no-verify")
+    tip, before = git(remote, "rev-parse", "main").stdout, git(a, "rev-parse", "HEAD").stdout.strip()
     result = memstack("sync", "--json", cwd=a)
     assert result.returncode == 2, result.stdout
     assert "refused" in result.stderr and "I1" in result.stderr and result.stdout == ""
+    head = git(a, "rev-parse", "HEAD").stdout.strip()  # sync's own commit of the rebuilt views, if any
+    made = "Nothing committed" if head == before else f"Committed here {head[:12]}"
+    assert made in result.stderr and f"nothing pushed; HEAD is {head[:12]}" in result.stderr
+    assert git(remote, "rev-parse", "main").stdout == tip
 
 
 def test_a_commit_refused_by_the_hook_leaves_nothing_staged(remote: Path, tmp_path: Path) -> None:
     a = clone(remote, tmp_path / "a")
     stray = a / "kb/notes.txt"
     stray.write_text("not memory\n")
+    assert memstack("capture", "--agent", "alice", "--subject", "ci", "--predicate", "chose", "--object", "make",
+                    "--valid-from", "2026-11-02T00:00:00Z", "--recorded-at", "2026-11-02T10:00:00Z",
+                    cwd=a).returncode == 0
+    files = tree_snapshot(a)
     result = memstack("sync", cwd=a)
     assert result.returncode == 2 and "I5" in result.stderr and "refused" in result.stderr
-    assert git(a, "diff", "--cached", "--name-only").stdout == "" and stray.exists()
+    assert "Nothing committed; nothing merged; nothing pushed" in result.stderr
+    assert "memory left uncommitted" in result.stderr and "Traceback" not in result.stderr
+    assert git(a, "diff", "--cached", "--name-only").stdout == "" and tree_snapshot(a) == files  # nothing rebuilt
 
 
 def test_a_conflict_the_driver_cannot_resolve_aborts_the_merge(remote: Path, tmp_path: Path) -> None:

@@ -176,6 +176,8 @@ def _nothing(repo: Path) -> int:
 
 
 def _text(report: Any) -> str:
+    from memstack.integrity.report import stale_line  # loaded already: the check ran
+
     out = []
     many = len(report.results) > 1 or report.mode not in ("staged", "worktree", "all")
     for result in report.results:
@@ -184,8 +186,7 @@ def _text(report: Any) -> str:
         if many and result.commit:
             out.append(f"commit {result.commit[:12]} {result.subject!r} (against {result.against}):")
         out += [str(v) for v in result.violations]
-    out += [f"{path}: stale — differs from a rebuild of the sources; derived files may lag them between promotions"
-            ", so this is no violation — `memstack rebuild` refreshes it" for path in report.stale]
+    out += [stale_line(path) for path in report.stale]
     count = len(report.violations)
     if count:
         failing = sum(1 for r in report.results if r.violations)

@@ -26,7 +26,8 @@ def _human(doc: dict[str, Any]) -> str:
     waiting = doc["binder_waiting"]
     disputes = "not counted (fact index behind)" if waiting["disputes"] is None else str(waiting["disputes"])
     lines.append(f"Binder waiting: {plural(waiting['records'], 'record')}, disputes {disputes}")
-    lines.append("stale derived files: " + (", ".join(doc["stale"]) + " (`memstack rebuild`)" if doc["stale"]
+    lines.append("stale derived files: " + (", ".join(doc["stale"]) + " (they lag their sources, no violation;"
+                                            " `memstack rebuild` or `memstack sync` refreshes them)" if doc["stale"]
                                             else "none"))
     changed = doc["uncommitted"]
     if changed is None:

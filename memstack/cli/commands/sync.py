@@ -1,4 +1,4 @@
-"""`memstack sync`: commit the memory, pull through the drivers, rebuild, push (memstack/workflows/sync.py)."""
+"""`memstack sync`: commit the memory, merge the remote's, rebuild, push (memstack/workflows/sync.py)."""
 
 from typing import Any
 
@@ -9,26 +9,30 @@ from memstack.repo.store import open_store
 
 def register(sub: Any, common: Any) -> None:
     p = sub.add_parser("sync", parents=[common],
-                       help="commit the uncommitted memory, merge the remote's, rebuild derived files, push",
-                       **doc("Share this clone's memory: commit what is uncommitted (through the hooks),"
-                             " merge the remote's through the merge driver, rebuild derived files when the"
-                             " pull brought new sources, push; retried when another agent pushed first.",
+                       help="commit the memory, merge the remote's, rebuild derived files, push",
+                       **doc("Share this clone's memory: commit what is uncommitted (through the hooks), merge"
+                             " the remote's through the merge driver, rebuild the derived files from both and"
+                             " commit them, push; retried when another agent pushed first. What it pushes is"
+                             " never stale.",
                              "memstack sync"))
     p.set_defaults(func=run)
 
 
 def _human(found: dict[str, Any]) -> str:
-    lines = []
-    if found["committed"]:
-        lines.append(f"committed {found['committed']['commit'][:12]} {found['committed']['message'].splitlines()[0]}")
-    merges = [p for p in found["pulls"] if p["merged"]]
-    for pulled in merges:
-        lines.append(f"merged {found['remote']}/{found['branch']} ({pulled['from'][:12]} -> {pulled['to'][:12]})")
-    lines += [f"rebuilt derived files in {r['commit'][:12]}" for r in found["rebuilt"]]
+    where = f"{found['remote']}/{found['branch']}"
+    lines = [f"committed {made['commit'][:12]} {made['message'].splitlines()[0]}"
+             for made in (found["committed"], *found["also_committed"]) if made]
+    for pulled in found["pulls"]:
+        if pulled["merged"]:
+            how = "fast-forwarded to" if pulled["fast_forward"] else "merged"
+            lines.append(f"{how} {where} ({pulled['from'][:12]} -> {pulled['to'][:12]})")
+    lines += [f"committed {r['commit'][:12]} {r['message'].splitlines()[0]}" for r in found["rebuilt"]]
     if found["pushed"]:
-        lines.append(f"pushed {found['pushed'][:12]} to {found['remote']}/{found['branch']}"
+        lines.append(f"pushed {found['pushed'][:12]} to {where}"
                      + (f" (attempt {found['attempts']})" if found["attempts"] > 1 else ""))
-    return "\n".join(lines) or f"in sync with {found['remote']}/{found['branch']}: nothing to do"
+    elif lines:
+        lines.append(f"nothing to push: {where} holds every commit here")
+    return "\n".join(lines) or f"in sync with {where}: nothing to do"
 
 
 def run(args: Any) -> int:
