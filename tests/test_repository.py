@@ -44,3 +44,12 @@ def test_every_command_has_help_and_is_in_the_readme() -> None:
     for name, command in sub.choices.items():
         assert f"memstack {name}" in readme, name
         assert command.format_help().strip(), name
+
+
+MODULE_LINES = 360  # docs/architecture.md: a module holds one concept; past this, split it by concept
+
+
+def test_no_module_is_over_the_line_limit() -> None:
+    long = {str(path.relative_to(ROOT)): count for path in sorted((ROOT / "memstack").rglob("*.py"))
+            if (count := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES}
+    assert not long, f"modules over {MODULE_LINES} lines (split them by concept): {long}"

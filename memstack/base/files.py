@@ -15,19 +15,17 @@ write step (`crash_point`): the crash tests use it to interrupt a run anywhere.
 """
 
 import fcntl
-import itertools
 import os
-import shutil
 import signal
 import tempfile
-import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol, cast
 
-from memstack.base import jsonio
+from memstack.base import undo
 from memstack.base.errors import MemstackError
+from memstack.base.logfiles import check_appendable
 
 LOCAL = ".memstack"  # per clone, git-ignored: the fact index, locks, temporary files, pending work
 _KILL_STEPS = [0]
@@ -42,97 +40,16 @@ def crash_point() -> None:
             os.kill(os.getpid(), signal.SIGKILL)
 
 
-class _Undo:
-    """How to put back each file first written under `undone_on_error`: ("size", n) an append (cut it back
-    to n bytes), ("file", saved) a replaced file (its old bytes, hard-linked or copied to `saved`), ("absent",)
-    a file that was not there."""
-
-    _names = itertools.count()
-
-    def __init__(self, store: Path, tmp: Path) -> None:
-        self.store, self.tmp = store, tmp
-        self.was: dict[Path, tuple[str, ...]] = {}
-
-    def _saved(self) -> Path:
-        return self.tmp / f"{os.getpid()}.undo.{next(self._names)}.tmp"  # removed by `_clean` if we are killed
-
-    def appending(self, path: Path) -> None:
-        if path not in self.was:
-            self.was[path] = ("size", str(path.stat().st_size)) if path.exists() else ("absent",)
-
-    def replacing(self, path: Path) -> None:
-        was = self.was.get(path)
-        if was is None:
-            if not path.exists():
-                self.was[path] = ("absent",)
-                return
-            saved = self._saved()
-            try:
-                os.link(path, saved)  # os.replace gives the path a new inode: the old one keeps the old bytes
-            except OSError:
-                shutil.copyfile(path, saved)
-            self.was[path] = ("file", str(saved))
-        elif was[0] == "size":  # appended to, now replaced: keep the bytes it had before the append
-            saved = self._saved()
-            with path.open("rb") as source, saved.open("wb") as copy:
-                left = int(was[1])
-                while left:
-                    piece = source.read(min(left, 1 << 20))
-                    if not piece:
-                        break
-                    copy.write(piece)
-                    left -= len(piece)
-            self.was[path] = ("file", str(saved))
-
-    def undo(self) -> None:
-        for path, was in reversed(list(self.was.items())):
-            if was[0] == "size":
-                os.truncate(path, int(was[1]))
-            elif was[0] == "file":
-                os.replace(was[1], path)
-            else:
-                path.unlink(missing_ok=True)
-                for folder in path.parents:  # the folders the write made, if nothing else is in them now
-                    if folder == self.store or self.store not in folder.parents:
-                        break
-                    try:
-                        folder.rmdir()
-                    except OSError:
-                        break
-        self.was.clear()
-
-    def forget(self) -> None:
-        for was in self.was.values():
-            if was[0] == "file":
-                Path(was[1]).unlink(missing_ok=True)
-        self.was.clear()
-
-
-_UNDO = threading.local()  # the undo log of this thread's `undone_on_error` block, if any
-
-
 @contextmanager
 def undone_on_error(store: Path) -> Iterator[None]:
     """Every file of `store` this thread writes through this module inside the block is put back as it was if
     the block raises: appends cut back, replaced files given their old bytes, new files (and the folders made
     for them) removed. A process killed inside leaves what it wrote (the next run finishes the work)."""
-    if getattr(_UNDO, "log", None) is not None:  # already inside one: the outer block undoes
+    if undo.current() is not None:  # already inside one: the outer block undoes
         yield
         return
-    log = _Undo(store, local_dir(store, "tmp"))
-    _UNDO.log = log
-    try:
+    with undo.recording(undo.UndoLog(store, local_dir(store, "tmp"))):
         yield
-    except BaseException:
-        log.undo()
-        raise
-    finally:
-        _UNDO.log = None
-        log.forget()
-
-
-def _undo_log() -> _Undo | None:
-    return getattr(_UNDO, "log", None)
 
 
 def local_dir(store: Path, name: str) -> Path:
@@ -213,105 +130,6 @@ def refuse_symlinks(store: Path, path: Path) -> None:
             )
 
 
-def check_tail(path: Path, relpath: str) -> None:
-    """Refuse to append to a file whose last line is torn (no final newline)."""
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return
-    if size == 0:
-        return
-    with path.open("rb") as handle:
-        handle.seek(size - 1)
-        if handle.read(1) != b"\n":
-            raise MemstackError(
-                f"{relpath}: I7 the last line is incomplete (a torn write, e.g. a crash mid-append)"
-                " — remove the partial last line (`git checkout -- <file>` if it was committed,"
-                " or truncate the file after its last newline), then retry"
-            )
-
-
-# What an append reads of the file it continues (`check_appendable`): the last megabyte, whatever the file's
-# size. Memory files of a day or a month are mostly smaller, so in practice the whole file.
-APPEND_WINDOW = 1 << 20
-# The lines git leaves in a file it could not merge (and memstack's merge driver for a fact it cannot
-# settle): `<<<<<<< ours`, `||||||| base` (diff3), `=======`, `>>>>>>> theirs`. No JSON line starts so.
-CONFLICT_MARKERS = (b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")
-
-
-def check_appendable(path: Path, relpath: str) -> None:
-    """Refuse to append to a JSONL file an append would not continue as valid JSONL: a torn last line
-    (`check_tail`), a git conflict marker line in its last megabyte (an unresolved merge), or a last
-    line that is not a JSON object. The cost is bounded, whatever the file's size: one read of at most
-    `APPEND_WINDOW` bytes from its end, a byte search per marker, one JSON parse of the last line. A
-    marker further back is left to the readers and the checks, which name it; the file is counted
-    whole only to name the line of a refusal."""
-    check_tail(path, relpath)
-    try:
-        size = path.stat().st_size
-    except FileNotFoundError:
-        return
-    if size == 0:
-        return
-    with path.open("rb") as handle:
-        start = max(0, size - APPEND_WINDOW)
-        handle.seek(start)
-        window = handle.read()
-        at = window.rfind(b"\n", 0, len(window) - 1) + 1
-        while at == 0 and start > 0:  # the last line is longer than the window: read back to its start
-            step = min(start, APPEND_WINDOW)
-            handle.seek(start - step)
-            window = handle.read(step) + window
-            start -= step
-            at = window.rfind(b"\n", 0, len(window) - 1) + 1
-    where = conflict_marker(window, 0 if start == 0 else window.find(b"\n") + 1)  # from a whole line
-    if where >= 0:
-        raise conflicted(relpath, _line_of(path, start + where), window[where:where + 7])
-    last = window[at:-1]
-    try:
-        record = jsonio.loads(last, relpath)
-    except MemstackError as exc:
-        problem = str(exc).split("invalid JSON ", 1)[-1]
-        record, why = None, f"is not valid JSON {problem}"
-    else:
-        why = "is not a JSON object"
-    if not isinstance(record, dict):
-        raise MemstackError(
-            f"{relpath}:{_line_of(path, start + at)}: I5 the last line {why} — repair or remove it"
-            " (`git checkout -- <file>` if it was committed), then retry")
-
-
-def conflict_marker(data: bytes, first: int = 0) -> int:
-    """Where the first line of `data` from byte `first` (a line's start) that is a conflict marker starts;
-    -1 when none is (a byte search per marker)."""
-    found = []
-    for marker in CONFLICT_MARKERS:
-        if data.startswith(marker, first):
-            found.append(first)
-        elif (at := data.find(b"\n" + marker, first)) >= 0:
-            found.append(at + 1)
-    return min(found, default=-1)
-
-
-def conflicted(relpath: str, line: int, marker: bytes) -> MemstackError:
-    return MemstackError(f"{relpath}:{line}: I5 a git conflict marker ({marker.decode()}): the file holds an"
-                         " unresolved merge — resolve it (keep the lines of both sides, remove the marker"
-                         " lines), then retry")
-
-
-def _line_of(path: Path, offset: int) -> int:
-    """The number of the line starting at byte `offset` (the file read in pieces: only for a refusal)."""
-    count, done = 1, 0
-    with path.open("rb") as handle:
-        while done < offset:
-            piece = handle.read(min(APPEND_WINDOW, offset - done))
-            if not piece:
-                break
-            count += piece.count(b"\n")
-            done += len(piece)
-    return count
-
-
 def append_line(store: Path, relpath: str, line: bytes) -> None:
     """Append one whole line (ending in a newline) to a store file, under its lock."""
     if not line.endswith(b"\n") or b"\n" in line[:-1]:
@@ -328,7 +146,7 @@ def append_held(path: Path, relpath: str, data: bytes) -> None:
     if data and not data.endswith(b"\n"):
         raise ValueError("append_held takes whole lines, each ending in a newline")
     check_appendable(path, relpath)
-    if (log := _undo_log()) is not None:
+    if (log := undo.current()) is not None:
         log.appending(path)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
@@ -402,7 +220,7 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_beside(path, data)
     try:
-        if (log := _undo_log()) is not None:
+        if (log := undo.current()) is not None:
             log.replacing(path)
         os.replace(tmp, path)
     except BaseException:
@@ -476,7 +294,7 @@ def create_exclusive(path: Path, data: bytes) -> bool:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_beside(path, data)
     try:
-        if (log := _undo_log()) is not None:
+        if (log := undo.current()) is not None:
             log.replacing(path)  # not there: noted as absent (if it is there, the link fails and nothing changes)
         os.link(tmp, path)
     except FileExistsError:
@@ -485,33 +303,3 @@ def create_exclusive(path: Path, data: bytes) -> bool:
         os.unlink(tmp)
     _fsync_dir(path.parent)
     return True
-
-
-def read_log(store: Path, relpath: str) -> list[dict]:
-    """Every record of the store's log at `relpath` (none when it does not exist yet)."""
-    path = store / relpath
-    return read_jsonl(path, relpath) if path.exists() else []
-
-
-def read_jsonl(path: Path, relpath: str) -> list[dict]:
-    """Every record of a JSONL file; a torn last line or a bad line is an error naming the line."""
-
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        check_tail(path, relpath)
-    return jsonio.parse_jsonl(data, relpath)
-
-
-def iter_jsonl(path: Path, relpath: str) -> Iterator[dict]:
-    """The records of a JSONL file one by one, read a megabyte at a time (what read_jsonl lists): a
-    reader that keeps a few of a long log's records never holds the rest, nor the whole file."""
-
-    check_tail(path, relpath)
-    number = 1
-    with path.open("rb") as handle:
-        while True:
-            lines = handle.readlines(2**20)
-            if not lines:
-                return
-            yield from jsonio.iter_jsonl(b"".join(lines), relpath, number)
-            number += len(lines)

@@ -7,8 +7,9 @@ from typing import Any
 
 from memstack.base import clock, ids, jsonio, limits, schemas
 from memstack.base.errors import bad
-from memstack.base.files import append_line, read_jsonl, read_log
+from memstack.base.files import append_line
 from memstack.base.layout import LEDGER
+from memstack.base.logfiles import read_jsonl, read_log
 from memstack.base.names import check_name
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import day, iso, parse_ts

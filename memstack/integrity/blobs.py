@@ -8,7 +8,7 @@ from pathlib import Path
 from memstack.base.errors import MemstackError
 from memstack.integrity.report import Step
 from memstack.repo import git, objects
-from memstack.repo.git import Change
+from memstack.repo.diffs import Change
 
 
 class Blobs:

@@ -23,7 +23,7 @@ from memstack.base import files
 from memstack.base.spill import Spill
 from memstack.kb import views
 from memstack.repo import git, objects
-from memstack.repo.git import Change
+from memstack.repo.diffs import Change
 from memstack.repo.sources import Source
 
 used = 0  # staged views accepted from a memo, in this process (observed by the tests)

@@ -34,7 +34,7 @@ from memstack.integrity import guard
 from memstack.integrity.checker import Checker
 from memstack.integrity.report import Report, Result, Step
 from memstack.integrity.violations import Violation
-from memstack.repo import git
+from memstack.repo import diffs, git
 from memstack.repo.sources import GitSource, WorktreeSource
 
 __all__ = ["FORCE_PUSH", "RECREATED", "Report", "Result", "audit", "check_range", "commits", "pre_push",
@@ -45,7 +45,7 @@ __all__ = ["FORCE_PUSH", "RECREATED", "Report", "Result", "audit", "check_range"
 # ---- modes --------------------------------------------------------------------------------------
 
 def staged(repo: Path, folder: str = "") -> Report:
-    base, changes = git.staged_changes(repo, folder)
+    base, changes = diffs.staged_changes(repo, folder)
     against = "HEAD" if base == "HEAD" else "the empty tree"
     if not changes:  # a code-only commit: nothing of the store staged, nothing to read
         return Report("staged", f"the staged changes (against {against})", [Result(None, "", against, [], 0)])
@@ -57,7 +57,7 @@ def staged(repo: Path, folder: str = "") -> Report:
 
 
 def worktree(repo: Path, folder: str = "") -> Report:
-    base, changes = git.worktree_changes(repo, folder)
+    base, changes = diffs.worktree_changes(repo, folder)
     against = "HEAD" if base == "HEAD" else "the empty tree"
     with Checker(repo, folder) as checker:
         step = Step(changes, WorktreeSource(repo / folder), restore="`git checkout HEAD -- {path}`",
@@ -72,7 +72,7 @@ def audit(repo: Path, folder: str = "") -> Report:
     tree = git.rev_parse(repo, "HEAD^{tree}")
     if tree is None:
         return Report("all", "HEAD (no commits yet)")
-    changes = git.tree_diffs(repo, [(git.EMPTY_TREE, tree)], folder)[0]
+    changes = diffs.tree_diffs(repo, [(git.EMPTY_TREE, tree)], folder)[0]
     with Checker(repo, folder) as checker, progress.bar(len(changes), "checking", "files") as checker.shown:
         step = Step(changes, GitSource(repo, checker.blobs.cat, "HEAD", folder),
                     restore="`git checkout HEAD -- {path}`", audit=True)
@@ -100,14 +100,14 @@ def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tupl
     rewritten = [(old, new, FORCE_PUSH) for old, new in rewrites if not git.is_ancestor(repo, old, new)]
     rewritten += [(old, new, RECREATED) for old, new in recreated if not git.is_ancestor(repo, old, new)]
     pairs += [(_tree(repo, trees, old), _tree(repo, trees, new)) for old, new, _ in rewritten]
-    listed_diffs = git.tree_diffs(repo, pairs, folder)
-    diffs = iter(listed_diffs)
+    listed_diffs = diffs.tree_diffs(repo, pairs, folder)
+    pending = iter(listed_diffs)
     report = Report(mode, scope)
     with Checker(repo, folder) as checker, \
             progress.bar(sum(map(len, listed_diffs)), f"checking {len(inside)} commits", "files") as checker.shown:
         for commit in inside:
             parents = commit.parents or (git.EMPTY_TREE,)
-            per_parent = [next(diffs) for _ in parents]
+            per_parent = [next(pending) for _ in parents]
             # A merge: what it took unchanged from another parent was checked in that parent's commits.
             others = [frozenset(c.path for c in changes) for changes in per_parent[1:]]
             inherited = frozenset(c.path for c in per_parent[0] if any(c.path not in o for o in others))
@@ -120,7 +120,7 @@ def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tupl
             report.results.append(Result(commit.sha, commit.subject, ", ".join(p[:12] for p in parents),
                                          sorted(found), sum(map(len, per_parent))))
         for old, new, subject in rewritten:
-            changes = next(diffs)
+            changes = next(pending)
             step = Step(changes, GitSource(repo, checker.blobs.cat, new, folder), prefix=False,
                         restore=f"`git checkout {old[:12]} -- {{path}}` in a new commit, or push without --force")
             report.results.append(Result(new, subject, old[:12], checker.step(step), len(changes)))

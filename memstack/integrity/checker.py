@@ -23,9 +23,9 @@ from memstack.base.times import now_ms
 from memstack.integrity import binderlog, policies, rebuilt, rules, signed, successors
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
-from memstack.integrity.violations import Violation
+from memstack.integrity.violations import Violation, path_problems, shifted
 from memstack.repo import git, objects
-from memstack.repo.git import Change
+from memstack.repo.diffs import Change
 from memstack.repo.sources import GitSource
 
 # A log at least this long is read as a stream when it is added whole or appended to (`streamed`,
@@ -350,28 +350,3 @@ class Checker:
         top = "intake" if place.kind == layout.INTAKE else "kb/facts"
         return [rules.tag_clash(path, place.agent, other, tag) for other in step.source.listdir(top)
                 if other != place.agent and ids.agent_tag(other) == tag]
-
-
-def path_problems(change: Change, place: Place) -> list[Violation]:
-    """I7 and stray files: what is wrong with a new or changed path itself."""
-    path = change.path
-    if change.new_mode == git.SYMLINK:
-        return [Violation(path, 0, "I7", "is a symlink", "replace it with a regular file; memstack refuses symlinks")]
-    if change.new_mode == git.GITLINK:
-        return [Violation(path, 0, "I7", "is a submodule", "remove it; a store holds only regular files")]
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return [Violation(path.encode("utf-8", "surrogateescape").decode("utf-8", "replace"), 0, "I7",
-                          "the path is not UTF-8", "rename it (`git mv`)")]
-    if place.kind == layout.BAD_NAME:
-        return [Violation(path, 0, "I7", place.problem, "rename it (`git mv`)")]
-    if place.kind == layout.STRAY:
-        return [Violation(path, 0, "I5", f"stray file: {place.problem}",
-                          f"move it out of the layer folder (files there are {layout.expected_shape(path)})")]
-    return []
-
-
-def shifted(found: list[Violation], first: int) -> list[Violation]:
-    """Violations found in a piece of a file whose first line is line `first` of the file."""
-    return [dataclasses.replace(v, line=v.line + first - 1) if v.line else v for v in found]

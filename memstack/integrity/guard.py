@@ -25,7 +25,7 @@ from pathlib import Path
 
 from memstack.base import layout
 from memstack.integrity.violations import Violation
-from memstack.repo import git
+from memstack.repo import diffs, git
 
 DELETED = "refs/memstack/"
 ALLOW_CONFIG = "memstack.allowDeleteBranch"
@@ -74,8 +74,8 @@ def _memory_commits(repo: Path, tip: str, keep: Sequence[str], folder: str = "")
         parent = commit.parents[0] if commit.parents else None
         base = trees.get(parent) if parent else git.EMPTY_TREE
         pairs.append((base or git.rev_parse(repo, f"{parent}^{{tree}}") or git.EMPTY_TREE, commit.tree))
-    diffs = git.tree_diffs(repo, pairs, folder) if pairs else []
-    return [c for c, changes in zip(listed, diffs, strict=True)
+    per_pair = diffs.tree_diffs(repo, pairs, folder) if pairs else []
+    return [c for c, changes in zip(listed, per_pair, strict=True)
             if any(layout.classify(ch.path).memory for ch in changes)]
 
 

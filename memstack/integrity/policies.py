@@ -21,7 +21,7 @@ from memstack.integrity import identity, rules
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.violations import Violation
-from memstack.repo.git import Change
+from memstack.repo.diffs import Change
 
 # A line of memstack.yaml that may hold the `secrets:` key: not a whole-line comment, and the word
 # or a double-quoted escape (which could spell it).

@@ -17,8 +17,8 @@ from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.violations import Violation
 from memstack.kb import viewpatch, views
-from memstack.repo import git, objects
-from memstack.repo.git import Change
+from memstack.repo import diffs, git, objects
+from memstack.repo.diffs import Change
 from memstack.repo.sources import GitSource
 
 
@@ -29,7 +29,7 @@ def target(step: Step) -> str | None | Literal[False]:
         return False
     if isinstance(step.source, GitSource):
         return step.source.rev
-    return git.WORKTREE if step.worktree is not None else False
+    return diffs.WORKTREE if step.worktree is not None else False
 
 
 def views_of(step: Step, repo: Path, folder: str, blobs: Blobs) -> dict[str, files.Data]:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.integrity.violations import Violation
-from memstack.repo.git import Change
+from memstack.repo.diffs import Change
 from memstack.repo.sources import Source
 
 

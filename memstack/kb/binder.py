@@ -11,8 +11,9 @@ from typing import Any
 
 from memstack.base import jsonio, schemas
 from memstack.base.errors import bad
-from memstack.base.files import append_line, locked, read_log
+from memstack.base.files import append_line, locked
 from memstack.base.layout import DECISIONS, LEDGER
+from memstack.base.logfiles import read_log
 from memstack.base.secrets import refuse_secrets
 
 PAST = {"ratify": "ratified", "reject": "rejected"}

@@ -21,7 +21,7 @@ and the checks pay nothing for it.
 from collections.abc import Iterable
 from typing import Any
 
-from memstack.base import files, jsonio, layout, schemas
+from memstack.base import files, jsonio, layout, logfiles, schemas
 from memstack.base.errors import bad
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import iso
@@ -130,7 +130,7 @@ def decide(store: Any, fact_id: str, decision: str, by: str, now: int, note: str
     if problems:
         raise bad(problems[0].split(":", 1)[0], None, "{why}", why=problems[0].split(": ", 1)[-1])
     with files.locked(store, layout.DECISIONS + ".decide"):
-        earlier = [d for d in files.read_log(store, layout.DECISIONS) if d.get("fact_id") == fact_id]
+        earlier = [d for d in logfiles.read_log(store, layout.DECISIONS) if d.get("fact_id") == fact_id]
         if earlier:
             raise bad("ID", repr(fact_id), "already {done} by {by} (one decision per side)",
                       done=binder.PAST[earlier[0]["decision"]], by=earlier[0]["by"])

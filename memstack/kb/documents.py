@@ -14,7 +14,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from memstack.base import files, jsonio, layout, limits
+from memstack.base import files, jsonio, layout, limits, logfiles
 from memstack.base.errors import bad, os_problem
 from memstack.base.files import append_line, create_exclusive, locked
 from memstack.base.names import check_printable
@@ -104,7 +104,7 @@ def _identity(path: Path) -> tuple[int, int]:
 
 def filed(store: Path) -> list[dict[str, Any]]:
     """Every document entry of the Binder, in the order filed."""
-    return [d for d in files.read_log(store, layout.DECISIONS) if d.get("kind") == "file"]
+    return [d for d in logfiles.read_log(store, layout.DECISIONS) if d.get("kind") == "file"]
 
 
 def file_document(store: Path, path: Path, by: str, now_ms: int, note: str | None = None, *,

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memstack.base import files, jsonio, layout
+from memstack.base import jsonio, layout, logfiles
 from memstack.base.errors import bad
 from memstack.base.files import append_line, locked
 from memstack.base.names import check_printable
@@ -21,7 +21,7 @@ FIELDS = {"from": "--from", "to": "--to", "relation": "--relation"}
 
 def all_edges(store: Path) -> list[dict[str, Any]]:
     """Every edge of the Binder, in the order confirmed."""
-    return [d for d in files.read_log(store, layout.DECISIONS) if d.get("kind") == "edge"]
+    return [d for d in logfiles.read_log(store, layout.DECISIONS) if d.get("kind") == "edge"]
 
 
 def add(store: Path, source: str, target: str, relation: str, by: str, now_ms: int,

@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 import orjson
 
-from memstack.base import files, jsonio, progress
+from memstack.base import jsonio, logfiles, progress
 from memstack.base.errors import MemstackError
 from memstack.kb import factfiles, facts
 from memstack.kb.facts import Fact
@@ -32,7 +32,7 @@ def stored(store: Path, at: int | None = None) -> Iterator[Fact]:
         with open(store / relpath, "rb") as lines:
             for number, line in enumerate(lines, start=1):
                 if not line.endswith(b"\n"):
-                    files.check_tail(store / relpath, relpath)  # a torn last line: say so
+                    logfiles.check_tail(store / relpath, relpath)  # a torn last line: say so
                 fact = jsonio.loads(line, f"{relpath}:{number}")
                 if not isinstance(fact, dict):
                     raise MemstackError(f"{relpath}:{number}: I5 a line must be a JSON object — repair the line")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from memstack.base import files, jsonio, schemas
+from memstack.base import files, jsonio, logfiles, schemas
 from memstack.base.errors import MemstackError
 from memstack.base.names import NAME_RE
 from memstack.base.secrets import refuse_secrets_in
@@ -69,7 +69,7 @@ def list_files(store: Path) -> list[tuple[str, os.stat_result]]:
 
 
 def read(store: Path, relpath: str) -> list[Fact]:
-    return files.read_jsonl(store / relpath, relpath)
+    return logfiles.read_jsonl(store / relpath, relpath)
 
 
 def scan(store: Path) -> Iterator[Fact]:
@@ -169,10 +169,10 @@ def close(store: Path, relpath: str, closings: Sequence[Closing], noted: Rewritt
             raise MemstackError(f"{relpath}: no such fact file")
         data = path.read_bytes()
         if data and not data.endswith(b"\n"):
-            files.check_tail(path, relpath)
-        marker = files.conflict_marker(data)  # held whole already: a byte search per marker
+            logfiles.check_tail(path, relpath)
+        marker = logfiles.conflict_marker(data)  # held whole already: a byte search per marker
         if marker >= 0:
-            raise files.conflicted(relpath, data.count(NEWLINE, 0, marker) + 1, data[marker:marker + 7])
+            raise logfiles.conflicted(relpath, data.count(NEWLINE, 0, marker) + 1, data[marker:marker + 7])
         found = find_lines(data, [c.fact_id for c in closings], relpath)
         spans = []
         for closing, (start, end, number) in zip(closings, found, strict=True):

@@ -35,7 +35,7 @@ from memstack.base import files, ids, jsonio
 from memstack.base.layout import DECISIONS, LEDGER
 from memstack.kb import disputes, views, viewtext
 from memstack.kb.routing import FACT_TABLES
-from memstack.repo import git, objects
+from memstack.repo import diffs, git, objects
 from memstack.repo.sources import GitSource, Source
 
 VIEWS = tuple(views.view_path(t) for t in FACT_TABLES) + (views.QUEUE,)
@@ -70,18 +70,18 @@ class Since:
 
 def since(repo: Path, folder: str, blobs: objects.CatFile, target: str | None, new: Source) -> Since | None:
     """From the last commit before `target` whose views changed (None: the index, whose base is sought
-    from HEAD; git.WORKTREE: the work tree; else a commit, sought from its first parent)."""
-    start = "HEAD" if target in (None, git.WORKTREE) else f"{target}^"
+    from HEAD; diffs.WORKTREE: the work tree; else a commit, sought from its first parent)."""
+    start = "HEAD" if target in (None, diffs.WORKTREE) else f"{target}^"
     if git.rev_parse(repo, start) is None:
         return None
     base = git.out(repo, "log", "-1", "--format=%H", start, "--", *(folder + p for p in VIEWS)).strip()
     if not base:
         return None
-    changes = git.changes_since(repo, base, target, ["kb/facts", LEDGER, DECISIONS, *VIEWS], folder)
+    changes = diffs.changes_since(repo, base, target, ["kb/facts", LEDGER, DECISIONS, *VIEWS], folder)
     changed = {c.path: c for c in changes}
     at_base = GitSource(repo, blobs, base, folder)
     found = Since(at_base, _Lazy(lambda p: viewtext.file_text(repo / folder / p)
-                                 if target == git.WORKTREE and p not in changed
+                                 if target == diffs.WORKTREE and p not in changed
                                  else viewtext.blob_text(at_base, p)))
     found.changed = {c.path for c in changes if c.path in VIEWS}
     for change in changes:
@@ -92,7 +92,7 @@ def since(repo: Path, folder: str, blobs: objects.CatFile, target: str | None, n
         elif change.path in (LEDGER, DECISIONS):
             if change.deleted:
                 return None
-            on_disk_now = target == git.WORKTREE
+            on_disk_now = target == diffs.WORKTREE
             if change.added:
                 size = (repo / folder / change.path).stat().st_size if on_disk_now \
                     else int(git.out(repo, "cat-file", "-s", change.new_sha))

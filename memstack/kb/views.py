@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from memstack.base import files, progress
+from memstack.base import files, logfiles, progress
 from memstack.base.jsonio import compact, iter_jsonl, iter_jsonl_pieces
 from memstack.base.layout import DECISIONS, LEDGER
 from memstack.base.spill import Spill, sorted_runs
@@ -84,7 +84,7 @@ def _log(source: Source, relpath: str) -> Iterator[dict[str, Any]]:
 
     if isinstance(source, WorktreeSource):
         path = source.root / relpath
-        return files.iter_jsonl(path, relpath) if path.is_file() else iter(())
+        return logfiles.iter_jsonl(path, relpath) if path.is_file() else iter(())
     return iter_jsonl_pieces(source.stream(relpath), relpath)
 
 

@@ -25,7 +25,7 @@ from memstack.base import config, layout, progress
 from memstack.base.errors import MemstackError
 from memstack.replica import db
 from memstack.replica.tables import BY_KIND, SCHEMA, SYNC_STATE, TABLES, VERSION, Table, copy_lines
-from memstack.repo import git, objects
+from memstack.repo import diffs, git, objects
 
 LOCK_KEY = 0x6D656D737461636B  # "memstack": one sync at a time per database
 
@@ -132,14 +132,14 @@ class _Plan:
     lines: list[int] | None = None  # the new blob's lines to insert (None: all)
 
 
-def _memory_changes(changes: Iterable[git.Change]) -> Iterator[tuple[Table, git.Change]]:
+def _memory_changes(changes: Iterable[diffs.Change]) -> Iterator[tuple[Table, diffs.Change]]:
     for change in changes:
         table = BY_KIND.get(layout.classify(change.path).kind)
         if table is not None:
             yield table, change
 
 
-def _apply_deletes(cur: Any, cat: objects.CatFile, changes: list[git.Change], table: Table,
+def _apply_deletes(cur: Any, cat: objects.CatFile, changes: list[diffs.Change], table: Table,
                    report: Report) -> list[_Plan]:
     """Delete the rows that go; returns what to insert."""
     plans = []
@@ -207,8 +207,8 @@ def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile) -> Report:
             elif not known:
                 _empty(cur)
             old_tree = held[1] if held is not None and known else git.EMPTY_TREE
-            changes = git.tree_diffs(root, [(old_tree, target.tree)])[0]
-            by_table: dict[str, list[git.Change]] = {}
+            changes = diffs.tree_diffs(root, [(old_tree, target.tree)])[0]
+            by_table: dict[str, list[diffs.Change]] = {}
             for table, change in _memory_changes(changes):
                 by_table.setdefault(table.name, []).append(change)
             report.files = sum(len(c) for c in by_table.values())

@@ -155,144 +155,14 @@ def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool:
     return run(cwd, "merge-base", "--is-ancestor", ancestor, descendant, ok=(0, 1)).returncode == 0
 
 
-# ---- raw diffs ------------------------------------------------------------------------------
-
-@dataclass(frozen=True, slots=True)
-class Change:
-    """One path of a raw diff (`--raw -z --no-renames`): what it was and what it became.
-
-    A rename is a deletion plus an addition. `new_sha` is ZERO for a deletion, and
-    also, in a diff against the work tree, for a file git has not hashed yet (read it
-    from disk).
-    """
-
-    path: str
-    status: str  # A added, D deleted, M modified, T type changed (e.g. file -> symlink)
-    old_mode: str  # "000000" when added
-    new_mode: str  # "000000" when deleted
-    old_sha: str
-    new_sha: str
-
-    @property
-    def added(self) -> bool:
-        return self.old_mode == "000000"
-
-    @property
-    def deleted(self) -> bool:
-        return self.new_mode == "000000"
-
-
-def _decode_path(raw: bytes) -> str:
+def decode_path(raw: bytes) -> str:
     # A name that is not UTF-8 survives as surrogates, so the I7 check can name it.
     return raw.decode("utf-8", "surrogateescape")
 
 
-def parse_raw(data: bytes, start: int = 0, stop_at_header: bool = False,
-               prefix: str = "") -> tuple[list[Change], int]:
-    """Raw records from `start`: `:old_mode new_mode old_sha new_sha status` NUL `path` NUL, ...
-
-    With a store `prefix` (`.memory/`), git was asked for that folder only and the paths come
-    back store-relative (the prefix cut off), as the rules expect them.
-    """
-    changes = []
-    cut = len(prefix)
-    pos = start
-    while pos < len(data) and data[pos:pos + 1] == b":":
-        meta_end = data.index(b"\0", pos)
-        path_end = data.index(b"\0", meta_end + 1)
-        old_mode, new_mode, old_sha, new_sha, status = data[pos + 1:meta_end].decode().split(" ")
-        path = _decode_path(data[meta_end + 1:path_end])
-        if path.startswith(prefix):
-            changes.append(Change(path[cut:], status[:1], old_mode, new_mode, old_sha, new_sha))
-        pos = path_end + 1
-    if pos < len(data) and not stop_at_header:
-        raise MemstackError(f"git: unexpected raw diff output at byte {pos}")
-    return changes, pos
-
-
-_RAW = ("--raw", "-z", "--no-renames", "--no-abbrev", "--no-textconv", "--no-ext-diff")
-
-
-def _only(prefix: str) -> tuple[str, ...]:
+def only_folder(prefix: str) -> tuple[str, ...]:
     """The pathspec that limits git to a store folder (nothing for a store at the repository's root)."""
     return ("--", prefix) if prefix else ()
-
-
-def staged_changes(cwd: Path, prefix: str = "") -> tuple[str, list[Change]]:
-    """The index against HEAD (the empty tree before the first commit): what `git commit` would record.
-
-    `cwd` is the repository's top; with a store `prefix` only its folder is diffed (a code-only
-    commit costs one diff-index that finds nothing) and paths are store-relative.
-    """
-    base = "HEAD" if has_commits(cwd) else EMPTY_TREE
-    data = run(cwd, "--literal-pathspecs", "diff-index", "--cached", *_RAW, base, *_only(prefix)).stdout
-    return base, parse_raw(data, prefix=prefix)[0]
-
-
-def worktree_changes(cwd: Path, prefix: str = "") -> tuple[str, list[Change]]:
-    """The work tree (tracked and untracked, git-ignored left out) against HEAD or the empty tree.
-
-    Every new side that is not a deletion has `new_sha` ZERO: read it from disk (`cwd / prefix / path`).
-    """
-    base = "HEAD" if has_commits(cwd) else EMPTY_TREE
-    # `git diff`, not `diff-index`: it compares the content of stat-dirty files rather than listing them.
-    data = run(cwd, "--literal-pathspecs", "diff", "--no-color", *_RAW, base, *_only(prefix)).stdout
-    tracked = [Change(c.path, c.status, c.old_mode, c.new_mode, c.old_sha, ZERO)
-               for c in parse_raw(data, prefix=prefix)[0]]
-    others = run(cwd, "--literal-pathspecs", "ls-files", "-z", "--others", "--exclude-standard",
-                 *_only(prefix)).stdout
-    for raw in others.split(b"\0"):
-        if raw and not raw.endswith(b"/"):
-            path = _decode_path(raw)
-            mode = SYMLINK if os.path.islink(cwd / path) else "100644"
-            tracked.append(Change(path[len(prefix):], "A", "000000", mode, ZERO, ZERO))
-    return base, tracked
-
-
-def tree_diffs(cwd: Path, pairs: Sequence[tuple[str, str]], prefix: str = "") -> list[list[Change]]:
-    """The raw diff of each (old tree, new tree) pair, from one `git diff-tree --stdin`.
-
-    Given two trees a line, diff-tree echoes the line `old new` before each diff, empty or not,
-    so the answers come back one per pair, in order.
-    """
-    if not pairs:
-        return []
-    request = "".join(f"{old} {new}\n" for old, new in pairs).encode()
-    data = run(cwd, "--literal-pathspecs", "diff-tree", "--stdin", "-r", *_RAW, *_only(prefix),
-               input=request).stdout
-    diffs: list[list[Change]] = []
-    pos = 0
-    for old, new in pairs:
-        header = f"{old} {new}\n".encode()
-        if not data.startswith(header, pos):
-            raise MemstackError(f"git diff-tree: expected the diff of {old} {new} at byte {pos}")
-        changes, pos = parse_raw(data, pos + len(header), stop_at_header=True, prefix=prefix)
-        diffs.append(changes)
-    return diffs
-
-
-WORKTREE = "worktree"  # a target of `changes_since`: the work tree, untracked files included
-
-
-def changes_since(cwd: Path, base: str, target: str | None, paths: Sequence[str], prefix: str = "") -> list[Change]:
-    """The raw diff from commit `base` to `target` (None: the index; WORKTREE: the work tree, where a
-    new side has `new_sha` ZERO and untracked files count as added; else a commit), limited to
-    `paths` (store-relative)."""
-    spec = ["--", *(prefix + p for p in paths)]
-    if target is None:
-        args = ["diff-index", "--cached", *_RAW, base, *spec]
-    elif target == WORKTREE:
-        args = ["diff", "--no-color", *_RAW, base, *spec]
-    else:
-        args = ["diff-tree", "-r", *_RAW, base, target, *spec]
-    changes = parse_raw(run(cwd, "--literal-pathspecs", *args).stdout, prefix=prefix)[0]
-    if target != WORKTREE:
-        return changes
-    changes = [Change(c.path, c.status, c.old_mode, c.new_mode, c.old_sha, ZERO) for c in changes]
-    others = run(cwd, "--literal-pathspecs", "ls-files", "-z", "--others", "--exclude-standard", *spec).stdout
-    changes += [Change(_decode_path(raw)[len(prefix):], "A", "000000", "100644", ZERO, ZERO)
-                for raw in others.split(b"\0") if raw and not raw.endswith(b"/")]
-    return changes
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,21 +194,21 @@ def commits(cwd: Path, *revs: str) -> list[Commit]:
 def ls_files(cwd: Path, folder: str) -> list[str]:
     """The index's paths under `folder` (recursive)."""
     data = run(cwd, "--literal-pathspecs", "ls-files", "-z", "--", f"{folder}/").stdout
-    return [_decode_path(raw) for raw in data.split(b"\0") if raw]
+    return [decode_path(raw) for raw in data.split(b"\0") if raw]
 
 
 def index_blobs(cwd: Path, prefix: str = "") -> dict[str, str]:
     """The blob id of every file the index holds in the store folder `prefix` (store-relative paths),
     as `:path` names it: stage 0 only (a conflicted path is no file there), submodules left out. One
     `git ls-files -s`."""
-    data = run(cwd, "--literal-pathspecs", "ls-files", "-s", "-z", *_only(prefix)).stdout
+    data = run(cwd, "--literal-pathspecs", "ls-files", "-s", "-z", *only_folder(prefix)).stdout
     found = {}
     for raw in data.split(b"\0"):
         meta, tab, path = raw.partition(b"\t")
         if not tab:
             continue
         mode, sha, stage = meta.decode().split(" ")
-        name = _decode_path(path)
+        name = decode_path(path)
         if stage == "0" and mode != GITLINK and name.startswith(prefix):
             found[name[len(prefix):]] = sha
     return found
@@ -354,7 +224,7 @@ def files_holding(cwd: Path, folder: str, needles: Sequence[bytes]) -> set[str] 
                     "--", folder, env=no_git_env(), ok=(0, 1)).stdout
     except MemstackError:
         return None
-    paths = {_decode_path(raw) for raw in found.split(b"\0") if raw}
+    paths = {decode_path(raw) for raw in found.split(b"\0") if raw}
     return paths if all(path.startswith(f"{folder}/") for path in paths) else None  # not as asked: look everywhere
 
 
@@ -365,7 +235,7 @@ def store_configs(cwd: Path, rev: str | None = None) -> list[str]:
         data = run(cwd, "ls-files", "-z", "--", "memstack.yaml", ":(glob)**/memstack.yaml").stdout
     else:
         data = run(cwd, "ls-tree", "-r", "-z", "--name-only", rev).stdout
-    names = (_decode_path(raw) for raw in data.split(b"\0") if raw)
+    names = (decode_path(raw) for raw in data.split(b"\0") if raw)
     return sorted(name for name in names if name == "memstack.yaml" or name.endswith("/memstack.yaml"))
 
 
@@ -377,7 +247,7 @@ def store_configs_touched(cwd: Path, revs: Sequence[str]) -> list[str]:
                ":(glob)**/memstack.yaml", ok=(0, 128))
     if proc.returncode != 0:
         return []
-    names = {_decode_path(raw.strip(b"\n")) for raw in proc.stdout.split(b"\0") if raw.strip(b"\n")}
+    names = {decode_path(raw.strip(b"\n")) for raw in proc.stdout.split(b"\0") if raw.strip(b"\n")}
     return sorted(name for name in names if name == "memstack.yaml" or name.endswith("/memstack.yaml"))
 
 
@@ -387,7 +257,7 @@ def tree_names(data: bytes) -> list[str]:
     pos = 0
     while pos < len(data):
         nul = data.index(b"\0", pos)
-        names.append(_decode_path(data[data.index(b" ", pos) + 1:nul]))
+        names.append(decode_path(data[data.index(b" ", pos) + 1:nul]))
         pos = nul + 1 + 20
     return names
 

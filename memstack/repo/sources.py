@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
-from memstack.base import files
+from memstack.base import logfiles
 from memstack.repo import git, objects
 
 
@@ -39,7 +39,7 @@ class WorktreeSource:
         path = self.root / relpath
         if not path.is_file():
             return iter(())
-        files.check_tail(path, relpath)
+        logfiles.check_tail(path, relpath)
         return objects.file_pieces(path)
 
     def listdir(self, relpath: str) -> list[str]:

@@ -18,7 +18,7 @@ from memstack.base import layout, progress, secrets
 from memstack.base.errors import MemstackError, bad
 from memstack.integrity import check
 from memstack.kb.facts import superseded_by_change
-from memstack.repo import git, objects
+from memstack.repo import diffs, git, objects
 from memstack.review.workspace import Workspace, dump, key
 
 BATCH = 2_000  # records redacted and written together
@@ -99,7 +99,7 @@ class _Reader:
     def lines(self, sha: str) -> Iterator[bytes]:
         return iter(()) if git.is_zero(sha) else objects.lines(self.blobs.stream(sha))
 
-    def new_lines(self, change: git.Change) -> Iterator[dict[str, Any]]:
+    def new_lines(self, change: diffs.Change) -> Iterator[dict[str, Any]]:
         """The records of the lines the new side has and the old one has not (an append-only log's new lines).
 
         An append (the new side starts with the old one's bytes, which end a line) costs a digest of each
@@ -151,7 +151,7 @@ class _Reader:
     def redacted(self, items: list[Any]) -> list[Any]:
         return secrets.redact(items, self.review.policy)
 
-    def intake(self, change: git.Change) -> None:
+    def intake(self, change: diffs.Change) -> None:
         for batch in _batches(self.new_lines(change)):
             for record in batch:
                 self.intake_counts.setdefault(str(record.get("agent")), Counter())[str(record.get("tier"))] += 1
@@ -160,14 +160,14 @@ class _Reader:
                                 ((self.workspace.seq(), key(r.get("created_at")), key(r.get("id")), str(s.get("agent")),
                                   str(s.get("id")), dump(s)) for r, s in zip(batch, shown, strict=True)))
 
-    def routed(self, change: git.Change) -> None:
+    def routed(self, change: diffs.Change) -> None:
         for batch in _batches(self.new_lines(change)):
             self.promotions.update(str(line.get("sub_tier")) for line in batch)
             waiting = [str(line.get("intake_id")) for line in batch if line.get("sub_tier") == "binder"]
             self.db.executemany("INSERT INTO waiting VALUES (?, ?)",
                                 ((self.workspace.seq(), rid) for rid in self.redacted(waiting)))
 
-    def binder(self, change: git.Change) -> None:
+    def binder(self, change: diffs.Change) -> None:
         for batch in _batches(self.new_lines(change)):
             decisions = self.redacted([d for d in batch if d.get("kind") is None])
             self.workspace.add_items("binder", decisions)
@@ -176,7 +176,7 @@ class _Reader:
             self.workspace.add_items("binder_edges", self.redacted([d for d in batch if d.get("kind") == "edge"]))
             self.workspace.add_items("binder_files", self.redacted([d for d in batch if d.get("kind") == "file"]))
 
-    def facts(self, change: git.Change) -> None:
+    def facts(self, change: diffs.Change) -> None:
         """Facts the new side adds (by id), and the facts it supersedes (`superseded_by_change`): those it
         closes that were open, and those it adds already closed."""
         had_old = not git.is_zero(change.old_sha)
@@ -208,7 +208,7 @@ class _Reader:
                                   fact.get("superseded_by") if isinstance(fact.get("superseded_by"), str) else None,
                                   dump(s)) for (_, fact), s in zip(closed, shown, strict=True)))
 
-    def read(self, change: git.Change) -> None:
+    def read(self, change: diffs.Change) -> None:
         place = layout.classify(change.path)
         if place.kind == layout.INTAKE:
             self.intake(change)
@@ -249,7 +249,7 @@ def read_range(repo: Path, spec: str, folder: str = "") -> Review:
         if git.rev_parse(repo, f"{end}^{{commit}}") is None:
             raise bad("range", repr(spec), "no commit {end!r} in {repo}", end=end, repo=repo)
     base = git.run(repo, "merge-base", ends[0], ends[1], ok=(0, 1)).stdout.decode().strip() or git.EMPTY_TREE
-    changes = git.tree_diffs(repo, [(git.rev_parse(repo, f"{base}^{{tree}}") or git.EMPTY_TREE,
+    changes = diffs.tree_diffs(repo, [(git.rev_parse(repo, f"{base}^{{tree}}") or git.EMPTY_TREE,
                                      git.rev_parse(repo, f"{ends[1]}^{{tree}}") or git.EMPTY_TREE)],
                              folder)[0]
     try:

@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from memstack.base import files, jsonio, layout
+from memstack.base import files, jsonio, layout, logfiles
 from memstack.base.times import iso
 from memstack.kb import disputes as disputes_module
 from memstack.kb.index.build import freshness
@@ -110,7 +110,7 @@ def pending_intake(store: Path, per_file: dict[str, int], memory: dict[str, Any]
 
 
 def binder_waiting(store: Path, to_binder: set[str], index_fresh: bool) -> dict[str, int | None]:
-    decided = {d.get("intake_id") for d in files.read_log(store, layout.DECISIONS)}
+    decided = {d.get("intake_id") for d in logfiles.read_log(store, layout.DECISIONS)}
     disputes = None
     if index_fresh:
 

@@ -8,7 +8,7 @@ from check_support import JAN, closed, fact, fid, jsonl
 from memstack.base import layout
 from memstack.integrity import rules
 from memstack.integrity.violations import Violation
-from memstack.repo import git
+from memstack.repo import diffs, git
 
 RESTORE = "`git checkout HEAD -- x`"
 line_text = st.binary(min_size=1, max_size=20).filter(lambda b: b"\n" not in b)
@@ -146,7 +146,7 @@ def test_layout_knows_every_memory_file(path: str, kind: str) -> None:
 def test_raw_diff_and_tree_parsing() -> None:
     raw = (b":100644 100644 " + b"a" * 40 + b" " + b"b" * 40 + b" M\0with space.md\0"
            b":000000 120000 " + b"0" * 40 + b" " + b"c" * 40 + b" A\0link\0")
-    changes, end = git.parse_raw(raw)
+    changes, end = diffs.parse_raw(raw)
     assert end == len(raw)
     assert [(c.path, c.status, c.added, c.deleted) for c in changes] == [("with space.md", "M", False, False),
                                                                          ("link", "A", True, False)]

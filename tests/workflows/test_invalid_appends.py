@@ -1,7 +1,7 @@
 """A write never appends to a file that is not valid JSONL where the append would continue it: git
 conflict markers left by a merge (memstack's merge driver leaves them for a fact it cannot settle), or a
 last line that is not a JSON object. The write is exit 2, one line naming the file and the line, and
-nothing is written. The check reads at most the file's last megabyte (files.check_appendable).
+nothing is written. The check reads at most the file's last megabyte (logfiles.check_appendable).
 """
 
 from pathlib import Path

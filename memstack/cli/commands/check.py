@@ -9,7 +9,7 @@ from typing import Any
 from memstack.base import layout, progress
 from memstack.base.errors import MemstackError, bad
 from memstack.base.output import emit
-from memstack.repo import git, store
+from memstack.repo import diffs, git, store
 
 HELP = """\
 Checks memory changes against the invariants I1-I8 and lists every violation as
@@ -109,7 +109,7 @@ def _revs(args: Any, lines: list[str]) -> list[str]:
 
 def _no_store(repo: Path) -> int:
     """No store to check against: fine for a code-only change, an error when memory files are staged."""
-    _, changes = git.staged_changes(repo)
+    _, changes = diffs.staged_changes(repo)
     looks = [c.path for c in changes if _memory_like(c.path, layout)]
     if looks:
         raise MemstackError.marked("memory files staged ({looks}) but no memstack store (memstack.yaml) in {repo}:"

@@ -11,7 +11,7 @@ from memstack.base.errors import MemstackError
 from memstack.boot import context as boot
 from memstack.integrity import buildmemo
 from memstack.kb import viewpatch, views
-from memstack.repo import git, objects
+from memstack.repo import diffs, git, objects
 from memstack.repo.sources import WorktreeSource
 from memstack.repo.store import folder_of
 
@@ -46,7 +46,7 @@ def patched_views(store: Path, source: WorktreeSource) -> dict[str, files.Data]:
         return views.build(source)
     top, folder = folder_of(store)
     with objects.CatFile(top, git.no_git_env()) as blobs:  # a whole build is recorded for the commit's check
-        return viewpatch.views_of(top, folder, blobs, git.WORKTREE, source,
+        return viewpatch.views_of(top, folder, blobs, diffs.WORKTREE, source,
                                   build=partial(buildmemo.build, top, folder))
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memstack.base import files, jsonio, layout, progress, schemas
+from memstack.base import jsonio, layout, logfiles, progress, schemas
 from memstack.base.errors import MemstackError
 from memstack.base.times import parse_ts
 from memstack.workflows.promote import pending
@@ -123,7 +123,7 @@ def load_intake(store: Path, gathered: Pending, marks: dict[str, list[int]]) -> 
         st = path.stat()
         data = path.read_bytes()
         if data and not data.endswith(b"\n"):
-            files.check_tail(path, relpath)
+            logfiles.check_tail(path, relpath)
         for number, record in enumerate(jsonio.iter_jsonl(data, relpath), start=1):
             gathered.take(relpath, number, record)
         marks[relpath] = pending.mark(path, data, st)
@@ -146,7 +146,7 @@ def read_ledger(store: Path) -> tuple[set[str | None], list[dict[str, Any]], dic
     files_of: dict[str, str | None] = {}
     path = store / layout.LEDGER
     if path.exists():
-        for line in files.iter_jsonl(path, layout.LEDGER):
+        for line in logfiles.iter_jsonl(path, layout.LEDGER):
             ident = line.get("intake_id")
             done.add(ident)
             if ident in ratify:

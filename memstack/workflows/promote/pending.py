@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memstack.base import files, jsonio
+from memstack.base import files, jsonio, logfiles
 from memstack.base.layout import DECISIONS, LEDGER
 from memstack.base.times import day, parse_ts
 
@@ -152,7 +152,7 @@ def _since(store: Path, state: dict[str, Any], size: int, take: Take) -> Found |
             if len(data) < start or zlib.crc32(data[:start]) != known[1]:
                 return None  # not the file that was read, grown
         if data and not data.endswith(b"\n"):
-            files.check_tail(path, relpath)
+            logfiles.check_tail(path, relpath)
         first = data.count(b"\n", 0, start) + 1
         for number, record in enumerate(jsonio.iter_jsonl(data[start:], relpath, first), first):
             if record.get("id") not in found.done:  # routed since by an interrupted run
