@@ -150,10 +150,15 @@ def _binder(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) 
         out.add(f"### Binder decisions ({_n(decided, 'decision')})", "")
         for d in binder.decisions(review, bound.n):
             note = f" — {_cell(d['note'])}" if d.get("note") else ""
-            out.add(f"- {d.get('decision')} by {_cell(d.get('by'))} at {_when(d.get('decided_at'))}:"
+            out.add(f"- {d.get('decision')} by {_who(d)} at {_when(d.get('decided_at'))}:"
                     f" {_about(d, review.tip)}{note}")
         out.add(*bound.bullet(decided, "decision"), "")
     _confirmed(review, out, bound, counts)
+
+
+def _who(line: dict[str, Any]) -> str:
+    """Who made a Binder line; one an agent made over MCP says so (it is no person's decision)."""
+    return _cell(line.get("by")) + (" (agent, over MCP)" if line.get("via") == "mcp" else "")
 
 
 def _confirmed(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) -> None:
@@ -170,7 +175,7 @@ def _confirmed(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int
         out.add(f"### {title} ({count})", "")
         for e in review.workspace.items(section, bound.n):
             note = f" — {_cell(e['note'])}" if e.get("note") else ""
-            out.add(f"{line(e)} by {_cell(e.get('by'))} at {_when(e.get('decided_at'))}{note}")
+            out.add(f"{line(e)} by {_who(e)} at {_when(e.get('decided_at'))}{note}")
         out.add(*bound.bullet(count, "item"), "")
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from fact_support import fact, line
 from helpers import git, memstack
+from mcp_support import ok as mcp_ok
+from mcp_support import run, server
 
 FACTS = "kb/facts/alice/2026-01.jsonl"
 
@@ -95,6 +97,27 @@ def test_a_record_decided_in_the_range_is_listed_as_decided_not_waiting(store: P
     assert decision["record"]["content"] == "maybe idea 1" and later["binder_waiting"] == []
     text = ok(store, "review", f"{promoted}..HEAD")
     assert f"`{waiting[1]}` alice: maybe idea 1" in text and "recorded before this range" not in text
+
+
+def test_a_decision_an_agent_made_over_mcp_is_shown_as_the_agent_s(store: Path) -> None:
+    """A Binder line made over MCP is the agent's (`via: mcp`): the review says so, so no reader takes it
+    for a person's decision."""
+    base = git(store, "rev-parse", "HEAD").stdout.strip()
+    ok(store, "intake", "write", "--content", "maybe idea", "--created-at", "2026-01-01T10:00:00Z")
+    commit(store, "idea")
+    ok(store, "promote", "--now-ts", "2026-01-02T00:00:00Z")
+    [waiting] = [json.loads(x)["intake_id"] for x in (store / "kb/promotions.jsonl").read_text().splitlines()]
+
+    async def session() -> None:
+        async with server("--agent", "alice", cwd=store) as client:
+            assert (await mcp_ok(client, "binder_ratify", id=waiting))["via"] == "mcp"
+    run(session)
+    commit(store, "alice ratifies over MCP")
+
+    [decision] = review(store, f"{base}..HEAD")["binder"]
+    assert (decision["by"], decision["via"]) == ("alice", "mcp")
+    text = ok(store, "review", f"{base}..HEAD")
+    assert any(x.startswith("- ratify by alice (agent, over MCP) at ") for x in text.splitlines()), text
 
 
 def test_promote_and_review_of_its_commit_count_the_same_facts_superseded(store: Path) -> None:
