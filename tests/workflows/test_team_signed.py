@@ -76,6 +76,22 @@ def refused_at_every_gate(bob: Path, remote: Path) -> None:
     assert git(bob, "status", "--porcelain").stdout == ""
 
 
+def unsigned_refused(pat: Path, remote: Path) -> None:
+    """Pat's decision staged, committed without his signature: the pre-commit hook refuses it where the clone
+    does not sign, and a commit that skipped the hook is refused by the pre-push and pre-receive hooks (which
+    verify signatures); Pat takes the commit back, his decision staged again."""
+    before = tip(remote)
+    unset = git(pat, "-c", "commit.gpgsign=false", "commit", "-qm", "Pat ratifies, unsigned", check=False)
+    assert unset.returncode != 0 and "does not sign its commits" in unset.stdout + unset.stderr, unset.stdout
+    git(pat, "commit", "-qm", "Pat ratifies, unsigned", "--no-verify", "--no-gpg-sign")
+    pushed = git(pat, "push", "-q", "origin", "main", check=False)
+    assert pushed.returncode != 0 and "is not signed (binder.require_signed)" in pushed.stdout + pushed.stderr
+    forced = git(pat, "push", "-q", "--no-verify", "origin", "main", check=False)
+    assert forced.returncode != 0 and "is not signed (binder.require_signed)" in forced.stderr, forced.stderr
+    assert tip(remote) == before
+    git(pat, "reset", "-q", "--soft", "HEAD~1")
+
+
 def the_team_plays(tmp_path: Path, pat_key: Path) -> dict[str, Any]:
     """The whole scenario; returns what the checks need."""
     remote, alice, bob, pat = (tmp_path / name for name in ("remote.git", "alice", "bob", "pat"))
@@ -141,6 +157,7 @@ def the_team_plays(tmp_path: Path, pat_key: Path) -> dict[str, Any]:
     wednesday = next(f["id"] for f in recalled if f["object"] == "wednesday")
     cli(pat, "binder", "ratify", wednesday, "--by", "Pat", "--note", "the release train leaves on wednesday")
     git(pat, "add", "-A")
+    unsigned_refused(pat, remote)
     git(pat, "commit", "-qm", "Pat ratifies wednesday")  # the pre-commit hook: Pat's clone signs with his key
     signed = git(pat, "rev-parse", "HEAD").stdout.strip()
     git(pat, "push", "-q", "origin", "main")  # pre-push, then the remote's pre-receive, verify the signature
