@@ -195,6 +195,16 @@ def memstack_handoff(store: Path, text: str) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+def session_start(clone: Path, agent: str) -> str:
+    """The boot context `memstack hook session-start` gives Claude Code, without the clone's own path."""
+    event = json.dumps({"hook_event_name": "SessionStart", "session_id": f"{agent}-1", "source": "startup"})
+    proc = memstack("--store", str(clone), "hook", "session-start", "--agent", agent, input=event)
+    assert proc.returncode == 0, proc.stderr
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert str(clone) in context
+    return context.replace(str(clone), "STORE")
+
+
 def test_two_agents_and_a_person_share_one_signed_memory(tmp_path: Path) -> None:
     pat_key = ssh_key(tmp_path, "pat")
     team = the_team_plays(tmp_path, pat_key)
@@ -218,8 +228,9 @@ def test_two_agents_and_a_person_share_one_signed_memory(tmp_path: Path) -> None
 
     # the one decision on the remote is Pat's, in the commit his key signed, verifiable with the listed key
     decisions = [json.loads(line) for line in git(remote, "show", "main:kb/binder.jsonl").stdout.splitlines()]
-    assert [(d["intake_id"] if "intake_id" in d else d.get("fact_id"), d["by"], d.get("via"))
-            for d in decisions] == [(team["wednesday"], "Pat", None)], decisions
+    assert [(d.get("fact_id"), d["by"], d.get("via")) for d in decisions] == [(team["wednesday"], "Pat", None)]
+    facts = records(remote, "main", "kb/facts")
+    assert facts[team["friday"]]["valid_to"] is not None and facts[team["wednesday"]]["valid_to"] is None
     allowed = tmp_path / "allowed_signers"
     allowed.write_text(f"Pat {pat_key.with_suffix('.pub').read_text()}")
     verified = git(remote, "-c", f"gpg.ssh.allowedSignersFile={allowed}", "verify-commit", team["signed"],
@@ -230,6 +241,11 @@ def test_two_agents_and_a_person_share_one_signed_memory(tmp_path: Path) -> None
     for agent in ("alice", "bob"):
         shown = [cli(clone, "boot", "show", "--agent", agent) for clone in clones]
         assert shown[0] and shown.count(shown[0]) == 3, shown
+        started = [session_start(clone, agent) for clone in clones]  # what Claude Code's SessionStart hook gets
+        assert started.count(started[0]) == 3 and "deploys decided wednesday" in started[0], started
+        assert "friday" not in started[0], started[0]
+    for clone in clones:  # the hook's session note is no memory: the tree stays clean
+        assert git(clone, "status", "--porcelain").stdout == "", clone.name
     recalled = [cli(clone, "recall", "--subject", SUBJECT, "--json") for clone in clones]
     assert recalled.count(recalled[0]) == 3, recalled
     answer = json.loads(recalled[0])["items"]
