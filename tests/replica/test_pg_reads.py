@@ -127,7 +127,9 @@ def test_mcp_serves_the_read_tools_from_the_replica(store: Path, tmp_path: Path,
             for tool, args in arguments.items():
                 result = await client.call_tool(tool, args)
                 assert not result.is_error, result.content
-                assert result.content[0].text + "\n" == expected[tool], tool
+                assert json.loads(result.content[0].text) == json.loads(expected[tool]), tool  # the same document
+                assert result.content[0].text == json.dumps(json.loads(expected[tool]), separators=(",", ":"),
+                                                            sort_keys=True, ensure_ascii=False), tool  # compact
             refused = await client.call_tool("fact_add", {"subject": "x", "predicate": "y", "object": "z",
                                                           "valid_from": 1})
             assert refused.is_error and "no memstack store here" in refused.content[0].text
