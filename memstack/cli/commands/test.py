@@ -1,0 +1,52 @@
+"""`memstack test [FILE]`: run a store's memory tests (docs/memory-tests.md); exit 1 when one fails."""
+
+from typing import Any
+
+from memstack.base.output import emit, plural, shown
+from memstack.cli.commands import doc
+from memstack.repo.store import open_store
+
+
+def register(sub: Any, common: Any) -> None:
+    p = sub.add_parser("test", parents=[common],
+                       help="run the store's memory tests (memory-tests.yaml): exit 1 when a case fails",
+                       **doc("Run the store's memory tests: each case a search or a recall, and the ids or text"
+                             " its first k answers must hold (expect) and must not hold (expect_not). Prints a"
+                             " line per case, PASS or FAIL and why; exits 1 when a case fails, 2 when the file is"
+                             " malformed. Reads; writes nothing but the indexes' caches in .memstack/"
+                             " (docs/memory-tests.md).",
+                             "memstack test", "memstack test checks/deploys.yaml --json"))
+    p.add_argument("file", nargs="?", metavar="FILE",
+                   help="the tests to run (default memory-tests.yaml at the store's root)")
+    p.set_defaults(func=run)
+
+
+def render(document: dict[str, Any]) -> str:
+    lines = []
+    for case in document["cases"]:
+        lines.append(f"{'PASS' if case['passed'] else 'FAIL'}  {case['index']:>3}  {shown(case['name'])}")
+        for entry in case["missing"]:
+            lines.append(f"           missing {shown(repr(entry))}: not among the first {_answers(case['k'])}"
+                         f" ({case['answered']} answered)")
+        for found in case["present"]:
+            what = " ".join(str(x) for x in (found["where"], found["id"]) if x)
+            lines.append(f"           present {shown(repr(found['entry']))} (expect_not): answer {found['rank']}"
+                         + (f", {what}" if what else ""))
+    total = len(document["cases"])
+    if not total:
+        return f"{document['file']}: no cases, nothing to check"
+    lines.append(f"{plural(total, 'case')}: {document['passed']} passed, {document['failed']} failed"
+                 f" ({document['file']})")
+    return "\n".join(lines)
+
+
+def _answers(k: int) -> str:
+    return "answer" if k == 1 else f"{k} answers"
+
+
+def run(args: Any) -> int:
+    from memstack.api.memtests import memory_tests_document  # lazy: --help stays quick
+
+    document = memory_tests_document(open_store(args.store), args.file)
+    emit(args, document, lambda: render(document))
+    return 1 if document["failed"] else 0
