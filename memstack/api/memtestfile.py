@@ -82,9 +82,11 @@ def _parse(text: str, shown: str) -> Any:
     try:
         return yaml.load(text)
     except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
+        mark, context = exc.problem_mark or exc.context_mark, exc.context_mark
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise MemstackError(f"{shown}: not valid YAML{where}: {exc.problem or exc.context}") from None
+        during = f" ({exc.context} from line {context.line + 1})" if exc.problem and exc.context and context \
+            else ""
+        raise MemstackError(f"{shown}: not valid YAML{where}: {exc.problem or exc.context}{during}") from None
     except YAMLError as exc:
         raise MemstackError(f"{shown}: not valid YAML: {exc}".replace("\n", " ")) from None
 
