@@ -125,7 +125,8 @@ def _worded(error: Any, document: Any, shown: str) -> str:
         return _refused(shown, index, name, "recall.subject", "missing: recall: {subject: S}").message
     if field in ("expect", "expect_not") and len(fields) > 1:
         return _refused(shown, index, name, f"{field}[{int(fields[1]) + 1}]", "must be non-empty text").message
-    reason = _TYPES.get(fields[-1], error.message)
+    reason = "must list at least one id or text" if error.validator == "minItems" else \
+        _TYPES.get(fields[-1], error.message)
     return _refused(shown, index, name, ".".join(fields), reason).message
 
 

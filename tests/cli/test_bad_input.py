@@ -188,6 +188,7 @@ CASES = [
     (_args("test", "{dir}/mt-same-name.yaml"), "case 2 'deploy day': name: case 1 has this name too"),
     (_args("test", "{dir}/mt-recall-as-of.yaml"), "case 1 'then': as_of: recall answers at valid_at only"),
     (_args("test", "{dir}/mt-absent.yaml"), "mt-absent.yaml: no such file"),
+    (_args("test", "{dir}/mt-empty-expect.yaml"), "case 1 'deploy day': expect: must list at least one"),
 ]
 
 
@@ -256,5 +257,6 @@ MEMORY_TESTS = {
     "mt-expect-text.yaml": "- name: deploy day\n  search: deploys\n  expect: monday\n",
     "mt-nothing-expected.yaml": "- name: deploy day\n  search: deploys\n",
     "mt-same-name.yaml": _DEPLOY + _DEPLOY,
+    "mt-empty-expect.yaml": "- name: deploy day\n  search: deploys\n  expect: []\n",
     "mt-recall-as-of.yaml": "- name: then\n  recall: {subject: deploys}\n  as_of: now\n  expect: [monday]\n",
 }
