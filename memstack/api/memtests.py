@@ -21,11 +21,14 @@ from memstack.search import records
 from memstack.search.query import MARK
 
 FILE_NAME = "memory-tests.yaml"
+LOOK_FURTHER = 100  # answers past k searched for a missing entry, to say where it went
 
 
 def memory_tests_document(store: Store, file: str | None = None) -> dict[str, Any]:
     """The `test --json` document: `{file, cases: [...], passed, failed}`, each case `{index, name, query,
-    k, answered, passed, missing: [entry], present: [{entry, rank, id, where}]}`."""
+    k, answered, passed, missing: [entry], present: [{entry, rank, id, where}], looked_further, looked_at_all,
+    found_further: [{entry, rank, id, where}]}`: when an entry is missing, how many answers were looked at
+    (up to `LOOK_FURTHER` past k), whether that was every answer, and where a missing entry was found there."""
     path, shown = _where(store, file)
     cases = load(path, shown)
     texts = _Texts(store.root)
@@ -53,25 +56,49 @@ def _where(store: Store, file: str | None) -> tuple[Path, str]:
 
 
 def _run(store: Store, reader: Any, texts: "_Texts", case: Case, shown: str) -> dict[str, Any]:
-    try:
-        if case.search is not None:
-            answers = search_document(store, query=case.search, agent=case.agent, valid_at=case.valid_at,
-                                      as_of=case.as_of, limit=case.k)["hits"]
-        else:
-            answers = recall_document(reader, subject=case.subject, now_ts=case.valid_at, limit=case.k)["items"]
-    except MemstackError as exc:  # a query search or recall refuses (too long, ...): the file's mistake
-        field = "search" if case.search is not None else "recall"
-        raise MemstackError(f"{shown}: case {case.index} {case.name!r}: {field}: {exc.message}") from None
-    answers = answers[:case.k]
-    known = [texts.of(answer) for answer in answers]
+    answers = _answers(store, reader, case, case.k, shown)
+    known = texts.of_all(answers)
     missing = [entry for entry in case.expect
                if not any(_matches(entry, answer, text) for answer, text in zip(answers, known, strict=True))]
     present = [{"entry": entry, "rank": rank, "id": answer.get("id"), "where": answer.get("where")}
                for entry in case.expect_not
                for rank, (answer, text) in enumerate(zip(answers, known, strict=True), 1)
                if _matches(entry, answer, text)]
-    return {"index": case.index, "name": case.name, "query": case.query(), "k": case.k, "answered": len(answers),
-            "passed": not missing and not present, "missing": missing, "present": present}
+    result = {"index": case.index, "name": case.name, "query": case.query(), "k": case.k,
+              "answered": len(answers), "passed": not missing and not present, "missing": missing,
+              "present": present, "looked_further": None, "looked_at_all": None,
+              "found_further": []}
+    if missing:  # where a missing entry went: a few answers further down, or not there at all
+        further = _answers(store, reader, case, case.k + LOOK_FURTHER, shown)[case.k:] \
+            if len(answers) == case.k else []  # fewer than k: there is nothing further
+        texts_further = texts.of_all(further)
+        result["looked_further"] = len(answers) + len(further)
+        result["looked_at_all"] = len(further) < LOOK_FURTHER  # the query has no more answers
+        result["found_further"] = [found for found in (_first(entry, further, texts_further, case.k)
+                                                       for entry in missing) if found]
+    return result
+
+
+def _first(entry: str, answers: list[dict[str, Any]], texts: list[str], before: int) -> dict[str, Any] | None:
+    """The first of `answers` (ranked after the first `before`) that `entry` matches, or None."""
+    for rank, (answer, text) in enumerate(zip(answers, texts, strict=True), before + 1):
+        if _matches(entry, answer, text):
+            return {"entry": entry, "rank": rank, "id": answer.get("id"), "where": answer.get("where")}
+    return None
+
+
+def _answers(store: Store, reader: Any, case: Case, limit: int, shown: str) -> list[dict[str, Any]]:
+    """The first `limit` answers of the case's query, as the search or recall verb gives them."""
+    try:
+        if case.search is not None:
+            found = search_document(store, query=case.search, agent=case.agent, valid_at=case.valid_at,
+                                    as_of=case.as_of, limit=limit)["hits"]
+        else:
+            found = recall_document(reader, subject=case.subject, now_ts=case.valid_at, limit=limit)["items"]
+    except MemstackError as exc:  # a query search or recall refuses (too long, ...): the file's mistake
+        field = "search" if case.search is not None else "recall"
+        raise MemstackError(f"{shown}: case {case.index} {case.name!r}: {field}: {exc.message}") from None
+    return list(found[:limit])
 
 
 _SPACE = re.compile(r"\s+")
@@ -92,38 +119,43 @@ class _Texts:
         self.root = root
         self.known: dict[tuple[str, int], str] = {}
 
-    def of(self, answer: dict[str, Any]) -> str:
+    def of_all(self, answers: list[dict[str, Any]]) -> list[str]:
+        wanted: dict[tuple[str, str], set[int]] = {}
+        for answer in answers:
+            if "layer" in answer and (answer["path"], answer["line"]) not in self.known:
+                wanted.setdefault((answer["layer"], answer["path"]), set()).add(answer["line"])
+        for (layer, path), lines in wanted.items():
+            self._read(layer, path, lines)
+        return [self._of(answer) for answer in answers]
+
+    def _of(self, answer: dict[str, Any]) -> str:
         if "layer" not in answer:  # a recalled fact
             return _folded(" ".join(str(answer.get(k, "")) for k in ("subject", "predicate", "object")))
         shown = [answer.get(k) for k in ("title", "snippet", "subject", "predicate", "object", "content")]
         parts = [p.replace(MARK[0], "").replace(MARK[1], "") for p in shown if isinstance(p, str)]
-        return _folded(" ".join([self._record(answer), *parts]))
+        return _folded(" ".join([self.known.get((answer["path"], answer["line"]), ""), *parts]))
 
-    def _record(self, answer: dict[str, Any]) -> str:
-        """The head and body search indexed for a hit's record ('' when its file no longer holds it)."""
-        layer, path, line = answer["layer"], answer["path"], answer["line"]
-        if (path, line) not in self.known:
-            try:
-                data = (self.root / path).read_bytes()
-            except OSError:
-                data = b""
-            if layer in records.APPEND_ONLY:  # only the hit's line is parsed, not the whole log
-                start = _line_start(data, line)
-                end = data.find(b"\n", start) + 1 if start >= 0 else 0
-                data, start = (data[:end], start) if end > 0 else (b"", 0)
-            else:
-                start = 0
-            for doc in records.parse(layer, path, data, start):
-                self.known.setdefault((path, doc.line), f"{doc.head}\n{doc.body}")
+    def _read(self, layer: str, path: str, lines: set[int]) -> None:
+        """The head and body search indexed for the records at `lines` of one file (read once; of a log,
+        only those lines are parsed). A line the file no longer holds reads as ''."""
+        try:
+            data = (self.root / path).read_bytes()
+        except OSError:
+            data = b""
+        if layer not in records.APPEND_ONLY:
+            self._keep(path, records.parse(layer, path, data))
+        else:
+            at, number = 0, 1
+            for line in sorted(lines):
+                while number < line and at < len(data):
+                    at = data.find(b"\n", at) + 1 or len(data)
+                    number += 1
+                end = data.find(b"\n", at) + 1
+                if number == line and end > 0:  # the line alone: its one record is numbered 1
+                    self._keep(path, records.parse(layer, path, data[at:end]), line - 1)
+        for line in lines:
             self.known.setdefault((path, line), "")
-        return self.known[(path, line)]
 
-
-def _line_start(data: bytes, line: int) -> int:
-    """The offset of line `line` (from 1) of `data`, or -1 when it has fewer lines."""
-    at = 0
-    for _ in range(line - 1):
-        at = data.find(b"\n", at) + 1
-        if at == 0:
-            return -1
-    return at if at < len(data) else -1
+    def _keep(self, path: str, docs: Any, shift: int = 0) -> None:
+        for doc in docs:
+            self.known.setdefault((path, doc.line + shift), f"{doc.head}\n{doc.body}")

@@ -4,6 +4,7 @@ pull request. Malformed files are in the bad-input corpus (tests/cli/test_bad_in
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -105,6 +106,10 @@ FAILING = """\
 - name: forgotten
   search: lexer
   expect: [lexer, hand-written]
+- name: one of two days, further down
+  search: deploys
+  k: 1
+  expect: [friday, monday]
 """
 
 
@@ -121,13 +126,19 @@ def test_a_failing_case_exits_1_and_says_what_was_missing_and_what_was_present_w
     assert f"present '{memory['friday']}' (expect_not): answer " in lines[2]
     assert "kb/facts/alice/2026-01.jsonl:1" in lines[2]
     assert lines[3].split()[0] == "FAIL" and lines[3].endswith("forgotten")
-    assert lines[4].split() == ["missing", "'hand-written':", "not", "among", "the", "first", "10", "answers",
-                                "(1", "answered)"]
-    assert lines[-1] == f"3 cases: 1 passed, 2 failed ({tests})"
+    assert lines[4].strip() == "missing 'hand-written': not found (1 answer in all)"
+    # Only one of the two facts is the first answer: the other is said to be the second.
+    assert lines[5].endswith("one of two days, further down")
+    assert re.fullmatch(r"missing '(friday|monday)': answer 2, below the first answer,"
+                        r" kb/facts/alice/2026-0[12].jsonl:1 \w+", lines[6].strip()), lines[6]
+    assert lines[-1] == f"4 cases: 1 passed, 3 failed ({tests})"
     document = json.loads(memstack("test", str(tests), "--json", cwd=store).stdout)
-    assert [case["passed"] for case in document["cases"]] == [True, False, False]
+    assert [case["passed"] for case in document["cases"]] == [True, False, False, False]
     assert document["cases"][1]["present"][0]["id"] == memory["friday"]
     assert document["cases"][2]["missing"] == ["hand-written"]
+    assert (document["cases"][2]["looked_further"], document["cases"][2]["looked_at_all"]) == (1, True)
+    [further] = document["cases"][3]["found_further"]
+    assert further["rank"] == 2 and further["id"] == memory[further["entry"]]
 
 
 def test_no_file_at_the_store_root_is_exit_2_with_one_clear_line(store: Path) -> None:

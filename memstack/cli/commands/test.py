@@ -25,13 +25,12 @@ def render(document: dict[str, Any]) -> str:
     lines = []
     for case in document["cases"]:
         lines.append(f"{'PASS' if case['passed'] else 'FAIL'}  {case['index']:>3}  {shown(case['name'])}")
+        further = {found["entry"]: found for found in case["found_further"]}
         for entry in case["missing"]:
-            lines.append(f"           missing {shown(repr(entry))}: not among the first {_answers(case['k'])}"
-                         f" ({case['answered']} answered)")
+            lines.append(f"           missing {shown(repr(entry))}: " + _went(case, further.get(entry)))
         for found in case["present"]:
-            what = " ".join(str(x) for x in (found["where"], found["id"]) if x)
             lines.append(f"           present {shown(repr(found['entry']))} (expect_not): answer {found['rank']}"
-                         + (f", {what}" if what else ""))
+                         + _place(found))
     total = len(document["cases"])
     if not total:
         return f"{document['file']}: no cases, nothing to check"
@@ -40,8 +39,20 @@ def render(document: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _answers(k: int) -> str:
-    return "answer" if k == 1 else f"{k} answers"
+def _went(case: dict[str, Any], found: dict[str, Any] | None) -> str:
+    """Where a missing entry went: further down, or nowhere the command looked."""
+    first = "the first answer" if case["k"] == 1 else f"the first {case['k']}"
+    if found is not None:
+        return f"answer {found['rank']}, below {first}{_place(found)}"
+    looked = case["looked_further"]
+    if case["looked_at_all"]:
+        return f"not found ({plural(looked, 'answer')} in all)"
+    return f"not found in the first {looked} answers"
+
+
+def _place(found: dict[str, Any]) -> str:
+    what = " ".join(str(x) for x in (found["where"], found["id"]) if x)
+    return f", {shown(what)}" if what else ""
 
 
 def run(args: Any) -> int:
