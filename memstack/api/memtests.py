@@ -16,6 +16,7 @@ from memstack.api.readers import fact_reader
 from memstack.api.recall import recall_document
 from memstack.api.search import search_document
 from memstack.base.errors import MemstackError
+from memstack.kb.readers import FactReader
 from memstack.repo.store import Store
 from memstack.search import records
 from memstack.search.query import MARK
@@ -55,7 +56,7 @@ def _where(store: Store, file: str | None) -> tuple[Path, str]:
         return path, str(path)
 
 
-def _run(store: Store, reader: Any, texts: "_Texts", case: Case, shown: str) -> dict[str, Any]:
+def _run(store: Store, reader: FactReader, texts: "_Texts", case: Case, shown: str) -> dict[str, Any]:
     answers = _answers(store, reader, case, case.k, shown)
     known = texts.of_all(answers)
     missing = [entry for entry in case.expect
@@ -87,7 +88,7 @@ def _first(entry: str, answers: list[dict[str, Any]], texts: list[str], before: 
     return None
 
 
-def _answers(store: Store, reader: Any, case: Case, limit: int, shown: str) -> list[dict[str, Any]]:
+def _answers(store: Store, reader: FactReader, case: Case, limit: int, shown: str) -> list[dict[str, Any]]:
     """The first `limit` answers of the case's query, as the search or recall verb gives them."""
     try:
         if case.search is not None:
