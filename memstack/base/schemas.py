@@ -14,7 +14,7 @@ from memstack.base import jsonio
 from memstack.base.errors import MemstackError
 from memstack.base.resources import data_dir
 
-KINDS = ("intake", "fact", "promotion", "binder", "soil", "anchor", "handoff", "config", "view")
+KINDS = ("intake", "fact", "promotion", "binder", "soil", "anchor", "handoff", "config", "view", "memory-tests")
 
 
 @cache
@@ -38,8 +38,9 @@ def _fast(kind: str) -> Any:
     return fastjsonschema.compile(schema(kind))
 
 
-def errors(kind: str, record: Any) -> list[str]:
-    """Every way `record` breaks the schema, each as '<dotted.path>: <message>'."""
+def problems(kind: str, record: Any) -> list[Any]:
+    """Every way `record` breaks the schema, as jsonschema's errors (`absolute_path`, `validator`, `message`,
+    ...), sorted by where they are: for a reader that words them itself."""
     from fastjsonschema import JsonSchemaException  # deferred with fastjsonschema
 
     try:
@@ -47,11 +48,13 @@ def errors(kind: str, record: Any) -> list[str]:
         return []
     except JsonSchemaException:
         pass  # the reference says exactly what is wrong (or, where the two differ, that nothing is)
-    found = []
-    for error in sorted(_validator(kind).iter_errors(record), key=lambda e: list(map(str, e.absolute_path))):
-        where = ".".join(str(part) for part in error.absolute_path) or "(record)"
-        found.append(f"{where}: {error.message}")
-    return found
+    return sorted(_validator(kind).iter_errors(record), key=lambda e: list(map(str, e.absolute_path)))
+
+
+def errors(kind: str, record: Any) -> list[str]:
+    """Every way `record` breaks the schema, each as '<dotted.path>: <message>'."""
+    return [f"{'.'.join(str(part) for part in error.absolute_path) or '(record)'}: {error.message}"
+            for error in problems(kind, record)]
 
 
 def validate(kind: str, record: Any, where: str = "") -> None:

@@ -174,6 +174,21 @@ CASES = [
     (_args("review", "HEAD~1..HEAD", "--limit", "0"), "limit"),
     (_args("review", "HEAD~1..HEAD", "--limit", "many"), "limit"),
     (_args("review", "HEAD~1..HEAD", "--limit", "5", "--full"), "--full"),
+    # test: a malformed memory tests file (MEMORY_TESTS, below) names the case and the field
+    (_args("test", "{dir}/mt-not-yaml.yaml"), "mt-not-yaml.yaml: not valid YAML at line 4"),
+    (_args("test", "{dir}/mt-not-a-list.yaml"), "mt-not-a-list.yaml: must be a list of cases"),
+    (_args("test", "{dir}/mt-unknown-key.yaml"), "case 2 'deploy day': expected: unknown key"),
+    (_args("test", "{dir}/mt-no-query.yaml"), "case 1 'deploy day': search/recall: missing query"),
+    (_args("test", "{dir}/mt-two-queries.yaml"), "case 1 'both': search, recall: give one query"),
+    (_args("test", "{dir}/mt-bad-time.yaml"), "case 1 'when': valid_at: 'tomorrow': expected"),
+    (_args("test", "{dir}/mt-k-zero.yaml"), "case 1 'top': k: must be a whole number from 1 to 1000"),
+    (_args("test", "{dir}/mt-k-huge.yaml"), "case 1 'top': k: must be"),
+    (_args("test", "{dir}/mt-expect-text.yaml"), "case 1 'deploy day': expect: must be a list"),
+    (_args("test", "{dir}/mt-nothing-expected.yaml"), "case 1 'deploy day': expect/expect_not: missing"),
+    (_args("test", "{dir}/mt-same-name.yaml"), "case 2 'deploy day': name: case 1 has this name too"),
+    (_args("test", "{dir}/mt-recall-as-of.yaml"), "case 1 'then': as_of: recall answers at valid_at only"),
+    (_args("test", "{dir}/mt-absent.yaml"), "mt-absent.yaml: no such file"),
+    (_args("test", "{dir}/mt-empty-expect.yaml"), "case 1 'deploy day': expect: must list at least one"),
 ]
 
 
@@ -194,6 +209,8 @@ def corpus_store(tmp_path_factory: pytest.TempPathFactory, _store_template: Path
     inputs = tmp_path_factory.mktemp("inputs")
     (inputs / "incomplete.md").write_text("---\nagent: alice\n---\n# a handoff with no sections\n")
     (inputs / "binary.md").write_bytes(b"\xff\xfe\x00bad")
+    for name, text in MEMORY_TESTS.items():
+        (inputs / name).write_text(text)
     git(inputs, "init", "-q", "clone")
     git(inputs / "clone", "remote", "add", "origin", str(root))
     git(inputs / "clone", "fetch", "-q", "origin")
@@ -224,3 +241,22 @@ def test_the_corpus_covers_every_verb() -> None:
     assert verbs >= {"intake", "soil", "handoff", "boot", "nest", "fact", "recall", "capture", "promote", "binder",
                      "check", "review", "merge-driver", "textconv", "identity", "init"}
     assert len(CASES) >= 60
+
+
+# Malformed memory tests files (`memstack test FILE`), by name.
+_DEPLOY = "- name: deploy day\n  search: deploys\n  expect: [monday]\n"
+MEMORY_TESTS = {
+    "mt-not-yaml.yaml": "- name: deploy day\n  search: deploys\n  expect: [monday\n",
+    "mt-not-a-list.yaml": "name: deploy day\nsearch: deploys\nexpect: [monday]\n",
+    "mt-unknown-key.yaml": _DEPLOY + "- name: deploy day\n  search: deploys\n  expected: [monday]\n",
+    "mt-no-query.yaml": "- name: deploy day\n  expect: [monday]\n",
+    "mt-two-queries.yaml": "- name: both\n  search: deploys\n  recall: {subject: deploys}\n  expect: [monday]\n",
+    "mt-bad-time.yaml": "- name: when\n  search: deploys\n  valid_at: tomorrow\n  expect: [monday]\n",
+    "mt-k-zero.yaml": "- name: top\n  search: deploys\n  k: 0\n  expect: [monday]\n",
+    "mt-k-huge.yaml": "- name: top\n  search: deploys\n  k: 1001\n  expect: [monday]\n",
+    "mt-expect-text.yaml": "- name: deploy day\n  search: deploys\n  expect: monday\n",
+    "mt-nothing-expected.yaml": "- name: deploy day\n  search: deploys\n",
+    "mt-same-name.yaml": _DEPLOY + _DEPLOY,
+    "mt-empty-expect.yaml": "- name: deploy day\n  search: deploys\n  expect: []\n",
+    "mt-recall-as-of.yaml": "- name: then\n  recall: {subject: deploys}\n  as_of: now\n  expect: [monday]\n",
+}
