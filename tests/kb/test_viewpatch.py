@@ -19,8 +19,8 @@ from helpers import git, items, memstack
 from memstack.base import files, spill
 from memstack.intake import log as intake
 from memstack.kb import viewpatch, views
-from memstack.repo import git as gitlayer
 from memstack.repo import objects
+from memstack.repo.diffs import WORKTREE
 from memstack.repo.sources import WorktreeSource
 from memstack.workflows.promote import pending
 
@@ -37,7 +37,7 @@ def write(store: Path, n: int, **fields: object) -> dict:
 def patched(store: Path) -> dict[str, bytes] | None:
     source = WorktreeSource(store)
     with objects.CatFile(store) as blobs:
-        found = viewpatch.since(store, "", blobs, gitlayer.WORKTREE, source)
+        found = viewpatch.since(store, "", blobs, WORKTREE, source)
         made = None if found is None else viewpatch.patch(found, source)
         return None if made is None else {path: files.whole(view) for path, view in made.items()}
 
@@ -329,5 +329,5 @@ def test_a_bulk_promotion_builds_the_views_instead_of_holding_its_ledger_lines(
     monkeypatch.setattr(objects, "HELD", 1000)  # a ledger line is about 200 bytes
     assert patched(store) is None
     with objects.CatFile(store) as blobs:
-        found = viewpatch.views_of(store, "", blobs, gitlayer.WORKTREE, WorktreeSource(store))
+        found = viewpatch.views_of(store, "", blobs, WORKTREE, WorktreeSource(store))
         assert {path: files.whole(view) for path, view in found.items()} == built(store)
