@@ -4,6 +4,8 @@
 - `index`: the index on disk, kept in step with the files incrementally (an appended line is
   indexed, not the store), rebuilt when deleted or corrupt.
 - `query`: a free-text query turned into an FTS5 match, the filters, BM25 ranking and paging.
+- `found`: what a search found: the ranked hits, then those holding only words most records hold,
+  unranked and read a page at a time.
 
 docs/search.md is the reference.
 """
