@@ -42,7 +42,7 @@ from memstack.base.times import given_ts, iso
 from memstack.intake import log as intake
 from memstack.kb import facts
 from memstack.kb.index.queries import VALID, VALID_AS_OF
-from memstack.search import index, records
+from memstack.search import build, index, records
 from memstack.search.found import Found
 
 MARK = ("**", "**")  # around each matched word of a snippet (Markdown bold)
@@ -173,17 +173,17 @@ def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier:
     phrases = words(query)
     size = pages.check_limit(limit)
     after = None if cursor in (None, "") else pages.decode(cursor, "search", _SHAPE)  # refused before any read
-    with index.opened(store) as db:
+    with build.opened(store) as (db, behind):
         matched, found = "all words", _all_words(db, phrases, where, params)
         if not found and len(phrases) > 1:
             matched, found = "any word", _any_word(db, phrases, where, params)
         rows = found.rows(after, size)
         made = _Hits(db, " OR ".join(phrases), rows, known)
         page = pages.page(rows, limit=limit, cursor=cursor, key=lambda row: row, verb="search", shape=_SHAPE,
-                          max_bytes=pages.room(max_bytes, query=query, matched="any word"), weigh=made.size,
-                          uncounted=found.uncounted)
+                          max_bytes=pages.room(max_bytes, query=query, matched="any word", index=behind),
+                          weigh=made.size, uncounted=found.uncounted)
         hits = made.of(page.items)
-    return {"query": query, "matched": matched, "hits": hits, **page.fields()}
+    return {"query": query, "matched": matched, "hits": hits, **page.fields(), **({"index": behind} if behind else {})}
 
 
 class _Hits:
