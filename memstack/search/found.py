@@ -22,8 +22,9 @@ class Found:
                  where: list[str] | None = None, params: dict[str, Any] | None = None) -> None:
         self.db, self.ranked, self.rest = db, ranked, rest
         self.params = {**(params or {}), "rest": rest}
-        self.sql = (" FROM fts JOIN docs ON docs.rowid = fts.rowid WHERE fts MATCH :rest"
-                    + "".join(f" AND {w}" for w in where or ()) + " AND fts.rowid > :after")
+        joined = " JOIN docs ON docs.rowid = fts.rowid" if where else ""  # only to filter: a count is twice as fast
+        self.sql = (f" FROM fts{joined} WHERE fts MATCH :rest" + "".join(f" AND {w}" for w in where or ())
+                    + " AND fts.rowid > :after")
         self.uncounted = 0  # rows after those `rows` returned, counted only
 
     def __bool__(self) -> bool:
