@@ -2,14 +2,17 @@
 is built, says so, and a detached build catches the index up file by file (search/build.py)."""
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from filelock import FileLock
+from mcp import Client, StdioServerParameters
 
-from helpers import git, memstack
+from helpers import MEMSTACK, git, memstack
 from memstack.base import files, jsonio
 from memstack.intake import log
 from memstack.search import build
@@ -22,6 +25,18 @@ def search(store: Path, query: str) -> tuple[dict[str, Any], str]:
     ran = memstack("search", query, "--json", "--limit", "5", cwd=store)
     assert ran.returncode == 0, ran.stderr
     return json.loads(ran.stdout), ran.stderr
+
+
+def over_mcp(store: Path, query: str) -> dict[str, Any]:
+    async def session() -> dict[str, Any]:
+        params = StdioServerParameters(command=MEMSTACK, args=["mcp"], cwd=store, env=dict(os.environ))
+        async with Client(params, mode="legacy") as client:
+            result = await client.call_tool("search", {"query": query})
+            assert not result.is_error, result.content
+            document: dict[str, Any] = json.loads(result.content[0].text)
+            return document
+
+    return anyio.run(session)
 
 
 def record(n: int, content: str) -> dict[str, Any]:
@@ -40,6 +55,7 @@ def test_a_search_while_a_build_is_at_work_answers_from_what_is_built(store: Pat
         assert found["index"]["built"] is False and found["index"]["records_indexed"] == 3
         assert found["index"]["bytes_behind"] > 0
         assert "still being built" in said and "3 records indexed" in said
+        assert over_mcp(store, "lighthouse")["index"] == found["index"]  # an agent is told too
     found, said = search(store, "lighthouse")  # no build at work, a small catch-up: done before answering
     assert len(found["hits"]) == 4 and "index" not in found and said == ""
 
