@@ -94,7 +94,7 @@ def check_limit(limit: Any, field: str = "limit") -> int | None:
 
 def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T], Sequence[Any]], verb: str,
          shape: Shape, descending: bool = False, field: str = "cursor", max_bytes: int | None = None,
-         weigh: Callable[[T], int] | None = None) -> Page[T]:
+         weigh: Callable[[T], int] | None = None, uncounted: int = 0) -> Page[T]:
     """At most `limit` items of `items` past `cursor`, in the iterable's order; `verb` names the verb (its
     cursors carry it), `shape` says which keys its items have (`shaped`).
 
@@ -102,11 +102,12 @@ def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T
     sizes, `weigh`, default their JSON, a comma each, the cursor and ENVELOPE_BYTES) would pass it (`room`
     takes a document's other fields off first), but it always holds one item, so a caller can walk past an
     item larger than the budget.
+    `uncounted`: items after all of `items`, counted elsewhere (a list read from SQL a page at a time).
     `items` is closed when the page is made, or fails (a generator reading an index ends its read)."""
     size = check_limit(limit)
     after = None if cursor in (None, "") else decode(cursor, verb, shape, field)
     try:
-        return _page(iter(items), size, after, key, verb, descending, max_bytes, weigh)
+        return _page(iter(items), size, after, key, verb, descending, max_bytes, weigh, uncounted)
     finally:
         close = getattr(items, "close", None)
         if close is not None:
@@ -114,9 +115,10 @@ def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T
 
 
 def _page(items: Iterator[T], size: int | None, after: list[Any] | None, key: Callable[[T], Sequence[Any]],
-          verb: str, descending: bool, max_bytes: int | None, weigh: Callable[[T], int] | None) -> Page[T]:
+          verb: str, descending: bool, max_bytes: int | None, weigh: Callable[[T], int] | None,
+          uncounted: int) -> Page[T]:
     kept: list[T] = []
-    remaining = 0
+    remaining = uncounted
     used, full = ENVELOPE_BYTES, False
     for item in items:
         if after is not None:

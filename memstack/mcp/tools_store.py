@@ -88,7 +88,10 @@ SEARCH = Tool(
             "valid_to": {"type": ["integer", "null"]}, "valid_from_iso": STRING,
             "valid_to_iso": {"type": ["string", "null"]}}), "the hits of this page"),
         "next_cursor": {"type": ["string", "null"], "description": "pass as cursor for the next page; null: no more"},
-        "remaining": {"type": "integer", "minimum": 0, "description": "how many hits follow this page"}}),
+        "remaining": {"type": "integer", "minimum": 0, "description": "how many hits follow this page"}}, {
+        "index": document("only while the index is still being built: the hits come from what it holds", {
+            "built": {"type": "boolean"}, "records_indexed": {"type": "integer"},
+            "bytes_indexed": {"type": "integer"}, "bytes_behind": {"type": "integer"}})}),
     hints=READS,
 )
 

@@ -18,7 +18,7 @@ gone drops its rows. Deleting `.memstack/search.sqlite3` is always safe, and a
 corrupt one is dropped and rebuilt: the next search builds it again.
 
 Concurrency: the journal is WAL (a search never waits for a reader), catching
-up is one write transaction taken under the `search-index` lock of
+up is one write transaction (a background build, build.py: one per file) taken under the `search-index` lock of
 `.memstack/locks/`, so two searches that both find the index behind catch it up
 once, one after the other, and neither ever sees half a file.
 """
@@ -26,10 +26,10 @@ once, one after the other, and neither ever sees half a file.
 import os
 import sqlite3
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memstack.base import follow, progress, sqlitecache
 from memstack.base.sqlitecache import writing
@@ -147,28 +147,54 @@ def _stale(store: Path, state: State) -> Stale:
     return Stale(changed, gone, folders)
 
 
-def sync(db: sqlite3.Connection, store: Path) -> None:
-    """Bring the index up to date with the memory files, reading only what changed."""
+Defer = Callable[[int, list[os.stat_result]], bool]  # (bytes behind, stats of the files changed): answer as is?
+
+
+def sync(db: sqlite3.Connection, store: Path, defer: Defer | None = None, each: bool = False
+         ) -> dict[str, Any] | None:
+    """Bring the index up to date with the memory files, reading only what changed; None once it is.
+
+    With `defer`, if it says so for what the index is behind, nothing is read: the index is left as it
+    is and what it holds is returned (build.py). With `each`, every file read is its own transaction (a
+    background build: searches meanwhile answer from the files already indexed).
+    """
     state = _state(db, store)
     stale = _stale(store, state)
     if not stale and stale.folders == state.folders:
-        return
-    with DB.held(store), writing(db):
-        state = State.read(db)  # again under the lock: another search may have caught up meanwhile
-        stale = _stale(store, state)
-        for relpath in stale.gone:
-            _forget(db, state.known[relpath].file_id)
-        with progress.bar(sum(st.st_size for _, _, st in stale.changed), "indexing for search", "B") as shown:
-            for layer, relpath, st in stale.changed:
+        return None
+    behind = sum(follow.cost(state.known.get(relpath), st) for _, relpath, st in stale.changed)
+    if defer is not None and stale and defer(behind, [st for _, _, st in stale.changed]):
+        return {"built": False, "records_indexed": db.execute("SELECT count(*) FROM docs").fetchone()[0],
+                "bytes_indexed": sum(known.indexed for known in state.known.values()), "bytes_behind": behind}
+    with DB.held(store):
+        with writing(db):
+            state = State.read(db)  # again under the lock: another search may have caught up meanwhile
+            stale = _stale(store, state)
+            for relpath in stale.gone:
+                _forget(db, state.known[relpath].file_id)
+            if not each:
+                _read(db, store, state, stale, nullcontext)
+        if each:
+            _read(db, store, state, stale, lambda: writing(db))
+    _READ.pop(store, None)  # our own writes do not move data_version: read the tables again
+    return None
+
+
+def _read(db: sqlite3.Connection, store: Path, state: State, stale: Stale,
+          step: Callable[[], AbstractContextManager[Any]]) -> None:
+    """Read the files changed, each in a `step` (a transaction of its own, or none), then note the folders."""
+    with progress.bar(sum(st.st_size for _, _, st in stale.changed), "indexing for search", "B") as shown:
+        for layer, relpath, st in stale.changed:
+            with step():
                 _refresh(db, store, layer, relpath, state.known.get(relpath))
-                shown.update(st.st_size)
+            shown.update(st.st_size)
+    with step():
         if stale.changed or stale.gone:
             db.execute("DELETE FROM terms WHERE total * 10 < (SELECT coalesce(max(rowid), 0) FROM docs) * 9"
                        " OR total * 10 > (SELECT coalesce(max(rowid), 0) FROM docs) * 11")
         db.execute("DELETE FROM folders")
         db.executemany("INSERT INTO folders VALUES (?, ?, ?, ?, ?)",
                        ((folder, *sig) for folder, sig in stale.folders.items()))
-    _READ.pop(store, None)  # our own writes do not move data_version: read the tables again
 
 
 def common(db: sqlite3.Connection, terms: Iterable[str]) -> set[str]:

@@ -42,7 +42,8 @@ from memstack.base.times import given_ts, iso
 from memstack.intake import log as intake
 from memstack.kb import facts
 from memstack.kb.index.queries import VALID, VALID_AS_OF
-from memstack.search import index, records
+from memstack.search import build, index, records
+from memstack.search.found import Found
 
 MARK = ("**", "**")  # around each matched word of a snippet (Markdown bold)
 SNIPPET_TOKENS = 16
@@ -169,18 +170,20 @@ def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier:
     check_query(query)
     limits.check_text(store, "query", query, "query_bytes")  # a long query is refused, never searched
     where, params, known = _filters(layer, agent, tier, table, valid_at, as_of)
-    pages.check_limit(limit)
-    _check_cursor(cursor)
     phrases = words(query)
-    with index.opened(store) as db:
-        matched, rows = "all words", _all_words(db, phrases, where, params)
-        if not rows and len(phrases) > 1:
-            matched, rows = "any word", _ranked(db, " OR ".join(phrases), where, params)
+    size = pages.check_limit(limit)
+    after = None if cursor in (None, "") else pages.decode(cursor, "search", _SHAPE)  # refused before any read
+    with build.opened(store) as (db, behind):
+        matched, found = "all words", _all_words(db, phrases, where, params)
+        if not found and len(phrases) > 1:
+            matched, found = "any word", _any_word(db, phrases, where, params)
+        rows = found.rows(after, size)
         made = _Hits(db, " OR ".join(phrases), rows, known)
         page = pages.page(rows, limit=limit, cursor=cursor, key=lambda row: row, verb="search", shape=_SHAPE,
-                          max_bytes=pages.room(max_bytes, query=query, matched="any word"), weigh=made.size)
+                          max_bytes=pages.room(max_bytes, query=query, matched="any word", index=behind),
+                          weigh=made.size, uncounted=found.uncounted)
         hits = made.of(page.items)
-    return {"query": query, "matched": matched, "hits": hits, **page.fields()}
+    return {"query": query, "matched": matched, "hits": hits, **page.fields(), **({"index": behind} if behind else {})}
 
 
 class _Hits:
@@ -209,16 +212,32 @@ class _Hits:
         self.made.update((row, found.get(row[1])) for row in rows)
 
 
-def _all_words(db: sqlite3.Connection, phrases: list[str], where: list[str], params: dict[str, Any]
-               ) -> list[tuple[float, int]]:
+def _all_words(db: sqlite3.Connection, phrases: list[str], where: list[str], params: dict[str, Any]) -> Found:
     """Hits holding every word, ranked. A word most records hold weighs nothing in BM25, yet BM25
-    counts every record holding it: such words only filter (cheap), the others rank."""
-    common = index.common(db, [t for p in phrases for t in _phrase_terms(p)])
-    rare = [p for p in phrases if not set(_phrase_terms(p)) & common]
-    if not common or not rare:
-        return _ranked(db, " AND ".join(phrases), where, params)
+    counts every record holding it: such words only filter (cheap), the others rank (found.py)."""
+    common, rare = _split(db, phrases)
+    if not common:
+        return Found(db, _ranked(db, " AND ".join(phrases), where, params))
+    if not rare:
+        return Found(db, [], " AND ".join(phrases), where, params)
     holding = {rowid for (rowid,) in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (" AND ".join(phrases),))}
-    return [row for row in _ranked(db, " AND ".join(rare), where, params) if row[1] in holding]
+    return Found(db, [row for row in _ranked(db, " AND ".join(rare), where, params) if row[1] in holding])
+
+
+def _any_word(db: sqlite3.Connection, phrases: list[str], where: list[str], params: dict[str, Any]) -> Found:
+    """Hits holding any word: those holding a word that is not common ranked, then the others (found.py)."""
+    common, rare = _split(db, phrases)
+    if not common:
+        return Found(db, _ranked(db, " OR ".join(phrases), where, params))
+    rest = " OR ".join(common) if not rare else f"({' OR '.join(common)}) NOT ({' OR '.join(rare)})"
+    return Found(db, _ranked(db, " OR ".join(rare), where, params), rest, where, params)
+
+
+def _split(db: sqlite3.Connection, phrases: list[str]) -> tuple[list[str], list[str]]:
+    """The phrases with a word most records hold (index.common), and the others."""
+    common = index.common(db, [t for p in phrases for t in _phrase_terms(p)])
+    held = [p for p in phrases if set(_phrase_terms(p)) & common]
+    return held, [p for p in phrases if p not in held]
 
 
 def _phrase_terms(phrase: str) -> list[str]:
@@ -235,12 +254,6 @@ def _phrase_terms(phrase: str) -> list[str]:
 
 
 _SHAPE = pages.shaped((int, float), int)  # a cursor is the (BM25, rowid) of the last hit handed out
-
-
-def _check_cursor(cursor: Any) -> None:
-    """Anything but a cursor search handed out is refused before the index is read."""
-    if cursor not in (None, ""):
-        pages.decode(cursor, "search", _SHAPE)
 
 
 def _ranked(db: sqlite3.Connection, match: str, where: list[str], params: dict[str, Any]) -> list[tuple[float, int]]:
@@ -275,7 +288,7 @@ def _hit(row: tuple[Any, ...], score: float, as_of: int | None) -> dict[str, Any
      relpath) = row
     hit: dict[str, Any] = {"layer": layer, "path": relpath, "line": line,
                            "where": relpath if layer == "soil" else f"{relpath}:{line}",
-                           "title": head, "snippet": snippet, "score": round(-score, 6), "agent": agent}
+                           "title": head, "snippet": snippet, "score": round(-score, 6) + 0.0, "agent": agent}
     if layer == "handoffs":
         hit["section"] = ref
     else:

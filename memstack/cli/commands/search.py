@@ -3,7 +3,7 @@
 from typing import Any
 
 from memstack.base.errors import bad
-from memstack.base.output import emit
+from memstack.base.output import emit, note
 from memstack.cli.commands import doc
 from memstack.intake.log import TIERS
 from memstack.kb.facts import TABLES
@@ -60,4 +60,9 @@ def run(args: Any) -> int:
                                tier=args.tier, table=args.table, valid_at=args.valid_at, as_of=args.as_of,
                                limit=args.limit, cursor=args.cursor)
     emit(args, document, lambda: render(document))
+    if "index" in document:
+        held = document["index"]
+        note(f"search: the index is still being built ({held['records_indexed']:,} records indexed,"
+             f" {held['bytes_behind'] / 2**20:.1f} MiB of memory files to go): these answers come from"
+             " what is built")
     return 0

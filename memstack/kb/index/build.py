@@ -3,7 +3,7 @@
 `opened` brings the index up to date (catchup.sync) before a query, unless that means reading
 more than a budget (BUILD_BUDGET for a query that can be answered from the files: a fresh clone,
 a large pull): then the caller answers from the files, and once it has, a detached process
-(`python -m memstack.kb.index STORE`, `main`) catches the index up. The journal is WAL, so no
+(`python -m memstack.kb.index STORE`, `main`; base/background.py) catches the index up. The journal is WAL, so no
 query waits for that build. A build that failed on the fact files as they are now is not tried
 again in the background: the next query catches up in the foreground and says why.
 
@@ -11,20 +11,18 @@ again in the background: the next query catches up in the foreground and says wh
 """
 
 import sqlite3
-import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memstack.base import files, follow
-from memstack.base.errors import MemstackError
+from memstack.base import background, follow
 from memstack.kb import factfiles
 from memstack.kb.index import catchup, schema
 
 BUILD_BUDGET = 32 * 2**20  # bytes of fact files a query indexes itself (~1 s) before it answers from the files
-_BUILD_LOCK = ".memstack/locks/facts-index-build.lock"
+_BUILD_LOCK = "facts-index-build.lock"
 _BUILD_FAILED = ".memstack/facts-index-build.failed"
 
 
@@ -48,56 +46,28 @@ def opened(store: Path, budget: int | None = None) -> Iterator[sqlite3.Connectio
 
 def start_build(store: Path) -> None:
     """Catch the index up in a detached process, unless one is already at it."""
-    if building(store):
-        return
-    # Through a short-lived middle process (a shell that starts the build in the background and exits at
-    # once, ~2 ms), so the build is nobody's child to reap (no zombie in a long-running server, no warning
-    # about a child left running), in a session of its own.
-    subprocess.run(["/bin/sh", "-c", '"$@" &', "sh", sys.executable, "-m", "memstack.kb.index", str(store)],
-                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False,
-                   start_new_session=True)
+    background.start("memstack.kb.index", store, _BUILD_LOCK)
 
 
 def building(store: Path) -> bool:
     """Whether a build is catching the store's index up (its lock is held)."""
-    from filelock import FileLock, Timeout  # deferred: ~30 ms to import, needed only when a lock is taken
-
-    files.local_dir(store, "locks")
-    try:
-        with FileLock(str(store / _BUILD_LOCK)).acquire(timeout=0):
-            return False
-    except Timeout:
-        return True
+    return background.running(store, _BUILD_LOCK)
 
 
 def _last_build_failed(store: Path) -> bool:
     """A background build failed on the files as they are now: catch up in the foreground and say why."""
-    try:
-        failed = (store / _BUILD_FAILED).stat().st_mtime_ns
-    except FileNotFoundError:
-        return False
-    return all(st.st_mtime_ns <= failed for _, st in factfiles.list_files(store))
+    return background.failed_since(store, _BUILD_FAILED, (st for _, st in factfiles.list_files(store)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m memstack.kb.index STORE`: bring the store's index up to date (what start_build runs)."""
-    from filelock import FileLock, Timeout  # deferred: ~30 ms to import, needed only when a lock is taken
-
     store = Path((sys.argv[1:] if argv is None else argv)[0]).resolve()
-    files.local_dir(store, "locks")
-    try:
-        lock = FileLock(str(store / _BUILD_LOCK)).acquire(timeout=0)
-    except Timeout:
-        return 0  # another build is at it
-    with lock:
-        try:
-            with opened(store):
-                pass
-        except MemstackError as exc:
-            (store / _BUILD_FAILED).write_text(exc.message + "\n", encoding="utf-8")
-            return 2
-        (store / _BUILD_FAILED).unlink(missing_ok=True)
-    return 0
+
+    def build() -> None:
+        with opened(store):
+            pass
+
+    return background.run(store, _BUILD_LOCK, _BUILD_FAILED, build)
 
 
 def freshness(store: Path) -> dict[str, Any]:

@@ -1,0 +1,91 @@
+"""The first search on a fresh clone of a large store does not wait for the index: it answers from what
+is built, says so, and a detached build catches the index up file by file (search/build.py)."""
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from filelock import FileLock
+from mcp import Client, StdioServerParameters
+
+from helpers import MEMSTACK, git, memstack
+from memstack.base import files, jsonio
+from memstack.intake import log
+from memstack.search import build
+
+DAY = 86_400_000
+T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+
+
+def search(store: Path, query: str) -> tuple[dict[str, Any], str]:
+    ran = memstack("search", query, "--json", "--limit", "5", cwd=store)
+    assert ran.returncode == 0, ran.stderr
+    return json.loads(ran.stdout), ran.stderr
+
+
+def over_mcp(store: Path, query: str) -> dict[str, Any]:
+    async def session() -> dict[str, Any]:
+        params = StdioServerParameters(command=MEMSTACK, args=["mcp"], cwd=store, env=dict(os.environ))
+        async with Client(params, mode="legacy") as client:
+            result = await client.call_tool("search", {"query": query})
+            assert not result.is_error, result.content
+            document: dict[str, Any] = json.loads(result.content[0].text)
+            return document
+
+    return anyio.run(session)
+
+
+def record(n: int, content: str) -> dict[str, Any]:
+    return log.make_record(agent="alice", content=content, created_at=T0 + (n % 40) * DAY + n)
+
+
+def test_a_search_while_a_build_is_at_work_answers_from_what_is_built(store: Path) -> None:
+    for n in range(3):
+        log.write(store, record(n, f"the lighthouse keeper logs storm {n}"))
+    found, said = search(store, "lighthouse")
+    assert len(found["hits"]) == 3 and "index" not in found and said == ""
+    log.write(store, record(3, "a new lighthouse on the northern cape"))
+    with FileLock(str(files.local_dir(store, "locks") / "search-index-build.lock")):  # a build at work
+        found, said = search(store, "lighthouse")
+        assert len(found["hits"]) == 3  # the index as built: the new record is not in it yet
+        assert found["index"]["built"] is False and found["index"]["records_indexed"] == 3
+        assert found["index"]["bytes_behind"] > 0
+        assert "still being built" in said and "3 records indexed" in said
+        assert over_mcp(store, "lighthouse")["index"] == found["index"]  # an agent is told too
+    found, said = search(store, "lighthouse")  # no build at work, a small catch-up: done before answering
+    assert len(found["hits"]) == 4 and "index" not in found and said == ""
+
+
+@pytest.mark.slow
+def test_the_first_search_on_a_fresh_clone_of_a_large_store_starts_a_build(store: Path, tmp_path: Path) -> None:
+    size, n = 0, 0
+    while size <= build.BUILD_BUDGET + 2**20:
+        line = jsonio.dumps_line(record(n, f"record {n} of the archive " + "filler " * 600))
+        relpath = log.relpath_for(json.loads(line))
+        path = store / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("ab") as handle:
+            handle.write(line)
+        size, n = size + len(line), n + 1
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "a large archive")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--local", str(store), str(clone))
+
+    first, said = search(clone, "archive")
+    assert first["index"] == {"built": False, "records_indexed": 0, "bytes_indexed": 0, "bytes_behind": size}
+    assert "still being built" in said
+    deadline = time.monotonic() + 300
+    while True:
+        found, said = search(clone, f"record {n - 1}")
+        if "index" not in found and not build.building(clone):
+            break
+        assert found["index"]["records_indexed"] <= n
+        assert time.monotonic() < deadline, "the background search index build never finished"
+        time.sleep(0.2)
+    assert f"**record** **{n - 1}** of the archive" in found["hits"][0]["snippet"]
+    assert search(clone, "archive")[0]["remaining"] == n - 5
