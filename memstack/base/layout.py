@@ -26,6 +26,28 @@ OTHER, STRAY, BAD_NAME = "other", "stray", "bad-name"
 BINDER_FILE = "binder-file"  # kb/files/<sha256>[.ext]: a document a human filed in the Binder, never changed
 ATTRIBUTES = "attributes"  # the store's .gitattributes: memory files' line endings and merge driver
 
+# Store format 2 (docs/reference.md: store layout): no file in kb/ grows with the whole store.
+FORMAT = 2  # the `format:` of memstack.yaml this memstack reads and writes
+V1_LEDGER = "kb/promotions.jsonl"  # format 1's one-file ledger (read by `memstack migrate` only)
+V1_VIEWS = tuple(f"kb/{view}.json" for view in VIEWS)  # format 1's one-file views
+LEDGER_DIR = "kb/promotions"  # kb/promotions/<agent>/YYYY-MM-DD.jsonl: the ledger lines of one intake file's records
+FACT_VIEWS = ("knowledge", "jeles_atoms", "opus_atoms")  # kb/<view>/<agent>/YYYY-MM.json, one per fact file
+QUEUE_VIEW = "binder_queue"  # kb/binder_queue/<agent>/YYYY-MM-DD.json, one per intake file
+
+
+def ledger_shard(intake_file: str) -> str:
+    """The ledger shard of `intake/<agent>/YYYY-MM-DD.jsonl`: `kb/promotions/<agent>/YYYY-MM-DD.jsonl`."""
+    return LEDGER_DIR + intake_file[len("intake"):]
+
+
+def view_shard(view: str, source_file: str) -> str:
+    """A view's shard for the file its entries come from: `kb/<view>/<agent>/YYYY-MM.json` for
+    `kb/facts/<agent>/YYYY-MM.jsonl` (a fact view), `kb/binder_queue/<agent>/YYYY-MM-DD.json` for
+    `intake/<agent>/YYYY-MM-DD.jsonl` (the Binder queue)."""
+    agent, name = source_file.rsplit("/", 2)[-2:]
+    return f"kb/{view}/{agent}/{name.removesuffix('.jsonl')}.json"
+
+
 LOGS = (INTAKE, PROMOTIONS, BINDER)
 DERIVED = (ANCHOR, WILLOW_KIND, VIEW)
 
