@@ -305,7 +305,7 @@ def hits_of(db: sqlite3.Connection, ranked: list[tuple[float, int]], *, layer: A
         "SELECT fts.rowid, fts.body, fts.head, docs.layer, docs.ref, docs.line, docs.agent, docs.tier, docs.tbl,"
         " docs.valid_from, docs.valid_to, docs.recorded_at, docs.expired_at, files.relpath FROM fts"
         " JOIN docs ON docs.rowid = fts.rowid JOIN files ON files.file_id = docs.file_id"
-        f" WHERE fts.rowid IN ({marks}){conditions}", params)}
+        f" WHERE fts.rowid IN (SELECT rowid FROM docs WHERE rowid IN ({marks}){conditions})", params)}
     hits = []
     for score, rowid in ranked:
         if rowid in found:

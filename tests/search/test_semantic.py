@@ -84,6 +84,8 @@ def test_words_and_meaning_are_fused_and_filters_apply_to_both(store: Path) -> N
     found = ids(search(store, "automobile purchase", "--semantic"))
     assert found[:1] == [bob_car] and made["car"] in found  # both rankings hold bob's; the meaning alice's
     assert ids(search(store, "automobile purchase", "--semantic", "--agent", "alice")) == [made["car"]]
+    assert ids(search(store, "automobile purchase", "--semantic", "--layer", "facts")) == []
+    assert set(ids(search(store, "automobile purchase", "--semantic", "--layer", "intake"))) == {bob_car, made["car"]}
     first = search(store, "automobile purchase", "--semantic", "--limit", "1")
     assert ids(first) == [bob_car] and first["remaining"] == 1
     rest = search(store, "automobile purchase", "--semantic", "--cursor", first["next_cursor"])
