@@ -5,15 +5,18 @@ hide the extra from a real `memstack` process (its modules made unimportable), a
 """
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
+from mcp import Client, StdioServerParameters
 
-from helpers import git, memstack
+from helpers import MEMSTACK, git, memstack
 from memstack.search.semantic import available
 
 needs_extra = pytest.mark.skipif(not available(), reason="the semantic extra is not installed"
@@ -130,3 +133,23 @@ def test_asking_for_meaning_without_the_extra_is_refused_naming_the_install(stor
     message = refused.stderr.splitlines()[0]
     assert "--semantic" in message and "pip install 'memstack[semantic]'" in message
     assert not (store / ".memstack/semantic.sqlite3").exists()
+
+
+@needs_extra
+def test_the_search_tool_follows_memstack_yaml_and_sees_records_written_meanwhile(store: Path) -> None:
+    made = corpus(store)
+    turn_on(store)
+
+    async def session() -> None:
+        params = StdioServerParameters(command=MEMSTACK, args=["mcp"], cwd=store, env=dict(os.environ))
+        async with Client(params, mode="legacy") as client:
+            result = await client.call_tool("search", {"query": "which automobile did she purchase"})
+            assert not result.is_error, result.content
+            assert ids(json.loads(result.content[0].text)) == [made["car"]]
+            result = await client.call_tool("search", {"query": "did they get a new pet cat"})
+            assert json.loads(result.content[0].text)["hits"] == []
+            later = intake(store, "we adopted a small tabby kitten from the shelter")  # another process
+            result = await client.call_tool("search", {"query": "did they get a new pet cat"})
+            assert ids(json.loads(result.content[0].text)) == [later]  # the vectors held were read again
+
+    anyio.run(session)
