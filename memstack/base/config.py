@@ -25,6 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "binder": {"people": None, "require_signed": False, "signers": []},
     "limits": {"text_bytes": 65_536, "value_bytes": 65_536, "query_bytes": 4_096, "json_depth": 64,
                "file_bytes": 10 * 2**20},  # base/limits.py
+    "search": {"semantic": False},  # true: fused with the ranking by meaning where the semantic extra is installed
 }
 
 
@@ -35,6 +36,13 @@ def skew_seconds(document: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 86_400:
         return DEFAULT_SKEW_SECONDS  # the schema check reports a bad value
     return value
+
+
+def semantic_search(document: Any) -> bool:
+    """`search.semantic` of a parsed memstack.yaml (false, the default, when it says nothing or is broken)."""
+    section = document.get("search") if isinstance(document, dict) else None
+    value = section.get("semantic") if isinstance(section, dict) else None
+    return value is True
 
 
 def binder_people(document: Any) -> frozenset[str] | None:

@@ -303,3 +303,26 @@ def _hit(row: tuple[Any, ...], score: float, as_of: int | None) -> dict[str, Any
         hit.update(valid_from=valid_from, valid_to=window["valid_to"], valid_from_iso=iso(valid_from),
                    valid_to_iso=None if window["valid_to"] is None else iso(window["valid_to"]))
     return hit
+
+
+def hits_of(db: sqlite3.Connection, ranked: list[tuple[float, int]], *, layer: Any = (), agent: Any = None,
+            tier: Any = None, table: Any = None, valid_at: Any = None, as_of: Any = None) -> list[dict[str, Any]]:
+    """The hits of records ranked some other way ((score, rowid), best first: semantic/fuse.py), those the
+    filters keep, in that order; `score` as given, the snippet the record's first words."""
+    where, params, known = _filters(layer, agent, tier, table, valid_at, as_of)
+    if not ranked:
+        return []
+    marks = ", ".join(str(rowid) for _, rowid in ranked)
+    conditions = "".join(f" AND {w}" for w in where)
+    found = {r[0]: r for r in db.execute(
+        "SELECT fts.rowid, fts.body, fts.head, docs.layer, docs.ref, docs.line, docs.agent, docs.tier, docs.tbl,"
+        " docs.valid_from, docs.valid_to, docs.recorded_at, docs.expired_at, files.relpath FROM fts"
+        " JOIN docs ON docs.rowid = fts.rowid JOIN files ON files.file_id = docs.file_id"
+        f" WHERE fts.rowid IN (SELECT rowid FROM docs WHERE rowid IN ({marks}){conditions})", params)}
+    hits = []
+    for score, rowid in ranked:
+        if rowid in found:
+            body = found[rowid][1].split()
+            opening = " ".join(body[:SNIPPET_TOKENS]) + ("…" if len(body) > SNIPPET_TOKENS else "")
+            hits.append(_hit((rowid, opening, *found[rowid][2:]), -score, known))
+    return hits

