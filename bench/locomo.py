@@ -6,9 +6,10 @@ Loads each conversation (one JSON file) into a new store of its own through mems
 Python api, as a user's import would: one intake record per dialogue turn (title = the
 speaker, content = the text and the image's caption if any, created_at = the session's
 date). Then every question of categories 1-4 that names its evidence turns goes through
-the function `memstack search --json --limit 50` calls, all in this one process. A question is found at k when one of its evidence turns is among the
-first k hits ("turn-any@k"); MRR is over the first 50 hits. It prints @1, @5, @10, @50 and
-MRR, overall and per category, and the median time per query.
+the function `memstack search --json --limit 50` calls, all in this one process. A
+question is found at k when one of its evidence turns is among the first k hits
+("turn-any@k"); MRR is over the first 50 hits. It prints @1, @5, @10, @50 and MRR,
+overall and per category, and the median time per query.
 
 A ranking is a function (store, question) -> the ids of the hits, best first: RANKINGS
 names them (`--ranking`, default `memstack`); another ranking (a semantic one, a fusion)
@@ -131,8 +132,8 @@ def stores(data: Path, root: Path) -> list[tuple[Store, list[dict[str, Any]]]]:
     if not files and not root.is_dir():
         raise SystemExit(f"no LoCoMo conversation (*.json) in {data}: pass --data")
     start = time.perf_counter()
-    todo = [(path, root / f"conv-{path.stem}") for path in files or sorted(root.glob("conv-*"))]
-    new = [(path, where) for path, where in todo if not (where / MAP).is_file()]
+    todo = [root / f"conv-{path.stem}" for path in files] or sorted(root.glob("conv-*"))
+    new = [(path, root / f"conv-{path.stem}") for path in files if not (root / f"conv-{path.stem}" / MAP).is_file()]
     if new:
         template = root / ".template"
         install.init(template, [AGENT])  # made once, copied: `memstack init` takes seconds
@@ -145,7 +146,7 @@ def stores(data: Path, root: Path) -> list[tuple[Store, list[dict[str, Any]]]]:
             (where / MAP).write_text(json.dumps({"turns": turns, "questions": questions}))
         print(f"loaded {sum(len(t) for t, _ in loaded)} turns into {len(new)} stores"
               f" in {time.perf_counter() - start:.1f} s")
-    return [(Store(where.resolve()), json.loads((where / MAP).read_text())["questions"]) for _, where in todo]
+    return [(Store(where.resolve()), json.loads((where / MAP).read_text())["questions"]) for where in todo]
 
 
 def main(argv: list[str] | None = None) -> int:

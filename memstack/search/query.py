@@ -3,15 +3,17 @@
 Free text never reaches FTS5 as syntax: each word (split on white space) becomes
 a quoted phrase (`foo-bar` the phrase "foo bar", `"` or `AND` plain text), a
 trailing `*` keeps its meaning of a prefix, and a word with no letter or digit
-is dropped. Every word must match; when no record holds them all (after the
-filters), any word may: the answer says which (`matched`).
+is dropped. The records holding every word come first; when fewer than FEW do
+(after the filters), the records holding any of the words follow them, so an
+answer a question's other words missed is not cut off: the answer says which
+(`matched`: `all words`, `all words, then any word`, or `any word`).
 
 Ranking is FTS5's BM25 with the record's head (a fact's subject, an intake
 title, a handoff section's heading, a SOIL record's collection/key) weighted
 twice its body; `score` is minus BM25 (higher is better).
 
-Paging: hits sort by (BM25, rowid of the record in the index); a cursor is that
-pair of the last hit handed out (pages.py). The rowid of a record never changes
+Paging: hits sort by (0 for all words or 1 for any word, BM25, rowid of the
+record in the index); a cursor is that key of the last hit handed out (pages.py). The rowid of a record never changes
 while the record does not, so between pages of an index that did not change
 nothing is repeated or skipped. BM25 scores depend on the whole index (how many
 records hold a word), so when records are added between two pages every score
@@ -48,6 +50,7 @@ MARK = ("**", "**")  # around each matched word of a snippet (Markdown bold)
 SNIPPET_TOKENS = 16
 HEAD_WEIGHT, BODY_WEIGHT = 2.0, 1.0
 _RANK = f"bm25(fts, {HEAD_WEIGHT}, {BODY_WEIGHT})"
+FEW = 50  # fewer records than this hold every word: those holding any word follow them
 _KNOWN_AS_OF = "recorded_at <= :as_of AND (expired_at IS NULL OR expired_at > :as_of)"
 
 
@@ -173,14 +176,23 @@ def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier:
     _check_cursor(cursor)
     phrases = words(query)
     with index.opened(store) as db:
-        matched, rows = "all words", _all_words(db, phrases, where, params)
-        if not rows and len(phrases) > 1:
-            matched, rows = "any word", _ranked(db, " OR ".join(phrases), where, params)
+        common = index.common(db, [t for p in phrases for t in _phrase_terms(p)])
+        rows = [(0, *row) for row in _all_words(db, phrases, common, where, params)]
+        matched = "all words"
+        if len(rows) < FEW and len(phrases) > 1:
+            held = {rowid for _, _, rowid in rows}
+            more = [(1, *row) for row in _any_word(db, phrases, common, where, params) if row[1] not in held]
+            matched = "any word" if not rows else "all words, then any word" if more else matched
+            rows += more
         made = _Hits(db, " OR ".join(phrases), rows, known)
         page = pages.page(rows, limit=limit, cursor=cursor, key=lambda row: row, verb="search", shape=_SHAPE,
-                          max_bytes=pages.room(max_bytes, query=query, matched="any word"), weigh=made.size)
+                          max_bytes=pages.room(max_bytes, query=query, matched="all words, then any word"),
+                          weigh=made.size)
         hits = made.of(page.items)
     return {"query": query, "matched": matched, "hits": hits, **page.fields()}
+
+
+Row = tuple[int, float, int]  # (0 all words or 1 any word, BM25, rowid): the order of the hits
 
 
 class _Hits:
@@ -188,37 +200,45 @@ class _Hits:
 
     CHUNK = 64
 
-    def __init__(self, db: sqlite3.Connection, match: str, rows: list[tuple[float, int]], as_of: int | None):
+    def __init__(self, db: sqlite3.Connection, match: str, rows: list[Row], as_of: int | None):
         self.db, self.match, self.rows, self.as_of = db, match, rows, as_of
-        self.made: dict[tuple[float, int], dict[str, Any] | None] = {}
-        self.at: dict[tuple[float, int], int] | None = None  # a row's place, once a page weighs one
+        self.made: dict[Row, dict[str, Any] | None] = {}
+        self.at: dict[Row, int] | None = None  # a row's place, once a page weighs one
 
-    def size(self, row: tuple[float, int]) -> int:
+    def size(self, row: Row) -> int:
         if row not in self.made:
             self.at = self.at if self.at is not None else {r: n for n, r in enumerate(self.rows)}
             self._make(self.rows[self.at[row]:self.at[row] + self.CHUNK])
         hit = self.made[row]
         return 0 if hit is None else len(orjson.dumps(hit))
 
-    def of(self, rows: list[tuple[float, int]]) -> list[dict[str, Any]]:
+    def of(self, rows: list[Row]) -> list[dict[str, Any]]:
         self._make([row for row in rows if row not in self.made])
         return [hit for hit in (self.made[row] for row in rows) if hit is not None]
 
-    def _make(self, rows: list[tuple[float, int]]) -> None:
-        found = _details(self.db, self.match, rows, self.as_of)
-        self.made.update((row, found.get(row[1])) for row in rows)
+    def _make(self, rows: list[Row]) -> None:
+        found = _details(self.db, self.match, [row[1:] for row in rows], self.as_of)
+        self.made.update((row, found.get(row[2])) for row in rows)
 
 
-def _all_words(db: sqlite3.Connection, phrases: list[str], where: list[str], params: dict[str, Any]
-               ) -> list[tuple[float, int]]:
-    """Hits holding every word, ranked. A word most records hold weighs nothing in BM25, yet BM25
-    counts every record holding it: such words only filter (cheap), the others rank."""
-    common = index.common(db, [t for p in phrases for t in _phrase_terms(p)])
+def _all_words(db: sqlite3.Connection, phrases: list[str], common: set[str], where: list[str],
+               params: dict[str, Any]) -> list[tuple[float, int]]:
+    """Hits holding every word, ranked. A word most records hold (`common`) weighs nothing in BM25, yet
+    BM25 counts every record holding it: such words only filter (cheap), the others rank."""
     rare = [p for p in phrases if not set(_phrase_terms(p)) & common]
     if not common or not rare:
         return _ranked(db, " AND ".join(phrases), where, params)
     holding = {rowid for (rowid,) in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (" AND ".join(phrases),))}
     return [row for row in _ranked(db, " AND ".join(rare), where, params) if row[1] in holding]
+
+
+def _any_word(db: sqlite3.Connection, phrases: list[str], common: set[str], where: list[str],
+              params: dict[str, Any]) -> list[tuple[float, int]]:
+    """Hits holding any word, ranked; a word most records hold (`common`) is left out unless the other
+    words find nothing (it would add most of the store, after every record holding a rarer word)."""
+    rare = [p for p in phrases if not set(_phrase_terms(p)) & common]
+    found = _ranked(db, " OR ".join(rare), where, params) if rare and len(rare) < len(phrases) else []
+    return found or _ranked(db, " OR ".join(phrases), where, params)
 
 
 def _phrase_terms(phrase: str) -> list[str]:
@@ -234,7 +254,7 @@ def _phrase_terms(phrase: str) -> list[str]:
     return found
 
 
-_SHAPE = pages.shaped((int, float), int)  # a cursor is the (BM25, rowid) of the last hit handed out
+_SHAPE = pages.shaped(int, (int, float), int)  # a cursor: the (all/any, BM25, rowid) of the last hit handed out
 
 
 def _check_cursor(cursor: Any) -> None:

@@ -22,7 +22,8 @@ def register(sub: Any, common: Any) -> None:
                              " .memstack/ and follows appends (docs/search.md).",
                              "memstack search deploy --layer facts --valid-at now",
                              "memstack search 'lexer tables' --agent bob --limit 5 --json"))
-    p.add_argument("query", metavar="QUERY", help="free text; every word must match (else any word), word* a prefix")
+    p.add_argument("query", metavar="QUERY",
+                   help="free text; records holding every word first, then any word; word* a prefix")
     p.add_argument("--layer", action="append", default=[], metavar="L",
                    help=f"only this layer ({', '.join(LAYERS)}); repeatable")
     p.add_argument("--agent", metavar="A", help="only records written by this agent")
