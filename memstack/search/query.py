@@ -29,9 +29,7 @@ with the window shown as known then; intake records created by then, handoffs
 dated by then, SOIL records last changed by then.
 """
 
-import functools
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +43,7 @@ from memstack.intake import log as intake
 from memstack.kb import facts
 from memstack.kb.index.queries import VALID, VALID_AS_OF
 from memstack.search import index, records
+from memstack.search.words import terms, words
 
 MARK = ("**", "**")  # around each matched word of a snippet (Markdown bold)
 SNIPPET_TOKENS = 16
@@ -52,75 +51,6 @@ HEAD_WEIGHT, BODY_WEIGHT = 2.0, 1.0
 _RANK = f"bm25(fts, {HEAD_WEIGHT}, {BODY_WEIGHT})"
 FEW = 50  # fewer records than this hold every word: those holding any word follow them
 _KNOWN_AS_OF = "recorded_at <= :as_of AND (expired_at IS NULL OR expired_at > :as_of)"
-
-
-# Words most records hold: they add nothing to a ranking and make it slow (BM25 weighs each word by
-# counting every record holding it). Left out of a query that has any other word.
-STOPWORDS = frozenset(
-    "a an and are as at be by did do does for from had has have how i in is it its of on or our that the their"
-    " them there these this those to was we were what when where which who why will with you your".split())
-
-
-def words(query: str) -> list[str]:
-    """The query's words as FTS5 expressions (quoted: no word is ever FTS5 syntax), stop words left out.
-
-    The porter stemmer leaves one family of words on two stems: a final y turns to i
-    ("deploys", "deployed", "deploy" are `deploi`) unless a suffix stood after it
-    ("deployment" is `deploy`). A one-token word on either stem also matches the other
-    (`deploys` is searched as `"deploys" OR "deployment"`, `deployment` as
-    `"deployment" OR "deploy"`), so the family finds itself whichever form was written.
-    """
-    found = []
-    given = query.split()
-    if any(w.lower().strip("*") not in STOPWORDS for w in given):
-        given = [w for w in given if w.lower().strip("*") not in STOPWORDS]
-    for word in given:
-        prefix = word.endswith("*")
-        core = word.rstrip("*")
-        terms = _terms(core)
-        if not terms:
-            continue
-        phrase = '"' + core.replace('"', '""') + '"' + (" *" if prefix else "")
-        if len(terms) == 1:
-            other = _other_stem(terms[0])
-            if other is not None:
-                phrase = f'({phrase} OR "{other}"{" *" if prefix else ""})'
-        found.append(phrase)
-    return found
-
-
-def _other_stem(stem: str) -> str | None:
-    """A word whose stem is `stem`'s y/i twin (see `words`), or None if there is none."""
-    if stem.endswith("i"):
-        word, twin = stem[:-1] + "yment", stem[:-1] + "y"
-    elif stem.endswith("y"):
-        word, twin = stem, stem[:-1] + "i"
-    else:
-        return None
-    return word if word.isalpha() and _terms(word) == [twin] else None
-
-
-_STEMMER: list[sqlite3.Connection] = []
-_STEMMING = threading.Lock()
-
-
-def _terms(text: str) -> list[str]:
-    """The index's terms for `text` (its tokens, stemmed), from SQLite's own tokenizer."""
-    return list(_cached_terms(text))
-
-
-@functools.lru_cache(maxsize=4096)
-def _cached_terms(text: str) -> tuple[str, ...]:
-    if not _STEMMER:  # (under the GIL: two threads may both make one; one is kept)
-        db = sqlite3.connect(":memory:", check_same_thread=False)
-        db.execute(f"CREATE VIRTUAL TABLE words USING fts5(w, tokenize='{index.TOKENIZER}')")
-        db.execute("CREATE VIRTUAL TABLE terms USING fts5vocab(words, 'instance')")
-        _STEMMER.append(db)
-    with _STEMMING:
-        db = _STEMMER[0]
-        db.execute("DELETE FROM words")
-        db.execute("INSERT INTO words (w) VALUES (?)", (text,))
-        return tuple(term for (term,) in db.execute("SELECT term FROM terms ORDER BY offset"))
 
 
 def check_query(query: Any, field: str = "query") -> str:
@@ -247,10 +177,10 @@ def _phrase_terms(phrase: str) -> list[str]:
     for quoted in phrase.strip("()").split(" OR "):
         if quoted.endswith(" *"):
             return []
-        terms = _terms(quoted.strip('"').replace('""', '"'))
-        if len(terms) != 1:
+        held = terms(quoted.strip('"').replace('""', '"'))
+        if len(held) != 1:
             return []
-        found += terms
+        found += held
     return found
 
 
