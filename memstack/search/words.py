@@ -22,13 +22,13 @@ STOPWORDS = frozenset("""
 a an the this that these those some any each every all both either neither other such own same
 i me my mine myself you your yours yourself he him his himself she her hers herself it its itself
 we our ours ourselves they them their theirs themselves
-am is are was were be been being have has had having do does did doing done will would shall should
+am is are was were be been being have has had having do does did doing done will would shall should can could might must
 what when where which who whom whose why how
 about above across after against along among around at before behind below beneath beside besides
 between beyond by during except for from in inside into near of off on onto out outside over per since
 than through throughout till to toward towards under until unto upon via with within without
 and or but nor so yet if then because while as though although whether
-not no too very just also there here ever again else
+not no too very just also there here ever again else kind kinds type types sort many much
 """.split())
 
 _EDGES = re.compile(r"^[^\w*]+|[^\w*]+$")  # the punctuation around a word (a trailing * is kept: a prefix)
