@@ -4,15 +4,16 @@ Free text never reaches FTS5 as syntax: each word (split on white space) becomes
 a quoted phrase (`foo-bar` the phrase "foo bar", `"` or `AND` plain text), a
 trailing `*` keeps its meaning of a prefix, and a word with no letter or digit
 is dropped. The records holding every word come first; when fewer than FEW do
-(after the filters), the records holding any of the words follow them, so an
-answer a question's other words missed is not cut off: the answer says which
-(`matched`: `all words`, `all words, then any word`, or `any word`).
+(after the filters), the records holding any of the words follow them, those
+holding more of the words first, so an answer a question's other words missed
+is not cut off: the answer says which (`matched`: `all words`, `all words, then
+any word`, or `any word`).
 
 Ranking is FTS5's BM25 with the record's head (a fact's subject, an intake
 title, a handoff section's heading, a SOIL record's collection/key) weighted
 twice its body; `score` is minus BM25 (higher is better).
 
-Paging: hits sort by (0 for all words or 1 for any word, BM25, rowid of the
+Paging: hits sort by (how many of the words the record lacks, BM25, rowid of the
 record in the index); a cursor is that key of the last hit handed out (pages.py). The rowid of a record never changes
 while the record does not, so between pages of an index that did not change
 nothing is repeated or skipped. BM25 scores depend on the whole index (how many
@@ -111,7 +112,7 @@ def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier:
         matched = "all words"
         if len(rows) < FEW and len(phrases) > 1:
             held = {rowid for _, _, rowid in rows}
-            more = [(1, *row) for row in _any_word(db, phrases, common, where, params) if row[1] not in held]
+            more = [row for row in _any_word(db, phrases, common, where, params) if row[2] not in held]
             matched = "any word" if not rows else "all words, then any word" if more else matched
             rows += more
         made = _Hits(db, " OR ".join(phrases), rows, known)
@@ -122,7 +123,7 @@ def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier:
     return {"query": query, "matched": matched, "hits": hits, **page.fields()}
 
 
-Row = tuple[int, float, int]  # (0 all words or 1 any word, BM25, rowid): the order of the hits
+Row = tuple[int, float, int]  # (0 all words, else 1 + how many words it lacks; BM25; rowid): the hits' order
 
 
 class _Hits:
@@ -163,12 +164,16 @@ def _all_words(db: sqlite3.Connection, phrases: list[str], common: set[str], whe
 
 
 def _any_word(db: sqlite3.Connection, phrases: list[str], common: set[str], where: list[str],
-              params: dict[str, Any]) -> list[tuple[float, int]]:
-    """Hits holding any word, ranked; a word most records hold (`common`) is left out unless the other
-    words find nothing (it would add most of the store, after every record holding a rarer word)."""
-    rare = [p for p in phrases if not set(_phrase_terms(p)) & common]
-    found = _ranked(db, " OR ".join(rare), where, params) if rare and len(rare) < len(phrases) else []
-    return found or _ranked(db, " OR ".join(phrases), where, params)
+              params: dict[str, Any]) -> list[Row]:
+    """Hits holding any word, those holding more of the words first (each (1 + how many words they lack,
+    BM25, rowid): after those holding every word); a word most records hold (`common`) is left out unless
+    the other words find nothing (it would add most of the store, after every record holding a rarer word)."""
+    used = [p for p in phrases if not set(_phrase_terms(p)) & common]
+    found = _ranked(db, " OR ".join(used), where, params) if used and len(used) < len(phrases) else []
+    if not found:
+        used, found = phrases, _ranked(db, " OR ".join(phrases), where, params)
+    holding = [{r for (r,) in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (p,))} for p in used]
+    return sorted((1 + sum(rowid not in held for held in holding), score, rowid) for score, rowid in found)
 
 
 def _phrase_terms(phrase: str) -> list[str]:
@@ -184,7 +189,7 @@ def _phrase_terms(phrase: str) -> list[str]:
     return found
 
 
-_SHAPE = pages.shaped(int, (int, float), int)  # a cursor: the (all/any, BM25, rowid) of the last hit handed out
+_SHAPE = pages.shaped(int, (int, float), int)  # a cursor: the Row of the last hit handed out
 
 
 def _check_cursor(cursor: Any) -> None:
