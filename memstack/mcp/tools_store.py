@@ -85,7 +85,8 @@ SEARCH = Tool(
             "layer": {"type": "string", "enum": list(LAYERS)}, "path": STRING,
             "line": {"type": ["integer", "null"]}, "where": STRING, "title": {"type": ["string", "null"]},
             "snippet": STRING, "score": {"type": "number"}, "agent": {"type": ["string", "null"]}}, {
-            "id": STRING, "section": STRING, "tier": STRING, "table": STRING, "valid_from": {"type": "integer"},
+            "id": STRING, "section": STRING, "tier": STRING, "table": STRING, "source": STRING,
+            "subject": {}, "predicate": {}, "object": {}, "valid_from": {"type": "integer"},
             "valid_to": {"type": ["integer", "null"]}, "valid_from_iso": STRING,
             "valid_to_iso": {"type": ["string", "null"]}}), "the hits of this page"),
         "next_cursor": {"type": ["string", "null"], "description": "pass as cursor for the next page; null: no more"},

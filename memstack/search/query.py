@@ -219,7 +219,7 @@ def _details(db: sqlite3.Connection, match: str, rows: list[tuple[float, int]], 
     found = {r[0]: r for r in db.execute(
         f"SELECT fts.rowid, snippet(fts, -1, '{MARK[0]}', '{MARK[1]}', '…', {SNIPPET_TOKENS}), fts.head,"
         " docs.layer, docs.ref, docs.line, docs.agent, docs.tier, docs.tbl, docs.valid_from, docs.valid_to,"
-        " docs.recorded_at, docs.expired_at, files.relpath FROM fts JOIN docs ON docs.rowid = fts.rowid"
+        " docs.recorded_at, docs.expired_at, files.relpath, docs.fields FROM fts JOIN docs ON docs.rowid = fts.rowid"
         f" JOIN files ON files.file_id = docs.file_id WHERE fts MATCH :match AND fts.rowid IN ({marks})",
         {"match": match})}
     return {rowid: _hit(found[rowid], score, as_of) for score, rowid in rows if rowid in found}
@@ -227,7 +227,7 @@ def _details(db: sqlite3.Connection, match: str, rows: list[tuple[float, int]], 
 
 def _hit(row: tuple[Any, ...], score: float, as_of: int | None) -> dict[str, Any]:
     (_, snippet, head, layer, ref, line, agent, tier, tbl, valid_from, valid_to, recorded_at, expired_at,
-     relpath) = row
+     relpath, fields) = row
     hit: dict[str, Any] = {"layer": layer, "path": relpath, "line": line,
                            "where": relpath if layer == "soil" else f"{relpath}:{line}",
                            "title": head, "snippet": snippet, "score": round(-score, 6), "agent": agent}
@@ -237,6 +237,8 @@ def _hit(row: tuple[Any, ...], score: float, as_of: int | None) -> dict[str, Any
         hit["id"] = ref
     if tier is not None:
         hit["tier"] = tier
+    if fields is not None:
+        hit.update(orjson.loads(fields))  # source; a fact's subject, predicate, object
     if layer == "facts":
         hit["table"] = tbl
         window = {"recorded_at": recorded_at, "expired_at": expired_at, "valid_to": valid_to, "superseded_by": None}

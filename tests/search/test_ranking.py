@@ -1,9 +1,11 @@
 """What `memstack search` ranks, on small hand-made conversations: a question's answer is not cut off
-by the words of the question, its little words, a possessive or a name."""
+by the words of the question, its little words, a possessive or a name; and what a hit shows."""
 
 from pathlib import Path
 
-from test_search import ids, intake, noise, search
+from test_search import ids, intake, noise, search, write
+
+from helpers import memstack
 
 
 def test_when_few_records_hold_every_word_those_holding_any_follow(store: Path) -> None:
@@ -58,3 +60,17 @@ def test_a_capitalised_word_is_searched_without_its_stem_twin(store: Path) -> No
     twin = intake(store, "the melanyment code was filed", "--title", "Caroline")  # porter: "melany", Melanie's twin
     assert ids(search(store, "Melanie")) == [name]
     assert set(ids(search(store, "melanie"))) == {name, twin}  # a lowercase word keeps its twin
+
+
+def test_a_hit_carries_its_source_and_a_facts_triple(store: Path) -> None:
+    fact = write(store, "fact", "add", "--subject", "deploys", "--predicate", "decided", "--object", "monday",
+                 "--source", "standup")[0]["id"]
+    note = intake(store, "the canary deploys on monday", "--source", "slack")
+    hits = {hit["id"]: hit for hit in search(store, "monday")["hits"]}
+    assert {key: hits[fact].get(key) for key in ("source", "subject", "predicate", "object")} == {
+        "source": "standup", "subject": "deploys", "predicate": "decided", "object": "monday"}
+    assert hits[note]["source"] == "slack" and "predicate" not in hits[note]
+    shown = memstack("search", "monday", cwd=store)
+    assert shown.returncode == 0, shown.stderr
+    assert "deploys | decided | monday" in shown.stdout and "source standup" in shown.stdout
+    assert "source slack" in shown.stdout

@@ -1,5 +1,6 @@
 """`memstack search QUERY`: ranked full-text search across facts, intake, handoffs and SOIL (docs/search.md)."""
 
+import json
 from typing import Any
 
 from memstack.base.errors import bad
@@ -43,13 +44,21 @@ def render(document: dict[str, Any]) -> str:
         extra = f"  {hit.get('id') or hit.get('section')}"
         if hit["layer"] == "facts":
             extra += f"  valid {hit['valid_from_iso']} → {hit['valid_to_iso'] or 'open'}"
+        if hit.get("source"):
+            extra += f"  source {hit['source']}"
         lines.append(f"{hit['layer']:<8} {hit['where']}  score {hit['score']:.3g}{extra}")
+        if "predicate" in hit:  # a fact: the whole triple, the snippet is only the part that matched
+            lines.append("    " + " | ".join(_plain(hit[key]) for key in ("subject", "predicate", "object")))
         lines.append("    " + " ".join(hit["snippet"].split()))
     if not lines:
         return f"nothing found for {document['query']!r}"
     if document["next_cursor"]:
         lines.append(f"{document['remaining']} more: --cursor {document['next_cursor']}")
     return "\n".join(lines)
+
+
+def _plain(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def run(args: Any) -> int:
