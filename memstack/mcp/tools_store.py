@@ -59,7 +59,7 @@ SEARCH = Tool(
     " snippet with the matched words in **bold**, its score and, for a fact, its validity window. Returns"
     f" {{hits, matched, next_cursor, remaining}}; at most limit hits (default {MCP_DEFAULT_LIMIT}) and"
     f" {MCP_MAX_BYTES // 1024} KiB, pass next_cursor as cursor for more.",
-    {"query": text("the words to look for (free text; every word must match, else any; word* a prefix)",
+    {"query": text("the words to look for (free text; records holding every word first, then any word; word* a prefix)",
                    required=True),
      "layer": Arg({"type": "array", "items": {"type": "string", "enum": list(LAYERS)},
                    "description": "only these layers: " + ", ".join(LAYERS)}, False, []),
@@ -78,13 +78,15 @@ SEARCH = Tool(
     title="Search memory",
     output=document("ranked hits, best first", {
         "query": STRING,
-        "matched": {"type": "string", "enum": ["all words", "any word"],
-                    "description": "any word: no record held them all"},
+        "matched": {"type": "string", "enum": ["all words", "all words, then any word", "any word"],
+                    "description": "all words, then any word: fewer than 50 records held them all, those"
+                                   " holding any word follow; any word: no record held them all"},
         "hits": listing(document("one hit", {
             "layer": {"type": "string", "enum": list(LAYERS)}, "path": STRING,
             "line": {"type": ["integer", "null"]}, "where": STRING, "title": {"type": ["string", "null"]},
             "snippet": STRING, "score": {"type": "number"}, "agent": {"type": ["string", "null"]}}, {
-            "id": STRING, "section": STRING, "tier": STRING, "table": STRING, "valid_from": {"type": "integer"},
+            "id": STRING, "section": STRING, "tier": STRING, "table": STRING, "source": STRING,
+            "subject": {}, "predicate": {}, "object": {}, "valid_from": {"type": "integer"},
             "valid_to": {"type": ["integer", "null"]}, "valid_from_iso": STRING,
             "valid_to_iso": {"type": ["string", "null"]}}), "the hits of this page"),
         "next_cursor": {"type": ["string", "null"], "description": "pass as cursor for the next page; null: no more"},

@@ -5,7 +5,8 @@
   indexed, not the store), rebuilt when deleted or corrupt.
 - `build`: the index opened for a search; far behind, the search answers from what is built and a
   detached process (`python -m memstack.search STORE`) catches it up.
-- `query`: a free-text query turned into an FTS5 match, the filters, BM25 ranking and paging.
+- `words`: a free-text query's words as FTS5 expressions (stop words, possessives, stem twins).
+- `query`: the match, the filters, the ranking (all words, then any) and paging.
 - `found`: what a search found: the ranked hits, then those holding only words most records hold,
   unranked and read a page at a time.
 

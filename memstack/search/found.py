@@ -11,12 +11,13 @@ and counted there (`rows`, `uncounted`), never all built in Python.
 import sqlite3
 from typing import Any
 
-Row = tuple[float, int]  # (BM25, rowid): a hit's sort key, its cursor
+Row = tuple[int, float, int]  # (0 all words, else 1 + words it lacks; BM25; rowid): a hit's sort key, its cursor
+TAIL = 1 << 20  # the first of a Row of the unranked hits: after every ranked one
 
 
 class Found:
-    """`ranked` rows (BM25 ascending, then rowid), then every row matching `rest` (an FTS5 match, or
-    None) that passes the filters `where`, each (0.0, rowid) in rowid order."""
+    """`ranked` rows (sorted), then every row matching `rest` (an FTS5 match, or None) that passes the
+    filters `where`, each (TAIL, 0.0, rowid) in rowid order."""
 
     def __init__(self, db: sqlite3.Connection, ranked: list[Row], rest: str | None = None,
                  where: list[str] | None = None, params: dict[str, Any] | None = None) -> None:
@@ -30,13 +31,22 @@ class Found:
     def __bool__(self) -> bool:
         return bool(self.ranked) or (self.rest is not None and bool(self._read("SELECT 1", 0, " LIMIT 1")))
 
+    def few(self, count: int) -> bool:
+        """Fewer than `count` hits that are all ranked, or none at all: worth topping up."""
+        return (self.rest is None and len(self.ranked) < count) or not self
+
+    def after(self, ranked: list[Row]) -> "Found":
+        """These hits after `ranked` (rows that sort before all of them, none of them among them)."""
+        self.ranked = ranked + self.ranked
+        return self
+
     def rows(self, after: list[Any] | None, limit: int | None) -> list[Row]:
         """The ranked rows, then the unranked ones past the cursor `after` (one more than `limit`; the
         others are counted in `uncounted`): what pages.page walks."""
         if self.rest is None:
             return self.ranked
-        start = after[1] if after is not None and after[0] == 0 else 0  # a cursor among the unranked rows
-        tail = [(0.0, rowid) for (rowid,) in self._read(
+        start = after[2] if after is not None and after[0] == TAIL else 0  # a cursor among the unranked rows
+        tail = [(TAIL, 0.0, rowid) for (rowid,) in self._read(
             "SELECT fts.rowid", start, " ORDER BY fts.rowid" + ("" if limit is None else f" LIMIT {limit + 1}"))]
         if limit is not None and len(tail) > limit:
             self.uncounted = self._read("SELECT count(*)", start)[0][0] - len(tail)

@@ -38,14 +38,14 @@ from memstack.search.records import Doc
 
 DB_NAME = ".memstack/search.sqlite3"
 LOCK = "search-index"
-VERSION = 3  # an index of another layout version is dropped and rebuilt
+VERSION = 4  # an index of another layout version is dropped and rebuilt
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # stemming: "deploys" finds "deployment"
 
 _TABLES = (
     follow.files_table(", layer TEXT NOT NULL"),
     "CREATE TABLE docs (rowid INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, line INTEGER NOT NULL,"
     " layer TEXT NOT NULL, ref TEXT NOT NULL, agent TEXT, tier TEXT, tbl TEXT, sig INTEGER NOT NULL,"
-    " valid_from INTEGER, valid_to INTEGER, recorded_at INTEGER, expired_at INTEGER)",
+    " valid_from INTEGER, valid_to INTEGER, recorded_at INTEGER, expired_at INTEGER, fields TEXT)",
     "CREATE INDEX docs_by_file ON docs (file_id)",
     "CREATE TABLE folders (relpath TEXT PRIMARY KEY, ino INTEGER, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER)",
     f"CREATE VIRTUAL TABLE fts USING fts5(head, body, tokenize='{TOKENIZER}')",
@@ -54,7 +54,7 @@ _TABLES = (
     "CREATE TABLE terms (term TEXT PRIMARY KEY, docs INTEGER NOT NULL, total INTEGER NOT NULL)",
 )
 _INSERT_DOC = ("INSERT INTO docs (rowid, file_id, line, layer, ref, agent, tier, tbl, sig, valid_from, valid_to,"
-               " recorded_at, expired_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+               " recorded_at, expired_at, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 
 
 DB = sqlitecache.Database(DB_NAME, VERSION, _TABLES, what="search index",
@@ -257,7 +257,8 @@ def _insert(db: sqlite3.Connection, file_id: int, layer: str, docs: Sequence[Doc
         return
     first = db.execute("SELECT coalesce(max(rowid), 0) + 1 FROM docs").fetchone()[0]
     db.executemany(_INSERT_DOC, ((first + n, file_id, d.line, layer, d.ref, d.agent, d.tier, d.tbl, d.sig(),
-                                  d.valid_from, d.valid_to, d.recorded_at, d.expired_at) for n, d in enumerate(docs)))
+                                  d.valid_from, d.valid_to, d.recorded_at, d.expired_at, d.fields)
+                                 for n, d in enumerate(docs)))
     db.executemany("INSERT INTO fts (rowid, head, body) VALUES (?, ?, ?)",
                    ((first + n, d.head, d.body) for n, d in enumerate(docs)))
 

@@ -3,15 +3,18 @@
 Free text never reaches FTS5 as syntax: each word (split on white space) becomes
 a quoted phrase (`foo-bar` the phrase "foo bar", `"` or `AND` plain text), a
 trailing `*` keeps its meaning of a prefix, and a word with no letter or digit
-is dropped. Every word must match; when no record holds them all (after the
-filters), any word may: the answer says which (`matched`).
+is dropped. The records holding every word come first; when fewer than FEW do
+(after the filters), the records holding any of the words follow them, those
+holding more of the words first, so an answer a question's other words missed
+is not cut off: the answer says which (`matched`: `all words`, `all words, then
+any word`, or `any word`).
 
 Ranking is FTS5's BM25 with the record's head (a fact's subject, an intake
 title, a handoff section's heading, a SOIL record's collection/key) weighted
 twice its body; `score` is minus BM25 (higher is better).
 
-Paging: hits sort by (BM25, rowid of the record in the index); a cursor is that
-pair of the last hit handed out (pages.py). The rowid of a record never changes
+Paging: hits sort by (how many of the words the record lacks, BM25, rowid of the
+record in the index); a cursor is that key of the last hit handed out (pages.py). The rowid of a record never changes
 while the record does not, so between pages of an index that did not change
 nothing is repeated or skipped. BM25 scores depend on the whole index (how many
 records hold a word), so when records are added between two pages every score
@@ -27,9 +30,7 @@ with the window shown as known then; intake records created by then, handoffs
 dated by then, SOIL records last changed by then.
 """
 
-import functools
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -43,82 +44,15 @@ from memstack.intake import log as intake
 from memstack.kb import facts
 from memstack.kb.index.queries import VALID, VALID_AS_OF
 from memstack.search import build, index, records
-from memstack.search.found import Found
+from memstack.search.found import Found, Row
+from memstack.search.words import terms, words
 
 MARK = ("**", "**")  # around each matched word of a snippet (Markdown bold)
 SNIPPET_TOKENS = 16
 HEAD_WEIGHT, BODY_WEIGHT = 2.0, 1.0
 _RANK = f"bm25(fts, {HEAD_WEIGHT}, {BODY_WEIGHT})"
+FEW = 50  # fewer records than this hold every word: those holding any word follow them
 _KNOWN_AS_OF = "recorded_at <= :as_of AND (expired_at IS NULL OR expired_at > :as_of)"
-
-
-# Words most records hold: they add nothing to a ranking and make it slow (BM25 weighs each word by
-# counting every record holding it). Left out of a query that has any other word.
-STOPWORDS = frozenset(
-    "a an and are as at be by did do does for from had has have how i in is it its of on or our that the their"
-    " them there these this those to was we were what when where which who why will with you your".split())
-
-
-def words(query: str) -> list[str]:
-    """The query's words as FTS5 expressions (quoted: no word is ever FTS5 syntax), stop words left out.
-
-    The porter stemmer leaves one family of words on two stems: a final y turns to i
-    ("deploys", "deployed", "deploy" are `deploi`) unless a suffix stood after it
-    ("deployment" is `deploy`). A one-token word on either stem also matches the other
-    (`deploys` is searched as `"deploys" OR "deployment"`, `deployment` as
-    `"deployment" OR "deploy"`), so the family finds itself whichever form was written.
-    """
-    found = []
-    given = query.split()
-    if any(w.lower().strip("*") not in STOPWORDS for w in given):
-        given = [w for w in given if w.lower().strip("*") not in STOPWORDS]
-    for word in given:
-        prefix = word.endswith("*")
-        core = word.rstrip("*")
-        terms = _terms(core)
-        if not terms:
-            continue
-        phrase = '"' + core.replace('"', '""') + '"' + (" *" if prefix else "")
-        if len(terms) == 1:
-            other = _other_stem(terms[0])
-            if other is not None:
-                phrase = f'({phrase} OR "{other}"{" *" if prefix else ""})'
-        found.append(phrase)
-    return found
-
-
-def _other_stem(stem: str) -> str | None:
-    """A word whose stem is `stem`'s y/i twin (see `words`), or None if there is none."""
-    if stem.endswith("i"):
-        word, twin = stem[:-1] + "yment", stem[:-1] + "y"
-    elif stem.endswith("y"):
-        word, twin = stem, stem[:-1] + "i"
-    else:
-        return None
-    return word if word.isalpha() and _terms(word) == [twin] else None
-
-
-_STEMMER: list[sqlite3.Connection] = []
-_STEMMING = threading.Lock()
-
-
-def _terms(text: str) -> list[str]:
-    """The index's terms for `text` (its tokens, stemmed), from SQLite's own tokenizer."""
-    return list(_cached_terms(text))
-
-
-@functools.lru_cache(maxsize=4096)
-def _cached_terms(text: str) -> tuple[str, ...]:
-    if not _STEMMER:  # (under the GIL: two threads may both make one; one is kept)
-        db = sqlite3.connect(":memory:", check_same_thread=False)
-        db.execute(f"CREATE VIRTUAL TABLE words USING fts5(w, tokenize='{index.TOKENIZER}')")
-        db.execute("CREATE VIRTUAL TABLE terms USING fts5vocab(words, 'instance')")
-        _STEMMER.append(db)
-    with _STEMMING:
-        db = _STEMMER[0]
-        db.execute("DELETE FROM words")
-        db.execute("INSERT INTO words (w) VALUES (?)", (text,))
-        return tuple(term for (term,) in db.execute("SELECT term FROM terms ORDER BY offset"))
 
 
 def check_query(query: Any, field: str = "query") -> str:
@@ -174,13 +108,20 @@ def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier:
     size = pages.check_limit(limit)
     after = None if cursor in (None, "") else pages.decode(cursor, "search", _SHAPE)  # refused before any read
     with build.opened(store) as (db, behind):
-        matched, found = "all words", _all_words(db, phrases, where, params)
-        if not found and len(phrases) > 1:
-            matched, found = "any word", _any_word(db, phrases, where, params)
+        common = index.common(db, [t for p in phrases for t in _phrase_terms(p)])
+        found, matched = _all_words(db, phrases, common, where, params), "all words"
+        if len(phrases) > 1 and found.few(FEW):
+            more = _any_word(db, phrases, common, where, params, tail=not found)
+            held = {row[2] for row in found.ranked}
+            more.ranked = [row for row in more.ranked if row[2] not in held]
+            if more:
+                matched = "all words, then any word" if found else "any word"
+                found = more.after(found.ranked)
         rows = found.rows(after, size)
         made = _Hits(db, " OR ".join(phrases), rows, known)
         page = pages.page(rows, limit=limit, cursor=cursor, key=lambda row: row, verb="search", shape=_SHAPE,
-                          max_bytes=pages.room(max_bytes, query=query, matched="any word", index=behind),
+                          max_bytes=pages.room(max_bytes, query=query, matched="all words, then any word",
+                                               index=behind),
                           weigh=made.size, uncounted=found.uncounted)
         hits = made.of(page.items)
     return {"query": query, "matched": matched, "hits": hits, **page.fields(), **({"index": behind} if behind else {})}
@@ -191,53 +132,60 @@ class _Hits:
 
     CHUNK = 64
 
-    def __init__(self, db: sqlite3.Connection, match: str, rows: list[tuple[float, int]], as_of: int | None):
+    def __init__(self, db: sqlite3.Connection, match: str, rows: list[Row], as_of: int | None):
         self.db, self.match, self.rows, self.as_of = db, match, rows, as_of
-        self.made: dict[tuple[float, int], dict[str, Any] | None] = {}
-        self.at: dict[tuple[float, int], int] | None = None  # a row's place, once a page weighs one
+        self.made: dict[Row, dict[str, Any] | None] = {}
+        self.at: dict[Row, int] | None = None  # a row's place, once a page weighs one
 
-    def size(self, row: tuple[float, int]) -> int:
+    def size(self, row: Row) -> int:
         if row not in self.made:
             self.at = self.at if self.at is not None else {r: n for n, r in enumerate(self.rows)}
             self._make(self.rows[self.at[row]:self.at[row] + self.CHUNK])
         hit = self.made[row]
         return 0 if hit is None else len(orjson.dumps(hit))
 
-    def of(self, rows: list[tuple[float, int]]) -> list[dict[str, Any]]:
+    def of(self, rows: list[Row]) -> list[dict[str, Any]]:
         self._make([row for row in rows if row not in self.made])
         return [hit for hit in (self.made[row] for row in rows) if hit is not None]
 
-    def _make(self, rows: list[tuple[float, int]]) -> None:
-        found = _details(self.db, self.match, rows, self.as_of)
-        self.made.update((row, found.get(row[1])) for row in rows)
+    def _make(self, rows: list[Row]) -> None:
+        found = _details(self.db, self.match, [row[1:] for row in rows], self.as_of)
+        self.made.update((row, found.get(row[2])) for row in rows)
 
 
-def _all_words(db: sqlite3.Connection, phrases: list[str], where: list[str], params: dict[str, Any]) -> Found:
-    """Hits holding every word, ranked. A word most records hold weighs nothing in BM25, yet BM25
-    counts every record holding it: such words only filter (cheap), the others rank (found.py)."""
-    common, rare = _split(db, phrases)
+def _all_words(db: sqlite3.Connection, phrases: list[str], common: set[str], where: list[str],
+               params: dict[str, Any]) -> Found:
+    """Hits holding every word, ranked. A word most records hold (`common`) weighs nothing in BM25, yet
+    BM25 counts every record holding it: such words only filter (cheap), the others rank (found.py)."""
+    rare = [p for p in phrases if not set(_phrase_terms(p)) & common]
     if not common:
-        return Found(db, _ranked(db, " AND ".join(phrases), where, params))
+        return Found(db, _tier(_ranked(db, " AND ".join(phrases), where, params), 0))
     if not rare:
         return Found(db, [], " AND ".join(phrases), where, params)
     holding = {rowid for (rowid,) in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (" AND ".join(phrases),))}
-    return Found(db, [row for row in _ranked(db, " AND ".join(rare), where, params) if row[1] in holding])
+    return Found(db, _tier([row for row in _ranked(db, " AND ".join(rare), where, params) if row[1] in holding], 0))
 
 
-def _any_word(db: sqlite3.Connection, phrases: list[str], where: list[str], params: dict[str, Any]) -> Found:
-    """Hits holding any word: those holding a word that is not common ranked, then the others (found.py)."""
-    common, rare = _split(db, phrases)
-    if not common:
-        return Found(db, _ranked(db, " OR ".join(phrases), where, params))
-    rest = " OR ".join(common) if not rare else f"({' OR '.join(common)}) NOT ({' OR '.join(rare)})"
-    return Found(db, _ranked(db, " OR ".join(rare), where, params), rest, where, params)
+def _any_word(db: sqlite3.Connection, phrases: list[str], common: set[str], where: list[str],
+              params: dict[str, Any], *, tail: bool) -> Found:
+    """Hits holding any word, those holding more of the words first (each (1 + how many of the ranked
+    words they lack, BM25, rowid): after those holding every word). A word most records hold (`common`)
+    does not rank; with `tail` (no record holds every word), the records holding only such words follow,
+    unranked (found.py); a list topped up after the records holding every word leaves them out (they
+    would add most of the store)."""
+    rare = [p for p in phrases if not set(_phrase_terms(p)) & common]
+    if not rare:
+        return Found(db, [], " OR ".join(phrases), where, params)
+    found = _ranked(db, " OR ".join(rare), where, params)
+    holding = [{r for (r,) in db.execute("SELECT rowid FROM fts WHERE fts MATCH ?", (p,))} for p in rare]
+    ranked = sorted((1 + sum(rowid not in held for held in holding), score, rowid) for score, rowid in found)
+    held = [p for p in phrases if p not in rare]
+    rest = f"({' OR '.join(held)}) NOT ({' OR '.join(rare)})" if held and tail else None
+    return Found(db, ranked, rest, where, params)
 
 
-def _split(db: sqlite3.Connection, phrases: list[str]) -> tuple[list[str], list[str]]:
-    """The phrases with a word most records hold (index.common), and the others."""
-    common = index.common(db, [t for p in phrases for t in _phrase_terms(p)])
-    held = [p for p in phrases if set(_phrase_terms(p)) & common]
-    return held, [p for p in phrases if p not in held]
+def _tier(rows: list[tuple[float, int]], tier: int) -> list[Row]:
+    return [(tier, score, rowid) for score, rowid in rows]
 
 
 def _phrase_terms(phrase: str) -> list[str]:
@@ -246,14 +194,14 @@ def _phrase_terms(phrase: str) -> list[str]:
     for quoted in phrase.strip("()").split(" OR "):
         if quoted.endswith(" *"):
             return []
-        terms = _terms(quoted.strip('"').replace('""', '"'))
-        if len(terms) != 1:
+        held = terms(quoted.strip('"').replace('""', '"'))
+        if len(held) != 1:
             return []
-        found += terms
+        found += held
     return found
 
 
-_SHAPE = pages.shaped((int, float), int)  # a cursor is the (BM25, rowid) of the last hit handed out
+_SHAPE = pages.shaped(int, (int, float), int)  # a cursor: the Row of the last hit handed out
 
 
 def _ranked(db: sqlite3.Connection, match: str, where: list[str], params: dict[str, Any]) -> list[tuple[float, int]]:
@@ -277,7 +225,7 @@ def _details(db: sqlite3.Connection, match: str, rows: list[tuple[float, int]], 
     found = {r[0]: r for r in db.execute(
         f"SELECT fts.rowid, snippet(fts, -1, '{MARK[0]}', '{MARK[1]}', '…', {SNIPPET_TOKENS}), fts.head,"
         " docs.layer, docs.ref, docs.line, docs.agent, docs.tier, docs.tbl, docs.valid_from, docs.valid_to,"
-        " docs.recorded_at, docs.expired_at, files.relpath FROM fts JOIN docs ON docs.rowid = fts.rowid"
+        " docs.recorded_at, docs.expired_at, files.relpath, docs.fields FROM fts JOIN docs ON docs.rowid = fts.rowid"
         f" JOIN files ON files.file_id = docs.file_id WHERE fts MATCH :match AND fts.rowid IN ({marks})",
         {"match": match})}
     return {rowid: _hit(found[rowid], score, as_of) for score, rowid in rows if rowid in found}
@@ -285,7 +233,7 @@ def _details(db: sqlite3.Connection, match: str, rows: list[tuple[float, int]], 
 
 def _hit(row: tuple[Any, ...], score: float, as_of: int | None) -> dict[str, Any]:
     (_, snippet, head, layer, ref, line, agent, tier, tbl, valid_from, valid_to, recorded_at, expired_at,
-     relpath) = row
+     relpath, fields) = row
     hit: dict[str, Any] = {"layer": layer, "path": relpath, "line": line,
                            "where": relpath if layer == "soil" else f"{relpath}:{line}",
                            "title": head, "snippet": snippet, "score": round(-score, 6) + 0.0, "agent": agent}
@@ -295,6 +243,8 @@ def _hit(row: tuple[Any, ...], score: float, as_of: int | None) -> dict[str, Any
         hit["id"] = ref
     if tier is not None:
         hit["tier"] = tier
+    if fields is not None:
+        hit.update(orjson.loads(fields))  # source; a fact's subject, predicate, object
     if layer == "facts":
         hit["table"] = tbl
         window = {"recorded_at": recorded_at, "expired_at": expired_at, "valid_to": valid_to, "superseded_by": None}
@@ -316,7 +266,7 @@ def hits_of(db: sqlite3.Connection, ranked: list[tuple[float, int]], *, layer: A
     conditions = "".join(f" AND {w}" for w in where)
     found = {r[0]: r for r in db.execute(
         "SELECT fts.rowid, fts.body, fts.head, docs.layer, docs.ref, docs.line, docs.agent, docs.tier, docs.tbl,"
-        " docs.valid_from, docs.valid_to, docs.recorded_at, docs.expired_at, files.relpath FROM fts"
+        " docs.valid_from, docs.valid_to, docs.recorded_at, docs.expired_at, files.relpath, docs.fields FROM fts"
         " JOIN docs ON docs.rowid = fts.rowid JOIN files ON files.file_id = docs.file_id"
         f" WHERE fts.rowid IN (SELECT rowid FROM docs WHERE rowid IN ({marks}){conditions})", params)}
     hits = []

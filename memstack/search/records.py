@@ -50,6 +50,7 @@ class Doc(NamedTuple):
     expired_at: int | None
     head: str
     body: str
+    fields: str | None = None  # what a hit shows beside its snippet: JSON of a record's source (and a fact's triple)
 
     def sig(self) -> int:
         """A checksum of everything but a fact's closing fields (the one part of a record that may change)."""
@@ -133,18 +134,26 @@ def _int(value: Any) -> int | None:
     return value
 
 
+def _fields(**given: Any) -> str | None:
+    """The JSON of the given fields that hold something (a source of "" is none)."""
+    held = {key: value for key, value in given.items() if value not in (None, "")}
+    return orjson.dumps(held).decode() if held else None
+
+
 def _fact(fact: dict[str, Any], number: int) -> Doc:
     return Doc(number, fact["id"], fact.get("agent"), fact.get("tier"), fact.get("table"),
                _int(fact["valid_from"]), _int(fact["valid_to"]), _int(fact["recorded_at"]),
                _int(fact["expired_at"]), _text(fact["subject"]),
-               f"{_text(fact['predicate'])} {_text(fact['object'])}")
+               f"{_text(fact['predicate'])} {_text(fact['object'])}",
+               _fields(source=fact.get("source"), subject=fact["subject"], predicate=fact["predicate"],
+                       object=fact["object"]))
 
 
 def _intake(record: dict[str, Any], number: int) -> Doc:
     words = " ".join(_text(k) for k in (*record.get("keywords", ()), *record.get("tags", ())))
     return Doc(number, record["id"], record.get("agent"), record.get("tier"), None, None, None,
                parse_ts(record["created_at"], "created_at"), None, _text(record.get("title")),
-               f"{_text(record['content'])}\n{words}")
+               f"{_text(record['content'])}\n{words}", _fields(source=record.get("source")))
 
 
 def _day_ms(date: str) -> int:

@@ -1,6 +1,7 @@
 """`memstack search QUERY`: ranked full-text search across facts, intake, handoffs and SOIL (docs/search.md)."""
 
 import argparse
+import json
 from typing import Any
 
 from memstack.base.errors import bad
@@ -23,7 +24,8 @@ def register(sub: Any, common: Any) -> None:
                              " .memstack/ and follows appends (docs/search.md).",
                              "memstack search deploy --layer facts --valid-at now",
                              "memstack search 'lexer tables' --agent bob --limit 5 --json"))
-    p.add_argument("query", metavar="QUERY", help="free text; every word must match (else any word), word* a prefix")
+    p.add_argument("query", metavar="QUERY",
+                   help="free text; records holding every word first, then any word; word* a prefix")
     p.add_argument("--layer", action="append", default=[], metavar="L",
                    help=f"only this layer ({', '.join(LAYERS)}); repeatable")
     p.add_argument("--agent", metavar="A", help="only records written by this agent")
@@ -46,13 +48,21 @@ def render(document: dict[str, Any]) -> str:
         extra = f"  {hit.get('id') or hit.get('section')}"
         if hit["layer"] == "facts":
             extra += f"  valid {hit['valid_from_iso']} → {hit['valid_to_iso'] or 'open'}"
+        if hit.get("source"):
+            extra += f"  source {hit['source']}"
         lines.append(f"{hit['layer']:<8} {hit['where']}  score {hit['score']:.3g}{extra}")
+        if "predicate" in hit:  # a fact: the whole triple, the snippet is only the part that matched
+            lines.append("    " + " | ".join(_plain(hit[key]) for key in ("subject", "predicate", "object")))
         lines.append("    " + " ".join(hit["snippet"].split()))
     if not lines:
         return f"nothing found for {document['query']!r}"
     if document["next_cursor"]:
         lines.append(f"{document['remaining']} more: --cursor {document['next_cursor']}")
     return "\n".join(lines)
+
+
+def _plain(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
 
 
 def run(args: Any) -> int:

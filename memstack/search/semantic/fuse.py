@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from memstack.base import pages
-from memstack.search import index, query
+from memstack.search import build, query
 from memstack.search.semantic import model, vectors
 
 POOL = 100  # records taken from each ranking
@@ -49,7 +49,7 @@ def search(store: Path, text: Any, *, layer: Any = (), agent: Any = None, tier: 
     if cursor not in (None, ""):
         pages.decode(cursor, "search", _SHAPE)
     words = query.search(store, text, **filters, limit=POOL)  # checks the query and the filters
-    with index.opened(store) as db:
+    with build.opened(store) as (db, _):  # query.search has opened it: built or building
         semantic_db, _ = vectors.DB.repaired(store, lambda sdb: vectors.sync(sdb, store, db))
         near = [pair for pair in vectors.nearest(semantic_db, model.embedder().embed([text])[0], POOL)
                 if pair[0] >= MIN_COSINE]
@@ -57,5 +57,7 @@ def search(store: Path, text: Any, *, layer: Any = (), agent: Any = None, tier: 
     ranked = list(enumerate(fused(words["hits"], meaning, k=k)))
     page = pages.page(ranked, limit=limit, cursor=cursor, key=lambda item: (-item[1]["score"], item[0]),
                       verb="search", shape=_SHAPE, weigh=lambda item: len(orjson.dumps(item[1])),
-                      max_bytes=pages.room(max_bytes, query=text, matched="any word"))
-    return {"query": text, "matched": words["matched"], "hits": [hit for _, hit in page.items], **page.fields()}
+                      max_bytes=pages.room(max_bytes, query=text, matched="all words, then any word",
+                                           index=words.get("index")))
+    return {"query": text, "matched": words["matched"], "hits": [hit for _, hit in page.items], **page.fields(),
+            **({"index": words["index"]} if "index" in words else {})}
