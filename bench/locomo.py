@@ -1,6 +1,6 @@
 """Search quality on LoCoMo, the public long-conversation memory benchmark, as one table.
 
-    python bench/locomo.py [--data ../shared/eval/locomo] [--ranking NAME] [--keep PATH] [--misses N]
+    python bench/locomo.py [--data ../shared/eval/locomo] [--ranking NAME[,NAME]] [--keep PATH] [--misses N]
 
 Loads each conversation (one JSON file) into a new store of its own through memstack's
 Python api, as a user's import would: one intake record per dialogue turn (title = the
@@ -12,8 +12,9 @@ question is found at k when one of its evidence turns is among the first k hits
 overall and per category, and the median time per query.
 
 A ranking is a function (store, question) -> the ids of the hits, best first: RANKINGS
-names them (`--ranking`, default `memstack`); another ranking (a semantic one, a fusion)
-is added with `add_ranking`. Not a test: the figures depend on the ranking, not the machine
+names them (`--ranking`: `memstack`, the default install's search, and `semantic`, the same
+search with `--semantic`, when the `semantic` extra is installed; both by default); another
+ranking is added with `add_ranking`. Not a test: the figures depend on the ranking, not the machine
 (the times do).
 """
 
@@ -37,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 from memstack.api.intake import write_document  # noqa: E402
 from memstack.api.search import search_document  # noqa: E402
 from memstack.repo.store import Store  # noqa: E402
+from memstack.search.semantic import available  # noqa: E402
 from memstack.workflows import install  # noqa: E402
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -51,7 +53,15 @@ def memstack_ranking(store: Store, question: str) -> list[str]:
     return [hit["id"] for hit in search_document(store, query=question, limit=LIMIT)["hits"] if "id" in hit]
 
 
+def semantic_ranking(store: Store, question: str) -> list[str]:
+    """What `memstack search --semantic --json --limit 50 QUESTION` answers (the `semantic` extra)."""
+    found = search_document(store, query=question, limit=LIMIT, semantic=True)["hits"]
+    return [hit["id"] for hit in found if "id" in hit]
+
+
 RANKINGS: dict[str, Ranking] = {"memstack": memstack_ranking}
+if available():
+    RANKINGS["semantic"] = semantic_ranking
 
 
 def add_ranking(name: str, ranking: Ranking) -> None:
@@ -129,10 +139,10 @@ AGENT = "locomo"
 def stores(data: Path, root: Path) -> list[tuple[Store, list[dict[str, Any]]]]:
     """A store per conversation under `root` (made and loaded, or kept from before) and its questions."""
     files = sorted(data.glob("*.json"))
-    if not files and not root.is_dir():
-        raise SystemExit(f"no LoCoMo conversation (*.json) in {data}: pass --data")
     start = time.perf_counter()
     todo = [root / f"conv-{path.stem}" for path in files] or sorted(root.glob("conv-*"))
+    if not todo:
+        raise SystemExit(f"no LoCoMo conversation (*.json) in {data} and no store kept in {root}: pass --data")
     new = [(path, root / f"conv-{path.stem}") for path in files if not (root / f"conv-{path.stem}" / MAP).is_file()]
     if new:
         template = root / ".template"
@@ -153,22 +163,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "eval" / "locomo",
                         help="the folder of LoCoMo conversations, one JSON file each (default ../shared/eval/locomo)")
-    parser.add_argument("--ranking", default="memstack", help="which ranking: " + ", ".join(RANKINGS))
+    parser.add_argument("--ranking", default=",".join(RANKINGS),
+                        help="which rankings, comma-separated: " + ", ".join(RANKINGS) + " (default: all)")
     parser.add_argument("--keep", type=Path, help="make the stores in this folder and keep them (default: a"
                                                  " temporary folder); stores it kept before are measured again")
     parser.add_argument("--misses", type=int, default=0, help="also print N questions whose evidence was not found")
     args = parser.parse_args(argv)
-    if args.ranking not in RANKINGS:
-        parser.error(f"--ranking {args.ranking!r}: must be one of {', '.join(RANKINGS)}")
+    chosen = args.ranking.split(",")
+    if not chosen or any(name not in RANKINGS for name in chosen):
+        parser.error(f"--ranking {args.ranking!r}: each must be one of {', '.join(RANKINGS)}")
     with tempfile.TemporaryDirectory() as tmp:
         runs = stores(args.data, args.keep or Path(tmp))
         questions = [qa for _, held in runs for qa in held]
         print(f"{len(questions)} questions of categories 1-4")
-        result = measure(runs, RANKINGS[args.ranking])
-        print(table(args.ranking, questions, result))
-        missed = [q for q, r in zip(questions, result["ranks"], strict=True) if r is None]
-        for qa in missed[:args.misses]:
-            print(f"missed ({qa['category']}): {qa['question']}")
+        for name in chosen:
+            result = measure(runs, RANKINGS[name])
+            print(table(name, questions, result))
+            missed = [q for q, r in zip(questions, result["ranks"], strict=True) if r is None]
+            for qa in missed[:args.misses]:
+                print(f"missed ({qa['category']}): {qa['question']}")
     return 0
 
 

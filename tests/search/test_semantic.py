@@ -96,6 +96,19 @@ def test_words_and_meaning_are_fused_and_filters_apply_to_both(store: Path) -> N
 
 
 @needs_extra
+def test_hits_found_only_through_common_words_follow_the_meaning_unranked(store: Path) -> None:
+    car = intake(store, CAR)
+    routine = [intake(store, f"routine note {n} about the weekly sync of the team") for n in range(5)]
+    question = "routine: which automobile did she purchase"  # "routine" is in most records: it does not rank
+    words = search(store, question, "--no-semantic")
+    assert words["matched"] == "any word" and set(ids(words)) == set(routine)
+    assert all(hit["score"] == 0 for hit in words["hits"])
+    found = search(store, question, "--semantic")
+    assert ids(found)[0] == car and set(ids(found)[1:]) == set(routine)  # fused as ranks they came first
+    assert found["hits"][0]["score"] > 0 and all(hit["score"] == 0 for hit in found["hits"][1:])
+
+
+@needs_extra
 def test_the_vectors_follow_the_records_and_stay_out_of_git(store: Path) -> None:
     made = corpus(store)
     search(store, "car", "--semantic")

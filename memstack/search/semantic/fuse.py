@@ -33,11 +33,23 @@ def fused(lexical: list[dict[str, Any]], semantic: list[dict[str, Any]], *, k: f
     hits: dict[tuple[Any, ...], dict[str, Any]] = {}
     for ranking, weight in ((lexical, weights[0]), (semantic, weights[1])):
         for rank, hit in enumerate(ranking, 1):
-            key = (hit["path"], hit["line"], hit.get("id"), hit.get("section"))
+            key = _key(hit)
             scores[key] = scores.get(key, 0.0) + weight / (k + rank)
             hits.setdefault(key, hit)  # the words' hit first: its snippet marks the words
     order = sorted(scores, key=lambda key: -scores[key])
     return [{**hits[key], "score": round(scores[key], 6)} for key in order]
+
+
+def _with_unranked(fused_hits: list[dict[str, Any]], lexical: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The fused hits, then the words' unranked hits (`score` 0: found only through words most records hold,
+    query.py) that meaning did not find: they carry no rank to fuse, and fused as ranks they would push
+    the meaning's answers out of the list."""
+    held = {_key(hit) for hit in fused_hits}
+    return fused_hits + [{**hit, "score": 0.0} for hit in lexical if hit["score"] <= 0 and _key(hit) not in held]
+
+
+def _key(hit: dict[str, Any]) -> tuple[Any, ...]:
+    return (hit["path"], hit["line"], hit.get("id"), hit.get("section"))
 
 
 def search(store: Path, text: Any, *, layer: Any = (), agent: Any = None, tier: Any = None, table: Any = None,
@@ -54,7 +66,8 @@ def search(store: Path, text: Any, *, layer: Any = (), agent: Any = None, tier: 
         near = [pair for pair in vectors.nearest(semantic_db, model.embedder().embed([text])[0], POOL)
                 if pair[0] >= MIN_COSINE]
         meaning = query.hits_of(db, near, **filters)
-    ranked = list(enumerate(fused(words["hits"], meaning, k=k)))
+    ranked = list(enumerate(_with_unranked(fused([h for h in words["hits"] if h["score"] > 0], meaning, k=k),
+                                           words["hits"])))
     page = pages.page(ranked, limit=limit, cursor=cursor, key=lambda item: (-item[1]["score"], item[0]),
                       verb="search", shape=_SHAPE, weigh=lambda item: len(orjson.dumps(item[1])),
                       max_bytes=pages.room(max_bytes, query=text, matched="all words, then any word",
