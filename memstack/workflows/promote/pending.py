@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memstack.base import files, jsonio, layout, ledger, logfiles
+from memstack.base import files, jsonio, layout, ledger, logfiles, progress
 from memstack.base.layout import DECISIONS
 
 STATE = "promoted.json"
@@ -89,7 +89,8 @@ def scan(store: Path, take: Take) -> Found:
     found = Found()
     state = _state(store)
     known: dict[str, Any] = state.get("files", {})
-    for path in intake_files(store):
+    paths = intake_files(store)
+    for path in progress.each(paths, len(paths), "promote: reading intake", "files"):
         relpath = path.relative_to(store).as_posix()
         mark = signature(path)
         if known.get(relpath) == [*mark, *signature(store / layout.ledger_shard(relpath))]:
