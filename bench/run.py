@@ -507,9 +507,8 @@ def fig_promote(b: Bench, size: int) -> Outcome:
             # the commit's hook
             subprocess.run([*b.memstack, "install"], cwd=clone, env=b.env, check=True, capture_output=True)
             out.add(b.ms("promote", "--now-ts", str(store.end_ts + 86_400_000), cwd=clone))
-            ledger = clone / "kb" / "promotions.jsonl"
-            promoted = ledger.read_bytes().count(b"\n") if ledger.exists() else 0
-            out.note = f"{promoted:,} records routed (kb/promotions.jsonl lines)"
+            promoted = sum(p.read_bytes().count(b"\n") for p in (clone / "kb" / "promotions").glob("*/*.jsonl"))
+            out.note = f"{promoted:,} records routed (lines of the ledger shards kb/promotions/)"
         finally:
             b.remove(clone)
     return out

@@ -1,5 +1,6 @@
 """Helpers for tests: the real `memstack` command and git, as subprocesses."""
 
+import json
 import os
 import re
 import shlex
@@ -69,3 +70,14 @@ Moved the parser forward.
 | parse | done |
 | lex | partial |
 """
+
+
+def ledger_files(store: Path) -> dict[str, bytes]:
+    """The promotion ledger's shards (kb/promotions/<agent>/YYYY-MM-DD.jsonl), path -> bytes."""
+    shards = sorted((store / "kb/promotions").glob("*/*.jsonl"))
+    return {p.relative_to(store).as_posix(): p.read_bytes() for p in shards}
+
+
+def ledger_lines(store: Path) -> list[dict]:
+    """Every line of the promotion ledger, shard after shard (agent by agent, day by day)."""
+    return [json.loads(line) for data in ledger_files(store).values() for line in data.splitlines()]

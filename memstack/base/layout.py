@@ -14,7 +14,6 @@ from memstack.base.names import NAME_RULE, is_name
 LAYERS = ("intake", "kb", "store", "handoffs", "identity")
 CONFIG = "memstack.yaml"
 WILLOW = "willow.md"
-LEDGER = "kb/promotions.jsonl"  # the promotion ledger: one line per routed intake record (append-only)
 DECISIONS = "kb/binder.jsonl"  # the Binder's decisions, edges and filed documents (append-only)
 VIEWS = ("knowledge", "jeles_atoms", "opus_atoms", "binder_queue")  # kb/<view>.json
 
@@ -70,7 +69,8 @@ class Place:
 _N = r"[^/]+"  # a name, checked separately so a bad one is reported as such
 _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(pattern)) for kind, pattern in (
     (INTAKE, rf"intake/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}}-\d{{2}})\.jsonl"),
-    (PROMOTIONS, r"kb/promotions\.jsonl"),
+    (PROMOTIONS, rf"kb/promotions/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}}-\d{{2}})\.jsonl"),
+    (PROMOTIONS, re.escape(V1_LEDGER)),  # an append-only log until `memstack migrate` moves it to the shards
     (BINDER, r"kb/binder\.jsonl"),
     (BINDER_FILE, r"kb/files/[0-9a-f]{64}(?:\.[a-z0-9]{1,16})?"),
     (VIEW, rf"kb/(?:{'|'.join(VIEWS)})\.json"),
@@ -126,7 +126,7 @@ def expected_shape(path: str) -> str:
     """What a file in the layer folder of `path` must look like (for a stray file's fix)."""
     return {
         "intake": "intake/<agent>/YYYY-MM-DD.jsonl",
-        "kb": "kb/facts/<agent>/YYYY-MM.jsonl, kb/promotions.jsonl, kb/binder.jsonl, kb/<view>.json"
+        "kb": "kb/facts/<agent>/YYYY-MM.jsonl, kb/promotions/<agent>/YYYY-MM-DD.jsonl, kb/binder.jsonl, kb/<view>.json"
               " or kb/files/<sha256>[.ext] (`memstack binder file`)",
         "store": "store/<collection>/<key>.json",
         "handoffs": "handoffs/<agent>/session_handoff-YYYY-MM-DD_<agent>[-N].md",

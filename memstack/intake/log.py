@@ -5,11 +5,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from memstack.base import clock, ids, jsonio, limits, schemas
+from memstack.base import clock, ids, jsonio, ledger, limits, schemas
 from memstack.base.errors import bad
 from memstack.base.files import append_line
-from memstack.base.layout import LEDGER
-from memstack.base.logfiles import read_jsonl, read_log
+from memstack.base.logfiles import read_jsonl
 from memstack.base.names import check_name
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import day, iso, parse_ts
@@ -115,8 +114,9 @@ def find_written(store: Path, prefix: str, created_at: str) -> tuple[dict[str, A
     return None
 
 
-def promoted_ids(store: Path) -> set[str]:
-    return {line["intake_id"] for line in read_log(store, LEDGER)}
+def promoted_ids(store: Path, intake_file: str) -> set[str]:
+    """The ids of one intake file's records that promotion routed (its ledger shard)."""
+    return ledger.routed_ids(store, intake_file)
 
 
 def records(store: Path, agent: str | None = None, pending: bool = False) -> list[dict[str, Any]]:
@@ -135,10 +135,12 @@ def each_record(store: Path, agent: str | None = None, pending: bool = False) ->
     for folder in folders:
         for path in folder.glob("*.jsonl"):
             days.setdefault(path.name, []).append(path)
-    done = promoted_ids(store) if pending else set()
     for name in sorted(days):
-        found = [r for path in sorted(days[name]) for r in read_jsonl(path, str(path.relative_to(store)))
-                 if r["id"] not in done]
+        found = []
+        for path in sorted(days[name]):
+            relpath = path.relative_to(store).as_posix()
+            done = promoted_ids(store, relpath) if pending else set()
+            found += [r for r in read_jsonl(path, relpath) if r["id"] not in done]
         found.sort(key=lambda r: (r["created_at"], r["id"]))
         yield from found
 

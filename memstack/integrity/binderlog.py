@@ -8,7 +8,7 @@ own writes do:
 - a `kind: file` line names a document the state holds, whose name carries the line's SHA-256;
 - a decision on an intake record names a record the state holds (a bound id names its one file: its
   agent by the tag, its day by the time, one read; a legacy id is looked for in every intake file), and
-  one promotion routed to the Binder (a line of the ledger, streamed once a step);
+  one promotion routed to the Binder (a line of the ledger shard of that record's intake file);
 - every document a step adds to kb/files is entered by a `kind: file` line of the state's log;
 - a new fact at tier "ratified" is one promotion made from a ratification (its `-r` id derived from an
   intake id the state's Binder log ratifies): tier "ratified" is a person's word, never a writer's.
@@ -20,7 +20,7 @@ what it names, never the whole store (a legacy intake id aside).
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from memstack.base import ids, jsonio, layout
+from memstack.base import ids, layout, ledger
 from memstack.base.errors import MemstackError
 from memstack.base.times import day
 from memstack.integrity.report import Step
@@ -126,7 +126,8 @@ class Entries:
             elif line.intake_id not in routed:
                 found.append(Violation(layout.DECISIONS, line.number, "I5",
                                        f"decision on intake record {line.intake_id}, which promotion never routed to"
-                                       " the Binder (no line of kb/promotions.jsonl puts it there)", DECIDE_FIX))
+                                       " the Binder (no line of its ledger shard in kb/promotions/ puts it there)",
+                                       DECIDE_FIX))
         entered = {line.path for line in self.lines if isinstance(line.path, str)}
         unentered = [path for path in self.documents if path not in entered]
         if unentered:
@@ -138,33 +139,20 @@ class Entries:
         return found
 
 
-ROUTED = b'"sub_tier":"binder"'  # in a line of the promotion ledger that routes a record to the Binder
 INTAKE_ID = b'"intake_id":"'
 RATIFY = b'"decision":"ratify"'
 
 
 def routed_to_binder(step: Step, wanted: set[str]) -> set[str]:
-    """Which of the intake ids `wanted` the state's promotion ledger routes to the Binder: the ledger
-    streamed a megabyte at a time and searched for the routing lines' bytes (never held whole, no line
-    parsed), only when the step adds decisions."""
+    """Which of the intake ids `wanted` the state's promotion ledger routes to the Binder: for each, the
+    shard of the intake file its id is bound to (base/ledger.py), only when the step adds decisions."""
     found: set[str] = set()
-    if not wanted:
-        return found
-    try:
-        for _, run in jsonio.line_runs(step.source.stream(layout.LEDGER)):
-            at = run.find(ROUTED)
-            while at >= 0:
-                start, end = run.rfind(b"\n", 0, at) + 1, run.find(b"\n", at)
-                end = len(run) if end < 0 else end
-                key = run.find(INTAKE_ID, start, end)
-                if key >= 0:
-                    value = key + len(INTAKE_ID)
-                    intake_id = run[value:run.find(b'"', value, end)].decode("utf-8", "replace")
-                    if intake_id in wanted:
-                        found.add(intake_id)
-                at = run.find(ROUTED, end)
-    except MemstackError:  # a torn ledger: I1/I7 report it
-        pass
+    for intake_id in sorted(wanted):
+        try:
+            if any(line.get("sub_tier") == "binder" for line in ledger.record_lines(step.source, intake_id)):
+                found.add(intake_id)
+        except MemstackError:  # a torn or unreadable shard: I1/I5/I7 report it
+            pass
     return found
 
 

@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from memstack.base import files, ids, jsonio
-from memstack.base.layout import DECISIONS, LEDGER
+from memstack.base.layout import DECISIONS, LEDGER_DIR
 from memstack.kb import disputes, views, viewtext
 from memstack.kb.routing import FACT_TABLES
 from memstack.repo import diffs, git, objects
@@ -64,7 +64,7 @@ class Since:
     views: dict[str, viewtext.Text | None]  # the base's view files (read when first asked for)
     facts: list[str] = field(default_factory=list)  # fact files changed or added since
     changed: set[str] = field(default_factory=set)  # the view files that differ from the base's
-    ledger: bytes = b""  # the ledger's lines appended since
+    ledger: bytes = b""  # the ledger's lines appended since (to every shard)
     decisions: bytes = b""  # the decisions' lines appended since
 
 
@@ -77,7 +77,7 @@ def since(repo: Path, folder: str, blobs: objects.CatFile, target: str | None, n
     base = git.out(repo, "log", "-1", "--format=%H", start, "--", *(folder + p for p in VIEWS)).strip()
     if not base:
         return None
-    changes = diffs.changes_since(repo, base, target, ["kb/facts", LEDGER, DECISIONS, *VIEWS], folder)
+    changes = diffs.changes_since(repo, base, target, ["kb/facts", LEDGER_DIR, DECISIONS, *VIEWS], folder)
     changed = {c.path: c for c in changes}
     at_base = GitSource(repo, blobs, base, folder)
     found = Since(at_base, _Lazy(lambda p: viewtext.file_text(repo / folder / p)
@@ -89,7 +89,7 @@ def since(repo: Path, folder: str, blobs: objects.CatFile, target: str | None, n
             if change.deleted:
                 return None
             found.facts.append(change.path)
-        elif change.path in (LEDGER, DECISIONS):
+        elif change.path.startswith(LEDGER_DIR + "/") or change.path == DECISIONS:
             if change.deleted:
                 return None
             on_disk_now = target == diffs.WORKTREE
@@ -107,8 +107,10 @@ def since(repo: Path, folder: str, blobs: objects.CatFile, target: str | None, n
                 if appended is None or not isinstance(appended[0], bytes):
                     return None  # not an append to the base's log (a merge, a rewrite), or a bulk one: rebuild
                 tail = appended[0]
-            if change.path == LEDGER:
-                found.ledger = tail
+            if change.path != DECISIONS:  # a ledger shard: the lines of the shards, one after another
+                found.ledger += tail if tail.endswith(b"\n") or not tail else tail + b"\n"
+                if len(found.ledger) > objects.HELD:  # a bulk promotion over many shards: a build streams them
+                    return None
             else:
                 found.decisions = tail
     return found
@@ -159,7 +161,7 @@ def patch(since: Since, new: Source, wanted: Iterable[str] = VIEWS) -> dict[str,
 
     made: dict[tuple[str, str], int] = {}  # (fact id, intake id) -> promoted_at of the first line since
     routed: list[dict[str, Any]] = []
-    for entry in jsonio.iter_jsonl(since.ledger, LEDGER):
+    for entry in jsonio.iter_jsonl(since.ledger, LEDGER_DIR):
         ident, intake, at = entry.get("fact_id"), entry.get("intake_id"), entry.get("promoted_at")
         if isinstance(ident, str) and isinstance(intake, str) and type(at) is int:
             made.setdefault((ident, intake), at)

@@ -16,9 +16,9 @@ from typing import Any
 
 import orjson
 
-from memstack.base import files, logfiles, progress
+from memstack.base import files, ledger, logfiles, progress
 from memstack.base.jsonio import compact, iter_jsonl, iter_jsonl_pieces
-from memstack.base.layout import DECISIONS, LEDGER
+from memstack.base.layout import DECISIONS
 from memstack.base.spill import Spill, sorted_runs
 from memstack.kb import disputes
 from memstack.kb.routing import FACT_TABLES
@@ -97,7 +97,7 @@ def _waiting(source: Source) -> Iterator[dict[str, Any]]:
     # each file's name held once: ~100 bytes a waiting record
     files_of: dict[str, str | tuple[str, ...]] = {}
     names: dict[str, str] = {}
-    for line in _log(source, LEDGER):
+    for line in ledger.each_line(source):
         ident = line.get("intake_id")
         if line.get("sub_tier") == "binder" and isinstance(ident, str) and ident not in decided:
             files_of.setdefault(ident, ())
@@ -130,7 +130,7 @@ def distillations(source: Source) -> dict[int, int]:
 
     first: dict[int, int] = {}
     times: dict[int, int] = {}
-    for line in _log(source, LEDGER):
+    for line in ledger.each_line(source):
         ident, intake, at = line.get("fact_id"), line.get("intake_id"), line.get("promoted_at")
         if isinstance(ident, str) and isinstance(intake, str) and type(at) is int:
             first.setdefault(_key(ident, intake), times.setdefault(at, at))

@@ -41,6 +41,7 @@ def write_json(review: Review, limit: int | None = LIMIT) -> None:
         "range": review.range, "commits": review.commits, "counts": review.counts(), "limit": limit,
         "secrets": iter(review.secrets[:limit]), "violations": iter(review.violations[:limit]),
         "intake": review.intake, "promotions": review.promotions,
+        "ledger_shards": review.ledger_shards,
         "facts_added": rows("SELECT data FROM facts ORDER BY subject, id"),
         "facts_superseded": review.superseded(n),
         "intake_records": rows("SELECT data FROM intake ORDER BY created, id, seq"),

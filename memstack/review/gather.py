@@ -39,6 +39,7 @@ class Review:
     commits: int = 0
     intake: dict[str, dict[str, int]] = field(default_factory=dict)  # agent -> tier -> records
     promotions: dict[str, int] = field(default_factory=dict)  # sub-tier -> records
+    ledger_shards: dict[str, int] = field(default_factory=dict)  # ledger shard -> lines the range added
     violations: list[dict[str, Any]] = field(default_factory=list)
     secrets: list[dict[str, Any]] = field(default_factory=list)
 
@@ -95,6 +96,7 @@ class _Reader:
         self.blobs = objects.CatFile(repo)
         self.intake_counts: dict[str, Counter[str]] = {}
         self.promotions: Counter[str] = Counter()
+        self.shards: Counter[str] = Counter()
 
     def lines(self, sha: str) -> Iterator[bytes]:
         return iter(()) if git.is_zero(sha) else objects.lines(self.blobs.stream(sha))
@@ -163,6 +165,7 @@ class _Reader:
     def routed(self, change: diffs.Change) -> None:
         for batch in _batches(self.new_lines(change)):
             self.promotions.update(str(line.get("sub_tier")) for line in batch)
+            self.shards[change.path] += len(batch)
             waiting = [str(line.get("intake_id")) for line in batch if line.get("sub_tier") == "binder"]
             self.db.executemany("INSERT INTO waiting VALUES (?, ?)",
                                 ((self.workspace.seq(), rid) for rid in self.redacted(waiting)))
@@ -271,6 +274,7 @@ def read_range(repo: Path, spec: str, folder: str = "") -> Review:
         review.intake = secrets.redact({agent: dict(sorted(c.items()))
                                         for agent, c in sorted(reader.intake_counts.items())}, policy)
         review.promotions = secrets.redact(dict(sorted(reader.promotions.items())), policy)
+        review.ledger_shards = dict(sorted(reader.shards.items()))
         checked = check.check_range(repo, spec, folder)
         review.commits = len(checked.results)
         violations = checked.to_dict()["violations"]

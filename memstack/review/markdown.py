@@ -218,6 +218,11 @@ def write(review: Review, out: TextIO | None = None, limit: int | None = LIMIT) 
     if review.promotions:
         lines.add("### Promotions", "", "| sub-tier | records |", "|---|---|")
         lines.add(*(f"| {tier} | {n} |" for tier, n in review.promotions.items()), "")
+    if review.ledger_shards:  # where the ledger lines went: one shard per intake file
+        shards = list(review.ledger_shards.items())
+        lines.add("| ledger shard | lines added |", "|---|---|")
+        lines.add(*(f"| `{path}` | {n} |" for path, n in (shards if bound.n < 0 else shards[:bound.n])))
+        lines.add(*bound.more(len(shards), "ledger shards"))
     _binder(review, lines, bound, counts)
     for section, title, show in (("handoffs", "Handoffs sealed", lambda h: f"- `{h['path']}`"),
                                  ("soil", "SOIL", lambda s: f"- {s['change']} `{s['path']}`")):

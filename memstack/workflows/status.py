@@ -2,9 +2,9 @@
 
 - pending intake per agent: each intake file's line count (a newline count, no JSON parsed;
   remembered by the file's stat signature, and for a file that grew, only its new bytes
-  counted) less the promotion-ledger lines that name that file (one pass over the ledger,
-  remembered by the ledger's stat signature);
-- Binder waiting: intake records routed to the Binder and not decided (the same ledger pass and
+  counted) less the lines of its promotion-ledger shard (ratifications apart; each shard read
+  only when its stat signature changed);
+- Binder waiting: intake records routed to the Binder and not decided (the same shards and
   `kb/binder.jsonl`), and disagreements between agents when the fact index is in step (an indexed
   query; with the index behind they are not counted, `binder list` counts them);
 - stale derived files: the comparison `memstack rebuild --check` makes, with the views patched from
@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from memstack.base import files, jsonio, layout, logfiles
+from memstack.base import files, jsonio, layout, ledger, logfiles
 from memstack.base.times import iso
 from memstack.kb import disputes as disputes_module
 from memstack.kb.index.build import freshness
@@ -45,32 +45,43 @@ def _stat(path: Path) -> list[int] | None:
 
 
 def _ledger(store: Path, memory: dict[str, Any]) -> tuple[dict[str, int], set[str], int | None]:
-    """The ledger's routed lines per intake file, Binder-routed ids and last promoted_at, remembered."""
-    signature = _stat(store / layout.LEDGER)
+    """The ledger's routed lines per intake file, Binder-routed ids and last promoted_at: each shard
+    read only when its stat signature changed since the last status (remembered per shard)."""
     kept = memory.get("ledger")
-    if isinstance(kept, dict) and kept.get("signature") == signature:
-        return dict(kept["per_file"]), set(kept["to_binder"]), kept["last"]
-    per_file, to_binder, last = _read_ledger(store)
-    memory["ledger"] = {"signature": signature, "per_file": per_file, "to_binder": sorted(to_binder), "last": last}
-    return per_file, to_binder, last
-
-
-def _read_ledger(store: Path) -> tuple[dict[str, int], set[str], int | None]:
-    """One pass over the promotion ledger: routed lines per intake file (ratifications apart), the
-    intake ids routed to the Binder, and the last promoted_at."""
+    before: dict[str, Any] = kept if isinstance(kept, dict) else {}
+    now: dict[str, Any] = {}
     per_file: dict[str, int] = {}
     to_binder: set[str] = set()
     last = None
-    path = store / layout.LEDGER
-    data = path.read_bytes() if path.exists() else b""
-    for line in jsonio.iter_jsonl(data, layout.LEDGER):
-        if line.get("via") != "binder" and isinstance(line.get("file"), str):
-            per_file[line["file"]] = per_file.get(line["file"], 0) + 1
+    for shard in ledger.shards(store):
+        signature = _stat(store / shard)
+        known = before.get(shard)
+        if not (isinstance(known, dict) and known.get("signature") == signature):
+            known = {"signature": signature, **_read_shard(store, shard)}
+        now[shard] = known
+        per_file[ledger.intake_file(shard)] = known["routed"]
+        to_binder.update(known["to_binder"])
+        if known["last"] is not None:
+            last = known["last"] if last is None else max(last, known["last"])
+    memory["ledger"] = now
+    return per_file, to_binder, last
+
+
+def _read_shard(store: Path, shard: str) -> dict[str, Any]:
+    """One shard's routed lines (ratifications apart), the intake ids it routes to the Binder, and its
+    last promoted_at."""
+    routed = 0
+    to_binder: list[str] = []
+    last = None
+    data = (store / shard).read_bytes()
+    for line in jsonio.iter_jsonl(data, shard):
+        if line.get("via") != "binder":
+            routed += 1
         if line.get("sub_tier") == "binder" and isinstance(line.get("intake_id"), str):
-            to_binder.add(line["intake_id"])
+            to_binder.append(line["intake_id"])
         if type(line.get("promoted_at")) is int:
             last = line["promoted_at"] if last is None else max(last, line["promoted_at"])
-    return per_file, to_binder, last
+    return {"routed": routed, "to_binder": to_binder, "last": last}
 
 
 def _lines(path: Path, rel: str, counts: dict[str, Any]) -> int:

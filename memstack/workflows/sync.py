@@ -47,7 +47,7 @@ ATTEMPTS = 12  # four processes of three clones pushing at once needed up to 6 (
 PAUSE = 0.2  # seconds before the second attempt; doubled each time, at most MAX_PAUSE, randomised
 MAX_PAUSE = 5.0
 SHOWN = 3  # violations a refused pull names (`memstack check --range` lists them all)
-SOURCES = ("intake/", "kb/facts/", "kb/promotions.jsonl", "kb/binder.jsonl", "handoffs/")
+SOURCES = ("intake/", "kb/facts/", "kb/promotions/", "kb/binder.jsonl", "handoffs/")
 _LOCKED = ("index.lock", "cannot lock ref", "Unable to create")
 # A push refused because the branch moved: behind the remote, or another push updated it meanwhile.
 _MOVED = ("fetch first", "non-fast-forward", "stale info", "cannot lock ref", "failed to update ref",

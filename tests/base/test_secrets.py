@@ -233,7 +233,7 @@ def test_the_hook_refuses_a_credential_in_every_memory_file(repo: Path) -> None:
         "store/session/db.json": ("Secret Keyword in password", "Tr0ub4dor&3"),
         "handoffs/alice/session_handoff-2026-01-02_alice.md": ("GitHub Token in text", GH),
         "identity/alice.md": ("Slack Token in text", SECRETS["slack bot token"][0]),
-        "kb/promotions.jsonl": ("JSON Web Token in via", SECRETS["json web token"][0]),
+        "kb/promotions/alice/2026-01-01.jsonl": ("JSON Web Token in via", SECRETS["json web token"][0]),
         "kb/binder.jsonl": ("Stripe Access Key in by", SECRETS["stripe secret key"][0]),
         "willow.md": ("Basic Auth Credentials in text", BASIC_URL),
         "kb/knowledge.json": ("OpenAI Token in object", SECRETS["openai key"][0]),
@@ -249,7 +249,8 @@ def test_the_hook_refuses_a_credential_in_every_memory_file(repo: Path) -> None:
                                                     indent=2) + "\n")
     write(repo, "handoffs/alice/session_handoff-2026-01-02_alice.md", handoff_text(thread=f"use {GH}"))
     append(repo, "identity/alice.md", f"\nslack: {secret['identity/alice.md']}\n".encode())
-    append(repo, "kb/promotions.jsonl", jsonl({"intake_id": "x", "via": secret["kb/promotions.jsonl"]}))
+    append(repo, "kb/promotions/alice/2026-01-01.jsonl",
+           jsonl({"intake_id": "x", "via": secret["kb/promotions/alice/2026-01-01.jsonl"]}))
     append(repo, "kb/binder.jsonl", jsonl({"intake_id": "x", "decision": "ratify", "by": secret["kb/binder.jsonl"]}))
     append(repo, "willow.md", f"\nclone {BASIC_URL}\n".encode())
     write(repo, "kb/knowledge.json", json.dumps({"facts": [{"object": secret["kb/knowledge.json"]}]}, indent=2) + "\n")

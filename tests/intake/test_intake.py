@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers import MEMSTACK, items, memstack, tree_snapshot
+from memstack.base import layout
 from memstack.base.errors import MemstackError
 from memstack.intake import log as intake
 
@@ -47,7 +48,9 @@ def test_pending_leaves_out_records_in_the_promotion_ledger(store: Path) -> None
     second = intake.make_record(agent="alice", content="two", created_at=1_700_000_000_001)
     intake.write(store, first)
     intake.write(store, second)
-    with (store / "kb" / "promotions.jsonl").open("a") as ledger:
+    shard = store / layout.ledger_shard(intake.relpath_for(first))  # kb/promotions/alice/2023-11-14.jsonl
+    shard.parent.mkdir(parents=True, exist_ok=True)
+    with shard.open("a") as ledger:
         ledger.write(json.dumps({"intake_id": first["id"], "agent": "alice", "sub_tier": "binder",
                                  "fact_id": None, "promoted_at": 1_700_000_000_500}) + "\n")
     assert [r["id"] for r in intake.records(store, pending=True)] == [second["id"]]

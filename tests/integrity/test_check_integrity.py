@@ -218,8 +218,9 @@ def test_a_closing_recorded_in_the_future_is_refused(store: Path) -> None:
 @pytest.mark.parametrize(("path", "record", "field"), [
     ("kb/binder.jsonl", {"intake_id": "0190a1b2c3d4e5f6a7b8c9d0", "decision": "ratify", "decided_at": Y2099,
                          "by": "ada"}, "decided_at"),
-    ("kb/promotions.jsonl", {"intake_id": "0190a1b2c3d4e5f6a7b8c9d0", "agent": "alice", "sub_tier": "binder",
-                             "fact_id": None, "promoted_at": Y2099}, "promoted_at"),
+    ("kb/promotions/alice/2026-01-01.jsonl", {"intake_id": "0190a1b2c3d4e5f6a7b8c9d0", "agent": "alice",
+                                              "sub_tier": "binder", "fact_id": None, "promoted_at": Y2099},
+     "promoted_at"),
 ])
 def test_ledger_and_binder_times_may_not_lie_in_the_future(repo: Path, path: str, record: dict,  # noqa: F811
                                                            field: str) -> None:  # type: ignore[type-arg]

@@ -122,7 +122,8 @@ def test_violations_are_capped_per_file() -> None:
 
 @pytest.mark.parametrize(("path", "kind"), [
     ("intake/alice/2026-01-01.jsonl", layout.INTAKE),
-    ("kb/promotions.jsonl", layout.PROMOTIONS),
+    ("kb/promotions/alice/2026-01-01.jsonl", layout.PROMOTIONS),
+    ("kb/promotions.jsonl", layout.PROMOTIONS),  # format 1's one-file ledger, until `memstack migrate` moves it
     ("kb/binder.jsonl", layout.BINDER),
     ("kb/facts/alice/2026-01.jsonl", layout.FACTS),
     ("kb/binder_queue.json", layout.VIEW),
@@ -135,6 +136,9 @@ def test_violations_are_capped_per_file() -> None:
     ("memstack.yaml", layout.CONFIG_KIND),
     (".github/workflows/memstack.yml", layout.OTHER),
     ("kb/facts/alice/2026-13.jsonl", layout.BAD_NAME),
+    ("kb/promotions/alice/2026-02-30.jsonl", layout.BAD_NAME),
+    ("kb/promotions/Alice/2026-01-01.jsonl", layout.BAD_NAME),
+    ("kb/promotions/alice/2026-01.jsonl", layout.STRAY),
     ("session_anchor_Alice.json", layout.BAD_NAME),
     ("kb/facts/alice.jsonl", layout.STRAY),
     ("handoffs/alice.md", layout.STRAY),

@@ -86,11 +86,11 @@ def test_renaming_a_log_is_refused_even_to_a_valid_name(logged: Path) -> None:
     assert "intake/alice/2026-01-02.jsonl:1: I5 created_at 2026-01-01 is not on the file's day 2026-01-02" in out
 
 
-@pytest.mark.parametrize("ledger", ["kb/promotions.jsonl", "kb/binder.jsonl"])
+@pytest.mark.parametrize("ledger", ["kb/promotions/alice/2026-01-01.jsonl", "kb/binder.jsonl"])
 def test_the_ledgers_are_append_only_too(repo: Path, ledger: str) -> None:
     # the Binder's lines are edges: a decision must name an intake record the store holds (binderlog.py)
     line, other = ({"intake_id": "000000000001abababab", "agent": "alice", "sub_tier": "binder", "fact_id": None,
-                    "promoted_at": JAN}, {"intake_id": "000000000002abababab"}) if ledger == "kb/promotions.jsonl" \
+                    "promoted_at": JAN}, {"intake_id": "000000000002abababab"}) if ledger != "kb/binder.jsonl" \
         else ({"kind": "edge", "from": "parser", "relation": "uses", "to": "lexer", "decided_at": JAN, "by": "human"},
               {"to": "tokens"})
     write(repo, ledger, jsonl(line, {**line, **other}))

@@ -159,7 +159,7 @@ def test_log_merge_keeps_every_record_once_ours_first(who: list[str], rnd: rando
             ours += record
         if side in ("b", "both"):
             theirs += record
-    merged = merge.merge("kb/promotions.jsonl", base, ours, theirs).data
+    merged = merge.merge("kb/promotions/a/2026-01-01.jsonl", base, ours, theirs).data
     ids = [json.loads(x)["id"] for x in merged.splitlines()]
     assert len(ids) == len(set(ids))
     assert set(ids) == {json.loads(x)["id"] for x in (ours + theirs).splitlines()}
@@ -236,7 +236,7 @@ def test_two_different_decisions_on_one_record_conflict() -> None:
                    "promoted_at": 1})
     promoted = line({"intake_id": "rec-00000001", "agent": "a", "sub_tier": "knowledge", "fact_id": "f",
                      "promoted_at": 2})
-    assert merge.merge("kb/promotions.jsonl", routed, routed + promoted, routed).data == routed + promoted
+    assert merge.merge("kb/promotions/a/2026-01-01.jsonl", routed, routed + promoted, routed).data == routed + promoted
 
 
 def test_a_record_in_the_shared_prefix_of_one_side_is_not_added_twice() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
-from helpers import git, items, memstack, tree_snapshot
+from helpers import git, items, ledger_lines, memstack, tree_snapshot
 from memstack.base import schemas
 
 T0 = "2026-11-01T10:00:00Z"
@@ -255,7 +255,7 @@ def test_view_entries_carry_their_distillation_time_deterministically(store: Pat
     ok(store, "fact", "add", "--subject", "direct", "--predicate", "is", "--object", "y",
        "--valid-from", T0, "--recorded-at", T0)
     ok(store, "rebuild")
-    ledger = [json.loads(x) for x in (store / "kb/promotions.jsonl").read_text().splitlines()]
+    ledger = ledger_lines(store)
     promoted = {line["fact_id"]: line["promoted_at"] for line in ledger}
     knowledge = json.loads((store / "kb/knowledge.json").read_text())
     validator = Draft7Validator(schemas.schema("view"))

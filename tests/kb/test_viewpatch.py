@@ -1,12 +1,11 @@
-"""Promotion that follows what is pending: views patched from the last checked ones (viewpatch.py),
-pending records found from where the last promotion stopped reading (pending.py).
+"""Promotion that follows what is pending: views patched from the last checked ones (viewpatch.py)
+(what it finds pending: tests/workflows/test_promote_pending.py).
 
 Each step of a seeded random history changes the store as agents and humans do (intake routed to
 knowledge or the binder, a direct fact, a capture that contradicts, a ratify, a reject), then:
 the patched views equal a rebuild from every file, and are not a rebuild in disguise (the patch
-answers); the records found since the last promotion are the records a full read finds; the
-promotion commits through the hooks, whose I4 check patches too; `rebuild --check` and
-`check --all` agree.
+answers); the promotion commits through the hooks, whose I4 check patches too; `rebuild --check`
+and `check --all` agree.
 """
 
 import json
@@ -22,7 +21,6 @@ from memstack.kb import viewpatch, views
 from memstack.repo import objects
 from memstack.repo.diffs import WORKTREE
 from memstack.repo.sources import WorktreeSource
-from memstack.workflows.promote import pending
 
 NOW = "2026-06-01T00:00:00Z"
 
@@ -45,14 +43,6 @@ def patched(store: Path) -> dict[str, bytes] | None:
 def built(store: Path) -> dict[str, bytes]:
     """The views a build from every fact file makes, as bytes."""
     return {path: files.whole(view) for path, view in views.build(WorktreeSource(store)).items()}
-
-
-def unpromoted(store: Path) -> list[str]:
-    """The intake ids no ledger line names, from every file."""
-    ledger = store / "kb/promotions.jsonl"
-    done = {json.loads(x)["intake_id"] for x in ledger.read_text().splitlines()} if ledger.exists() else set()
-    return sorted(r["id"] for path in (store / "intake").rglob("*.jsonl")
-                  for r in map(json.loads, path.read_text().splitlines()) if r["id"] not in done)
 
 
 def promote_cli(store: Path) -> dict:
@@ -89,12 +79,6 @@ def step(store: Path, rng: random.Random, n: int) -> None:
             assert result.returncode == 0, result.stderr
 
 
-def since_last(store: Path) -> tuple[pending.Found | None, list[dict]]:
-    """pending.since_last, and the records it handed on."""
-    taken: list[dict] = []
-    return pending.since_last(store, lambda relpath, number, record: taken.append(record)), taken
-
-
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_patched_promotion_equals_a_rebuild_at_every_step(store: Path, seed: int) -> None:
     rng = random.Random(seed)
@@ -109,56 +93,12 @@ def test_a_patched_promotion_equals_a_rebuild_at_every_step(store: Path, seed: i
             n += 1
         expected = built(store)
         assert patched(store) == expected  # the patch answers (None would mean "rebuild"), and is exact
-        found, taken = since_last(store)
-        assert found is not None and sorted(r["id"] for r in taken) == unpromoted(store)
         promote_cli(store)  # its commit passes the hooks, whose I4 check patches the views too
         assert memstack("rebuild", "--check", cwd=store).returncode == 0
         assert git(store, "status", "--porcelain", "--", "kb", "intake").stdout == ""
     audit = memstack("check", "--all", cwd=store)
     assert audit.returncode == 0, audit.stdout + audit.stderr
     assert "stale" not in audit.stdout
-
-
-def test_the_records_found_since_the_last_promotion_are_what_a_full_read_finds(store: Path) -> None:
-    for n in range(4):
-        write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="x")
-    keep = write(store, 10, title="keep me")
-    promote_cli(store)
-    new = [write(store, 20 + n, tier="verified", confidence=0.9, subject="later", predicate="uses", object=f"o{n}")
-           for n in range(3)]
-    assert memstack("binder", "ratify", keep["id"], "--by", "ada", cwd=store).returncode == 0
-    found, taken = since_last(store)
-    assert found is not None
-    assert sorted(r["id"] for r in taken) == sorted(r["id"] for r in new)
-    assert [d["intake_id"] for d in found.ratified] == [keep["id"]] and found.by_id[keep["id"]] == keep
-    pending.forget(store)
-    assert promote_cli(store)["ratified"] == 1  # no state: a full read, which records one
-    assert (store / ".memstack" / pending.STATE).exists()
-    more = write(store, 40, tier="verified", confidence=0.9, subject="later", predicate="uses", object="o9")
-    found, taken = since_last(store)
-    assert found is not None and [r["id"] for r in taken] == [more["id"]]
-
-
-def test_a_state_that_does_not_match_the_files_falls_back_to_reading_everything(store: Path) -> None:
-    for n in range(3):
-        write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="x")
-    git(store, "add", "-A")
-    git(store, "commit", "-q", "-m", "three records")
-    base = git(store, "rev-parse", "HEAD").stdout.strip()
-    promote_cli(store)
-    write(store, 5, tier="verified", confidence=0.9, subject="t", predicate="decided", object="y")
-    promote_cli(store)
-    assert since_last(store)[0] is not None
-    git(store, "reset", "-q", "--hard", base)  # before the promotions: the ledger is gone
-    assert since_last(store)[0] is None
-    result = promote_cli(store)
-    assert result["routed"] == {"knowledge": 3}  # every record, found by a full read
-    ledger = (store / "kb/promotions.jsonl").read_text().splitlines()
-    assert len(ledger) == 3
-    # an intake file rewritten in place (same name, other bytes) is not a file the state knows
-    path = next((store / "intake" / "alice").glob("*.jsonl"))
-    path.write_bytes(path.read_bytes().replace(b"record", b"RECORD"))
-    assert since_last(store)[0] is None
 
 
 def test_a_hand_edited_view_is_still_refused_by_the_patching_hook(store: Path) -> None:
@@ -176,10 +116,10 @@ def test_a_hand_edited_view_is_still_refused_by_the_patching_hook(store: Path) -
 
 
 def test_a_log_that_does_not_continue_the_base_is_rebuilt_not_patched(store: Path) -> None:
-    for n in range(3):
+    for n in (0, 27, 54):  # one day: the lines of one ledger shard
         write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="x")
     promote_cli(store)
-    ledger = store / "kb/promotions.jsonl"
+    ledger = next((store / "kb/promotions").glob("*/*.jsonl"))
     lines = ledger.read_bytes().splitlines(keepends=True)
     ledger.write_bytes(b"".join(reversed(lines)))  # the same lines, another order: not an append
     assert patched(store) is None
@@ -257,26 +197,6 @@ def test_views_sorted_in_spilled_runs_equal_views_sorted_in_memory(store: Path, 
     assert len(json.loads(whole["kb/knowledge.json"])["facts"]) == 7
 
 
-def test_after_a_reset_to_an_earlier_promotion_its_reading_still_applies(store: Path) -> None:
-    """The last readings are kept: `git reset --hard` back to a promotion's commit (the ledger and an
-    intake file rewritten shorter) finds what is pending from that promotion's reading, not from
-    everything; what it finds is what a full read finds."""
-    for n in range(3):
-        write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="x")
-    promote_cli(store)
-    first = git(store, "rev-parse", "HEAD").stdout.strip()
-    write(store, 5, tier="verified", confidence=0.9, subject="t", predicate="decided", object="y")
-    promote_cli(store)
-    git(store, "reset", "-q", "--hard", first)
-    found, taken = since_last(store)
-    assert found is not None and taken == [] and unpromoted(store) == []
-    more = write(store, 6, tier="verified", confidence=0.9, subject="u", predicate="decided", object="z")
-    found, taken = since_last(store)
-    assert found is not None and [r["id"] for r in taken] == [more["id"]] == unpromoted(store)
-    assert promote_cli(store)["routed"] == {"knowledge": 1}
-    assert memstack("rebuild", "--check", cwd=store).returncode == 0
-
-
 def test_binder_list_pages_a_queue_sorted_in_spilled_runs(store: Path, monkeypatch) -> None:
     """`binder list` streams the queue (views.waiting, sorted in spilled runs): pages walked with the
     cursor, runs of 2 records, give the whole list `binder list --json` prints, in (created_at, id) order."""
@@ -298,21 +218,6 @@ def test_binder_list_pages_a_queue_sorted_in_spilled_runs(store: Path, monkeypat
         if cursor is None:
             break
     assert walked == whole
-
-
-def test_a_reading_that_cannot_serve_gives_way_to_an_older_one(store: Path) -> None:
-    """A newer reading made with an empty ledger matches any ledger but cannot serve one that holds
-    lines; the older reading of the promotion that wrote them is used instead of reading everything."""
-    start = git(store, "rev-parse", "HEAD").stdout.strip()
-    for n in range(3):
-        write(store, n, tier="verified", confidence=0.9, subject=f"s{n}", predicate="decided", object="x")
-    promote_cli(store)
-    promoted = git(store, "rev-parse", "HEAD").stdout.strip()
-    git(store, "reset", "-q", "--hard", start)
-    promote_cli(store)  # nothing pending: a reading of the empty ledger, now the newest
-    git(store, "reset", "-q", "--hard", promoted)
-    found, taken = since_last(store)
-    assert found is not None and taken == [] and unpromoted(store) == []
 
 
 def test_a_bulk_promotion_builds_the_views_instead_of_holding_its_ledger_lines(

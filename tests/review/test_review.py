@@ -45,9 +45,9 @@ def test_review_of_a_known_range(store: Path) -> None:
     new = fact("fact-new-0002", "deploy", "monday", valid_from=5000)
     write(store, FACTS, line(closed(old, 5000, new["id"])) + line(new), mode="wb")
     commit(store, "learned things")
-    write(store, "kb/promotions.jsonl", line({"intake_id": iid("rec-aaaa-0001"), "agent": "alice",
-                                              "sub_tier": "knowledge", "fact_id": new["id"],
-                                              "promoted_at": 9000}))
+    write(store, "kb/promotions/alice/2026-01-01.jsonl", line({
+        "intake_id": iid("rec-aaaa-0001"), "agent": "alice", "sub_tier": "knowledge", "fact_id": new["id"],
+        "promoted_at": 9000}))
     memstack("soil", "put", "session", "now", "--value", "1", cwd=store)
     write(store, "handoffs/alice/session_handoff-2026-01-01_alice.md",
           ("---\nagent: alice\ndate: 2026-01-01\nsession: s1\n---\n" + HANDOFF).encode())
@@ -88,6 +88,10 @@ def test_review_of_a_known_range(store: Path) -> None:
 |---|---|
 | knowledge | 1 |
 
+| ledger shard | lines added |
+|---|---|
+| `kb/promotions/alice/2026-01-01.jsonl` | 1 |
+
 ### Handoffs sealed
 
 - `handoffs/alice/session_handoff-2026-01-01_alice.md`
@@ -106,6 +110,7 @@ def test_review_of_a_known_range(store: Path) -> None:
     assert superseded["successor"] == new
     assert data["facts_added"] == [new]
     assert data["promotions"] == {"knowledge": 1}
+    assert data["ledger_shards"] == {"kb/promotions/alice/2026-01-01.jsonl": 1}
     assert data["soil"] == [{"path": "store/session/now.json", "change": "added"}]
 
 

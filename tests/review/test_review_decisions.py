@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from fact_support import fact, line
-from helpers import git, memstack
+from helpers import git, ledger_lines, memstack
 from mcp_support import ok as mcp_ok
 from mcp_support import run, server
 
@@ -74,7 +74,7 @@ def test_a_record_decided_in_the_range_is_listed_as_decided_not_waiting(store: P
         ok(store, "intake", "write", "--content", f"maybe idea {n}", "--created-at", f"2026-01-01T10:00:0{n}Z")
     commit(store, "ideas")
     ok(store, "promote", "--now-ts", "2026-01-02T00:00:00Z")
-    waiting = [json.loads(x)["intake_id"] for x in (store / "kb/promotions.jsonl").read_text().splitlines()]
+    waiting = [x["intake_id"] for x in ledger_lines(store)]
     ok(store, "binder", "ratify", waiting[0], "--by", "Pat")
     promoted = commit(store, "Pat ratifies idea 0")
 
@@ -106,7 +106,7 @@ def test_a_decision_an_agent_made_over_mcp_is_shown_as_the_agent_s(store: Path) 
     ok(store, "intake", "write", "--content", "maybe idea", "--created-at", "2026-01-01T10:00:00Z")
     commit(store, "idea")
     ok(store, "promote", "--now-ts", "2026-01-02T00:00:00Z")
-    [waiting] = [json.loads(x)["intake_id"] for x in (store / "kb/promotions.jsonl").read_text().splitlines()]
+    [waiting] = [x["intake_id"] for x in ledger_lines(store)]
 
     async def session() -> None:
         async with server("--agent", "alice", cwd=store) as client:

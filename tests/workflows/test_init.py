@@ -15,7 +15,7 @@ def test_init_makes_a_committed_store_with_the_hook_installed(tmp_path: Path) ->
     report = json.loads(result.stdout)
     assert report["created"] is True and report["agents"] == ["alice"]
     for rel in ("memstack.yaml", ".pre-commit-config.yaml", ".gitattributes", ".gitignore", "README.md",
-                "willow.md", "kb/promotions.jsonl", "kb/binder.jsonl", "identity/alice.md"):
+                "willow.md", "kb/binder.jsonl", "identity/alice.md"):
         assert (root / rel).is_file(), rel
     assert (root / ".git" / "hooks" / "pre-commit").is_file()
     log = git(root, "log", "--format=%s").stdout.splitlines()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, items, memstack
+from helpers import git, items, ledger_files, ledger_lines, memstack
 from memstack.base.times import parse_ts
 from memstack.intake import log as intake
 from memstack.kb import factstore, routing
@@ -80,7 +80,7 @@ def test_promotion_routes_writes_facts_views_and_one_commit(store: Path) -> None
         [("ninja is fast", "noted", "https://ninja-build.org")]
     queue = json.loads((store / "kb/binder_queue.json").read_text())["records"]
     assert queue == [waiting]
-    ledger = [json.loads(x) for x in (store / "kb/promotions.jsonl").read_text().splitlines()]
+    ledger = ledger_lines(store)
     assert [(x["intake_id"], x["sub_tier"], x["via"]) for x in ledger] == \
         [(known["id"], "knowledge", "rules"), (cited["id"], "jeles_atoms", "rules"), (waiting["id"], "binder", "rules")]
     assert items(json.loads(memstack("intake", "list", "--pending", "--json", cwd=store).stdout)) == []
@@ -138,7 +138,7 @@ def test_an_older_record_arrives_already_superseded_and_a_duplicate_adds_no_fact
     promote_cli(store)
     history = items(json.loads(memstack("fact", "history", "--subject", "db", "--json", cwd=store).stdout))
     assert [(f["object"], f["valid_to"]) for f in history] == [("sqlite", 1_769_904_000_000), ("postgres", None)]
-    ledger = {x["intake_id"]: x for x in map(json.loads, (store / "kb/promotions.jsonl").read_text().splitlines())}
+    ledger = {x["intake_id"]: x for x in ledger_lines(store)}
     assert ledger[same["id"]]["fact_id"] == history[1]["id"]  # the duplicate points at the fact holding it
     assert ledger[late["id"]]["fact_id"] == history[0]["id"]
 
@@ -156,7 +156,7 @@ def test_two_stores_fed_the_same_records_have_byte_identical_views(store: Path, 
     for name in ("knowledge.json", "jeles_atoms.json", "opus_atoms.json", "binder_queue.json"):
         assert (store / "kb" / name).read_bytes() == (twin / "kb" / name).read_bytes(), name
     assert (store / "willow.md").read_bytes() == (twin / "willow.md").read_bytes()
-    assert (store / "kb/promotions.jsonl").read_bytes() == (twin / "kb/promotions.jsonl").read_bytes()
+    assert ledger_files(store) == ledger_files(twin)
 
 
 def test_a_hand_edited_view_is_caught_by_rebuild_check_and_the_hook(store: Path) -> None:
@@ -191,7 +191,7 @@ def test_the_classifier_routes_or_falls_back_to_the_rules(store: Path, tmp_path:
     set_classifier(store, f"{sys.executable} {program}")
     rec = write(store, tier="verified", confidence=0.9)
     promote_cli(store)
-    [line] = [json.loads(x) for x in (store / "kb/promotions.jsonl").read_text().splitlines()]
+    [line] = ledger_lines(store)
     assert line["intake_id"] == rec["id"] and line["sub_tier"] == expected_tier
     assert line["via"].startswith(expected_via)
 
@@ -335,15 +335,17 @@ def test_a_bad_pending_record_is_named_and_nothing_is_written(store: Path) -> No
         assert result.returncode == 2
         assert result.stderr.startswith("memstack: intake/alice/2026-01-01.jsonl:2: I5 invalid intake record")
         assert "Traceback" not in result.stderr
-    assert (store / "kb/promotions.jsonl").read_text() == ""
+    assert ledger_files(store) == {}
 
 
 def test_a_conflict_left_in_the_ledger_is_a_clear_error(store: Path) -> None:
-    (store / "kb/promotions.jsonl").write_text("<<<<<<< ours\n")
+    shard = store / "kb/promotions/alice/2026-01-01.jsonl"
+    shard.parent.mkdir(parents=True)
+    shard.write_text("<<<<<<< ours\n")
     for args in (("binder", "list"), ("rebuild",), ("rebuild", "--check")):
         result = memstack(*args, cwd=store)
         assert result.returncode == 2, args
-        assert "kb/promotions.jsonl:1: I5" in result.stderr and "Traceback" not in result.stderr
+        assert "kb/promotions/alice/2026-01-01.jsonl:1: I5" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_a_classifier_that_cannot_run_is_given_up_once(store: Path) -> None:
@@ -353,7 +355,7 @@ def test_a_classifier_that_cannot_run_is_given_up_once(store: Path) -> None:
     result = memstack("promote", "--now-ts", NOW, cwd=store)
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("classifier exited 127") == 1
-    vias = [json.loads(x)["via"] for x in (store / "kb/promotions.jsonl").read_text().splitlines()]
+    vias = [x["via"] for x in ledger_lines(store)]
     assert vias[0].startswith("rules (classifier exited 127") and vias[1:] == ["rules", "rules"]
 
 
@@ -400,5 +402,5 @@ def test_an_intake_id_read_twice_is_promoted_once(store: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert f"intake/alice/2026-01-01.jsonl:2: intake id {once['id']} appears twice" in result.stderr
     assert json.loads(result.stdout)["routed"] == {"knowledge": 2}
-    ledger = [json.loads(x)["intake_id"] for x in (store / "kb/promotions.jsonl").read_text().splitlines()]
+    ledger = [x["intake_id"] for x in ledger_lines(store)]
     assert ledger == [once["id"], other["id"]]

@@ -87,7 +87,8 @@ def test_the_readme_team_walkthrough_runs_as_written(tmp_path: Path) -> None:
     assert set(written) <= set(intake) and {intake[i]["agent"] for i in written} == {"alice", "bob"}
     facts = records(remote, "main", "kb/facts")
     assert set(captured) <= set(facts)
-    ledger = [json.loads(line) for line in git(remote, "show", "main:kb/promotions.jsonl").stdout.splitlines()]
+    shards = git(remote, "ls-tree", "-r", "--name-only", "main", "kb/promotions").stdout.split()
+    ledger = [json.loads(line) for path in shards for line in git(remote, "show", f"main:{path}").stdout.splitlines()]
     assert set(written) <= {entry["intake_id"] for entry in ledger}  # the one promotion routed both
 
     # the person's decision settled the disagreement, under the person's name

@@ -13,11 +13,11 @@ def register(sub: Any, common: Any) -> None:
     p = sub.add_parser("promote", parents=[common],
                        help="route pending intake into the KB, rebuild the views, commit (the norn-pass)",
                        **doc("The norn-pass (Willow's name for promotion): route every intake record not yet"
-                             " in kb/promotions.jsonl by the rules of memstack.yaml to knowledge (verified or"
-                             " ratified, confidence >= 0.80), jeles_atoms (cited external facts: a URL source"
-                             " or tier fetched, relevance >= 0.5), opus_atoms (syntheses of the opus agents)"
-                             " or the Binder (waits for a human); append the facts, rebuild the views and"
-                             " boot files, and commit it all in one commit.",
+                             " in the promotion ledger (kb/promotions/) by the rules of memstack.yaml to"
+                             " knowledge (verified or ratified, confidence >= 0.80), jeles_atoms (cited external"
+                             " facts: a URL source or tier fetched, relevance >= 0.5), opus_atoms (syntheses of"
+                             " the opus agents) or the Binder (waits for a human); append the facts, rebuild the"
+                             " views and boot files, and commit it all in one commit.",
                              "memstack promote", "memstack promote --dry-run"))
     p.add_argument("--now-ts", metavar="TS",
                    help="the promotion's time, written in the ledger (ms, ISO-8601 or now; default now)")

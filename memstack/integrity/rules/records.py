@@ -27,6 +27,10 @@ def _where_it_belongs(place: Place, record: dict[str, Any]) -> list[str]:
     problems = []
     if place.agent and record.get("agent") != place.agent:
         problems.append(f"agent {record.get('agent')!r} is not the folder's agent {place.agent!r}")
+    if place.kind == layout.PROMOTIONS and place.agent and "file" in record \
+            and record["file"] != f"intake/{place.agent}/{place.date}.jsonl":
+        problems.append(f"file {record['file']!r} is not the intake file of this ledger shard"
+                        f" (intake/{place.agent}/{place.date}.jsonl)")
     field = {layout.INTAKE: "created_at", layout.FACTS: "recorded_at"}.get(place.kind)
     if field is not None:
         try:

@@ -2,7 +2,8 @@
 
 One pass, with the store's state loaded once:
 
-1. every intake record not yet in `kb/promotions.jsonl` is routed (routing.py)
+1. every intake record not yet in its intake file's ledger shard
+   (`kb/promotions/<agent>/YYYY-MM-DD.jsonl`) is routed (routing.py)
    to knowledge, jeles_atoms, opus_atoms or the binder; records a human has
    ratified since the last pass go to knowledge at tier `ratified`;
 2. a routed record becomes a fact with its provenance. The triple is the

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from memstack.base import files, jsonio, layout
+from memstack.base import files, jsonio, layout, ledger
 from memstack.base.errors import MemstackError
 from memstack.base.output import plural
 from memstack.integrity import check
@@ -32,29 +32,41 @@ def commit_message(counts: Counter[str], ratified: int, superseded: int) -> str:
                         "\n".join(trailers)]) + "\n"
 
 
-def _committed_prefix(store: Path) -> int:
-    """How many leading bytes of the ledger file are the ledger at HEAD: its size there (the hook
-    refuses a commit whose ledger does not begin with HEAD's, so only the size is asked of git)."""
+def _committed_sizes(store: Path) -> dict[str, int]:
+    """The size at HEAD of each ledger shard (the hook refuses a commit whose shard does not begin with
+    HEAD's, so only the sizes are asked of git: one listing, no content)."""
     env = git.no_git_env()
-    found = git.run(store, "rev-parse", "--verify", "-q", f"HEAD:./{layout.LEDGER}", env=env,
-                    ok=(0, 1, 128)).stdout.decode().strip()
-    return int(git.out(store, "cat-file", "-s", found, env=env)) if found else 0
+    if git.rev_parse(store, "HEAD") is None:
+        return {}
+    listed = git.out(store, "ls-tree", "-r", "-l", "-z", "--full-name", "HEAD", "--", layout.LEDGER_DIR, env=env)
+    _, folder = folder_of(store)
+    sizes = {}
+    for entry in filter(None, listed.split("\0")):
+        meta, path = entry.split("\t", 1)
+        size = meta.split()[-1]
+        if size.isdigit():
+            sizes[path[len(folder):]] = int(size)
+    return sizes
 
 
 def uncommitted_ledger(store: Path) -> tuple[Counter[str], int]:
-    """Ledger lines not in HEAD, counted by sub-tier (ratified records apart)."""
+    """Ledger lines not in HEAD, counted by sub-tier (ratified records apart): each shard read from
+    its size at HEAD on (a shard the same size as at HEAD is not read)."""
     counts: Counter[str] = Counter()
     ratified = 0
-    if not (store / layout.LEDGER).exists():
-        return counts, ratified
-    with (store / layout.LEDGER).open("rb") as handle:
-        handle.seek(_committed_prefix(store))
-        for line in handle:
-            entry = jsonio.loads(line, layout.LEDGER)
-            if entry.get("via") == "binder":
-                ratified += 1
-            else:
-                counts[str(entry.get("sub_tier"))] += 1
+    committed = _committed_sizes(store)
+    for shard in ledger.shards(store):
+        start = committed.get(shard, 0)
+        path = store / shard
+        if path.stat().st_size <= start:
+            continue
+        with path.open("rb") as handle:
+            handle.seek(start)
+            for entry in jsonio.iter_jsonl(handle.read(), shard):
+                if entry.get("via") == "binder":
+                    ratified += 1
+                else:
+                    counts[str(entry.get("sub_tier"))] += 1
     return counts, ratified
 
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memstack.base import jsonio, layout, logfiles, progress, schemas
+from memstack.base import jsonio, schemas
 from memstack.base.errors import MemstackError
 from memstack.base.times import parse_ts
 from memstack.workflows.promote import pending
@@ -39,26 +39,19 @@ class Pending:
     dropped once its id is read; one that is not a valid intake record stops the promotion, named by
     path:line; an id read twice is promoted once, where it was first read."""
 
-    def __init__(self, store: Path, done: set[str | None], wanted: set[str]) -> None:
-        self.store, self.done, self.wanted = store, done, wanted
+    def __init__(self, store: Path) -> None:
+        self.store = store
         self.keys: list[int] = []
         self.hashes = array("q")  # the hash of each key's id, in step with the keys: ids read twice
         self.files: list[str] = []  # by file number
         self._numbers: dict[str, int] = {}
-        self.by_id: dict[str, dict[str, Any]] = {}
 
     def take(self, relpath: str, number: int, record: dict[str, Any]) -> None:
         ident = record.get("id")
-        if isinstance(ident, str) and ident in self.done:
-            if ident in self.wanted:
-                self.by_id[ident] = record
-            return
         problem = _pending_problem(record)
         if problem:
             raise MemstackError(f"{relpath}:{number}: {problem} — fix the record (`git checkout --"
                                 f" {relpath}` if it was committed fine), then promote again")
-        if ident in self.wanted:
-            self.by_id[ident] = record
         file_number = self._numbers.get(relpath)
         if file_number is None:
             file_number = self._numbers[relpath] = len(self.files)
@@ -115,47 +108,6 @@ class Pending:
         return record  # type: ignore[return-value]
 
 
-def load_intake(store: Path, gathered: Pending, marks: dict[str, list[int]]) -> None:
-    """Every intake file read once, one at a time (`marks`: how far, for pending.save)."""
-    paths = pending.intake_files(store)
-    for path in progress.each(paths, len(paths), "promote: reading intake", "files"):
-        relpath = path.relative_to(store).as_posix()
-        st = path.stat()
-        data = path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            logfiles.check_tail(path, relpath)
-        for number, record in enumerate(jsonio.iter_jsonl(data, relpath), start=1):
-            gathered.take(relpath, number, record)
-        marks[relpath] = pending.mark(path, data, st)
-
-
-def read_ledger(store: Path) -> tuple[set[str | None], list[dict[str, Any]], dict[str, str | None], int]:
-    """From one streamed read of the ledger: the intake ids it holds, the ratify decisions whose record
-    is not yet a fact (binder.ratified_unpromoted), the intake file the ledger names for each, and the
-    size of the decisions log as read."""
-    path = store / layout.DECISIONS
-    data = path.read_bytes() if path.exists() else b""  # a human's decisions: few
-    decisions = list(jsonio.iter_jsonl(data, layout.DECISIONS))
-    first: dict[str, dict[str, Any]] = {}
-    for d in decisions:  # one decision per record counts: the first (a side of a disagreement: disputes.py)
-        if isinstance(d.get("intake_id"), str):
-            first.setdefault(d["intake_id"], d)
-    ratify = {i: d for i, d in first.items() if d.get("decision") == "ratify"}
-    done: set[str | None] = set()
-    promoted: set[str | None] = set()
-    files_of: dict[str, str | None] = {}
-    path = store / layout.LEDGER
-    if path.exists():
-        for line in logfiles.iter_jsonl(path, layout.LEDGER):
-            ident = line.get("intake_id")
-            done.add(ident)
-            if ident in ratify:
-                files_of[ident] = line.get("file")
-                if line.get("sub_tier") != "binder":
-                    promoted.add(ident)
-    return done, [d for i, d in ratify.items() if i not in promoted], files_of, len(data)
-
-
 class Ratified(NamedTuple):
     """A record a human ratified since it was routed to the binder: made knowledge at its own time."""
 
@@ -173,7 +125,7 @@ class Gathered:
     pending: Pending
     keys: list[int]  # in time order
     ratified: list[Ratified]  # by time
-    read: tuple[dict[str, list[int]], int]  # how far the logs were read, for pending.save
+    read: tuple[dict[str, list[int]], list[int]]  # how far the logs were read, for pending.save
 
     def chunks(self) -> Iterator[tuple[list[int], list[Ratified]]]:
         """The keys CHUNK at a time, never splitting a millisecond, each with the ratified records of its
@@ -193,20 +145,12 @@ class Gathered:
 
 
 def gather(store: Path) -> Gathered:
-    """The records a promotion routes: those written since the last promotion where that can be told
-    (pending.since_last), else every intake record not in the ledger."""
-    gathered = Pending(store, set(), set())
-    found = pending.since_last(store, gathered.take)
-    if found is not None:
-        ratified, by_id, read = found.ratified, found.by_id, (found.marks, found.decisions)
-        files_of: dict[str, str | None] = dict(found.files)
-    else:
-        done, ratified, files_of, decisions = read_ledger(store)
-        gathered = Pending(store, done, {d["intake_id"] for d in ratified})
-        marks: dict[str, list[int]] = {}
-        load_intake(store, gathered, marks)
-        by_id, read = gathered.by_id, (marks, decisions)
+    """The records a promotion routes: each intake file's records not in its ledger shard, the files
+    unchanged since the last promotion unread (pending.scan), and the ratified records."""
+    gathered = Pending(store)
+    found = pending.scan(store, gathered.take)
     keys = gathered.sorted()
-    decided = sorted(Ratified(parse_ts(by_id[d["intake_id"]]["created_at"], "created_at"), n, d, by_id[d["intake_id"]],
-                              files_of.get(d["intake_id"])) for n, d in enumerate(ratified) if d["intake_id"] in by_id)
-    return Gathered(gathered, keys, decided, read)
+    decided = sorted(Ratified(parse_ts(found.by_id[d["intake_id"]]["created_at"], "created_at"), n, d,
+                              found.by_id[d["intake_id"]], found.files[d["intake_id"]])
+                     for n, d in enumerate(found.ratified))
+    return Gathered(gathered, keys, decided, (found.marks, found.decisions))

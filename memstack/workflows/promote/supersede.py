@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memstack.base import files, jsonio, layout
+from memstack.base.errors import MemstackError
 from memstack.kb import facts, factstore
 from memstack.kb.factfiles import Closing
 from memstack.kb.facts import Fact
@@ -118,11 +119,20 @@ def write_facts(store: Path, made: list[Made], decided: Decided) -> int:
 
 
 def write_ledger(store: Path, routed: list[Routed], fact_ids: list[str | None], now_ms: int) -> None:
-    """One ledger line for each routed record, in order, appended BATCH lines at a time."""
-    with files.locked(store, layout.LEDGER):
-        for at in range(0, len(routed), BATCH):
-            files.append_held(store / layout.LEDGER, layout.LEDGER, b"".join(jsonio.dumps_line({
-                "intake_id": item.intake_id, "agent": item.agent, "sub_tier": item.sub_tier,
-                "fact_id": fact_ids[index] if index < len(fact_ids) else None, "promoted_at": now_ms,
-                "via": item.via, **({"file": item.file} if item.file else {})})
-                for index, item in enumerate(routed[at:at + BATCH], start=at)))
+    """One ledger line for each routed record, in order, appended to the shard of the record's intake
+    file (layout.ledger_shard), BATCH lines at a time."""
+    by_shard: dict[str, list[bytes]] = {}
+    for index, item in enumerate(routed):
+        if not item.file:
+            raise MemstackError(f"intake record {item.intake_id}: its intake file was not found, so its ledger"
+                                " shard cannot be named — `memstack check` names what is wrong with the store")
+        by_shard.setdefault(layout.ledger_shard(item.file), []).append(jsonio.dumps_line({
+            "intake_id": item.intake_id, "agent": item.agent, "sub_tier": item.sub_tier,
+            "fact_id": fact_ids[index] if index < len(fact_ids) else None, "promoted_at": now_ms,
+            "via": item.via, "file": item.file}))
+    with files.locked(store, layout.LEDGER_DIR):
+        for shard in sorted(by_shard):
+            lines = by_shard[shard]
+            (store / shard).parent.mkdir(parents=True, exist_ok=True)
+            for at in range(0, len(lines), BATCH):
+                files.append_held(store / shard, shard, b"".join(lines[at:at + BATCH]))
