@@ -87,6 +87,11 @@ def check(step: Step, blobs: Blobs, folder: str = "") -> Verdict:
     ledger, settings = changes.get(layout.V1_LEDGER), changes.get(layout.CONFIG)
     deleted = ledger is not None and ledger.deleted and not ledger.added
     formats = _formats(step, blobs, settings)
+    if ledger is not None and not ledger.deleted and _format_of(step) == layout.FORMAT:
+        return Verdict([Violation(layout.V1_LEDGER, 0, "I5", "a store of format 2 has no kb/promotions.jsonl (a"
+                                  " memstack older than format 2 wrote it)", "upgrade memstack in the clone that"
+                                  " made this commit, drop the commit and promote again there")],
+                       frozenset({layout.V1_LEDGER}))
     if not deleted and formats[0] == formats[1]:
         return Verdict()
     if deleted and ledger is not None and ledger.path in step.inherited:
@@ -105,6 +110,14 @@ def check(step: Step, blobs: Blobs, folder: str = "") -> Verdict:
     found += _others(changes, shards)
     found += _shards(step, blobs, ledger if deleted else None, shards)
     return Verdict(found, frozenset({layout.V1_LEDGER, *shards}))
+
+
+def _format_of(step: Step) -> Any:
+    """The format of the step's new state (its memstack.yaml)."""
+    try:
+        return config.store_format(config.parse((step.source.read(layout.CONFIG) or b"").decode("utf-8"), ""))
+    except (MemstackError, UnicodeDecodeError):
+        return None
 
 
 def _formats(step: Step, blobs: Blobs, settings: Change | None) -> tuple[Any, Any]:

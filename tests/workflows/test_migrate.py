@@ -204,3 +204,14 @@ def test_every_read_verb_answers_the_same_after_the_migration(code: Path, old_st
 def test_the_binder_waits_on_the_same_records_after_the_migration(code: Path, old_store: Path) -> None:
     assert json.loads(old_ok(code, "binder", "list", "--json", cwd=old_store))["items"]  # the ledger puts one there
     read_the_same(code, old_store, (("binder", "list"),))
+
+
+def test_a_format_1_ledger_written_into_a_store_of_format_2_is_refused(old_store: Path) -> None:
+    """The old ledger back in a migrated store (what a memstack before format 2 would append to): refused, so
+    such a commit cannot reach the other clones."""
+    migrated_ok(old_store)
+    git(old_store, "checkout", "HEAD~1", "--", "kb/promotions.jsonl")
+    git(old_store, "commit", "-qm", "the old ledger again", "--no-verify")
+    refused = memstack("check", "--range", "HEAD~1..HEAD", cwd=old_store)
+    assert refused.returncode == 1
+    assert "kb/promotions.jsonl: I5 a store of format 2 has no kb/promotions.jsonl" in refused.stdout, refused.stdout
