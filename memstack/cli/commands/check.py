@@ -54,8 +54,8 @@ def _scope(explicit: str | None, hook: bool, tips: list[str], revs: list[str]) -
     named by --store that the work tree no longer holds).
     """
     named = explicit or os.environ.get("MEMSTACK_HOME") or os.environ.get("WILLOW_HOME")
-    found = store.locate(None, old_format_ok=True) if named and not explicit and not hook else None
-    start = Path(explicit) if explicit else found or Path.cwd()
+    located = store.locate(None, old_format_ok=True) if named and not explicit and not hook else None
+    start = Path(explicit) if explicit else located or Path.cwd()
     if not start.is_dir():
         raise bad("--store", repr(str(start)), "no such folder")
     proc = git.run(start, "rev-parse", "--is-bare-repository", "--absolute-git-dir", ok=(0, 128))
