@@ -95,8 +95,8 @@ def check(step: Step, blobs: Blobs, folder: str = "") -> Verdict:
                        frozenset({layout.V1_LEDGER}))
     if not deleted and formats[0] == formats[1]:
         return Verdict()
-    if deleted and ledger is not None and ledger.path in step.inherited:
-        return Verdict(covered=frozenset({ledger.path}))  # a merge took it from the side that migrated
+    if {layout.V1_LEDGER, layout.CONFIG} & step.inherited:  # a merge took the migration from the side that made it
+        return Verdict(covered=frozenset({layout.V1_LEDGER} & step.inherited))
     restore = step.restore.format(path=folder + layout.V1_LEDGER)
     found = _format_change(step, blobs, settings, formats, folder)
     if formats != (1, 2):
@@ -108,7 +108,7 @@ def check(step: Step, blobs: Blobs, folder: str = "") -> Verdict:
         found.append(Violation(layout.V1_LEDGER, 0, "I1", "a migration to format 2 keeps the ledger of format 1",
                                "`memstack migrate` moves its lines to kb/promotions/ and deletes it"))
     shards = {path: change for path, change in changes.items() if path.startswith(layout.LEDGER_DIR + "/")}
-    found += _others(changes, shards)
+    found += _others(changes, shards, step.inherited)
     found += _shards(step, blobs, ledger if deleted else None, shards)
     return Verdict(found, frozenset({layout.V1_LEDGER, *shards}))
 
@@ -154,10 +154,12 @@ def _format_change(step: Step, blobs: Blobs, settings: Change | None, formats: t
     return []
 
 
-def _others(changes: dict[str, Change], shards: dict[str, Change]) -> list[Violation]:
+def _others(changes: dict[str, Change], shards: dict[str, Change], inherited: frozenset[str]) -> list[Violation]:
     """The migration commit changes the ledger, memstack.yaml's format and the derived files, nothing else."""
     found = []
     for path in sorted(changes):
+        if path in inherited:
+            continue
         kind = layout.classify(path).kind
         if path in shards or path in (layout.V1_LEDGER, layout.CONFIG) or kind in layout.DERIVED \
                 or path in layout.V1_VIEWS or path.split("/")[:2] in (["kb", view] for view in layout.VIEWS):

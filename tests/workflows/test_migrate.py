@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from migrate_support import copy, git_bytes, ledger_lines, make_store, old_code, old_ok, shard_of
 
+from check_support import bare, push  # noqa: F401  (bare: a fixture)
 from helpers import git, memstack, tree_snapshot
 from memstack.base import layout
 
@@ -220,3 +221,23 @@ def test_a_format_1_ledger_written_into_a_store_of_format_2_is_refused(old_store
     refused = memstack("check", "--range", "HEAD~1..HEAD", cwd=old_store)
     assert refused.returncode == 1
     assert "kb/promotions.jsonl: I5 a store of format 2 has no kb/promotions.jsonl" in refused.stdout, refused.stdout
+
+
+def test_pre_push_and_pre_receive_accept_the_migration_and_refuse_a_forged_one(old_store: Path, bare: Path) -> None:
+    git(old_store, "remote", "add", "origin", str(bare))
+    assert push(old_store, "origin", "HEAD:main", verify=True)[0] == 0  # the history of format 1 is accepted
+    before = git(old_store, "rev-parse", "HEAD").stdout.strip()
+    migrated_ok(old_store)
+    code, said = push(old_store, "origin", "HEAD:main", verify=True)  # pre-push, then the server's pre-receive
+    assert code == 0, said
+    git(old_store, "reset", "-q", "--hard", before)
+    shard = shard_of(ledger_lines(old_store, "HEAD")[0])
+    git(old_store, "rm", "-q", "kb/promotions.jsonl")
+    (old_store / shard).parent.mkdir(parents=True)
+    (old_store / shard).write_bytes(ledger_lines(old_store, "HEAD")[0])  # one line of the ledger kept, the rest lost
+    config = old_store / "memstack.yaml"
+    config.write_text(config.read_text().replace("version: 1\n", "version: 1\nformat: 2\n"))
+    git(old_store, "add", "-A")
+    git(old_store, "commit", "-qm", "a forged migration", "--no-verify")
+    code, said = push(old_store, "origin", "HEAD:forged")
+    assert code != 0 and "I1" in said and "kb/promotions/" in said, said
