@@ -20,9 +20,11 @@ from typing import Any
 
 from memstack.base import config, ids, jsonio, layout
 from memstack.base.errors import MemstackError
+from memstack.base.resources import data_dir
 from memstack.base.times import day
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
+from memstack.integrity.rules.attributes import memstack_lines
 from memstack.integrity.violations import Violation
 from memstack.repo.diffs import Change
 from memstack.repo.sources import Source
@@ -73,6 +75,12 @@ class Routing:
                         yield ident, path
 
 
+def format_attributes() -> list[str]:
+    """The memstack lines of the store template's .gitattributes: those of this format's files (the drivers
+    of the ledger's shards among them). A migration adds those a store lacks, and no other line."""
+    return [text for _, text in memstack_lines((data_dir("store-template") / ".gitattributes").read_bytes())]
+
+
 @dataclass
 class Verdict:
     """What a step's migration check found, and the paths it answered for (their usual rules do not run:
@@ -109,6 +117,7 @@ def check(step: Step, blobs: Blobs, folder: str = "") -> Verdict:
                                "`memstack migrate` moves its lines to kb/promotions/ and deletes it"))
     shards = {path: change for path, change in changes.items() if path.startswith(layout.LEDGER_DIR + "/")}
     found += _others(changes, shards, step.inherited)
+    found += _attributes(step, blobs, changes.get(".gitattributes"))
     found += _shards(step, blobs, ledger if deleted else None, shards)
     return Verdict(found, frozenset({layout.V1_LEDGER, *shards}))
 
@@ -161,13 +170,25 @@ def _others(changes: dict[str, Change], shards: dict[str, Change], inherited: fr
         if path in inherited:
             continue
         kind = layout.classify(path).kind
-        if path in shards or path in (layout.V1_LEDGER, layout.CONFIG) or kind in layout.DERIVED \
+        if path in shards or path in (layout.V1_LEDGER, layout.CONFIG) or kind in (*layout.DERIVED, layout.ATTRIBUTES) \
                 or path in layout.V1_VIEWS or path.split("/")[:2] in (["kb", view] for view in layout.VIEWS):
             continue
         found.append(Violation(path, 0, "I5", "changed in the migration to format 2",
                                "the migration's commit holds the ledger, the views and memstack.yaml's format"
                                " only: commit this change apart"))
     return found
+
+
+def _attributes(step: Step, blobs: Blobs, change: Change | None) -> list[Violation]:
+    """The store's .gitattributes gains the template's lines for this format, nothing else (I7: keeps its own)."""
+    if change is None or change.path in step.inherited:
+        return []
+    before = {raw.strip() for raw in (blobs.old(change) or b"").decode("utf-8", "replace").splitlines()}
+    allowed = set(format_attributes())
+    return [Violation(change.path, number, "I5", f"the migration to format 2 adds `{text}`",
+                      "the migration adds only the template's lines for memstack's files: commit this apart")
+            for number, raw in enumerate((blobs.new(step, change) or b"").decode("utf-8", "replace").splitlines(), 1)
+            if (text := raw.strip()) and text not in before and text not in allowed and not text.startswith("#")]
 
 
 def _shards(step: Step, blobs: Blobs, ledger: Change | None, shards: dict[str, Change]) -> list[Violation]:

@@ -21,7 +21,7 @@ from typing import Any
 from memstack.base import config, files, jsonio, layout
 from memstack.base.errors import MemstackError
 from memstack.base.output import plural
-from memstack.integrity.migration import Routing
+from memstack.integrity.migration import Routing, format_attributes
 from memstack.repo import git, objects
 from memstack.repo.sources import GitSource
 from memstack.repo.store import folder_of
@@ -42,7 +42,7 @@ def _head_format(top: Path, folder: str) -> Any:
 def _ours(path: str) -> bool:
     """A file the migration writes (what a rerun may find uncommitted)."""
     kind = layout.classify(path).kind
-    return path in (layout.V1_LEDGER, layout.CONFIG, *layout.V1_VIEWS) or kind in layout.DERIVED \
+    return path in (layout.V1_LEDGER, layout.CONFIG, ".gitattributes", *layout.V1_VIEWS) or kind in layout.DERIVED \
         or path.split("/")[:2] in (["kb", name] for name in (*layout.VIEWS, "promotions"))
 
 
@@ -69,6 +69,7 @@ def migrate(store: Path) -> dict[str, Any]:
         (store / path).unlink(missing_ok=True)
     files.crash_point()
     rebuild(store)
+    _attributes(store)
     settings = config.load(store)
     if config.store_format(settings.document) != layout.FORMAT:
         _set_format(settings.document)
@@ -79,6 +80,19 @@ def migrate(store: Path) -> dict[str, Any]:
             "resumed": resumed, "message": f"migrated {store} to format {layout.FORMAT}: "
             f"{plural(moved, 'ledger line')} moved to {plural(shards, 'shard')}"
             + (f", in commit {commit[:12]}" if commit else "")}
+
+
+def _attributes(store: Path) -> None:
+    """The template's .gitattributes lines this store lacks (the drivers of format 2's files), added; every
+    line it has is kept (I7)."""
+    path = store / ".gitattributes"
+    have = path.read_bytes() if path.exists() else b""
+    present = {line.strip() for line in have.decode("utf-8", "replace").splitlines()}
+    missing = [line for line in format_attributes() if line not in present]
+    if missing:
+        head = have if not have or have.endswith(b"\n") else have + b"\n"
+        files.write_atomic(path, head + b"# Store format 2 (`memstack migrate`): its files' drivers.\n"
+                           + "".join(f"{line}\n" for line in missing).encode())
 
 
 def _set_format(document: Any) -> None:
@@ -131,7 +145,7 @@ def _flush(store: Path, held: dict[str, list[bytes]]) -> set[str]:
 
 def _commit(top: Path, folder: str) -> str | None:
     """The migration's one commit, through the hooks (which verify it); None when git has nothing to commit."""
-    paths = [folder + p for p in ("kb", config.CONFIG_NAME)]
+    paths = [folder + p for p in ("kb", config.CONFIG_NAME, ".gitattributes")]
     paths += [folder + p.name for p in (top / folder).glob("session_anchor_*.json")]
     paths += [folder + layout.WILLOW] if (top / folder / layout.WILLOW).exists() else []
     git.run(top, "add", "-A", "--", *paths)

@@ -150,7 +150,7 @@ def test_the_checks_refuse_the_old_ledger_deleted_outside_a_migration(old_store:
 
 
 @pytest.mark.parametrize("tamper", ["drop a line", "repeat a line", "change a line", "other change",
-                                    "keep the old ledger"])
+                                    "keep the old ledger", "other attribute"])
 def test_the_checks_refuse_a_migration_that_is_not_exactly_the_move(old_store: Path, tamper: str) -> None:
     migrated_ok(old_store)
     git(old_store, "reset", "-q", "--soft", "HEAD~1")
@@ -162,6 +162,9 @@ def test_the_checks_refuse_a_migration_that_is_not_exactly_the_move(old_store: P
         shard.write_bytes(b"".join([*lines, lines[0]]))
     elif tamper == "change a line":
         shard.write_bytes(lines[0].replace(b'"sub_tier"', b'"sub_tier" ') + b"".join(lines[1:]))
+    elif tamper == "other attribute":
+        with (old_store / ".gitattributes").open("a") as attributes:
+            attributes.write("*.txt text\n")
     elif tamper == "other change":
         (old_store / "identity").mkdir(exist_ok=True)
         (old_store / "identity/alice.md").write_text("# alice\n")
@@ -171,7 +174,8 @@ def test_the_checks_refuse_a_migration_that_is_not_exactly_the_move(old_store: P
     refused = git(old_store, "commit", "-qm", "a migration, almost", check=False)
     assert refused.returncode != 0, tamper
     expected = {"other change": "identity/alice.md: I5 changed in the migration",
-                "keep the old ledger": "I1 a migration to format 2 keeps the ledger of format 1"}
+                "keep the old ledger": "I1 a migration to format 2 keeps the ledger of format 1",
+                "other attribute": ".gitattributes:16: I5 the migration to format 2 adds `*.txt text`"}
     said = refused.stdout + refused.stderr
     assert expected.get(tamper, f"{shard.relative_to(old_store)}: I1") in said, said
 
@@ -241,3 +245,14 @@ def test_pre_push_and_pre_receive_accept_the_migration_and_refuse_a_forged_one(o
     git(old_store, "commit", "-qm", "a forged migration", "--no-verify")
     code, said = push(old_store, "origin", "HEAD:forged")
     assert code != 0 and "I1" in said and "kb/promotions/" in said, said
+
+
+def test_the_store_gains_the_templates_attribute_lines_it_lacks(old_store: Path) -> None:
+    """The drivers of this format's files are named in the store's .gitattributes (the lines it has stay)."""
+    attributes = old_store / ".gitattributes"
+    line = "kb/binder.jsonl merge=memstack diff=memstack text eol=lf"
+    attributes.write_text(attributes.read_text().replace(line + "\n", ""))
+    git(old_store, "commit", "-qam", "an older template", "--no-verify")
+    migrated_ok(old_store)
+    assert line in git(old_store, "show", "HEAD:.gitattributes").stdout.splitlines()
+    assert git(old_store, "status", "--porcelain").stdout == ""
