@@ -111,7 +111,7 @@ def check(step: Step, blobs: Blobs, folder: str = "") -> Verdict:
         if deleted:
             found.append(Violation(layout.V1_LEDGER, 0, "I1", "the ledger of format 1 deleted outside a migration",
                                    MIGRATE.format(restore=restore)))
-        return Verdict(found, frozenset({layout.V1_LEDGER}))
+        return Verdict(found, frozenset({layout.V1_LEDGER} if deleted else ()))
     if not deleted and "promotions.jsonl" in step.source.listdir("kb"):
         found.append(Violation(layout.V1_LEDGER, 0, "I1", "a migration to format 2 keeps the ledger of format 1",
                                "`memstack migrate` moves its lines to kb/promotions/ and deletes it"))
