@@ -7,6 +7,7 @@ from typing import Any
 from memstack.base import schemas
 from memstack.base.errors import MemstackError
 from memstack.base.files import write_atomic
+from memstack.base.layout import FORMAT
 
 CONFIG_NAME = "memstack.yaml"
 DEFAULT_SKEW_SECONDS = 300  # clock.max_skew_seconds: how far past now a transaction time may lie (base/clock.py)
@@ -131,3 +132,30 @@ def load(store: Path) -> Config:
     document = parse(text, str(path))
     validate(document, path)
     return Config(path, document)
+
+
+def store_format(document: Any) -> Any:
+    """The `format:` of a parsed memstack.yaml: absent (a store made before format 2) is 1."""
+    value = document.get("format") if isinstance(document, dict) else None
+    return 1 if value is None else value
+
+
+def require_format(store: Path, old_ok: bool = False) -> None:
+    """Refuse a store this memstack cannot read: a newer format (one line naming both), or format 1
+    unless `old_ok` (`memstack migrate` converts it; `check` verifies either). Read before the schema
+    check, which a newer format's keys would fail first with a less useful message."""
+    path = store / CONFIG_NAME
+    try:
+        found = store_format(parse(path.read_text(encoding="utf-8"), str(path)))
+    except (OSError, UnicodeDecodeError):
+        return  # load() says what is wrong with the file
+    if found == FORMAT or (old_ok and found == 1):
+        return
+    if isinstance(found, int) and not isinstance(found, bool) and found > FORMAT:
+        raise MemstackError(f"{store} is a store of format {found}; this memstack reads format {FORMAT}:"
+                            f" upgrade memstack to read it")
+    if found == 1:
+        raise MemstackError.marked("{store} is a store of format 1; this memstack reads format {format}: run"
+                                   " `{verb:memstack migrate}` in it (one commit) first", store=store,
+                                   format=FORMAT)
+    raise MemstackError(f"{path}: invalid {CONFIG_NAME}: format {found!r} is not 1 or 2")

@@ -20,7 +20,7 @@ from typing import Any
 from memstack.base import clock, config, files, ids, jsonio, layout, secrets
 from memstack.base.layout import Place
 from memstack.base.times import now_ms
-from memstack.integrity import binderlog, policies, rebuilt, rules, signed, successors
+from memstack.integrity import binderlog, migration, policies, rebuilt, rules, signed, successors
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.violations import Violation, path_problems, shifted
@@ -66,7 +66,8 @@ class Checker:
     # ---- one step -----------------------------------------------------------------------------
 
     def step(self, step: Step) -> list[Violation]:
-        found: list[Violation] = []
+        moved = migration.check(step, self.blobs, self.folder)  # format 1 -> 2: the old ledger's lines moved
+        found: list[Violation] = list(moved.found)
         self.pending = successors.Unresolved()
         self.binder = binderlog.Entries()
         self.clock = policies.clock_for(step, self.now, self.blobs)
@@ -77,6 +78,8 @@ class Checker:
         config_changed = False
         all_identities = False
         for change in step.changes:
+            if change.path in moved.covered:
+                continue
             place = layout.classify(change.path)
             validate = step.prefix and change.path not in step.inherited
             if step.prefix and change.path in step.inherited and place.kind in (layout.CONFIG_KIND, layout.IDENTITY):

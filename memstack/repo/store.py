@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from memstack.base.config import CONFIG_NAME, Config, load
+from memstack.base.config import CONFIG_NAME, Config, load, require_format
 from memstack.base.errors import MemstackError
 from memstack.base.names import check_name
 from memstack.repo import checkout, git
@@ -28,14 +28,23 @@ def is_store(path: Path) -> bool:
     return (path / CONFIG_NAME).is_file()
 
 
-def locate(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path | None:
+def locate(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None,
+           old_format_ok: bool = False) -> Path | None:
     """The store's root, in this order: --store, MEMSTACK_HOME, WILLOW_HOME, nearest ancestor,
     else the one store the enclosing git repository tracks (a store in a folder of a code
     repository, found from anywhere in it).
 
     Returns None when nothing names a store and no ancestor holds one; raises
-    when a named path is not a store, or when the repository holds several.
+    when a named path is not a store, when the repository holds several, or when the store's format is
+    not the one this memstack reads (format 1 passes with `old_format_ok`: `migrate`, `check`).
     """
+    root = _located(explicit, cwd)
+    if root is not None:
+        require_format(root, old_format_ok)
+    return root
+
+
+def _located(explicit: str | os.PathLike[str] | None, cwd: Path | None) -> Path | None:
     for origin, value in (
         ("--store", explicit),
         ("MEMSTACK_HOME", os.environ.get("MEMSTACK_HOME")),
@@ -114,8 +123,9 @@ def folder_of(root: Path) -> tuple[Path, str]:
     return top, "" if rel == "." else f"{rel}/"
 
 
-def open_store(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Store:
-    root = locate(explicit, cwd)
+def open_store(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None,
+               old_format_ok: bool = False) -> Store:
+    root = locate(explicit, cwd, old_format_ok)
     if root is None:
         advice = checkout.advice((cwd or Path.cwd()).resolve())
         if advice is not None:  # a clone whose store is on a branch it has not checked out

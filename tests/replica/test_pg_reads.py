@@ -190,7 +190,7 @@ def test_any_sequence_of_writes_reads_the_same_from_the_replica(pg_cluster: Clus
     replica = ReplicaReader(dsn)
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        (root / "memstack.yaml").write_text("version: 1\n")
+        (root / "memstack.yaml").write_text("version: 1\nformat: 2\n")
         git(root, "init", "-q")
         # Commits without the hook: the library wrote these files; this property is about the replica.
         def commit_and_sync(message: str) -> None:

@@ -54,7 +54,8 @@ def _scope(explicit: str | None, hook: bool, tips: list[str], revs: list[str]) -
     named by --store that the work tree no longer holds).
     """
     named = explicit or os.environ.get("MEMSTACK_HOME") or os.environ.get("WILLOW_HOME")
-    start = Path(explicit) if explicit else (store.locate(None) if named and not hook else None) or Path.cwd()
+    located = store.locate(None, old_format_ok=True) if named and not explicit and not hook else None
+    start = Path(explicit) if explicit else located or Path.cwd()
     if not start.is_dir():
         raise bad("--store", repr(str(start)), "no such folder")
     proc = git.run(start, "rev-parse", "--is-bare-repository", "--absolute-git-dir", ok=(0, 128))
@@ -69,7 +70,7 @@ def _scope(explicit: str | None, hook: bool, tips: list[str], revs: list[str]) -
     gone = _deleted(named, top, revs) if named else None
     if gone is not None:
         return top, [gone]
-    root = store.locate(explicit, start) if named else None
+    root = store.locate(explicit, start, old_format_ok=True) if named else None
     if root is None or not root.resolve().is_relative_to(top):  # a hook: MEMSTACK_HOME names another repository's
         here = start.resolve()
         root = next((c for c in (here, *here.parents) if store.is_store(c) and c.is_relative_to(top)), None)

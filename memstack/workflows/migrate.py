@@ -1,0 +1,164 @@
+"""`memstack migrate`: a store of format 1 made format 2 in one commit (docs/migrate.md).
+
+From the committed store (HEAD: uncommitted memory is refused first, so nothing can be half in it):
+
+1. a note in `.memstack/` that a migration is under way (a rerun then knows the uncommitted files are its own);
+2. the old ledger, `kb/promotions.jsonl` at HEAD, streamed: each line appended, unchanged, to the shard of its
+   record's intake file (`integrity.migration.Routing`), buffered up to BUFFER bytes (bounded memory);
+3. the old ledger and the one-file views deleted;
+4. the views and boot files rebuilt (`promote.derive.rebuild`);
+5. memstack.yaml's `format` set to 2 (nothing else in it touched);
+6. one commit through the hooks, whose checks verify it (integrity/migration.py); the note removed.
+
+Killed at any step, a rerun starts again from step 2: the shards are written anew from HEAD's ledger, so
+nothing is written twice; killed after the commit, the rerun finds the store migrated.
+"""
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from memstack.base import config, files, jsonio, layout
+from memstack.base.errors import MemstackError
+from memstack.base.output import plural
+from memstack.integrity.migration import Routing, format_attributes
+from memstack.repo import git, objects
+from memstack.repo.sources import GitSource
+from memstack.repo.store import folder_of
+from memstack.workflows.promote.derive import rebuild
+from memstack.workflows.status import uncommitted
+
+BUFFER = 16 << 20  # ledger bytes held before they are appended to their shards
+MESSAGE = "memstack migrate: store format 1 -> 2\n\nThe promotion ledger in one file per intake file, the" \
+          " views rebuilt.\n\nMemstack-Format: 2\n"
+
+
+def _head_format(top: Path, folder: str) -> Any:
+    found = git.run(top, "show", f"HEAD:{folder}{config.CONFIG_NAME}", env=git.no_git_env(), ok=(0, 128))
+    text = found.stdout.decode("utf-8", "replace") if found.returncode == 0 else ""
+    return config.store_format(config.parse(text, config.CONFIG_NAME))
+
+
+def _ours(path: str) -> bool:
+    """A file the migration writes (what a rerun may find uncommitted)."""
+    kind = layout.classify(path).kind
+    return path in (layout.V1_LEDGER, layout.CONFIG, ".gitattributes", *layout.V1_VIEWS) or kind in layout.DERIVED \
+        or path.split("/")[:2] in (["kb", name] for name in (*layout.VIEWS, "promotions"))
+
+
+def migrate(store: Path) -> dict[str, Any]:
+    if not git.is_worktree(store) or not git.has_commits(store):
+        raise MemstackError.marked("{store} is not a committed git store: `{verb:memstack migrate}` converts the"
+                                   " committed store in one commit", store=store)
+    top, folder = folder_of(store)
+    note = files.local_dir(store, "migrate") / "under-way"
+    resumed = note.exists()
+    if _head_format(top, folder) != 1:
+        note.unlink(missing_ok=True)  # killed after its commit: the migration is done
+        return {"store": str(store), "migrated": False, "commit": None, "moved": 0, "shards": 0,
+                "message": f"nothing to migrate: {store} is a store of format {layout.FORMAT} already"}
+    changed = [c["path"] for c in uncommitted(store) or [] if not (resumed and _ours(c["path"]))]
+    if changed:
+        raise MemstackError.marked(
+            "{store} holds uncommitted memory ({count}: {paths}): commit it (or `{verb:memstack promote}`) first,"
+            " then run `{verb:memstack migrate}`: the migration commits nothing but itself", store=store,
+            count=plural(len(changed), "file"), paths=", ".join(changed[:5]) + (", …" if len(changed) > 5 else ""))
+    files.write_atomic(note, b"format 1 -> 2\n")
+    moved, shards = _write_shards(store, top, folder)
+    for path in (layout.V1_LEDGER, *layout.V1_VIEWS):
+        (store / path).unlink(missing_ok=True)
+    files.crash_point()
+    rebuild(store)
+    _attributes(store)
+    settings = config.load(store)
+    if config.store_format(settings.document) != layout.FORMAT:
+        _set_format(settings.document)
+        settings.save()
+    commit = _commit(top, folder)
+    note.unlink(missing_ok=True)
+    return {"store": str(store), "migrated": True, "commit": commit, "moved": moved, "shards": shards,
+            "resumed": resumed, "message": f"migrated {store} to format {layout.FORMAT}: "
+            f"{plural(moved, 'ledger line')} moved to {plural(shards, 'shard')}"
+            + (f", in commit {commit[:12]}" if commit else "")}
+
+
+def _attributes(store: Path) -> None:
+    """The template's .gitattributes lines this store lacks (the drivers of format 2's files), added; every
+    line it has is kept (I7)."""
+    path = store / ".gitattributes"
+    have = path.read_bytes() if path.exists() else b""
+    present = {line.strip() for line in have.decode("utf-8", "replace").splitlines()}
+    missing = [line for line in format_attributes() if line not in present]
+    if missing:
+        head = have if not have or have.endswith(b"\n") else have + b"\n"
+        files.write_atomic(path, head + b"# Store format 2 (`memstack migrate`): its files' drivers.\n"
+                           + "".join(f"{line}\n" for line in missing).encode())
+
+
+def _set_format(document: Any) -> None:
+    """`format: 2` right after `version:` (what follows `version:`, a blank line or a comment, follows it)."""
+    keys = list(document)
+    if "version" not in keys:
+        document.insert(0, "format", layout.FORMAT)
+        return
+    document.insert(keys.index("version") + 1, "format", layout.FORMAT)
+    comments = document.ca.items
+    if "version" in comments:
+        comments["format"] = comments.pop("version")
+
+
+def _write_shards(store: Path, top: Path, folder: str) -> tuple[int, int]:
+    """HEAD's old ledger, each line appended to its shard (those of an interrupted run removed first)."""
+    shutil.rmtree(store / layout.LEDGER_DIR, ignore_errors=True)
+    held: dict[str, list[bytes]] = {}
+    size = moved = 0
+    written: set[str] = set()
+    # two cat-file processes: the ledger is streamed from one while the other looks up unbound ids
+    with objects.CatFile(top, git.no_git_env()) as blobs, objects.CatFile(top, git.no_git_env()) as lookups:
+        routing = Routing(GitSource(top, lookups, "HEAD", folder))
+        for number, run in jsonio.line_runs(blobs.stream(f"HEAD:{folder}{layout.V1_LEDGER}")):
+            for offset, line in enumerate(run.splitlines(keepends=True)):
+                held.setdefault(routing.shard(line, number + offset), []).append(
+                    line if line.endswith(b"\n") else line + b"\n")
+                size += len(line)
+                moved += 1
+            if size >= BUFFER:
+                written |= _flush(store, held)
+                size = 0
+    written |= _flush(store, held)
+    return moved, len(written)
+
+
+def _flush(store: Path, held: dict[str, list[bytes]]) -> set[str]:
+    """Append what is held to each shard (no fsync: a killed run's shards are written again)."""
+    for path, lines in held.items():
+        target = store / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        files.refuse_symlinks(store, target)
+        with target.open("ab") as handle:
+            handle.write(b"".join(lines))
+    files.crash_point()
+    done = set(held)
+    held.clear()
+    return done
+
+
+def _commit(top: Path, folder: str) -> str | None:
+    """The migration's one commit, through the hooks (which verify it); None when git has nothing to commit."""
+    paths = [folder + p for p in ("kb", config.CONFIG_NAME, ".gitattributes")]
+    paths += [folder + p.name for p in (top / folder).glob("session_anchor_*.json")]
+    paths += [folder + layout.WILLOW] if (top / folder / layout.WILLOW).exists() else []
+    git.run(top, "add", "-A", "--", *paths)
+    if not git.out(top, "diff", "--cached", "--name-only").strip():
+        return None
+    files.crash_point()
+    try:
+        git.run(top, "commit", "-q", "-m", MESSAGE, env=git.commit_env(top))
+    except MemstackError as exc:
+        if exc.message.startswith("git is locked"):
+            raise
+        detail = exc.message.partition(f"failed in {top}: ")[2] or exc.message
+        raise MemstackError.marked("the migration commit was refused (the work tree holds the migration, not"
+                                   " committed; fix what the hook says, then run `{verb:memstack migrate}`"
+                                   " again): {detail}", detail=detail) from None
+    return git.out(top, "rev-parse", "HEAD").strip()
