@@ -117,12 +117,13 @@ def write_facts(store: Path, made: list[Made], decided: Decided) -> int:
     return superseded
 
 
-def write_ledger(store: Path, routed: list[Routed], fact_ids: list[str | None], now_ms: int) -> None:
-    """One ledger line for each routed record, in order, appended BATCH lines at a time."""
+def write_ledger(store: Path, routed: list[Routed], fact_ids: list[str | None]) -> None:
+    """One ledger line for each routed record, in order, appended BATCH lines at a time; its promoted_at
+    is derived from the record (`planner.promoted_at`), so the line is the same in every clone."""
     with files.locked(store, layout.LEDGER):
         for at in range(0, len(routed), BATCH):
             files.append_held(store / layout.LEDGER, layout.LEDGER, b"".join(jsonio.dumps_line({
                 "intake_id": item.intake_id, "agent": item.agent, "sub_tier": item.sub_tier,
-                "fact_id": fact_ids[index] if index < len(fact_ids) else None, "promoted_at": now_ms,
+                "fact_id": fact_ids[index] if index < len(fact_ids) else None, "promoted_at": item.at,
                 "via": item.via, **({"file": item.file} if item.file else {})})
                 for index, item in enumerate(routed[at:at + BATCH], start=at)))

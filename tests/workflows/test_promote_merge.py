@@ -1,0 +1,189 @@
+"""Two clones that promote the same pending records, and every way they can meet.
+
+Alice and Bob clone a store whose intake holds records nobody promoted yet. Each writes a record
+of their own about the same decision (so the two promotions close the shared fact differently),
+runs `memstack promote` (a commit through the hooks), and they meet: either pushes first, the other
+runs `git pull` or `git pull --rebase` and pushes; or both run `memstack sync`. Every way ends with
+both clones holding byte-identical trees (the whole tree, whatever the store's format lays out),
+every commit passing `memstack check --range` (merges included), the pre-push hook here and the
+pre-receive hook of the bare remote, and nothing left to resolve by hand.
+"""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from helpers import git, memstack
+from team_support import check_history, clone, guarded_remote
+
+SUBJECT, PREDICATE = "deploy-day", "decided"
+
+pytestmark = pytest.mark.slow
+
+
+def write(repo: Path, agent: str, created: str, *more: str) -> str:
+    done = memstack("intake", "write", "--json", "--agent", agent, "--created-at", created, *more, cwd=repo)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["record"]["id"]
+
+
+def decision(repo: Path, agent: str, obj: str, created: str) -> str:
+    return write(repo, agent, created, "--content", f"we deploy on {obj}", "--subject", SUBJECT,
+                 "--predicate", PREDICATE, "--object", obj, "--tier", "verified", "--confidence", "0.9")
+
+
+def promote(repo: Path, *more: str) -> dict:
+    done = memstack("promote", "--json", *more, cwd=repo)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def commit(repo: Path, message: str) -> None:
+    git(repo, "add", "-A")
+    done = git(repo, "commit", "-q", "-m", message, check=False)  # through the pre-commit hook
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def push(repo: Path) -> None:
+    done = git(repo, "push", "-q", "origin", "HEAD", check=False)  # pre-push here, pre-receive there
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def pull(repo: Path, how: str) -> None:
+    done = git(repo, "pull", "-q", "--no-edit", "--rebase" if how == "rebase" else "--no-rebase", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def sync(repo: Path) -> None:
+    done = memstack("sync", "--json", cwd=repo)
+    assert done.returncode == 0, done.stderr
+
+
+def start(origin: Path) -> None:
+    """The shared store (records pending, pushed to a guarded remote), cloned by Alice and Bob, who
+    each write a record of their own about the same decision and promote."""
+    store = origin / "store"
+    decision(store, "alice", "tuesday", "2026-11-01T09:00:00Z")
+    write(store, "alice", "2026-11-01T09:30:00Z", "--content", "the staging box is slow", "--title", "staging")
+    write(store, "bob", "2026-11-02T08:00:00Z", "--content", "CI runs on every push", "--subject", "ci",
+          "--predicate", "decided", "--object", "every push", "--tier", "verified", "--confidence", "0.95")
+    commit(store, "intake waiting for promotion")
+    remote = guarded_remote(store, origin)
+    alice, bob = clone(remote, origin / "alice"), clone(remote, origin / "bob")
+    decision(alice, "alice", "wednesday", "2026-11-10T10:00:00Z")
+    promote(alice)
+    decision(bob, "bob", "friday", "2026-11-10T11:00:00Z")
+    promote(bob)
+
+
+def meet(tmp: Path, way: str) -> tuple[Path, Path]:
+    """The two clones meet in `way`; returns (the clone that went first, the other)."""
+    alice, bob = tmp / "alice", tmp / "bob"
+    if way == "sync":
+        for repo in (alice, bob, alice):
+            sync(repo)
+        return alice, bob
+    first, how = way.split("-")
+    pusher, puller = (alice, bob) if first == "alice" else (bob, alice)
+    push(pusher)
+    pull(puller, how)
+    push(puller)
+    pull(pusher, how)
+    return pusher, puller
+
+
+WAYS = ("alice-merge", "alice-rebase", "bob-merge", "bob-rebase", "sync")
+
+
+@pytest.fixture(scope="module")
+def origin(tmp_path_factory: pytest.TempPathFactory, _store_template: Path) -> Path:
+    made = tmp_path_factory.mktemp("start")
+    shutil.copytree(_store_template, made / "store", symlinks=True)
+    start(made)
+    return made
+
+
+@pytest.fixture(scope="module")
+def met(origin: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path]]:
+    """The same two promotions, met in each way (a copy of the clones and the remote for each)."""
+    found = {}
+    for way in WAYS:
+        tmp = tmp_path_factory.mktemp(way)
+        shutil.copytree(origin, tmp, symlinks=True, dirs_exist_ok=True)
+        for name in ("store", "alice", "bob"):
+            git(tmp / name, "remote", "set-url", "origin", str(tmp / "remote.git"))
+        found[way] = meet(tmp, way)
+    return found
+
+
+def tree(repo: Path) -> str:
+    return git(repo, "ls-tree", "-r", "HEAD").stdout
+
+
+def memory_files(repo: Path) -> dict[str, bytes]:
+    """Every memory file of the work tree (outside .git and .memstack), by path."""
+    return {str(p.relative_to(repo)): p.read_bytes() for p in sorted(repo.rglob("*"))
+            if p.is_file() and p.relative_to(repo).parts[0] not in (".git", ".memstack")}
+
+
+def facts_and_ledger(repo: Path) -> tuple[list[bytes], list[bytes]]:
+    """Every fact line and every ledger line of the store, sorted (where they live and their order aside)."""
+    facts = sorted(line for p in (repo / "kb").rglob("*.jsonl") if "facts" in p.parts
+                   for line in p.read_bytes().splitlines())
+    ledger = sorted(line for p in (repo / "kb").rglob("*.jsonl")
+                    if "promotions" in p.name or "promotions" in p.parts for line in p.read_bytes().splitlines())
+    return facts, ledger
+
+
+def test_the_same_promotion_in_two_clones_writes_the_same_bytes(origin: Path) -> None:
+    """No wall clock in what a promotion writes: the records both clones promoted became the same
+    ledger lines and the same facts, byte for byte (the other side's own record aside)."""
+    (a_facts, a_ledger), (b_facts, b_ledger) = (facts_and_ledger(origin / name) for name in ("alice", "bob"))
+    shared = {json.loads(line)["intake_id"] for line in a_ledger} & {json.loads(line)["intake_id"] for line in b_ledger}
+    assert len(shared) == 3
+    assert [x for x in a_ledger if json.loads(x)["intake_id"] in shared] == \
+        [x for x in b_ledger if json.loads(x)["intake_id"] in shared]
+    ci = [[x for x in held if b'"subject":"ci"' in x] for held in (a_facts, b_facts)]
+    assert ci[0] and ci[0] == ci[1]
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_both_clones_end_byte_identical_and_every_gate_passes(met: dict, way: str) -> None:
+    first, second = met[way]
+    for repo in (first, second):
+        assert git(repo, "status", "--porcelain").stdout == "", repo  # nothing left to resolve or commit
+        assert git(repo, "rev-parse", "HEAD").stdout == git(repo, "rev-parse", "origin/main").stdout
+        check_history(repo)  # every commit, the merge included (pushes passed pre-push and pre-receive)
+    assert tree(first) == tree(second)
+    assert memory_files(first) == memory_files(second)
+    assert not any(b"<<<<<<<" in data for data in memory_files(first).values())
+
+
+def test_every_way_keeps_the_same_knowledge(met: dict) -> None:
+    """Whoever went first and however they met: the same facts (the shared fact closed once, by the
+    closing recorded first), the same ledger lines, nothing lost."""
+    found = {way: facts_and_ledger(pair[0]) for way, pair in met.items()}
+    facts, ledger = found["sync"]
+    for way, held in found.items():
+        assert held == (facts, ledger), way
+    assert len(ledger) == 5  # five records, each routed once
+    parsed = [json.loads(line) for line in facts]
+    by_object = {f["object"]: f for f in parsed if f["subject"] == SUBJECT}
+    assert set(by_object) == {"tuesday", "wednesday", "friday"}
+    assert by_object["tuesday"]["superseded_by"] == by_object["wednesday"]["id"]  # recorded first: wednesday
+
+
+@pytest.mark.parametrize("way", WAYS)
+def test_after_meeting_a_rebuild_changes_nothing_once_committed(met: dict, way: str) -> None:
+    """The knowledge after the merge is what its sources make: `memstack rebuild` (what `sync` and the next
+    `promote` run) leaves a state whose commit passes the hook and `check --range`, and then nothing is stale."""
+    _, second = met[way]
+    rebuilt = memstack("rebuild", cwd=second)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    if git(second, "status", "--porcelain").stdout:
+        commit(second, "memstack rebuild")
+    stale = memstack("rebuild", "--check", cwd=second)
+    assert stale.returncode == 0, stale.stdout + stale.stderr
+    check_history(second)
