@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers import git, memstack
+from memstack.base import jsonio
 from team_support import check_history, clone, guarded_remote
 
 SUBJECT, PREDICATE = "deploy-day", "decided"
@@ -187,3 +188,50 @@ def test_after_meeting_a_rebuild_changes_nothing_once_committed(met: dict, way: 
     stale = memstack("rebuild", "--check", cwd=second)
     assert stale.returncode == 0, stale.stdout + stale.stderr
     check_history(second)
+
+
+def test_recall_shows_both_successors_after_any_way(met: dict) -> None:
+    """The shared fact was closed differently in the two clones: the first closing is kept and both
+    newer decisions stay valid, listed most recent first."""
+    for way, (repo, _) in met.items():
+        done = memstack("recall", "--json", "--subject", SUBJECT, cwd=repo)
+        assert done.returncode == 0, done.stderr
+        objects = [f["object"] for f in json.loads(done.stdout)["items"]]
+        assert objects == ["friday", "wednesday"], way
+
+
+def test_a_record_decided_differently_and_lines_of_an_older_memstack_sync_clean(
+        _store_template: Path, tmp_path: Path) -> None:
+    """Alice's own earlier record makes a shared one a duplicate (her ledger line points at her fact, Bob's
+    at the shared record's own fact), and Bob's ledger lines carry another promoted_at, as the wall clock
+    of an older memstack wrote them: both lines of each record are kept, and both clones end identical."""
+    shutil.copytree(_store_template, tmp_path / "store", symlinks=True)
+    store = tmp_path / "store"
+    shared = write(store, "alice", "2026-11-05T09:00:00Z", "--content", "the database", "--subject", "db",
+                   "--predicate", "decided", "--object", "postgres", "--tier", "verified", "--confidence", "0.9")
+    other = write(store, "bob", "2026-11-06T09:00:00Z", "--content", "CI", "--subject", "ci", "--predicate",
+                  "decided", "--object", "every push", "--tier", "verified", "--confidence", "0.9")
+    commit(store, "intake waiting for promotion")
+    remote = guarded_remote(store, tmp_path)
+    alice, bob = clone(remote, tmp_path / "alice"), clone(remote, tmp_path / "bob")
+    write(alice, "alice", "2026-11-04T09:00:00Z", "--content", "the database, earlier", "--subject", "db",
+          "--predicate", "decided", "--object", "postgres", "--tier", "verified", "--confidence", "0.9")
+    promote(alice)
+    promote(bob, "--no-commit")
+    ledger = [p for p in (bob / "kb").rglob("*.jsonl") if "promotions" in p.name or "promotions" in p.parts]
+    for path in ledger:  # what an older memstack wrote: the clock's time (an hour later), not the record's
+        path.write_bytes(b"".join(jsonio.dumps_line({**entry, "promoted_at": entry["promoted_at"] + 3_600_000})
+                                  for entry in map(json.loads, path.read_bytes().splitlines())))
+    assert memstack("rebuild", cwd=bob).returncode == 0  # the views' distilled_at follow the ledger
+    commit(bob, "memstack promote (an older memstack)")
+    for repo in (alice, bob, alice):
+        sync(repo)
+    assert tree(alice) == tree(bob)
+    for repo in (alice, bob):
+        assert git(repo, "status", "--porcelain").stdout == ""
+        check_history(repo)
+    _, lines = facts_and_ledger(alice)
+    about = [json.loads(line) for line in lines if json.loads(line)["intake_id"] == shared]
+    assert len(about) == 2 and len({line["fact_id"] for line in about}) == 2, about  # a duplicate; its own fact
+    about = [json.loads(line) for line in lines if json.loads(line)["intake_id"] == other]
+    assert len(about) == 2 and len({line["fact_id"] for line in about}) == 1, about  # one fact, two times
