@@ -190,14 +190,28 @@ def test_after_meeting_a_rebuild_changes_nothing_once_committed(met: dict, way: 
     check_history(second)
 
 
-def test_recall_shows_both_successors_after_any_way(met: dict) -> None:
-    """The shared fact was closed differently in the two clones: the first closing is kept and both
-    newer decisions stay valid, listed most recent first."""
+def test_the_two_newer_decisions_wait_in_the_binder_and_recall_marks_them(met: dict) -> None:
+    """The shared fact was closed differently in the two clones: the first closing is kept, both newer
+    decisions stay valid (recall lists both, most recent first, each marked disputed with the other) and
+    the Binder lists the disagreement until a human keeps one."""
     for way, (repo, _) in met.items():
         done = memstack("recall", "--json", "--subject", SUBJECT, cwd=repo)
         assert done.returncode == 0, done.stderr
-        objects = [f["object"] for f in json.loads(done.stdout)["items"]]
-        assert objects == ["friday", "wednesday"], way
+        found = json.loads(done.stdout)["items"]
+        assert [f["object"] for f in found] == ["friday", "wednesday"], way
+        assert found[0]["disputed_with"] == [found[1]["id"]] and found[1]["disputed_with"] == [found[0]["id"]]
+        listed = json.loads(memstack("binder", "list", "--json", cwd=repo).stdout)["items"]
+        disputes = [item for item in listed if item.get("kind") == "dispute"]
+        assert len(disputes) == 1, (way, listed)
+        assert [side["object"] for side in disputes[0]["sides"]] == ["wednesday", "friday"]
+        assert disputes[0]["id"] == found[1]["id"] and disputes[0]["predecessor"] is None
+    repo = met["sync"][1]
+    ratified = memstack("binder", "ratify", found[0]["id"], "--by", "Ada", cwd=repo)
+    assert ratified.returncode == 0, ratified.stderr
+    sync(repo)  # the closing and the decision pass every check
+    check_history(repo)
+    done = json.loads(memstack("recall", "--json", "--subject", SUBJECT, cwd=repo).stdout)["items"]
+    assert [f["object"] for f in done] == ["friday"] and "disputed_with" not in done[0]
 
 
 def test_a_record_decided_differently_and_lines_of_an_older_memstack_sync_clean(
