@@ -60,11 +60,14 @@ def _read_ledger(store: Path) -> tuple[dict[str, int], set[str], int | None]:
     intake ids routed to the Binder, and the last promoted_at."""
     per_file: dict[str, int] = {}
     to_binder: set[str] = set()
+    routed: set[int] = set()  # the records counted, by hash: a record two clones promoted differently has two lines
     last = None
     path = store / layout.LEDGER
     data = path.read_bytes() if path.exists() else b""
     for line in jsonio.iter_jsonl(data, layout.LEDGER):
-        if line.get("via") != "binder" and isinstance(line.get("file"), str):
+        if line.get("via") != "binder" and isinstance(line.get("file"), str) \
+                and hash(line.get("intake_id")) not in routed:
+            routed.add(hash(line.get("intake_id")))
             per_file[line["file"]] = per_file.get(line["file"], 0) + 1
         if line.get("sub_tier") == "binder" and isinstance(line.get("intake_id"), str):
             to_binder.add(line["intake_id"])

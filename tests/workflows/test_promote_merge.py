@@ -249,3 +249,7 @@ def test_a_record_decided_differently_and_lines_of_an_older_memstack_sync_clean(
     assert len(about) == 2 and len({line["fact_id"] for line in about}) == 2, about  # a duplicate; its own fact
     about = [json.loads(line) for line in lines if json.loads(line)["intake_id"] == other]
     assert len(about) == 2 and len({line["fact_id"] for line in about}) == 1, about  # one fact, two times
+    # a record of the day file whose records have two lines each is still counted as pending
+    write(alice, "alice", "2026-11-05T10:00:00Z", "--content", "written after the merge")
+    status = json.loads(memstack("status", "--json", cwd=alice).stdout)
+    assert status["pending_intake"] == {"alice": 1}, status
