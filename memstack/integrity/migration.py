@@ -95,8 +95,7 @@ def check(step: Step, blobs: Blobs, folder: str = "") -> Verdict:
     ledger, settings = changes.get(layout.V1_LEDGER), changes.get(layout.CONFIG)
     deleted = ledger is not None and ledger.deleted and not ledger.added
     formats = _formats(step, blobs, settings)
-    if ledger is not None and not ledger.deleted and layout.classify(ledger.path).kind != layout.PROMOTIONS \
-            and _format_of(step) == layout.FORMAT:  # the layout keeps the ledger in shards: this is format 1's
+    if ledger is not None and not ledger.deleted and _format_of(step) == layout.FORMAT:  # format 1's ledger
         return Verdict([Violation(layout.V1_LEDGER, 0, "I5", "a store of format 2 has no kb/promotions.jsonl (a"
                                   " memstack older than format 2 wrote it)", "upgrade memstack in the clone that"
                                   " made this commit, drop the commit and promote again there")],

@@ -21,7 +21,7 @@ and the checks pay nothing for it.
 from collections.abc import Iterable
 from typing import Any
 
-from memstack.base import files, jsonio, layout, logfiles, schemas
+from memstack.base import files, ids, jsonio, layout, logfiles, schemas
 from memstack.base.errors import bad
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import iso
@@ -50,17 +50,36 @@ def winner(a: Fact, b: Fact) -> Fact | None:
     return a if rank(a) <= rank(b) else b
 
 
+def _promoted(fact: Fact) -> bool:
+    """An open fact a promotion made (its id derived from its intake record), naming no predecessor."""
+    intake = fact.get("intake_id")
+    return (fact.get("valid_to") is None and not fact.get("supersedes") and isinstance(intake, str)
+            and fact.get("predicate") != "noted" and ids.made_from(str(fact.get("id")), intake))
+
+
 def find(facts: Iterable[Fact]) -> list[dict[str, Any]]:
     """The disagreements among `facts`: each predecessor id that two or more open facts claim
-    (`supersedes`), with those sides (oldest first) and the predecessor when `facts` holds it."""
+    (`supersedes`), with those sides (oldest first) and the predecessor when `facts` holds it; then
+    each table, subject and predicate where two or more open facts made by promotion hold different
+    objects (a promotion leaves one open: clones that promoted without seeing each other's records
+    left several, docs/merge.md), its id the oldest side's, no predecessor."""
     by_id: dict[str, Fact] = {}
     claims: dict[str, list[Fact]] = {}
+    promoted: dict[tuple[str, str, str], list[Fact]] = {}
     for fact in facts:
         by_id[fact["id"]] = fact
         if fact.get("valid_to") is None:
             for predecessor in fact.get("supersedes") or ():
                 claims.setdefault(predecessor, []).append(fact)
+        if _promoted(fact):
+            promoted.setdefault((fact["table"], fact["subject"], fact["predicate"]), []).append(fact)
     found = []
+    for sides in (promoted[key] for key in sorted(promoted)):
+        if len({side["object"] for side in sides}) > 1:
+            sides = sorted(sides, key=lambda f: (f["recorded_at"], f["id"]))
+            found.append({"kind": "dispute", "id": sides[0]["id"], "subject": sides[0]["subject"],
+                          "predicate": sides[0]["predicate"], "predecessor": None, "kept_closing": None,
+                          "sides": sides})
     for predecessor, sides in sorted(claims.items()):
         if len(sides) < 2:
             continue
@@ -96,6 +115,8 @@ def waiting(store: Any) -> list[dict[str, Any]]:
     before = queries.locate(store, [dispute["id"] for dispute in found]) if found else {}
     for dispute in found:
         predecessor = before.get(dispute["id"], (None, None))[1]
+        if any(side["id"] == dispute["id"] for side in dispute["sides"]):
+            predecessor = None  # sides a promotion made: none names a predecessor
         dispute.update(predecessor=predecessor, kept_closing=predecessor and predecessor.get("superseded_by"),
                        created_at=iso(max(side["recorded_at"] for side in dispute["sides"])))
     return found

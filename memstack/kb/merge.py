@@ -1,7 +1,8 @@
 """Three-way merge of memory files (docs/merge.md), as a git merge driver.
 
 - Append-only logs: ours as it is, then the records of theirs that ours lacks
-  (matched by `id`, else by the whole line): nothing lost, each once.
+  (matched by `id`, else by the whole line): nothing lost, each once. Two
+  different ledger lines about one record are both kept.
 - Fact files: every fact once, by id; a closing made on one side is kept, the
   same closing on both sides is fine. The same fact closed differently on the
   two sides, each closing naming its successor, is two agents disagreeing: the
@@ -72,7 +73,7 @@ def _common_prefix(a: bytes, b: bytes) -> int:
     return a.rfind(b"\n", 0, low) + 1
 
 
-def merge_log(base: bytes, ours: bytes, theirs: bytes) -> Result:
+def merge_log(base: bytes, ours: bytes, theirs: bytes, ledger: bool = False) -> Result:
     """Ours as it is, then every record of theirs (or of the base) that ours lacks.
 
     Records are matched by key, not by position: after merges back and forth
@@ -80,6 +81,12 @@ def merge_log(base: bytes, ours: bytes, theirs: bytes) -> Result:
     prefix of the other. A side that dropped a record never drops it from the
     result (the checks report the dropping commit). Only the lines after the
     sides' common prefix are parsed, so the cost follows the change.
+
+    `ledger`: two different lines about one record are both kept, never a conflict. A promotion is
+    a function of the record and the facts it met (docs/merge.md), so two clones promoting one record
+    write one line, unless they met different facts (one side found it a duplicate of a fact only it
+    had) or promoted it before promotion was derived (a wall-clock promoted_at): each line says what
+    one clone did, and the facts both sides wrote are kept by the fact files' merge.
     """
     if any(side and not side.endswith(b"\n") for side in (base, ours, theirs)):
         raise Unmergeable("the last line has no newline")
@@ -98,6 +105,9 @@ def merge_log(base: bytes, ours: bytes, theirs: bytes) -> Result:
         if key not in seen:
             seen[key] = line
             extra.append(line)
+        elif seen[key] != line and ledger:
+            if line not in extra:  # both promotions of one record, each as it was decided, each once
+                extra.append(line)
         elif seen[key] != line:
             conflicts.append(f"{key.decode()} differs between the sides")
     if conflicts:
@@ -218,7 +228,7 @@ def merge(relpath: str, base: bytes, ours: bytes, theirs: bytes) -> Result:
     """Merge one memory file; raises Unmergeable where git's own merge must take over."""
     kind = layout.classify(relpath).kind
     if kind in layout.LOGS:
-        return merge_log(base, ours, theirs)
+        return merge_log(base, ours, theirs, ledger=kind == layout.PROMOTIONS)
     if kind == layout.FACTS:
         return merge_facts(base, ours, theirs)
     if kind in layout.DERIVED:

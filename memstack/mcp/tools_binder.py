@@ -17,7 +17,8 @@ from memstack.mcp.documents import (
 from memstack.mcp.registry import APPENDS, READS, Tool
 
 DECISION = record("binder")
-DISPUTE = document("two agents' facts that closed one predecessor differently", {
+DISPUTE = document("two agents' facts that closed one predecessor differently, or facts promoted in different clones"
+                   " open at once (predecessor null, id the oldest side's)", {
     "kind": {"const": "dispute"}, "id": STRING, "subject": STRING, "predicate": STRING,
     "predecessor": {"type": ["object", "null"]}, "kept_closing": {"type": ["string", "null"]},
     "sides": FACTS, "created_at": STRING})

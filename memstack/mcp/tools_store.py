@@ -19,7 +19,8 @@ PROMOTE = Tool(
     " a human), append the facts (superseding a contradicted valid fact), rebuild the views, and make one git"
     " commit. dry_run shows the routing (of the first limit records; remaining counts the rest) and writes"
     " nothing. Returns what moved.",
-    {"now_ts": timestamp("the promotion's time, written in the ledger (default: now)"),
+    {"now_ts": timestamp("when the promotion runs (default: now): refused beyond the clock skew, otherwise"
+                         " unused; each ledger line's promoted_at is its record's own time"),
      "dry_run": flag("show the routing, write nothing"),
      "no_commit": flag("write the files, leave committing to git"),
      "limit": Arg({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,

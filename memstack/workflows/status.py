@@ -70,18 +70,18 @@ def _ledger(store: Path, memory: dict[str, Any]) -> tuple[dict[str, int], set[st
 def _read_shard(store: Path, shard: str) -> dict[str, Any]:
     """One shard's routed lines (ratifications apart), the intake ids it routes to the Binder, and its
     last promoted_at."""
-    routed = 0
+    counted: set[str] = set()  # a record two clones promoted differently has two lines: counted once
     to_binder: list[str] = []
     last = None
     data = (store / shard).read_bytes()
     for line in jsonio.iter_jsonl(data, shard):
-        if line.get("via") != "binder":
-            routed += 1
+        if line.get("via") != "binder" and isinstance(line.get("intake_id"), str):
+            counted.add(line["intake_id"])
         if line.get("sub_tier") == "binder" and isinstance(line.get("intake_id"), str):
             to_binder.append(line["intake_id"])
         if type(line.get("promoted_at")) is int:
             last = line["promoted_at"] if last is None else max(last, line["promoted_at"])
-    return {"routed": routed, "to_binder": to_binder, "last": last}
+    return {"routed": len(counted), "to_binder": to_binder, "last": last}
 
 
 def _lines(path: Path, rel: str, counts: dict[str, Any]) -> int:

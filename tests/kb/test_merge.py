@@ -239,6 +239,26 @@ def test_two_different_decisions_on_one_record_conflict() -> None:
     assert merge.merge("kb/promotions/a/2026-01-01.jsonl", routed, routed + promoted, routed).data == routed + promoted
 
 
+def test_two_promotions_of_one_record_that_differ_are_both_kept_in_either_direction() -> None:
+    """One clone found the record a duplicate of a fact only it held, the other made its own fact (or
+    both promoted it before promotion was derived, at two wall-clock times): each ledger line says what
+    one clone did, so both are kept, once each, and every line of each side survives (I1)."""
+    routed = line({"intake_id": "rec-00000001", "agent": "a", "sub_tier": "knowledge", "fact_id": "f-own",
+                   "promoted_at": 5, "via": "rules"})
+    duplicate = line({"intake_id": "rec-00000001", "agent": "a", "sub_tier": "knowledge", "fact_id": "f-theirs",
+                      "promoted_at": 5, "via": "rules"})
+    other = line({"intake_id": "rec-00000002", "agent": "a", "sub_tier": "binder", "fact_id": None,
+                  "promoted_at": 6, "via": "rules"})
+    base = other
+    assert merge.merge("kb/promotions.jsonl", base, base + routed, base + duplicate).data == base + routed + duplicate
+    assert merge.merge("kb/promotions.jsonl", base, base + duplicate, base + routed).data == base + duplicate + routed
+    again = merge.merge("kb/promotions.jsonl", base + routed, base + routed + duplicate, base + routed + duplicate)
+    assert again.data == base + routed + duplicate  # met again: nothing added twice
+    with pytest.raises(merge.Unmergeable, match="differs"):  # an intake record is still one record per id
+        merge.merge("intake/a/2026-01-01.jsonl", b"", line({"id": "rec-00000001", "content": "x"}),
+                    line({"id": "rec-00000001", "content": "y"}))
+
+
 def test_a_record_in_the_shared_prefix_of_one_side_is_not_added_twice() -> None:
     one, two, x, y = (line({"id": f"rec-0000000{n}"}) for n in range(4))
     result = merge.merge("intake/alice/2026-01-01.jsonl", one + two, two + one + x, two + one + y)

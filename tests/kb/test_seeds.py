@@ -250,7 +250,8 @@ VIEWS = ("kb/knowledge.json", "kb/jeles_atoms.json", "kb/opus_atoms.json", "kb/b
 def test_view_entries_carry_their_distillation_time_deterministically(store: Path, tmp_path: Path) -> None:
     for n in range(3):
         assert memstack("intake", "write", "--content", f"fact {n}", "--subject", f"s{n}", "--predicate", "chose",
-                        "--object", "x", "--tier", "verified", "--confidence", "0.9", cwd=store).returncode == 0
+                        "--object", "x", "--tier", "verified", "--confidence", "0.9",
+                        "--created-at", f"2026-11-0{n + 1}T00:00:00Z", cwd=store).returncode == 0
     ok(store, "promote", "--now-ts", "2026-11-20T00:00:00Z")
     ok(store, "fact", "add", "--subject", "direct", "--predicate", "is", "--object", "y",
        "--valid-from", T0, "--recorded-at", T0)
@@ -264,7 +265,8 @@ def test_view_entries_carry_their_distillation_time_deterministically(store: Pat
     by_subject = {f["subject"]: f for f in knowledge["facts"]}
     for n in range(3):
         fact = by_subject[f"s{n}"]
-        assert fact["distilled_at"] == promoted[fact["id"]] == 1795132800000  # the promotion's time
+        # the promotion's time, derived from the record (not the clock, not --now-ts): its created_at
+        assert fact["distilled_at"] == promoted[fact["id"]] == fact["recorded_at"] == 1793491200000 + n * 86_400_000
     assert by_subject["direct"]["distilled_at"] == by_subject["direct"]["recorded_at"]  # no promotion: recorded
     # the same logs give the same bytes: rebuilt twice, and in another clone
     before = {p: (store / p).read_bytes() for p in VIEWS}

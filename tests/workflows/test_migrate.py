@@ -13,11 +13,6 @@ from migrate_support import copy, git_bytes, ledger_lines, make_store, old_code,
 
 from check_support import bare, push  # noqa: F401  (bare: a fixture)
 from helpers import git, memstack, tree_snapshot
-from memstack.base import layout
-
-# This memstack's layout still keeps the ledger in kb/promotions.jsonl (the ledger's shards not yet read and
-# written by promote, the Binder and status): the tests that need them expect to fail until then.
-ONE_FILE_LEDGER = layout.classify(layout.V1_LEDGER).kind == layout.PROMOTIONS
 
 
 @pytest.fixture(scope="module")
@@ -208,14 +203,11 @@ def test_every_read_verb_answers_the_same_after_the_migration(code: Path, old_st
     read_the_same(code, old_store, READS)
 
 
-@pytest.mark.xfail(ONE_FILE_LEDGER, strict=True,
-                   reason="the Binder's queue is read from the one-file ledger until its readers read the shards")
 def test_the_binder_waits_on_the_same_records_after_the_migration(code: Path, old_store: Path) -> None:
     assert json.loads(old_ok(code, "binder", "list", "--json", cwd=old_store))["items"]  # the ledger puts one there
     read_the_same(code, old_store, (("binder", "list"),))
 
 
-@pytest.mark.xfail(ONE_FILE_LEDGER, strict=True, reason="kb/promotions.jsonl is still where promote writes")
 def test_a_format_1_ledger_written_into_a_store_of_format_2_is_refused(old_store: Path) -> None:
     """The old ledger back in a migrated store (what a memstack before format 2 would append to): refused, so
     such a commit cannot reach the other clones."""

@@ -67,6 +67,9 @@ def _line(r: dict[str, Any]) -> str:
         sides = "; ".join(f"{s['id']} {s['object']!r} by {s['agent']}" + (" (closing kept)" if s["id"] ==
                                                                          r["kept_closing"] else "")
                           for s in r["sides"])
+        if r["predecessor"] is None and any(s["id"] == r["id"] for s in r["sides"]):
+            return (f"dispute  {r['subject']} | {r['predicate']}: {len(r['sides'])} facts promoted in different"
+                    f" clones are open at once: {sides} — `memstack binder ratify <fact id>` keeps one")
         before = r["predecessor"]["object"] if r["predecessor"] else r["id"]
         return (f"dispute  {r['subject']} | {r['predicate']}: {before!r} was closed by {len(r['sides'])} facts: {sides}"
                 " — `memstack binder ratify <fact id>` keeps one")

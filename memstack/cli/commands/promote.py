@@ -20,7 +20,8 @@ def register(sub: Any, common: Any) -> None:
                              " views and boot files, and commit it all in one commit.",
                              "memstack promote", "memstack promote --dry-run"))
     p.add_argument("--now-ts", metavar="TS",
-                   help="the promotion's time, written in the ledger (ms, ISO-8601 or now; default now)")
+                   help="when the promotion runs (ms, ISO-8601 or now; default now): refused beyond the"
+                        " clock skew, otherwise unused; each ledger line's promoted_at is its record's time")
     p.add_argument("--dry-run", action="store_true", help="show the routing, write nothing")
     p.add_argument("--no-commit", action="store_true", help="write the files, leave committing to you")
     p.add_argument("--limit", metavar="N",

@@ -18,9 +18,12 @@ One pass, with the store's state loaded once:
    than an open one is added already closed, superseded by it. An open fact
    with the same object makes the record a duplicate: no new fact, the ledger
    points at the existing one;
-4. facts are appended, closings written, ledger lines appended, views and boot
-   files rebuilt, and everything under `kb/`, `intake/` and `handoffs/` and the
-   boot files is committed, in one commit.
+4. facts are appended, closings written, ledger lines appended (each line's
+   promoted_at is its record's time, planner.promoted_at: nothing a promotion
+   writes comes from the clock, so two clones promoting the same records write
+   the same bytes and merge as one, docs/merge.md), views and boot files
+   rebuilt, and everything under `kb/`, `intake/` and `handoffs/` and the boot
+   files is committed, in one commit.
 
 Each step streams (docs/bounded.md, "Promotion at scale"): a pending record is kept as one int (its
 time, file and line) and read back BATCH at a time. The records are routed, decided and written

@@ -1,5 +1,5 @@
 """Where each record goes (kb/routing.py) and the fact it becomes: the triple, a derived id, its times
-from the record (no clock), one chunk at a time."""
+and its ledger line's promoted_at from the record (no clock), one chunk at a time."""
 
 import dataclasses
 import sys
@@ -38,6 +38,7 @@ class Routed(NamedTuple):
     via: str
     file: str | None
     decision: dict[str, Any] | None  # a human's ratify decision: the record becomes knowledge, tier ratified
+    at: int  # its ledger line's promoted_at: `promoted_at(record, decision)`, never the clock
 
 
 class Made(NamedTuple):
@@ -64,10 +65,19 @@ def records_of(gathered: Pending, keys: list[int]) -> Iterator[tuple[int, dict[s
             yield key, gathered.record(key, lines)
 
 
+def promoted_at(record: dict[str, Any], decision: dict[str, Any] | None) -> int:
+    """When a record's promotion happened, as far as the store can tell: when the last of its inputs
+    existed (the record's `created_at`; a ratified record's decision `decided_at` when later). Also the
+    `recorded_at` of the fact it becomes. Derived, never the clock: the same record promoted in two
+    clones gives the same ledger line, which a merge keeps once (docs/merge.md)."""
+    when = parse_ts(record["created_at"], "created_at")
+    return max(when, decision["decided_at"]) if decision else when
+
+
 def fact_of(record: dict[str, Any], table: str, decision: dict[str, Any] | None) -> Fact:
     subject, predicate, obj = triple(record)
     when = parse_ts(record["created_at"], "created_at")
-    recorded = max(when, decision["decided_at"]) if decision else when
+    recorded = promoted_at(record, decision)
     return facts.make(subject=subject, predicate=predicate, object=obj, valid_from=when, recorded_at=recorded,
                       agent=record["agent"], confidence=record["confidence"], table=table,
                       source=record["source"] or None, intake_id=record["id"],
@@ -99,7 +109,8 @@ class Planner:
                                  spool))
             agent = names.setdefault(record["agent"], record["agent"])
             routed.append(Routed(record["id"], agent, sub_tier, names.setdefault(via, via),
-                                 relpath and names.setdefault(relpath, relpath), decision))
+                                 relpath and names.setdefault(relpath, relpath), decision,
+                                 promoted_at(record, decision)))
 
         for key, record in records_of(self.gathered.pending, keys):
             sub_tier, via = route(record, self.rules, cwd=self.store)

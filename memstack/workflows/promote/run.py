@@ -18,9 +18,10 @@ from memstack.workflows.promote.supersede import supersede, write_facts, write_l
 
 def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = True,
             listed: int | None = None) -> dict[str, Any]:
-    """Route what is pending, write it, commit it. `now_ms` (the ledger's time) may not lie beyond the clock
-    skew; a run that fails (its commit refused by a hook, say) puts every file back as it found it.
-    A dry run keeps the routing of the first `listed` records (all with None) and counts the rest."""
+    """Route what is pending, write it, commit it. `now_ms` (`--now-ts`) may not lie beyond the clock skew;
+    nothing is written from it (a ledger line's promoted_at is derived from its record). A run that
+    fails (its commit refused by a hook, say) puts every file back as it found it. A dry run keeps the
+    routing of the first `listed` records (all with None) and counts the rest."""
     clock.refuse_future(store, ("--now-ts", now_ms))
     if commit and not dry_run:
         can_commit(store)
@@ -49,7 +50,7 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
                 facts_added += len(decided.append)
                 superseded += write_facts(store, made, decided)
                 fact_ids = decided.fact_ids + [None] * (len(routed) - len(decided.fact_ids))
-                write_ledger(store, routed[:len(keys)], fact_ids[:len(keys)], now_ms)
+                write_ledger(store, routed[:len(keys)], fact_ids[:len(keys)])
                 later += zip((item.order for item in found), routed[len(keys):], fact_ids[len(keys):], strict=True)
                 del routed, made, decided, fact_ids
         if dry_run:
@@ -57,7 +58,7 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
                     "remaining": unshown}
         moved = bool(gathered.keys or later)
         later.sort(key=lambda entry: entry[0])
-        write_ledger(store, [item for _, item, _ in later], [fact_id for _, _, fact_id in later], now_ms)
+        write_ledger(store, [item for _, item, _ in later], [fact_id for _, _, fact_id in later])
         pending.save(store, *gathered.read)  # the next promotion reads only what is written after
         del gathered, planner, later  # the views are rebuilt without them
         with buildmemo.recording():  # a whole build of the views is not made again by the commit's check

@@ -118,9 +118,10 @@ def write_facts(store: Path, made: list[Made], decided: Decided) -> int:
     return superseded
 
 
-def write_ledger(store: Path, routed: list[Routed], fact_ids: list[str | None], now_ms: int) -> None:
+def write_ledger(store: Path, routed: list[Routed], fact_ids: list[str | None]) -> None:
     """One ledger line for each routed record, in order, appended to the shard of the record's intake
-    file (layout.ledger_shard), BATCH lines at a time."""
+    file (layout.ledger_shard), BATCH lines at a time; its promoted_at is derived from the record
+    (`planner.promoted_at`), so the line is the same in every clone."""
     by_shard: dict[str, list[bytes]] = {}
     for index, item in enumerate(routed):
         if not item.file:
@@ -128,7 +129,7 @@ def write_ledger(store: Path, routed: list[Routed], fact_ids: list[str | None], 
                                 " shard cannot be named — `memstack check` names what is wrong with the store")
         by_shard.setdefault(layout.ledger_shard(item.file), []).append(jsonio.dumps_line({
             "intake_id": item.intake_id, "agent": item.agent, "sub_tier": item.sub_tier,
-            "fact_id": fact_ids[index] if index < len(fact_ids) else None, "promoted_at": now_ms,
+            "fact_id": fact_ids[index] if index < len(fact_ids) else None, "promoted_at": item.at,
             "via": item.via, "file": item.file}))
     with files.locked(store, layout.LEDGER_DIR):
         for shard in sorted(by_shard):
