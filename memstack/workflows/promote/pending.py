@@ -30,7 +30,8 @@ from typing import Any
 
 from memstack.base import files, jsonio, logfiles
 from memstack.base.layout import DECISIONS, LEDGER
-from memstack.base.times import day, parse_ts
+from memstack.kb import views
+from memstack.repo.sources import WorktreeSource
 
 STATE = "promoted.json"
 _VERSION = 2
@@ -183,15 +184,12 @@ def _ratified(store: Path, offset: int, found: Found) -> bool:
               and d["intake_id"] not in found.promoted]
     if not wanted:
         return True
-    queue = (store / "kb" / "binder_queue.json").read_bytes() if (store / "kb" / "binder_queue.json").exists() else b""
+    source = WorktreeSource(store)
     for decision in wanted:
         ident = decision["intake_id"]
-        hit = queue.find(b'"id":"' + ident.encode() + b'"')
-        if hit < 0:
+        relpath = views.intake_file_of(source, ident)  # its agent (by the id's tag) and day (its time)
+        if relpath is None:
             return False
-        line = queue[queue.rfind(b"\n", 0, hit) + 1:queue.find(b"\n", hit)].rstrip(b",")
-        shown = jsonio.loads(line, "kb/binder_queue.json")
-        relpath = f"intake/{shown.get('agent')}/{day(parse_ts(shown.get('created_at'), 'created_at'))}.jsonl"
         if not (store / relpath).exists():
             return False
         record = next((r for r in jsonio.iter_jsonl((store / relpath).read_bytes(), relpath) if r.get("id") == ident),
