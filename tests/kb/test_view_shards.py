@@ -66,15 +66,17 @@ def test_each_source_file_has_its_shard_and_a_promotion_rewrites_only_those_it_t
 def test_a_decided_record_leaves_the_queue_at_once_and_its_empty_shard_goes_at_the_next_promotion(
         store: Path) -> None:
     waiting = filled(store)
-    ident = waiting["bob 2026-01-15"]
+    ident = waiting["bob 2026-03-05"]
     assert memstack("binder", "ratify", ident, "--by", "ada", cwd=store).returncode == 0
     listed = [r["id"] for r in items(json.loads(memstack("binder", "list", "--json", cwd=store).stdout))]
     assert ident not in listed and len(listed) == 5
+    page = json.loads(memstack("binder", "list", "--json", "--limit", "1", cwd=store).stdout)
+    assert page["remaining"] == 4  # the later days' shards counted, less the record decided since
     git(store, "add", "-A")
     git(store, "commit", "-q", "-m", "ratify")
     assert promote(store)["ratified"] == 1
-    assert not (store / "kb/binder_queue/bob/2026-01-15.json").exists()
-    assert "kb/binder_queue/bob/2026-01-15.json" in changed(store)
+    assert not (store / "kb/binder_queue/bob/2026-03-05.json").exists()
+    assert "kb/binder_queue/bob/2026-03-05.json" in changed(store)
     assert memstack("rebuild", "--check", cwd=store).returncode == 0
 
 
