@@ -14,6 +14,7 @@ from memstack.integrity import derived, rules
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.violations import Violation
+from memstack.kb import views
 from memstack.repo import git, objects
 from memstack.repo.diffs import Change
 
@@ -46,13 +47,24 @@ def check(step: Step, changes: list[Change], repo: Path, folder: str, blobs: Blo
             if expected is not None and not change.deleted \
                     and objects.blob_id(expected, change.new_sha) == change.new_sha:
                 continue  # the very bytes a rebuild makes (compared by git's hash: the blob is not read)
-            if step.audit and expected is not None and not change.deleted and change.new_mode in git.REGULAR:
-                stale.append(change.path)  # I4: views may lag; said, not refused (their hashes differ)
+            if step.audit and (expected is not None or entry.shards is not None) and not change.deleted \
+                    and change.new_mode in git.REGULAR:
+                stale.append(change.path)  # I4: views may lag (a shard a rebuild deletes too); said, not refused
                 continue
             actual = blobs.new(step, change)
             made = None if expected is None else files.whole(expected)  # they differ: held for the diff
             found += compare(change.path, actual, made, entry.rebuild)
+    if step.audit:
+        stale += missing_shards(step, {c.path for c in changes})
     return found
+
+
+def missing_shards(step: Step, present: set[str]) -> list[str]:
+    """In an audit: the view shards a rebuild would make from the step's sources that are not there
+    (a source written since the last promotion, say): stale, as a lagging shard is."""
+    wanted = views.touched(step.source, [c.path for c in step.changes], set(), [])
+    absent = sorted(p for p in wanted or () if p not in present and not p.startswith("kb/binder_queue/"))
+    return sorted(p for p, data in views.Shards(step.source).of(absent).items() if data is not None and p in absent)
 
 
 def compare(path: str, actual: bytes | None, expected: bytes | None, rebuild: str) -> list[Violation]:
