@@ -360,7 +360,8 @@ def test_check_all_says_lagging_views_are_stale_without_a_violation(store: Path)
                     "--valid-from", "2026-01-01", cwd=store)
     assert proc.returncode == 0, proc.stderr
     committed(store, "a clean fact add")
-    [facts] = [p for p in git(store, "show", "--name-only", "--format=", "HEAD").stdout.split() if p.startswith("kb/facts/")]
+    written = git(store, "show", "--name-only", "--format=", "HEAD").stdout.split()
+    [facts] = [p for p in written if p.startswith("kb/facts/")]
     shard = facts.replace("kb/facts/", "kb/knowledge/").replace(".jsonl", ".json")
     rebuilt = memstack("rebuild", "--check", cwd=store)
     assert rebuilt.returncode == 1  # the views lag: stale, as check --all and status say it

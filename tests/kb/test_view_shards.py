@@ -47,7 +47,7 @@ def test_each_source_file_has_its_shard_and_a_promotion_rewrites_only_those_it_t
     assert sorted(shards) == sorted(
         [f"kb/knowledge/{a}/{d[:7]}.json" for a in ("alice", "bob") for d in DAYS]
         + [f"kb/binder_queue/{a}/{d}.json" for a in ("alice", "bob") for d in DAYS])
-    for path, data in shards.items():  # a JSON array, one entry a line
+    for data in shards.values():  # a JSON array, one entry a line
         lines = data.decode().split("\n")
         assert lines[0] == "[" and lines[-2:] == ["]", ""] and len(json.loads(data)) == len(lines) - 3
     for fact in view_entries(store, "knowledge"):
