@@ -189,6 +189,8 @@ CASES = [
     (_args("test", "{dir}/mt-recall-as-of.yaml"), "case 1 'then': as_of: recall answers at valid_at only"),
     (_args("test", "{dir}/mt-absent.yaml"), "mt-absent.yaml: no such file"),
     (_args("test", "{dir}/mt-empty-expect.yaml"), "case 1 'deploy day': expect: must list at least one"),
+    (_args("export", "knowledge", "--table", "binder"), "argument --table: invalid choice: 'binder'"),
+    (_args("export", "knowledge", "--at", "now"), "unrecognized argument --at"),
 ]
 
 
