@@ -43,8 +43,10 @@ def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
     head: list[dict[str, Any]] = []
     rest = 0
     if after is None or after[0] == 0:  # a cursor past every record leaves only disagreements
+        counts = views.CachedCounts(store.root)
         head, rest = views.waiting_head(WorktreeSource(store.root), None if after is None else (after[1], after[2]),
-                                        size)
+                                        size, counts)
+        counts.save()
     found = sorted(disputes.waiting(store.root), key=queue_key)
     items: list[dict[str, Any]] = head + found if not rest else head
     return pages.page(items, limit=limit, cursor=cursor, key=queue_key, verb="binder list", shape=_queue_shape,
