@@ -95,6 +95,10 @@ def test_binder_list_pages_walk_the_queue_across_days_and_count_what_is_left(sto
     assert seen == whole and sorted(seen) == sorted(waiting.values())
     assert [seen.index(waiting[f"alice {d}"]) // 2 for d in DAYS] == [0, 1, 2]  # oldest day first
     assert [r.split()[0] for r in memstack("binder", "list", cwd=store).stdout.splitlines()] == whole
+    # the later shards' counts are remembered locally; a shard a promotion rewrites is counted again
+    note(store, "bob", "2026-03-05T12:00:00Z", "unsure again", sure=False)
+    promote(store)
+    assert json.loads(memstack("binder", "list", "--json", "--limit", "1", cwd=store).stdout)["remaining"] == 6
 
 
 def test_a_hand_edited_shard_is_named_and_refused_alone(store: Path) -> None:
