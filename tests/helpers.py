@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 # The command of the environment running the tests: beside its Python (`.venv/bin/pytest` run without
 # activating the venv), else on PATH.
@@ -81,3 +82,14 @@ def ledger_files(store: Path) -> dict[str, bytes]:
 def ledger_lines(store: Path) -> list[dict]:
     """Every line of the promotion ledger, shard after shard (agent by agent, day by day)."""
     return [json.loads(line) for data in ledger_files(store).values() for line in data.splitlines()]
+
+
+def view_entries(store: Path, view: str) -> list[dict[str, Any]]:
+    """Every entry of a derived view (`knowledge`, `jeles_atoms`, `opus_atoms`, `binder_queue`): its
+    shards, kb/<view>/<agent>/<file>.json, read in path order."""
+    return [entry for path in sorted((store / "kb" / view).glob("*/*.json")) for entry in json.loads(path.read_bytes())]
+
+
+def view_files(store: Path) -> dict[str, bytes]:
+    """The bytes of every view shard, by store-relative path."""
+    return {path.relative_to(store).as_posix(): path.read_bytes() for path in sorted((store / "kb").glob("*/*/*.json"))}

@@ -33,17 +33,29 @@ def _queue_shape(key: list[Any]) -> bool:
 def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
                   max_bytes: int | None = None) -> dict[str, Any]:
     """`binder list --json` and the `binder_list` tool: one page of the waiting intake records, oldest first,
-    then the disagreements between agents (`"kind": "dispute"`, docs/merge.md)."""
+    then the disagreements between agents (`"kind": "dispute"`, docs/merge.md). The page's records are read
+    from the queue's shards of their days; the later shards are only counted."""
 
     pages.page([], limit=limit, cursor=cursor, key=queue_key, verb="binder list",
                shape=_queue_shape)  # a bad cursor is refused before the queue is read
-    return pages.page(queue(store), limit=limit, cursor=cursor, key=queue_key, verb="binder list", shape=_queue_shape,
-                      max_bytes=max_bytes).document()
+    after = None if cursor in (None, "") else pages.decode(cursor, "binder list", _queue_shape)
+    size = pages.check_limit(limit)
+    head: list[dict[str, Any]] = []
+    rest = 0
+    if after is None or after[0] == 0:  # a cursor past every record leaves only disagreements
+        counts = views.CachedCounts(store.root)
+        head, rest = views.waiting_head(WorktreeSource(store.root), None if after is None else (after[1], after[2]),
+                                        size, counts)
+        counts.save()
+    found = sorted(disputes.waiting(store.root), key=queue_key)
+    items: list[dict[str, Any]] = head + found if not rest else head
+    return pages.page(items, limit=limit, cursor=cursor, key=queue_key, verb="binder list", shape=_queue_shape,
+                      max_bytes=max_bytes, uncounted=rest + (len(found) if rest else 0)).document()
 
 
 def queue(store: Store) -> Iterator[dict[str, Any]]:
-    """The queue in its order, streamed: the waiting records (views.waiting: sorted in spilled runs, so a
-    page of a queue of any length holds one run and the page), then the disagreements."""
+    """The queue in its order, streamed: the waiting records (read from the queue's shards a day at a
+    time), then the disagreements."""
 
     yield from views.waiting(WorktreeSource(store.root))
     yield from sorted(disputes.waiting(store.root), key=queue_key)

@@ -232,7 +232,7 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
 
 class Pieces(Protocol):
     """Bytes given a piece at a time, their size known first: a view spilled to a temporary file or
-    spliced from runs of another file's bytes (views.py, viewpatch.py), never held whole."""
+    the bytes appended to a log (repo/objects.py), never held whole."""
 
     def size(self) -> int: ...
 
@@ -265,6 +265,23 @@ def write_changed(store: Path, outputs: Mapping[str, Data]) -> list[str]:
             write_atomic(path, parts(data)[1])
             changed.append(relpath)
     return changed
+
+
+def remove(path: Path) -> bool:
+    """Delete a derived file that should not be there, and the folders it leaves empty (undone with the
+    rest under `undone_on_error`); False when there was none."""
+    if not path.is_file():
+        return False
+    if (log := undo.current()) is not None:
+        log.replacing(path)
+    path.unlink()
+    for folder in path.parents:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (the store's own folder never is: memstack.yaml)
+            break
+    crash_point()
+    return True
 
 
 def holds(path: Path, data: Data) -> bool:

@@ -73,7 +73,8 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(patte
     (PROMOTIONS, re.escape(V1_LEDGER)),  # an append-only log until `memstack migrate` moves it to the shards
     (BINDER, r"kb/binder\.jsonl"),
     (BINDER_FILE, r"kb/files/[0-9a-f]{64}(?:\.[a-z0-9]{1,16})?"),
-    (VIEW, rf"kb/(?:{'|'.join(VIEWS)})\.json"),
+    (VIEW, rf"kb/(?:{'|'.join(FACT_VIEWS)})/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}})\.json"),
+    (VIEW, rf"kb/{QUEUE_VIEW}/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}}-\d{{2}})\.json"),
     (FACTS, rf"kb/facts/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}})\.jsonl"),
     (SOIL, rf"store/(?P<collection>{_N})/(?P<key>{_N})\.json"),
     (HANDOFF, rf"handoffs/(?P<agent>{_N})/session_handoff-(?P<date>\d{{4}}-\d{{2}}-\d{{2}})_(?P=agent)"
@@ -126,7 +127,8 @@ def expected_shape(path: str) -> str:
     """What a file in the layer folder of `path` must look like (for a stray file's fix)."""
     return {
         "intake": "intake/<agent>/YYYY-MM-DD.jsonl",
-        "kb": "kb/facts/<agent>/YYYY-MM.jsonl, kb/promotions/<agent>/YYYY-MM-DD.jsonl, kb/binder.jsonl, kb/<view>.json"
+        "kb": "kb/facts/<agent>/YYYY-MM.jsonl, kb/promotions/<agent>/YYYY-MM-DD.jsonl, kb/binder.jsonl,"
+              " kb/<view>/<agent>/YYYY-MM.json, kb/binder_queue/<agent>/YYYY-MM-DD.json"
               " or kb/files/<sha256>[.ext] (`memstack binder file`)",
         "store": "store/<collection>/<key>.json",
         "handoffs": "handoffs/<agent>/session_handoff-YYYY-MM-DD_<agent>[-N].md",

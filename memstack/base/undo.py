@@ -57,6 +57,7 @@ class UndoLog:
             if was[0] == "size":
                 os.truncate(path, int(was[1]))
             elif was[0] == "file":
+                path.parent.mkdir(parents=True, exist_ok=True)  # a removed file's folder may have gone with it
                 os.replace(was[1], path)
             else:
                 path.unlink(missing_ok=True)

@@ -1,25 +1,23 @@
 """L1 boot files, derived (the seed's handoff_rebuild): `session_anchor_<agent>.json`, `willow.md`.
 
-Each anchor is built from the agent's latest handoff and `kb/knowledge.json`
-(the derived view of valid knowledge); `willow.md` gathers every agent's anchor
+Each anchor is built from the agent's latest handoff and the knowledge view's shards
+(`kb/knowledge/<agent>/YYYY-MM.json`, the derived view of valid knowledge); `willow.md` gathers every agent's anchor
 into one Markdown file an agent can read with no tools at all. Both are pure
 functions of the files: no clock, sorted output, so a rebuild is byte-stable.
 """
 
-import re
 from pathlib import Path
 from typing import Any
 
 from memstack.base import jsonio, schemas
 from memstack.base.errors import MemstackError, bad
 from memstack.base.files import write_changed
-from memstack.base.jsonio import line_runs
 from memstack.base.names import NAME_RE, check_name
 from memstack.base.times import iso
 from memstack.handoff import sealed as handoff
 from memstack.repo.sources import Source, WorktreeSource
 
-KNOWLEDGE_VIEW = "kb/knowledge.json"
+KNOWLEDGE_VIEW = "kb/knowledge"  # the knowledge view's shards: kb/knowledge/<agent>/YYYY-MM.json
 BOOT_FACTS = 20  # the most recent valid knowledge facts an anchor carries
 WILLOW = "willow.md"
 
@@ -28,72 +26,36 @@ def anchor_name(agent: str) -> str:
     return f"session_anchor_{agent}.json"
 
 
-def knowledge_facts(source: Source) -> list[dict[str, Any]]:
-    """The facts of the knowledge view (empty before the first promotion)."""
-    data = source.read(KNOWLEDGE_VIEW)
-    if data is None:
-        return []
-    view = jsonio.loads(data, KNOWLEDGE_VIEW)
-    facts = view.get("facts", []) if isinstance(view, dict) else view
-    return [f for f in facts if isinstance(f, dict)]
+def _shards(source: Source) -> list[tuple[str, str]]:
+    """(month, path) of every shard of the knowledge view, newest month first."""
+    found = [(name.removesuffix(".json"), f"{KNOWLEDGE_VIEW}/{agent}/{name}")
+             for agent in source.listdir(KNOWLEDGE_VIEW) if NAME_RE.fullmatch(agent)
+             for name in source.listdir(f"{KNOWLEDGE_VIEW}/{agent}") if name.endswith(".json")]
+    return sorted(found, reverse=True)
 
 
-_RECORDED = re.compile(rb'"recorded_at":(-?[0-9]+)(?=[,}])')
+def _entries(data: bytes | None, relpath: str) -> list[dict[str, Any]]:
+    view = jsonio.loads(data, relpath) if data else []
+    return [f for f in view if isinstance(f, dict)] if isinstance(view, list) else []
 
 
 def knowledge_summary(source: Source) -> tuple[list[dict[str, Any]], int]:
-    """The BOOT_FACTS most recent facts of the knowledge view, and how many it holds. A view as
-    `views.py` writes it is read a piece at a time (`_streamed_summary`); any other shape (one written
-    by hand, a torn last line among them) is parsed whole."""
-    try:
-        summary = _streamed_summary(source)
-    except MemstackError:  # a torn last line (WorktreeSource.stream refuses it): read whole, as before
-        summary = None
-    if summary is None:
-        every = knowledge_facts(source)
-        return recent_facts(every), len(every)
-    return summary
-
-
-def _streamed_summary(source: Source) -> tuple[list[dict[str, Any]], int] | None:
-    """The summary of a view as `views.py` writes it (one fact a line, keys sorted), read a piece at a
-    time (the view of a million records is 88 MB) without parsing every line: each line's `recorded_at`
-    is found by one pattern over the bytes (a JSON string holds no bare quote, so it is the fact's own),
-    and only a line as recent as the BOOT_FACTS-th so far is parsed. None: no view, or not that shape."""
-
-    best: list[tuple[tuple[int, str], dict[str, Any]]] = []  # (recency, fact), pruned to BOOT_FACTS
-    count = found = 0
-    worst: tuple[int, str] | None = None  # the BOOT_FACTS-th best recency once that many are kept
-    shaped, last, read = True, False, False
-    for number, run in line_runs(source.stream(KNOWLEDGE_VIEW)):  # read to its end, also when not shaped
-        read, at = True, 0
-        if number == 1:
-            first = run[:run.find(b"\n") + 1]
-            shaped = first.startswith(b'{"count": ') and first.endswith(b'"facts": [\n')
-            if shaped:
-                count, at = int(first[len(b'{"count": '):first.index(b",")]), len(first)
-        if not shaped:
+    """The BOOT_FACTS most recent facts of the knowledge view, and how many it holds. A shard holds the
+    facts of one agent's month of `recorded_at`, so only the newest months are parsed (until they hold
+    BOOT_FACTS facts); the others are only counted (one entry a line, as views.py writes them)."""
+    best: list[dict[str, Any]] = []
+    count, done_before = 0, ""
+    for month, relpath in _shards(source):
+        data = source.read(relpath) or b""
+        if done_before and month < done_before:
+            count += max(data.count(b"\n") - 2, 0)  # "[", one line an entry, "]"
             continue
-        last = run.endswith(b"]}\n")
-        for match in _RECORDED.finditer(run, at):
-            found += 1
-            if worst is not None and -int(match.group(1)) > worst[0]:
-                continue  # older than the BOOT_FACTS-th kept
-            start, end = run.rfind(b"\n", 0, match.start()) + 1, run.find(b"\n", match.start())
-            line = run[start:end]
-            fact = jsonio.loads(line[:-1] if line.endswith(b",") else line, KNOWLEDGE_VIEW)
-            if not isinstance(fact, dict):
-                shaped = False
-                break
-            key = _recency(fact)
-            if worst is None or key < worst:
-                best.append((key, fact))
-                if len(best) >= 2 * BOOT_FACTS:
-                    best = sorted(best, key=lambda kept: kept[0])[:BOOT_FACTS]
-                    worst = best[-1][0]
-    if not read or not shaped or not last or found != count:  # not one recorded_at a line
-        return None
-    return [fact for _, fact in sorted(best, key=lambda kept: kept[0])[:BOOT_FACTS]], count
+        entries = _entries(data, relpath)
+        count += len(entries)
+        best += entries
+        if len(best) >= BOOT_FACTS and not done_before:
+            done_before = month  # every fact of an older month is older than these
+    return recent_facts(best), count
 
 
 def _recency(fact: dict[str, Any]) -> tuple[int, str]:

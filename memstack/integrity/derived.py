@@ -9,7 +9,7 @@ To register a builder, add (or change) an entry of DERIVED.
 """
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from memstack.base import files
@@ -18,6 +18,7 @@ from memstack.kb import views
 from memstack.repo.sources import Source
 
 Builder = Callable[[Source], Mapping[str, files.Data]]
+Shards = Callable[[Source, Iterable[str]], Mapping[str, bytes | None]]  # the files at these paths (None: none)
 
 
 @dataclass(frozen=True)
@@ -25,22 +26,25 @@ class Derived:
     pattern: re.Pattern[str]  # the store-relative paths this builder makes
     builder: Builder | None  # None while no builder is registered: the file is only checked to be JSON
     rebuild: str  # the command a user runs to rewrite these files
-    patchable: bool = False  # the KB views: a check patches the last checked ones (kb/viewpatch.py)
+    shards: Shards | None = None  # files each built from their own sources: only those asked for are made
 
     def matches(self, relpath: str) -> bool:
         return self.pattern.fullmatch(relpath) is not None
 
-    def build(self, source: Source) -> dict[str, files.Data]:
+    def build(self, source: Source, paths: Iterable[str]) -> Mapping[str, files.Data | None]:
+        """What a rebuild makes of the group's files (at least those at `paths`) from `source`."""
+        if self.shards is not None:
+            return self.shards(source, paths)
         assert self.builder is not None
         return {path: data for path, data in self.builder(source).items() if self.matches(path)}
 
 
 DERIVED: tuple[Derived, ...] = (
     Derived(re.compile(r"session_anchor_[^/]+\.json|willow\.md"), boot.build, "memstack boot rebuild"),
-    # The KB views read every fact file of the state checked: O(store), paid only by a
-    # commit that changes a view (a promotion or a rebuild), and patched where they can be.
-    Derived(re.compile(r"kb/(?:knowledge|jeles_atoms|opus_atoms|binder_queue)\.json"), views.build,
-            "memstack rebuild", patchable=True),
+    # The KB view shards: each made from its own source file (kb/views.py), so a commit's check
+    # builds only the shards it changes.
+    Derived(re.compile(r"kb/(?:knowledge|jeles_atoms|opus_atoms)/[^/]+/[^/]+\.json|kb/binder_queue/[^/]+/[^/]+\.json"),
+            None, "memstack rebuild", lambda source, paths: views.Shards(source).of(paths)),
 )
 
 

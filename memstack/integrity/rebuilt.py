@@ -1,45 +1,22 @@
 """I4: a derived file a step changes equals what its builder makes from the sources of that same state.
 
-The builders are found in `derived.DERIVED` by path. The KB views are not rebuilt from every fact file
-when they can be patched: the last checked views with what changed since (kb/viewpatch.py); in the
-pre-commit hook of a promotion commit, promote's own build answers (buildmemo.py). Files are compared
-by git's hash of what a rebuild makes, so an unchanged view is never read. In an audit (`--all`) a view
-may lag its sources: it is said (stale), not refused.
+The builders are found in `derived.DERIVED` by path. A KB view shard is made from its own source file
+(kb/views.py): a step's check makes only the shards it changes. Files are compared by git's hash of what
+a rebuild makes, so an unchanged file is never read. In an audit (`--all`) a view may lag its sources:
+it is said (stale), not refused.
 """
 
 from pathlib import Path
-from typing import Literal
 
 from memstack.base import files
 from memstack.base.errors import MemstackError
-from memstack.integrity import buildmemo, derived, rules
+from memstack.integrity import derived, rules
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.violations import Violation
-from memstack.kb import viewpatch, views
-from memstack.repo import diffs, git, objects
+from memstack.kb import views
+from memstack.repo import git, objects
 from memstack.repo.diffs import Change
-from memstack.repo.sources import GitSource
-
-
-def target(step: Step) -> str | None | Literal[False]:
-    """What viewpatch.since calls the step's new state; False when its views are always built whole
-    (`--all`, a merge's other parents: no one base to patch)."""
-    if step.audit or not step.prefix:
-        return False
-    if isinstance(step.source, GitSource):
-        return step.source.rev
-    return diffs.WORKTREE if step.worktree is not None else False
-
-
-def views_of(step: Step, repo: Path, folder: str, blobs: Blobs) -> dict[str, files.Data]:
-    """The KB views of the step's state: the last checked views patched with what changed since, or built
-    from every fact file where they cannot be."""
-    at = target(step)
-    if at is False:
-        return views.build(step.source)
-    wanted = [c.path for c in step.changes if c.path in viewpatch.VIEWS]
-    return viewpatch.views_of(repo, folder, blobs.cat, at, step.source, wanted)
 
 
 def check(step: Step, changes: list[Change], repo: Path, folder: str, blobs: Blobs,
@@ -52,19 +29,14 @@ def check(step: Step, changes: list[Change], repo: Path, folder: str, blobs: Blo
             groups.setdefault(entry, []).append(change)
     found: list[Violation] = []
     for entry, members in groups.items():
-        if entry.patchable and target(step) is None:  # the index: promote's build may answer
-            known = buildmemo.accepted(repo, folder, step.source, members)
-            members = [c for c in members if c.path not in known]
-            if not members:
-                continue
-        if entry.builder is None:
+        if entry.builder is None and entry.shards is None:
             for change in members:
                 new = blobs.new(step, change)
                 if new is not None:
                     found += rules.view_json(change.path, new, entry.rebuild)
             continue
         try:
-            built = views_of(step, repo, folder, blobs) if entry.patchable else entry.build(step.source)
+            built = entry.build(step.source, [c.path for c in members])
         except (MemstackError, KeyError, TypeError, ValueError) as exc:
             why = exc.message if isinstance(exc, MemstackError) else f"{type(exc).__name__}: {exc}"
             found += [Violation(c.path, 0, "I4", f"cannot be rebuilt from the sources in this state ({why})",
@@ -75,13 +47,24 @@ def check(step: Step, changes: list[Change], repo: Path, folder: str, blobs: Blo
             if expected is not None and not change.deleted \
                     and objects.blob_id(expected, change.new_sha) == change.new_sha:
                 continue  # the very bytes a rebuild makes (compared by git's hash: the blob is not read)
-            if step.audit and expected is not None and not change.deleted and change.new_mode in git.REGULAR:
-                stale.append(change.path)  # I4: views may lag; said, not refused (their hashes differ)
+            if step.audit and (expected is not None or entry.shards is not None) and not change.deleted \
+                    and change.new_mode in git.REGULAR:
+                stale.append(change.path)  # I4: views may lag (a shard a rebuild deletes too); said, not refused
                 continue
             actual = blobs.new(step, change)
             made = None if expected is None else files.whole(expected)  # they differ: held for the diff
             found += compare(change.path, actual, made, entry.rebuild)
+    if step.audit:
+        stale += missing_shards(step, {c.path for c in changes})
     return found
+
+
+def missing_shards(step: Step, present: set[str]) -> list[str]:
+    """In an audit: the view shards a rebuild would make from the step's sources that are not there
+    (a source written since the last promotion, say): stale, as a lagging shard is."""
+    wanted = views.touched(step.source, [c.path for c in step.changes], set(), [])
+    absent = sorted(p for p in wanted or () if p not in present and not p.startswith("kb/binder_queue/"))
+    return sorted(p for p, data in views.Shards(step.source).of(absent).items() if data is not None and p in absent)
 
 
 def compare(path: str, actual: bytes | None, expected: bytes | None, rebuild: str) -> list[Violation]:

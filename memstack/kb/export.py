@@ -7,6 +7,8 @@ months, then as appended). `at` keeps only the facts valid at that instant.
 - `ferrox`: `{"facts": [...]}` with the seed's seven fields in the seed's order, one fact
   a line, what `memstack import ferrox` reads back (docs/ferrox.md).
 - `jsonl`: each fact as memstack keeps it (every field), one JSON object a line.
+- `knowledge`: one fact view (`--table`, default knowledge) as a single JSON array, every shard's
+  entries in view order with their `distilled_at` (ADR-0004's one-file form), made from the fact files.
 """
 
 import os
@@ -18,11 +20,12 @@ import orjson
 
 from memstack.base import jsonio, logfiles, progress
 from memstack.base.errors import MemstackError
-from memstack.kb import factfiles, facts
+from memstack.kb import factfiles, facts, views
 from memstack.kb.facts import Fact
 from memstack.kb.ferrox import FIELDS
+from memstack.repo.sources import WorktreeSource
 
-FORMATS = ("ferrox", "jsonl")
+FORMATS = ("ferrox", "jsonl", "knowledge")
 
 
 def stored(store: Path, at: int | None = None) -> Iterator[Fact]:
@@ -54,9 +57,23 @@ def jsonl_chunks(found: Iterator[Fact]) -> Iterator[bytes]:
         yield jsonio.dumps_line(fact)
 
 
-def write(store: Path, form: str, out: BinaryIO, at: int | None = None) -> int:
-    """Write the store's facts to `out` in `form`; returns how many."""
+def view_chunks(lines: Iterator[bytes]) -> Iterator[bytes]:
+    """A view's entries as one JSON array, one entry a line."""
+    first = True
+    for line in lines:
+        yield (b"[\n" if first else b",\n") + line
+        first = False
+    yield b"[]\n" if first else b"\n]\n"
+
+
+def write(store: Path, form: str, out: BinaryIO, at: int | None = None, table: str = "knowledge") -> int:
+    """Write the store's facts to `out` in `form` (`knowledge`: the open facts of `table`); returns how many."""
     count = 0
+    if form == "knowledge":
+        for chunk in view_chunks(views.table_lines(WorktreeSource(store), table)):
+            count += 1
+            out.write(chunk)
+        return count - 1
 
     def counted() -> Iterator[Fact]:
         nonlocal count
@@ -70,12 +87,12 @@ def write(store: Path, form: str, out: BinaryIO, at: int | None = None) -> int:
     return count
 
 
-def write_file(store: Path, form: str, path: Path, at: int | None = None) -> int:
+def write_file(store: Path, form: str, path: Path, at: int | None = None, table: str = "knowledge") -> int:
     """As `write`, into `path`, replaced whole only once complete (a failed export leaves the old file)."""
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with open(temp, "wb") as out:
-            count = write(store, form, out, at)
+            count = write(store, form, out, at, table)
             out.flush()
             os.fsync(out.fileno())
         os.replace(temp, path)

@@ -147,7 +147,7 @@ class FileReader(Lists):
         if self.root is None:
             return 0
 
-        return sum(1 for record in views.each_waiting(WorktreeSource(self.root)) if record.get("subject") == subject)
+        return sum(1 for record in views.waiting(WorktreeSource(self.root)) if record.get("subject") == subject)
 
     def recall_limit(self) -> int:
         if self.root is None:

@@ -1,253 +1,302 @@
-"""The derived KB views (`kb/knowledge.json`, `kb/jeles_atoms.json`, `kb/opus_atoms.json`,
-`kb/binder_queue.json`): pure functions of the facts and logs, byte-stable.
+"""The derived KB views, one shard per source file (docs/reference.md: store layout).
 
-A table's view holds its open facts (`valid_to` null: what the store currently
-holds true, without reference to a clock), sorted by subject, predicate,
-valid_from and id, each stamped with `distilled_at` (when a promotion put it
-there: `distillations`; schemas/view.schema.json). The queue holds the intake records routed to the binder and
-not yet decided. Each is JSON with one record per line, so a view's diff in a
-pull request reads as records added and removed.
+- `kb/<table>/<agent>/YYYY-MM.json` (table `knowledge`, `jeles_atoms`, `opus_atoms`): the open facts
+  (`valid_to` null) of the table in `kb/facts/<agent>/YYYY-MM.jsonl`, sorted by subject, predicate,
+  valid_from and id, each with `distilled_at` (ADR-0004). A pure function of that one fact file:
+  `distilled_at` is the fact's `recorded_at`, the transaction time its promotion (or `fact add`,
+  `capture`) gave it, so the same facts give the same bytes on every clone.
+- `kb/binder_queue/<agent>/YYYY-MM-DD.json`: the records of `intake/<agent>/YYYY-MM-DD.jsonl` routed to
+  the binder (its ledger shard, base/ledger.py) and not decided (`kb/binder.jsonl`), by created_at and id.
+
+Each shard is a JSON array, one entry a line, so its diff reads as entries added and removed; a shard
+with no entries is not written. Disagreements between agents are not written into any view: they are
+found in the facts wherever they are shown (disputes.py: `binder list`, `review`).
 """
 
-import hashlib
-from collections import Counter
-from collections.abc import Iterable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 import orjson
 
-from memstack.base import files, ledger, logfiles, progress
-from memstack.base.jsonio import compact, iter_jsonl, iter_jsonl_pieces
-from memstack.base.layout import DECISIONS
-from memstack.base.spill import Spill, sorted_runs
-from memstack.kb import disputes
-from memstack.kb.routing import FACT_TABLES
-from memstack.repo.sources import Source, WorktreeSource
+from memstack.base import files, ids, ledger, progress
+from memstack.base.jsonio import compact, iter_jsonl
+from memstack.base.layout import DECISIONS, FACT_VIEWS, INTAKE, LEDGER_DIR, QUEUE_VIEW, classify, view_shard
+from memstack.base.spill import sorted_runs
+from memstack.repo.sources import Source
 
-QUEUE = "kb/binder_queue.json"
+VIEW_DIRS = tuple(f"kb/{view}" for view in (*FACT_VIEWS, QUEUE_VIEW))  # the folders of the shards
 _LINE = orjson.OPT_SORT_KEYS
-
-
-def view_path(table: str) -> str:
-    return f"kb/{table}.json"
 
 
 def fact_order(fact: dict[str, Any]) -> tuple[str, str, int, str]:
     return (fact["subject"], fact["predicate"], fact["valid_from"], fact["id"])
 
 
-def dispute_line(dispute: dict[str, Any]) -> bytes:
-    """A disagreement's line in the queue: the predecessor, its subject and predicate, the sides' ids."""
-    return orjson.dumps({"predecessor": dispute["id"], "subject": dispute["subject"],
-                         "predicate": dispute["predicate"], "sides": [s["id"] for s in dispute["sides"]]},
-                        option=_LINE)
-
-
-def head(name: str, key: str, count: int) -> bytes:
-    """A view's first line, up to its list: `{"count": N, "view": NAME, KEY: [`."""
-    return b'{"count": %d, "view": "%s", "%s": [\n' % (count, name.encode(), key.encode())
-
-
-def tail(count: int, disputes: list[bytes]) -> bytes:
-    """A view's end after its list's last line (the queue's disagreement lines, when it has any)."""
-    end = (b"\n" if count else b"") + b"]}\n"
-    return end[:-2] + b', "disputes": [\n' + b",\n".join(disputes) + b"\n]}\n" if disputes else end
-
-
-def parse(data: bytes) -> list[dict[str, Any]]:
-    """The records of a view file."""
-    view = orjson.loads(data)
-    return list(view.get("facts", view.get("records", [])))
-
-
-def _queue_lines(waiting: Iterable[dict[str, Any]]) -> Iterator[bytes]:
-    """The waiting records' view lines in the queue's order: (created_at, id), then as read."""
-    for _, _, text in sorted_runs((((r["created_at"], r["id"]), n, line(r)) for n, r in enumerate(waiting)), first):
-        yield text
-
-
-def waiting(source: Source) -> Iterator[dict[str, Any]]:
-    """The intake records routed to the binder and not yet decided, read through `source`, one at a
-    time in the queue's order (sorted in spilled runs: a queue of any length holds one run)."""
-    for text in _queue_lines(_waiting(source)):
-        yield orjson.loads(text)
-
-
-def each_waiting(source: Source) -> Iterator[dict[str, Any]]:
-    """The same records in the order they are found (no sort)."""
-    return _waiting(source)
-
-
-def _log(source: Source, relpath: str) -> Iterator[dict[str, Any]]:
-    """The records of an append-only log, read a megabyte at a time (the ledger of a million records
-    is 200 MB): a work tree's file, or a source's stream (a commit's blob; promote's recorded build)."""
-
-    if isinstance(source, WorktreeSource):
-        path = source.root / relpath
-        return logfiles.iter_jsonl(path, relpath) if path.is_file() else iter(())
-    return iter_jsonl_pieces(source.stream(relpath), relpath)
-
-
-def _waiting(source: Source) -> Iterator[dict[str, Any]]:
-    """The waiting records one by one, the logs read line by line: only the waiting ids and their
-    files are kept, never the whole ledger."""
-
-    decided = {d.get("intake_id") for d in _log(source, DECISIONS)}
-    # binder-routed id -> the intake file its ledger lines name (a tuple in the rare case of several),
-    # each file's name held once: ~100 bytes a waiting record
-    files_of: dict[str, str | tuple[str, ...]] = {}
-    names: dict[str, str] = {}
-    for line in ledger.each_line(source):
-        ident = line.get("intake_id")
-        if line.get("sub_tier") == "binder" and isinstance(ident, str) and ident not in decided:
-            files_of.setdefault(ident, ())
-        name = line.get("file")
-        if ident in files_of and name:
-            name = names.setdefault(name, name)
-            held = files_of[ident]
-            if held != name and not (isinstance(held, tuple) and name in held):
-                files_of[ident] = name if held == () else (*((held,) if isinstance(held, str) else held), name)
-    for relpath in sorted(names):
-        for record in _jsonl(source.read(relpath), relpath):
-            if record.get("id") in files_of:
-                yield record
-
-
-def _key(fact_id: str, intake_id: str) -> int:
-    """A fact id and the intake id it was made from, as 8 bytes of their digest: a lookup key a
-    quarter the size of the ids' strings."""
-    return int.from_bytes(hashlib.blake2b(f"{fact_id}\0{intake_id}".encode(), digest_size=8).digest(), "big")
-
-
-def distillations(source: Source) -> dict[int, int]:
-    """`distilled_at` (ADR-0004: each pattern carries its distillation time) by `_key(fact id, intake id)`:
-    the `promoted_at` of the first promotion-ledger line that made the fact (names it and the intake
-    record it was made from: the promotion that put it in a view). A line that only points a
-    duplicate record at a fact does not count, so a fact's distillation never changes once it is in a
-    view. A fact no ledger line made (written directly, `fact add` or `capture`) is in the views as
-    soon as it is recorded: its `recorded_at`. A function of the logs alone, so a rebuild gives the
-    same bytes. Held as small integers (one ledger line of a million costs ~80 bytes), times shared."""
-
-    first: dict[int, int] = {}
-    times: dict[int, int] = {}
-    for line in ledger.each_line(source):
-        ident, intake, at = line.get("fact_id"), line.get("intake_id"), line.get("promoted_at")
-        if isinstance(ident, str) and isinstance(intake, str) and type(at) is int:
-            first.setdefault(_key(ident, intake), times.setdefault(at, at))
-    return first
-
-
-def distilled_at(fact: dict[str, Any], first: dict[int, int]) -> int:
-    intake = fact.get("intake_id")
-    found = first.get(_key(fact["id"], intake)) if isinstance(intake, str) else None
-    return fact["recorded_at"] if found is None else found
+def queue_order(record: dict[str, Any]) -> tuple[str, str]:
+    return (record["created_at"], record["id"])
 
 
 def line(record: dict[str, Any]) -> bytes:
-    """A record's line in its view (a fact stamped with `distilled_at` already), as kept until the view
-    is written (jsonio.compact: no write buffer kept)."""
+    """An entry's line in its shard (keys sorted)."""
     return compact(orjson.dumps(record, option=_LINE))
 
 
-class _Body:
-    """A view's list as its lines come (joined by ",\n", counted), spilled to a temporary file: a view
-    of any size is made, compared, hashed and written without being held (files.Pieces). The file is
-    closed when the body is let go."""
-
-    def __init__(self, name: str, key: str) -> None:
-        self.name, self.key, self.count = name, key, 0
-        self.list = Spill()
-        self.disputes: list[bytes] = []  # the queue's disagreement lines
-
-    def add(self, text: bytes) -> None:
-        self.list.write(b",\n" + text if self.count else text)
-        self.count += 1
-
-    def size(self) -> int:
-        return len(head(self.name, self.key, self.count)) + self.list.size() + len(tail(self.count, self.disputes))
-
-    def pieces(self, piece: int = 1 << 20) -> Iterator[bytes]:
-        """The view's bytes, a piece at a time: head, the list, tail."""
-        yield head(self.name, self.key, self.count)
-        yield from self.list.pieces(piece)
-        yield tail(self.count, self.disputes)
+def render(lines: list[bytes]) -> bytes | None:
+    """A shard's bytes: a JSON array, one entry a line; None for no entries (no shard)."""
+    return b"[\n" + b",\n".join(lines) + b"\n]\n" if lines else None
 
 
-def _bodies(source: Source) -> Iterator[tuple[str, _Body]]:
-    """Every KB view's body, by store-relative path: the three fact views, then the Binder queue
-    (with the disagreements), each handed over when done."""
-
-    by_table = {table: _Body(table, "facts") for table in FACT_TABLES}
-    claims: list[dict[str, Any]] = []
-    for table, text, fact in _sorted_open(source):
-        by_table[table].add(text)
-        if fact is not None:
-            claims.append(fact)
-    for table in FACT_TABLES:
-        yield view_path(table), by_table.pop(table)
-    # A disagreement needs its sides (open facts that name what they closed) and, when open, the
-    # predecessor they name: found in a second pass, only when there are rival sides at all.
-    named = [p for p, n in Counter(p for f in claims for p in f.get("supersedes") or ()).items() if n > 1]
-    predecessors = [f for f in _open_facts_with_ids(source, set(named))] if named else []
-    queue = _Body("binder_queue", "records")
-    for text in _queue_lines(_waiting(source)):
-        queue.add(text)
-    queue.disputes = [dispute_line(d) for d in disputes.find([*predecessors, *claims])]
-    yield QUEUE, queue
+def parse(data: bytes | None) -> list[dict[str, Any]]:
+    """The entries of a shard (none when there is none)."""
+    found = orjson.loads(data) if data else []
+    return [entry for entry in found if isinstance(entry, dict)] if isinstance(found, list) else []
 
 
-def build(source: Source) -> dict[str, files.Data]:
-    """Every KB view, by store-relative path: the I4 builder.
-
-    The open facts are sorted in runs spilled to a temporary file and merged (`_sorted_open`), and each
-    view's list is spilled to a temporary file as it is made (`_Body`): a view is compared, hashed and
-    written a piece at a time, so a store's views may be larger than memory.
-    """
-    return dict(_bodies(source))
-
-
-def _jsonl(data: bytes | None, relpath: str) -> Iterator[dict[str, Any]]:
-    """The records of a JSONL file read through a Source, one at a time (none when it does not exist)."""
-
-    return iter_jsonl(data or b"", relpath)
+def source_of(shard: str) -> tuple[str, str] | None:
+    """(view, source file) of a shard's path: `kb/knowledge/a/2026-03.json` -> `kb/facts/a/2026-03.jsonl`."""
+    parts = shard.split("/")
+    if len(parts) != 4 or parts[0] != "kb" or not parts[3].endswith(".json"):
+        return None
+    view, agent, name = parts[1], parts[2], parts[3].removesuffix(".json")
+    if view in FACT_VIEWS:
+        return view, f"kb/facts/{agent}/{name}.jsonl"
+    return (view, f"intake/{agent}/{name}.jsonl") if view == QUEUE_VIEW else None
 
 
-def _fact_files(source: Source) -> Iterator[str]:
-    for agent in source.listdir("kb/facts"):
-        for name in source.listdir(f"kb/facts/{agent}"):
-            if name.endswith(".jsonl"):
-                yield f"kb/facts/{agent}/{name}"
+def fact_shards(data: bytes | None, fact_file: str) -> dict[str, bytes | None]:
+    """The three fact views' shards of one fact file (None: no entry, no shard)."""
+    by_table: dict[str, list[tuple[tuple[str, str, int, str], bytes]]] = {table: [] for table in FACT_VIEWS}
+    for fact in iter_jsonl(data or b"", fact_file):
+        if fact.get("valid_to") is None:
+            fact["distilled_at"] = fact["recorded_at"]
+            by_table[fact["table"]].append((fact_order(fact), line(fact)))
+    return {view_shard(table, fact_file): render([text for _, text in sorted(entries)])
+            for table, entries in by_table.items()}
 
 
-def _open_lines(source: Source) -> Iterator[tuple[list[Any], str, bytes, dict[str, Any] | None]]:
-    """(sort key, table, view line, the fact if it names facts it closed) of every open fact, each
-    stamped with its `distilled_at`."""
-
-    first = distillations(source)
-    paths = list(_fact_files(source))
-    for relpath in progress.each(paths, len(paths), "views: reading fact files", "files"):
-        for fact in _jsonl(source.read(relpath), relpath):
-            if fact.get("valid_to") is None:
-                fact["distilled_at"] = distilled_at(fact, first)
-                yield ([fact["subject"], fact["predicate"], fact["valid_from"], fact["id"]], fact["table"],
-                       line(fact), fact if fact.get("supersedes") else None)
+def intake_file_of(source: Source, intake_id: str) -> str | None:
+    """The intake file that holds record `intake_id`: its agent (by the id's tag) and day (its time)."""
+    match = ids.ID.match(intake_id)
+    if match is None:
+        return None
+    day = datetime.fromtimestamp(int(match.group(1), 16) / 1000, UTC).date().isoformat()
+    for agent in source.listdir("intake"):
+        if ids.agent_tag(agent) == match.group(3):
+            return f"intake/{agent}/{day}.jsonl"
+    return None
 
 
-def _sorted_open(source: Source) -> Iterator[tuple[str, bytes, dict[str, Any] | None]]:
-    """`_open_lines` in view order (fact_order)."""
-    for _, table, text, fact in sorted_runs(_open_lines(source), first):
-        yield table, text, fact
+class Shards:
+    """The shards of the state `source` reads, each built from its own sources when asked."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+
+    @cached_property
+    def decided(self) -> frozenset[str]:
+        """The intake ids a human has decided (kb/binder.jsonl)."""
+        found = (d.get("intake_id") for d in iter_jsonl(self.source.read(DECISIONS) or b"", DECISIONS))
+        return frozenset(i for i in found if isinstance(i, str))
+
+    def queue(self, intake_file: str) -> bytes | None:
+        """The Binder queue's shard of one intake file."""
+        routed = {line["intake_id"] for line in ledger.shard_lines(self.source, intake_file)
+                  if line.get("sub_tier") == "binder" and isinstance(line.get("intake_id"), str)} - self.decided
+        if not routed:
+            return None
+        records = [r for r in iter_jsonl(self.source.read(intake_file) or b"", intake_file) if r.get("id") in routed]
+        return render([line(r) for r in sorted(records, key=queue_order)])
+
+    def shard(self, path: str) -> bytes | None:
+        """What a rebuild makes at `path` (None: nothing, or not a shard's path)."""
+        found = source_of(path)
+        if found is None:
+            return None
+        view, source_file = found
+        if view == QUEUE_VIEW:
+            return self.queue(source_file)
+        return fact_shards(self.source.read(source_file), source_file)[path]
+
+    def of(self, paths: Iterable[str]) -> dict[str, bytes | None]:
+        """The shards at `paths`, each fact file read once."""
+        out: dict[str, bytes | None] = {}
+        for path in sorted(set(paths)):
+            found = source_of(path)
+            if path in out or found is None:
+                continue
+            if found[0] == QUEUE_VIEW:
+                out[path] = self.queue(found[1])
+            else:
+                out.update(fact_shards(self.source.read(found[1]), found[1]))
+        return out
+
+    def every(self) -> Iterator[tuple[str, bytes | None]]:
+        """Every shard a rebuild makes, and every shard file there is that it does not (None)."""
+        made: set[str] = set()
+        sources = [f"{top}/{agent}/{name}" for top, end in (("kb/facts", ".jsonl"), ("intake", ".jsonl"))
+                   for agent in self.source.listdir(top) for name in self.source.listdir(f"{top}/{agent}")
+                   if name.endswith(end)]
+        for relpath in progress.each(sources, len(sources), "views: reading source files", "files"):
+            if relpath.startswith("intake/"):
+                built = {view_shard(QUEUE_VIEW, relpath): self.queue(relpath)}
+            else:
+                built = fact_shards(self.source.read(relpath), relpath)
+            made.update(built)
+            yield from built.items()
+        for path in existing(self.source):
+            if path not in made:
+                yield path, None
 
 
+def existing(source: Source) -> Iterator[str]:
+    """The shard files there are."""
+    for top in VIEW_DIRS:
+        for agent in source.listdir(top):
+            for name in source.listdir(f"{top}/{agent}"):
+                yield f"{top}/{agent}/{name}"
 
 
-def _open_facts_with_ids(source: Source, ids: set[str]) -> Iterator[dict[str, Any]]:
-    for relpath in _fact_files(source):
-        for fact in _jsonl(source.read(relpath), relpath):
-            if fact.get("id") in ids and fact.get("valid_to") is None:
-                yield fact
+def touched(source: Source, changed: Iterable[str], routed: Iterable[str] | None,
+            decided: Iterable[str] | None) -> set[str] | None:
+    """The shards a change rewrites: those of the source files `changed` (store-relative), the changed
+    shards themselves, the queue shards of the intake files `routed` (ledger lines appended) and of the
+    records `decided`. None: every shard (a decision or a ledger line whose file is not known)."""
+    out: set[str] = set()
+    for path in changed:
+        kind = classify(path).kind
+        if path.startswith("kb/facts/") and path.endswith(".jsonl"):
+            out.update(view_shard(table, path) for table in FACT_VIEWS)
+        elif kind == INTAKE:
+            out.add(view_shard(QUEUE_VIEW, path))
+        elif path.startswith(LEDGER_DIR + "/") and path.endswith(".jsonl"):
+            out.add(view_shard(QUEUE_VIEW, "intake" + path[len(LEDGER_DIR):]))
+        elif source_of(path) is not None:
+            out.add(path)
+    if routed is None or decided is None:
+        return None
+    out.update(view_shard(QUEUE_VIEW, f) for f in routed)
+    for intake_id in decided:
+        found = intake_file_of(source, intake_id)
+        if found is None:
+            return None
+        out.add(view_shard(QUEUE_VIEW, found))
+    return out
 
 
-def first(item: tuple[Any, ...]) -> Any:
-    """The sort key of the items views sort: their first member."""
-    return item[0]
+def _queue_days(source: Source, since_day: str) -> dict[str, list[str]]:
+    """The queue's shards by day (names only), from `since_day` (YYYY-MM-DD) on."""
+    days: dict[str, list[str]] = {}
+    for agent in source.listdir(f"kb/{QUEUE_VIEW}"):
+        for name in source.listdir(f"kb/{QUEUE_VIEW}/{agent}"):
+            day = name.removesuffix(".json")
+            if name.endswith(".json") and day >= since_day:
+                days.setdefault(day, []).append(f"kb/{QUEUE_VIEW}/{agent}/{name}")
+    return days
+
+
+def waiting(source: Source, since_day: str = "") -> Iterator[dict[str, Any]]:
+    """The records waiting in the Binder queue in its order (created_at, id), read from the queue's
+    shards a day at a time from `since_day` (YYYY-MM-DD) on, without those decided since the shards
+    were written."""
+    days = _queue_days(source, since_day)
+    decided = Shards(source).decided
+    for day in sorted(days):
+        records = [r for path in days[day] for r in parse(source.read(path)) if r.get("id") not in decided]
+        yield from sorted(records, key=queue_order)
+
+
+Counter = Callable[[str, Source], int]  # the entries of a queue shard (its path, read through the source)
+
+
+def count_entries(path: str, source: Source) -> int:
+    """How many entries a shard holds: its lines less the array's two (one entry a line)."""
+    return max((source.read(path) or b"").count(b"\n") - 2, 0)
+
+
+class CachedCounts:
+    """`count_entries`, remembered in `.memstack/queue-counts.json` (never committed) under the stat of
+    each shard's folder (inode, mtime: a shard is replaced by a rename, which moves its folder's mtime):
+    a later `binder list` reads only the shards of the agents whose queue changed since."""
+
+    def __init__(self, store: Path) -> None:
+        self.path = files.local_dir(store, "") / "queue-counts.json"
+        self.root = str(store)  # joined as strings: pathlib's parsing would cost more than the stats
+        try:
+            kept = orjson.loads(self.path.read_bytes())
+        except (FileNotFoundError, orjson.JSONDecodeError):
+            kept = {}
+        self.kept: dict[str, Any] = kept if isinstance(kept, dict) else {}
+        self.seen: dict[str, list[Any]] = {}  # folder -> [inode, mtime, {name: count}]
+
+    def __call__(self, path: str, source: Source) -> int:
+        folder, name = path.rsplit("/", 1)
+        if folder not in self.seen:
+            st = os.stat(os.path.join(self.root, folder))
+            kept = self.kept.get(folder)
+            known = kept[2] if isinstance(kept, list) and len(kept) == 3 and isinstance(kept[2], dict) \
+                and kept[:2] == [st.st_ino, st.st_mtime_ns] else {}
+            self.seen[folder] = [st.st_ino, st.st_mtime_ns, dict(known)]
+        counts = self.seen[folder][2]
+        if name not in counts:
+            counts[name] = count_entries(path, source)
+        return int(counts[name])
+
+    def save(self) -> None:
+        merged = {**self.kept, **self.seen}
+        if merged != self.kept:
+            files.write_atomic(self.path, orjson.dumps(merged))
+
+
+def waiting_head(source: Source, after: tuple[str, str] | None, want: int | None,
+                 count: Counter = count_entries) -> tuple[list[dict[str, Any]], int]:
+    """The first `want` waiting records past `after` (a (created_at, id) key), and how many wait after
+    them: the shards of the days they come from are parsed, the later ones only counted (`count`), less
+    the records decided since they were written (a shard of a day holding a decided record is read for
+    it), so a page never parses the whole queue."""
+    days = _queue_days(source, after[0][:10] if after else "")
+    decided = Shards(source).decided
+    by_day: dict[str, list[bytes]] = {}
+    for ident in decided:  # the decided records a shard may still hold, by their day
+        match = ids.ID.match(ident)
+        if match is not None:
+            day = datetime.fromtimestamp(int(match.group(1), 16) / 1000, UTC).date().isoformat()
+            by_day.setdefault(day, []).append(b'"id":"%s"' % ident.encode())
+    head: list[dict[str, Any]] = []
+    rest = 0
+    for day in sorted(days):
+        if want is not None and len(head) >= want:
+            for path in days[day]:
+                rest += count(path, source)
+                if day in by_day:
+                    data = source.read(path) or b""
+                    rest -= sum(1 for needle in by_day[day] if needle in data)
+            continue
+        records = sorted((r for path in days[day] for r in parse(source.read(path)) if r.get("id") not in decided),
+                         key=queue_order)
+        records = [r for r in records if after is None or queue_order(r) > after]
+        room = len(records) if want is None else want - len(head)
+        head += records[:room]
+        rest += len(records[room:])
+    return head, rest
+
+
+def table_lines(source: Source, table: str) -> Iterator[bytes]:
+    """Every entry of one fact view over every fact file, in view order (sorted in spilled runs:
+    bounded memory), built from the fact files (never stale)."""
+
+    def entries() -> Iterator[tuple[tuple[str, str, int, str], bytes]]:
+        for agent in source.listdir("kb/facts"):
+            for name in source.listdir(f"kb/facts/{agent}"):
+                if name.endswith(".jsonl"):
+                    relpath = f"kb/facts/{agent}/{name}"
+                    for fact in iter_jsonl(source.read(relpath) or b"", relpath):
+                        if fact.get("valid_to") is None and fact.get("table") == table:
+                            fact["distilled_at"] = fact["recorded_at"]
+                            yield fact_order(fact), line(fact)
+
+    for _, text in sorted_runs(entries(), key=lambda item: item[0]):
+        yield text

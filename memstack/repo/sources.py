@@ -5,6 +5,7 @@ commit* (I4), so builders read through this small interface rather than the
 file system, and the checks can hand them a commit's blobs instead.
 """
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
@@ -43,8 +44,10 @@ class WorktreeSource:
         return objects.file_pieces(path)
 
     def listdir(self, relpath: str) -> list[str]:
-        folder = self.root / relpath
-        return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+        try:
+            return sorted(os.listdir(os.path.join(self.root, relpath)))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
 
 
 class GitSource:

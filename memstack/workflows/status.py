@@ -7,8 +7,9 @@
 - Binder waiting: intake records routed to the Binder and not decided (the same shards and
   `kb/binder.jsonl`), and disagreements between agents when the fact index is in step (an indexed
   query; with the index behind they are not counted, `binder list` counts them);
-- stale derived files: the comparison `memstack rebuild --check` makes, with the views patched from
-  the last committed ones (promote.stale, viewpatch.py: O(change); O(store) where no base serves),
+- stale derived files: the comparison `memstack rebuild --check` makes, of the view shards whose sources
+  changed since the last commit that changed a shard (promote.stale: O(change); every shard where no
+  such commit is),
   remembered (in `.memstack/status.json`, with the counts above) under the stat signatures of every source and
   derived file, so it is made again only after one of them changed;
 - uncommitted memory: `git status` of the store's folder;
@@ -153,7 +154,7 @@ def stale_derived(store: Path, memory: dict[str, Any]) -> tuple[list[str], bool]
     kept = memory.get("derived")
     if isinstance(kept, dict) and kept.get("signature") == before and isinstance(kept.get("stale"), list):
         return list(kept["stale"]), True
-    stale = promote.stale(store, patched=True)
+    stale = promote.stale(store, changed_only=True)
     if _signature(store) == before:  # nothing changed while it was compared: worth remembering
         memory["derived"] = {"signature": before, "stale": stale}
     return stale, False

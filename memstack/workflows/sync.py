@@ -11,7 +11,7 @@ time in one clone: concurrent git commands fail on index.lock):
    not rebase: the agent's commits keep the ids they were checked and reviewed
    under, the merge driver runs once per file rather than once per replayed
    commit, and a failed merge is undone with one `git merge --abort`);
-3. rebuild the derived files (views, boot files: patched, O(change)) from the sources HEAD now
+3. rebuild the derived files (the view shards whose sources changed, boot files: O(change)) from the sources HEAD now
    holds, this clone's writes and the merged ones, and commit what changed, through the hooks: what
    sync pushes is never stale (the rebuild follows the commit, so the hook has passed what it reads);
 4. push. A push refused because the remote moved meanwhile starts again at 1
@@ -283,7 +283,7 @@ def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, do
     done["pulls"].append(pulled)
     # The derived files of every source HEAD now holds, this clone's and the merged: what is pushed is never
     # stale. After the commit, not before: the hook has passed the sources the rebuild reads.
-    if promote.rebuild(store, patched=True):
+    if promote.rebuild(store, changed_only=True):
         made = _commit(run, memory_paths(store), "the commit of the rebuilt derived files")
         if made:
             done["rebuilt"].append(made)

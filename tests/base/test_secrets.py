@@ -236,7 +236,7 @@ def test_the_hook_refuses_a_credential_in_every_memory_file(repo: Path) -> None:
         "kb/promotions/alice/2026-01-01.jsonl": ("JSON Web Token in via", SECRETS["json web token"][0]),
         "kb/binder.jsonl": ("Stripe Access Key in by", SECRETS["stripe secret key"][0]),
         "willow.md": ("Basic Auth Credentials in text", BASIC_URL),
-        "kb/knowledge.json": ("OpenAI Token in object", SECRETS["openai key"][0]),
+        "kb/knowledge/alice/2026-01.json": ("OpenAI Token in object", SECRETS["openai key"][0]),
         "session_anchor_alice.json": ("GitLab Token in value", SECRETS["gitlab personal token"][0]),
     }
     secret = {path: value for path, (_, value) in planted.items()}
@@ -253,7 +253,8 @@ def test_the_hook_refuses_a_credential_in_every_memory_file(repo: Path) -> None:
            jsonl({"intake_id": "x", "via": secret["kb/promotions/alice/2026-01-01.jsonl"]}))
     append(repo, "kb/binder.jsonl", jsonl({"intake_id": "x", "decision": "ratify", "by": secret["kb/binder.jsonl"]}))
     append(repo, "willow.md", f"\nclone {BASIC_URL}\n".encode())
-    write(repo, "kb/knowledge.json", json.dumps({"facts": [{"object": secret["kb/knowledge.json"]}]}, indent=2) + "\n")
+    write(repo, "kb/knowledge/alice/2026-01.json",
+          json.dumps([{"object": secret["kb/knowledge/alice/2026-01.json"]}], indent=2) + "\n")
     write(repo, "session_anchor_alice.json",
           json.dumps({"open_threads": [secret["session_anchor_alice.json"]]}, indent=2) + "\n")
     output = refused(repo, *(f": I8 {what}" for what, _ in planted.values()))
@@ -272,13 +273,13 @@ def test_check_all_scans_a_view_that_lags_its_sources_and_only_that_one(repo: Pa
     key = SECRETS["openai key"][0]
     lines = [json.dumps({"object": f"filler {n}"}) for n in range(80_000)]  # ~2.2 MB: three pieces
     lines.insert(60_000, json.dumps({"object": key}))
-    write(repo, "kb/knowledge.json", '{"count": 0, "view": "knowledge", "facts": [\n' + ",\n".join(lines) + "\n]}\n")
+    write(repo, "kb/knowledge/alice/2026-01.json", "[\n" + ",\n".join(lines) + "\n]\n")
     sneak(repo)
     result = run_check(repo, "--all")
     assert result.returncode == 1, result.stdout
-    assert i8_lines(result.stdout) == ["kb/knowledge.json:60002: I8 OpenAI Token in object — "
+    assert i8_lines(result.stdout) == ["kb/knowledge/alice/2026-01.json:60002: I8 OpenAI Token in object — "
                                        + i8_lines(result.stdout)[0].split(" — ", 1)[1]]
-    assert "kb/knowledge.json: stale" in result.stdout
+    assert "kb/knowledge/alice/2026-01.json: stale" in result.stdout
     assert_silent(result.stdout + result.stderr, key)
     assert memstack("rebuild", cwd=repo).returncode == 0
     sneak(repo, "the views rebuilt")

@@ -56,9 +56,10 @@ def test_an_incomplete_handoff_is_refused_and_writes_nothing(store: Path, text: 
 
 def test_boot_rebuild_derives_anchor_and_willow_from_the_latest_handoff(store: Path) -> None:
     memstack("handoff", "write", "--agent", "alice", input=HANDOFF, cwd=store)
-    (store / "kb/knowledge.json").write_text(json.dumps({"facts": [
+    (store / "kb/knowledge/alice").mkdir(parents=True)
+    (store / "kb/knowledge/alice/1970-01.json").write_text(json.dumps([
         {"id": "f1aaaaaaaa", "subject": "build", "predicate": "uses", "object": "make", "valid_from": 0,
-         "recorded_at": 5}]}))
+         "recorded_at": 5}]))
     result = memstack("boot", "rebuild", "--json", cwd=store)
     assert sorted(json.loads(result.stdout)["changed"]) == ["session_anchor_alice.json", "willow.md"]
     anchor = json.loads((store / "session_anchor_alice.json").read_text())
@@ -105,33 +106,35 @@ def test_boot_build_is_byte_stable(store: Path) -> None:
 
 
 @pytest.mark.parametrize("times", ["distinct", "tied", "mixed"])
-def test_the_boot_summary_read_in_pieces_is_the_whole_views(tmp_path: Path, times: str) -> None:
-    """boot.knowledge_summary streams the knowledge view and parses only lines as recent as the 20th so
-    far: over 2 MB of view (several pieces), ties in recorded_at broken by id, it picks exactly what
-    parsing the whole view picks; a view of another shape is read whole."""
+def test_the_boot_summary_read_from_the_newest_shards_is_the_whole_views(tmp_path: Path, times: str) -> None:
+    """boot.knowledge_summary parses only the knowledge view's newest months (a shard holds one agent's
+    month of recorded_at) and counts the rest: over three agents and twelve months, ties in recorded_at
+    broken by id, it picks exactly what parsing every shard picks, and counts every entry."""
     import random
+    from collections import defaultdict
+    from datetime import UTC, datetime
 
     from memstack.kb import views
     from memstack.repo.sources import WorktreeSource
 
     rng = random.Random(7)
-    facts = []
-    for n in range(12_000):
-        recorded = {"distinct": 1_700_000_000_000 + n, "tied": 1_700_000_000_000,
-                    "mixed": 1_700_000_000_000 + rng.randrange(30)}[times]
-        facts.append({"id": f"{rng.getrandbits(64):016x}", "subject": f"s{n}", "predicate": "decided",
-                      "object": "x" * 150, "valid_from": n, "recorded_at": recorded, "distilled_at": recorded})
-    rng.shuffle(facts)
-    body = b",\n".join(views.line(f) for f in facts)
-    (tmp_path / "kb").mkdir()
-    view = views.head("knowledge", "facts", len(facts)) + body + views.tail(len(facts), [])
-    assert len(view) > 2 * 2**20
-    (tmp_path / boot.KNOWLEDGE_VIEW).write_bytes(view)
+    shards: dict[str, list[dict[str, object]]] = defaultdict(list)
+    for n in range(3_000):
+        month = 1_700_000_000_000 + (n % 12) * 31 * 86_400_000
+        recorded = {"distinct": month + n, "tied": month, "mixed": month + rng.randrange(30)}[times]
+        agent = ("alice", "bob", "carol")[n % 3]
+        fact = {"id": f"{rng.getrandbits(64):016x}", "subject": f"s{n}", "predicate": "decided",
+                "object": "x" * 150, "valid_from": n, "recorded_at": recorded, "distilled_at": recorded}
+        name = datetime.fromtimestamp(recorded / 1000, UTC).strftime("%Y-%m")
+        shards[f"{boot.KNOWLEDGE_VIEW}/{agent}/{name}.json"].append(fact)
+    every = [fact for entries in shards.values() for fact in entries]
+    for relpath, entries in shards.items():
+        (tmp_path / relpath).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relpath).write_bytes(views.render(sorted(views.line(f) for f in entries)) or b"")
     source = WorktreeSource(tmp_path)
-    expected = boot.recent_facts(boot.knowledge_facts(source))
+    expected = boot.recent_facts(every)
     assert len(expected) == boot.BOOT_FACTS
-    assert boot.knowledge_summary(source) == (expected, len(facts))
-    (tmp_path / boot.KNOWLEDGE_VIEW).write_bytes(json.dumps({"facts": facts[:50]}).encode())  # another shape
-    assert boot.knowledge_summary(source) == (boot.recent_facts(facts[:50]), 50)
-    (tmp_path / boot.KNOWLEDGE_VIEW).unlink()
+    assert boot.knowledge_summary(source) == (expected, len(every))
+    for relpath in shards:
+        (tmp_path / relpath).unlink()
     assert boot.knowledge_summary(source) == ([], 0)

@@ -191,6 +191,8 @@ CASES = [
     (_args("test", "{dir}/mt-empty-expect.yaml"), "case 1 'deploy day': expect: must list at least one"),
     (_args("migrate", "--store", "{dir}"), "is not a memstack store"),
     (_args("migrate", "--format", "1"), "unrecognized argument --format"),
+    (_args("export", "knowledge", "--table", "binder"), "argument --table: invalid choice: 'binder'"),
+    (_args("export", "knowledge", "--at", "now"), "unrecognized argument --at"),
 ]
 
 

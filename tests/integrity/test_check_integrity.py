@@ -361,19 +361,22 @@ def test_check_all_says_lagging_views_are_stale_without_a_violation(store: Path)
                     "--valid-from", "2026-01-01", cwd=store)
     assert proc.returncode == 0, proc.stderr
     committed(store, "a clean fact add")
+    written = git(store, "show", "--name-only", "--format=", "HEAD").stdout.split()
+    [facts] = [p for p in written if p.startswith("kb/facts/")]
+    shard = facts.replace("kb/facts/", "kb/knowledge/").replace(".jsonl", ".json")
     rebuilt = memstack("rebuild", "--check", cwd=store)
     assert rebuilt.returncode == 1  # the views lag: stale, as check --all and status say it
     proc = run_check(store, "--all")
     assert proc.returncode == 0, proc.stdout
-    assert "kb/knowledge.json: stale" in proc.stdout and "I4" not in proc.stdout.replace("SPEC I4", "")
-    said = next(line for line in proc.stdout.splitlines() if line.startswith("kb/knowledge.json: stale"))
+    assert f"{shard}: stale" in proc.stdout and "I4" not in proc.stdout.replace("SPEC I4", "")
+    said = next(line for line in proc.stdout.splitlines() if line.startswith(f"{shard}: stale"))
     assert said in rebuilt.stdout.splitlines() and "I4" not in rebuilt.stdout  # one word, one sentence
     status = memstack("status", cwd=store).stdout
-    assert "stale derived files: kb/knowledge.json" in status and "no violation" in status
+    assert f"stale derived files: {shard}" in status and "no violation" in status
     document = json.loads(run_check(store, "--all", "--format", "json").stdout)
-    assert document["ok"] is True and document["stale"] == ["kb/knowledge.json"]
-    write(store, "kb/knowledge.json", "{}\n")  # but a commit that edits a view by hand is still refused
-    refused(store, "kb/knowledge.json:1: I4 differs from what a rebuild makes")
+    assert document["ok"] is True and document["stale"] == [shard]
+    write(store, shard, "[]\n")  # but a commit that edits a view by hand is still refused
+    refused(store, f"{shard}:1: I4 differs from what a rebuild makes")
 
 
 def test_fixture_ids_are_bound() -> None:

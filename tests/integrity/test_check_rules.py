@@ -126,7 +126,9 @@ def test_violations_are_capped_per_file() -> None:
     ("kb/promotions.jsonl", layout.PROMOTIONS),  # format 1's one-file ledger, until `memstack migrate` moves it
     ("kb/binder.jsonl", layout.BINDER),
     ("kb/facts/alice/2026-01.jsonl", layout.FACTS),
-    ("kb/binder_queue.json", layout.VIEW),
+    ("kb/binder_queue/alice/2026-01-01.json", layout.VIEW),
+    ("kb/knowledge/alice/2026-01.json", layout.VIEW),
+    ("kb/binder_queue.json", layout.STRAY),
     ("store/notes/today.v2.json", layout.SOIL),
     ("handoffs/bob-2/session_handoff-2026-01-01_bob-2.md", layout.HANDOFF),
     ("handoffs/bob/session_handoff-2026-01-01_bob-2.md", layout.HANDOFF),

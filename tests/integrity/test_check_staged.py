@@ -303,11 +303,19 @@ def test_deleting_or_inventing_a_derived_file_is_refused(sealed: Path) -> None:
 
 
 def test_a_kb_view_must_be_what_a_rebuild_makes(repo: Path) -> None:
-    write(repo, "kb/knowledge.json", '{"facts": []}\n')
-    refused(repo, "kb/knowledge.json:1: I4 differs from what a rebuild makes from the sources in this state")
-    write(repo, "kb/knowledge.json", '{"facts": [\n')
-    refused(repo, "kb/knowledge.json:1: I4 differs from what a rebuild makes")
+    write(repo, "kb/knowledge/alice/2026-01.json", '[]\n')  # a shard of no fact file
+    refused(repo, "kb/knowledge/alice/2026-01.json: I4 derived file that no rebuild makes")
+    (repo / "kb/knowledge/alice/2026-01.json").unlink()
+    added = memstack("fact", "add", "--subject", "s", "--predicate", "p", "--object", "o", cwd=repo)
+    assert added.returncode == 0, added.stderr
     assert memstack("rebuild", cwd=repo).returncode == 0
+    [shard] = (repo / "kb/knowledge").glob("*/*.json")
+    name, made = shard.relative_to(repo).as_posix(), shard.read_text()
+    shard.write_text(made.replace('"object":"o"', '"object":"x"'))
+    refused(repo, f"{name}:2: I4 differs from what a rebuild makes from the sources in this state")
+    shard.write_text(made[:-2] + "\n")
+    refused(repo, f"{name}:3: I4 differs from what a rebuild makes")
+    shard.write_text(made)
     assert commit(repo, "views rebuilt").returncode == 0
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft7Validator
 
-from helpers import git, items, ledger_lines, memstack, tree_snapshot
+from helpers import git, items, ledger_lines, memstack, tree_snapshot, view_entries, view_files
 from memstack.base import schemas
 
 T0 = "2026-11-01T10:00:00Z"
@@ -244,45 +244,42 @@ def test_boot_show_and_review_show_the_confirmed_edges(store: Path) -> None:
 
 # ---- distilled_at --------------------------------------------------------------------------------
 
-VIEWS = ("kb/knowledge.json", "kb/jeles_atoms.json", "kb/opus_atoms.json", "kb/binder_queue.json")
-
-
 def test_view_entries_carry_their_distillation_time_deterministically(store: Path, tmp_path: Path) -> None:
+    """`distilled_at` is the fact's own `recorded_at` (the transaction time its promotion gave it: the
+    record's created_at), so each view shard is a function of its one fact file: the same facts give the
+    same bytes whenever and wherever they are promoted or rebuilt."""
     for n in range(3):
         assert memstack("intake", "write", "--content", f"fact {n}", "--subject", f"s{n}", "--predicate", "chose",
-                        "--object", "x", "--tier", "verified", "--confidence", "0.9",
-                        "--created-at", f"2026-11-0{n + 1}T00:00:00Z", cwd=store).returncode == 0
+                        "--object", "x", "--tier", "verified", "--confidence", "0.9", "--created-at",
+                        f"2026-10-0{n + 1}T00:00:00Z", cwd=store).returncode == 0
     ok(store, "promote", "--now-ts", "2026-11-20T00:00:00Z")
     ok(store, "fact", "add", "--subject", "direct", "--predicate", "is", "--object", "y",
        "--valid-from", T0, "--recorded-at", T0)
     ok(store, "rebuild")
-    ledger = ledger_lines(store)
-    promoted = {line["fact_id"]: line["promoted_at"] for line in ledger}
-    knowledge = json.loads((store / "kb/knowledge.json").read_text())
+    promoted = {line["fact_id"]: line["promoted_at"] for line in ledger_lines(store)}
     validator = Draft7Validator(schemas.schema("view"))
-    for path in VIEWS:
-        assert not list(validator.iter_errors(json.loads((store / path).read_text()))), path
-    by_subject = {f["subject"]: f for f in knowledge["facts"]}
+    before = view_files(store)
+    assert len(before) == 2
+    for path, data in before.items():
+        assert not list(validator.iter_errors(json.loads(data))), path
+    by_subject = {f["subject"]: f for f in view_entries(store, "knowledge")}
     for n in range(3):
         fact = by_subject[f"s{n}"]
-        # the promotion's time, derived from the record (not the clock, not --now-ts): its created_at
-        assert fact["distilled_at"] == promoted[fact["id"]] == fact["recorded_at"] == 1793491200000 + n * 86_400_000
-    assert by_subject["direct"]["distilled_at"] == by_subject["direct"]["recorded_at"]  # no promotion: recorded
-    # the same logs give the same bytes: rebuilt twice, and in another clone
-    before = {p: (store / p).read_bytes() for p in VIEWS}
-    for path in VIEWS:
-        (store / path).unlink()
+        assert fact["distilled_at"] == promoted[fact["id"]] == fact["recorded_at"] == \
+            1_790_812_800_000 + n * 86_400_000
+    assert by_subject["direct"]["distilled_at"] == by_subject["direct"]["recorded_at"]
+    # the same facts give the same bytes: rebuilt twice, in another clone, and promoted at another time
+    shutil.rmtree(store / "kb/knowledge")
     ok(store, "rebuild")
-    assert {p: (store / p).read_bytes() for p in VIEWS} == before
+    assert view_files(store) == before
     ok(store, "rebuild")
-    assert {p: (store / p).read_bytes() for p in VIEWS} == before
+    assert view_files(store) == before
     assert commit(store, "direct fact and views").returncode == 0
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(store), str(clone))
-    for path in VIEWS:
-        (clone / path).unlink()
+    shutil.rmtree(clone / "kb/knowledge")
     assert memstack("rebuild", cwd=clone).returncode == 0
-    assert {p: (clone / p).read_bytes() for p in VIEWS} == before
+    assert view_files(clone) == before
 
 
 # ---- status ----------------------------------------------------------------------------------------
@@ -322,7 +319,7 @@ def test_status_with_pending_records_and_uncommitted_memory(store: Path) -> None
     ok(store, "fact", "add", "--subject", "s", "--predicate", "p", "--object", "o", "--valid-from", T0,
        "--recorded-at", T0)
     lagging = ok(store, "status")
-    assert "kb/knowledge.json" in lagging["stale"] and lagging["stale_remembered"] is False
+    assert "kb/knowledge/alice/2026-11.json" in lagging["stale"] and lagging["stale_remembered"] is False
     assert any(c["path"].startswith("kb/facts/alice/") for c in lagging["uncommitted"])
     ok(store, "binder", "ratify", binder_waiting_id(store))
     assert ok(store, "status")["binder_waiting"]["records"] == 2

@@ -5,6 +5,7 @@ import json
 import os
 import pty
 import resource
+import shutil
 import struct
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import MEMSTACK, git, memstack
+from helpers import MEMSTACK, git, memstack, view_entries
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import generate  # noqa: E402  (bench/generate.py: a store written straight in the store's format)
@@ -61,8 +62,7 @@ def test_after_promote_a_rebuild_changes_nothing(tmp_path: Path) -> None:
                      "--object", "something else", "--valid-from", "2025-01-01T00:00:00Z",
                      "--recorded-at", "2025-01-01T00:00:00Z", cwd=store)
     assert added.returncode == 0, added.stderr
-    queue = json.loads((store / "kb" / "binder_queue.json").read_bytes())
-    waiting = queue["records"][0]["id"]
+    waiting = view_entries(store, "binder_queue")[0]["id"]
     decided = memstack("binder", "ratify", waiting, "--by", "a human", cwd=store)
     assert decided.returncode == 0, decided.stderr
     wrote = memstack("intake", "write", "--agent", "agent2", "--content", "tabs are fine", "--tier", "verified",
@@ -71,8 +71,7 @@ def test_after_promote_a_rebuild_changes_nothing(tmp_path: Path) -> None:
     assert wrote.returncode == 0, wrote.stderr
     second = json.loads(memstack("promote", "--now-ts", NOW, "--json", cwd=store).stdout)
     assert second["ratified"] == 1 and second["routed"] == {"knowledge": 1} and second["commit"]
-    queue = json.loads((store / "kb" / "binder_queue.json").read_bytes())
-    assert waiting not in {r["id"] for r in queue["records"]}
+    assert waiting not in {r["id"] for r in view_entries(store, "binder_queue")}
     for args in (("rebuild", "--check"), ("check", "--all")):
         ran = memstack(*args, cwd=store)
         assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -104,19 +103,19 @@ def under_a_terminal(*args: str, cwd: Path) -> tuple[int, bytes, bytes]:
 
 
 @pytest.mark.parametrize(("verb", "bar"), [(("promote", "--now-ts", NOW), b"promote: routing"),
-                                           (("rebuild",), b"views: reading fact files")])
+                                           (("rebuild",), b"views: reading source files")])
 def test_progress_shows_on_a_terminal_and_never_through_a_pipe(tmp_path: Path, verb: tuple[str, ...],
                                                                 bar: bytes) -> None:
     store = generated(tmp_path / "store", 300, 300)
     if verb[0] == "rebuild":
-        (store / "kb" / "knowledge.json").unlink(missing_ok=True)  # something to rebuild
+        shutil.rmtree(store / "kb" / "knowledge", ignore_errors=True)  # something to rebuild
     piped = memstack(*verb, cwd=store)
     assert piped.returncode == 0, piped.stderr
     assert bar.decode() not in piped.stderr and "\r" not in piped.stderr
     git(store, "reset", "-q", "--hard")
     git(store, "clean", "-fdq")
     if verb[0] == "rebuild":
-        (store / "kb" / "knowledge.json").unlink(missing_ok=True)
+        shutil.rmtree(store / "kb" / "knowledge", ignore_errors=True)
     code, out, shown = under_a_terminal(*verb, cwd=store)
     assert code == 0, shown
     assert bar in shown and b"\r" in shown  # tqdm's bar, redrawn in place
@@ -124,7 +123,7 @@ def test_progress_shows_on_a_terminal_and_never_through_a_pipe(tmp_path: Path, v
     git(store, "reset", "-q", "--hard")
     git(store, "clean", "-fdq")
     if verb[0] == "rebuild":
-        (store / "kb" / "knowledge.json").unlink(missing_ok=True)
+        shutil.rmtree(store / "kb" / "knowledge", ignore_errors=True)
     code, out, shown = under_a_terminal(*verb, "--json", cwd=store)
     assert code == 0 and bar not in shown  # --json: one document, no bar beside it
     json.loads(out)

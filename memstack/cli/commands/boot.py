@@ -17,8 +17,9 @@ def register(sub: Any, common: Any) -> None:
                                "memstack boot rebuild", "memstack boot show --agent claude"))
     verbs = top.add_subparsers(dest="verb", metavar="VERB", required=True)
     p = verbs.add_parser("rebuild", parents=[common], help="rebuild anchors and willow.md from handoffs and the KB",
-                         **doc("Rebuild the boot anchors and willow.md from the handoffs and kb/knowledge.json;"
-                               " an unchanged store rewrites nothing.", "memstack boot rebuild --agent claude"))
+                         **doc("Rebuild the boot anchors and willow.md from the handoffs and the knowledge view"
+                               " (kb/knowledge/); an unchanged store rewrites nothing.",
+                               "memstack boot rebuild --agent claude"))
     p.add_argument("--agent", metavar="A", help="only this agent's anchor (willow.md is always rebuilt)")
     p.set_defaults(func=run_rebuild)
     p = verbs.add_parser("show", parents=[common], help="print an agent's boot anchor (files only, no git)",

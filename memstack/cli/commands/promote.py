@@ -31,7 +31,7 @@ def register(sub: Any, common: Any) -> None:
                    help="also print the commit's Memstack-* trailers (the commit carries them either way)")
     p.set_defaults(func=run_promote)
     p = sub.add_parser("rebuild", parents=[common], help="rebuild every derived file (KB views, boot files)",
-                       **doc("Rebuild every derived file (kb/*.json views, session anchors, willow.md) from"
+                       **doc("Rebuild every derived file (the kb/ view shards, session anchors, willow.md) from"
                              " the sources; --check writes nothing and exits 1 naming the stale ones (derived"
                              " files that differ from a rebuild: they lag their sources, which is no"
                              " violation), 0 when every one is fresh.",

@@ -1,19 +1,20 @@
-"""The derived files a promotion rewrites: the KB views (patched from the last committed ones where they
-can be, else built from every fact file) and the boot files that read them."""
+"""The derived files a promotion rewrites: the view shards whose sources changed (kb/views.py), and the
+boot files that read them. `rebuild` without `changed_only` makes every shard from every source."""
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 
-from memstack.base import files
+from memstack.base import files, layout
 from memstack.base.errors import MemstackError
+from memstack.base.jsonio import iter_jsonl
 from memstack.boot import context as boot
-from memstack.integrity import buildmemo
-from memstack.kb import viewpatch, views
-from memstack.repo import diffs, git, objects
+from memstack.kb import views
+from memstack.repo import diffs, git
 from memstack.repo.sources import WorktreeSource
 from memstack.repo.store import folder_of
+
+_SOURCES = ("kb/facts", "intake", layout.LEDGER_DIR, layout.DECISIONS, *views.VIEW_DIRS)
 
 
 @contextmanager
@@ -28,40 +29,72 @@ def _readable() -> Iterator[None]:
                             f" not valid ({type(exc).__name__}: {exc}); `memstack check` names it (I5)") from None
 
 
-def rebuild(store: Path, patched: bool = False) -> list[str]:
-    """Rewrite the KB views, then the boot files that read them; returns the paths that changed.
-    `patched`: the views of the last commit that changed them, patched with what changed since
-    (viewpatch.py), where they can be; else (and by default) built from every fact file."""
+def _built(store: Path, changed_only: bool) -> Iterable[tuple[str, bytes | None]]:
     source = WorktreeSource(store)
-    with _readable():
-        built = patched_views(store, source) if patched else views.build(source)
-    written = files.write_changed(store, built)
-    with _readable():
-        return written + boot.rebuild(store)
+    wanted = touched(store, source) if changed_only else None
+    shards = views.Shards(source)
+    return shards.every() if wanted is None else shards.of(wanted).items()
 
 
-def patched_views(store: Path, source: WorktreeSource) -> dict[str, files.Data]:
-    """The views of the work tree: patched from the last committed ones where they can be."""
+def rebuild(store: Path, changed_only: bool = False) -> list[str]:
+    """Rewrite the view shards (all, or with `changed_only` those whose sources changed since the last
+    commit that changed a shard), then the boot files that read them; returns the paths that changed."""
+    written = []
+    with _readable():
+        for path, data in _built(store, changed_only):
+            if data is None:
+                if files.remove(store / path):
+                    written.append(path)
+            elif not files.holds(store / path, data):
+                files.write_atomic(store / path, data)
+                written.append(path)
+        return sorted(written) + boot.rebuild(store)
+
+
+def stale(store: Path, changed_only: bool = False) -> list[str]:
+    """The derived files that differ from a rebuild (nothing written). `changed_only`: of the shards,
+    only those whose sources changed since the last commit that changed a shard are compared."""
+    found = []
+    with _readable():
+        for path, data in _built(store, changed_only):
+            if (store / path).is_file() if data is None else not files.holds(store / path, data):
+                found.append(path)
+        built = boot.build(WorktreeSource(store))
+    return sorted(found + [p for p, data in built.items() if not files.holds(store / p, data)])
+
+
+def touched(store: Path, source: WorktreeSource) -> set[str] | None:
+    """The shards whose sources changed in the work tree since the last commit that changed a shard
+    (a promotion, a rebuild): names from git, and the lines appended to the ledger and the decisions
+    since. None: every shard (no such commit, or a change whose records cannot be told)."""
     if not (git.is_worktree(store) and git.has_commits(store)):
-        return views.build(source)
+        return None
     top, folder = folder_of(store)
-    with objects.CatFile(top, git.no_git_env()) as blobs:  # a whole build is recorded for the commit's check
-        return viewpatch.views_of(top, folder, blobs, diffs.WORKTREE, source,
-                                  build=partial(buildmemo.build, top, folder))
+    env = git.no_git_env()
+    base = git.out(top, "log", "-1", "--format=%H", "HEAD", "--", *(folder + d for d in views.VIEW_DIRS),
+                   env=env).strip()
+    if not base:
+        return None
+    changes = diffs.changes_since(top, base, diffs.WORKTREE, list(_SOURCES), folder)
+    paths = [c.path for c in changes]
+    decided: list[str] | None = []
+    if layout.DECISIONS in paths:
+        appended = _appended(top, base, folder + layout.DECISIONS, store / layout.DECISIONS)
+        if appended is None:
+            return None
+        decided = [d["intake_id"] for d in iter_jsonl(appended, layout.DECISIONS)
+                   if isinstance(d.get("intake_id"), str)]
+    return views.touched(source, paths, (), decided)  # a changed ledger shard names its queue shard
 
 
-def stale(store: Path, patched: bool = False) -> list[str]:
-    """The derived files that differ from a rebuild (nothing written). `patched`: the views compared
-    with the last committed ones patched (viewpatch.py), where they can be, not with a build from
-    every fact file."""
-    source = WorktreeSource(store)
-    with _readable():
-        built = patched_views(store, source) if patched else views.build(source)
-
-    class Overlay(WorktreeSource):
-        def read(self, relpath: str) -> bytes | None:
-            return files.whole(built[relpath]) if relpath in built else super().read(relpath)
-
-    with _readable():
-        built.update(boot.build(Overlay(store)))
-    return sorted(p for p, data in built.items() if not files.holds(store / p, data))
+def _appended(top: Path, base: str, spec: str, path: Path) -> bytes | None:
+    """The bytes appended to a log since commit `base` (None: it is not the base's log with lines appended)."""
+    found = git.run(top, "cat-file", "-s", f"{base}:{spec}", env=git.no_git_env(), ok=(0, 128)).stdout.strip()
+    size = int(found) if found else 0
+    try:
+        with path.open("rb") as handle:
+            handle.seek(size)
+            tail = handle.read()
+    except FileNotFoundError:
+        return None
+    return tail if path.stat().st_size >= size else None

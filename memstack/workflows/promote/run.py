@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import clock, files, progress
-from memstack.integrity import buildmemo
 from memstack.kb import factstore
 from memstack.workflows.promote import pending
 from memstack.workflows.promote.commit import can_commit, commit_message, make_commit, uncommitted_ledger
@@ -61,12 +60,11 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
         write_ledger(store, [item for _, item, _ in later], [fact_id for _, _, fact_id in later])
         pending.save(store, *gathered.read)  # the next promotion reads only what is written after
         del gathered, planner, later  # the views are rebuilt without them
-        with buildmemo.recording():  # a whole build of the views is not made again by the commit's check
-            changed = rebuild(store, patched=True)
-            if commit:  # what the commit moves: this run's lines and any an interrupted run left
-                counts, ratified = uncommitted_ledger(store)
-            message = commit_message(counts, ratified, superseded)
-            sha = make_commit(store, message) if commit else None
+        changed = rebuild(store, changed_only=True)  # the shards whose sources changed
+        if commit:  # what the commit moves: this run's lines and any an interrupted run left
+            counts, ratified = uncommitted_ledger(store)
+        message = commit_message(counts, ratified, superseded)
+        sha = make_commit(store, message) if commit else None
     return {"dry_run": False, "routed": dict(counts), "ratified": ratified, "superseded": superseded,
             "facts_added": facts_added, "changed": changed, "commit": sha,
             "message": message if sha or moved or changed else "nothing to promote"}
