@@ -189,6 +189,10 @@ CASES = [
     (_args("test", "{dir}/mt-recall-as-of.yaml"), "case 1 'then': as_of: recall answers at valid_at only"),
     (_args("test", "{dir}/mt-absent.yaml"), "mt-absent.yaml: no such file"),
     (_args("test", "{dir}/mt-empty-expect.yaml"), "case 1 'deploy day': expect: must list at least one"),
+    # blame: an id of no record, an id of no id's shape
+    (_args("blame", "0190000000000000000000000000abcd"), "no fact or intake record has this id"),
+    (_args("blame", "../kb/facts"), "bad ID '../kb/facts': not a fact or intake id"),
+    (_args("blame", "ABCDEF0123456789"), "not a fact or intake id"),
 ]
 
 
