@@ -44,6 +44,8 @@ class History:
         self.head = git.rev_parse(root, f"{rev}^{{commit}}") if top and git.has_commits(root) else None
         self._cat: CatFile | None = None
         self._details: dict[str, git.CommitDetails] = {}
+        self._lines: dict[tuple[str, str], list[str]] = {}  # (rev, file): its first-parent line, asked once
+        self._held: dict[tuple[str, str, bytes], bool] = {}
 
     def close(self) -> None:
         if self._cat is not None:
@@ -59,7 +61,12 @@ class History:
         if self._cat is None:
             self._cat = CatFile(self.top, env=git.no_git_env())
         cat, spec = self._cat, f"{self.prefix}{relpath}"
-        return lambda sha: needle in (cat.read(f"{sha}:{spec}") or b"")
+
+        def holds(sha: str) -> bool:
+            if (sha, relpath, needle) not in self._held:
+                self._held[sha, relpath, needle] = needle in (cat.read(f"{sha}:{spec}") or b"")
+            return self._held[sha, relpath, needle]
+        return holds
 
     def commit(self, sha: str) -> git.CommitDetails:
         if sha not in self._details:
@@ -74,7 +81,9 @@ class History:
         return self._origin(self.head, relpath, needle, self._holds(relpath, needle))
 
     def _origin(self, rev: str, relpath: str, needle: bytes, holds: Callable[[str], bool]) -> Origin | None:
-        line = git.first_parent_touching(self.root, rev, relpath)  # newest first
+        if (rev, relpath) not in self._lines:
+            self._lines[rev, relpath] = git.first_parent_touching(self.root, rev, relpath)  # newest first
+        line = self._lines[rev, relpath]
         if not line or not holds(line[0]):
             return None
         newest, oldest = 0, len(line) - 1  # holds(line[newest]) is true; find the oldest that holds it
