@@ -41,7 +41,7 @@ class History:
         self.top = top or root
         folder = root.resolve().relative_to(top.resolve()).as_posix() if top else "."
         self.prefix = "" if folder == "." else f"{folder}/"  # the store's folder in the repository
-        self.head = git.rev_parse(root, f"{rev}^{{commit}}") if top and git.has_commits(root) else None
+        self.head = git.rev_parse(root, f"{rev}^{{commit}}") if top else None  # None: no commit yet
         self._cat: CatFile | None = None
         self._details: dict[str, git.CommitDetails] = {}
         self._lines: dict[tuple[str, str], list[str]] = {}  # (rev, file): its first-parent line, asked once
