@@ -43,21 +43,25 @@ def _quoted(value: str) -> bytes:
     return jsonio.dumps_line(value)[:-1]
 
 
-def _lines_with(root: Path, relpath: str, needle: bytes) -> list[Line]:
-    """The lines of store file `relpath` holding `needle`, parsed, in file order."""
+def _lines_with(root: Path, relpath: str, field: str, value: str) -> list[Line]:
+    """The lines of store file `relpath` whose `field` is `value`, parsed, in file order: a byte search for
+    the value, so only the few lines that mention it are parsed."""
     try:
         data = (root / relpath).read_bytes()
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return []
-    found, at = [], data.find(needle)
+    quoted = _quoted(value)
+    key = re.compile(rb'"' + field.encode() + rb'"\s*:\s*' + re.escape(quoted))
+    found, at = [], data.find(quoted)
     while at >= 0:
         start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
         end = len(data) if end < 0 else end
         number = data.count(b"\n", 0, start) + 1
         record = jsonio.loads(data[start:end], f"{relpath}:{number}")
-        if isinstance(record, dict):
-            found.append(Line(relpath, number, record, needle))
-        at = data.find(needle, end)
+        marked = key.search(data, start, end)
+        if isinstance(record, dict) and record.get(field) == value and marked:
+            found.append(Line(relpath, number, record, marked.group()))
+        at = data.find(quoted, end)
     return found
 
 
@@ -77,28 +81,22 @@ def _bound_file(root: Path, record_id: str, layer: str) -> str | None:
 def _find(root: Path, record_id: str, layer: str) -> Line | None:
     """The line of `layer` (facts or intake) whose id is `record_id`: in its bound file, else (an id
     written before ids were bound) in the files `git grep` says hold it."""
-    needle = b'"id":' + _quoted(record_id)
     bound = _bound_file(root, record_id, layer)
-    places = [bound] if bound else []
-    if bound is None or not _lines_with(root, bound, needle):
-        holding = git.files_holding(root, layer, [needle]) if (root / layer).is_dir() else set()
-        places = sorted(holding) if holding is not None else sorted(
-            p.relative_to(root).as_posix() for p in (root / layer).glob("*/*.jsonl"))
-    for relpath in places:
-        for line in _lines_with(root, relpath, needle):
-            if line.record.get("id") == record_id:
-                return line
-    return None
+    found = _lines_with(root, bound, "id", record_id) if bound else []
+    if found:
+        return found[0]
+    holding = git.files_holding(root, layer, [_quoted(record_id)]) if (root / layer).is_dir() else set()
+    places = sorted(holding) if holding is not None else sorted(
+        p.relative_to(root).as_posix() for p in (root / layer).glob("*/*.jsonl"))
+    return next((line for relpath in places for line in _lines_with(root, relpath, "id", record_id)), None)
 
 
 def ledger_lines(root: Path, intake_id: str, intake_file: str | None) -> list[dict[str, Any]]:
     """The promotion ledger's lines for one intake record (routed, then ratified: two lines), oldest first.
-    The one place blame reads the ledger; `intake_file` names the ledger shard where the ledger is sharded
-    by intake file (layout.ledger_shard)."""
-    del intake_file  # one ledger file today
-    needle = b'"intake_id":' + _quoted(intake_id)
-    return [line.record for line in _lines_with(root, layout.LEDGER, needle)
-            if line.record.get("intake_id") == intake_id]
+    The one place blame reads the ledger: one file today; where the ledger is sharded by intake file,
+    `intake_file` (the record's, or the one its id is bound to) names the shard (layout.ledger_shard)."""
+    del intake_file
+    return [line.record for line in _lines_with(root, layout.LEDGER, "intake_id", intake_id)]
 
 
 def _entry(line: Line, history: History) -> dict[str, Any]:
@@ -116,9 +114,7 @@ def _decisions(root: Path, history: History, intake_id: str | None, fact_id: str
     for field, value in (("intake_id", intake_id), ("fact_id", fact_id)):
         if value is None:
             continue
-        for line in _lines_with(root, layout.DECISIONS, f'"{field}":'.encode() + _quoted(value)):
-            if line.record.get(field) == value:
-                found.append(_entry(line, history))
+        found += [_entry(line, history) for line in _lines_with(root, layout.DECISIONS, field, value)]
     return found
 
 
@@ -138,7 +134,12 @@ def chain(root: Path, record_id: str) -> dict[str, Any]:
     intake_id = record_id if intake else fact.record.get("intake_id") if fact else None
     if intake is None and isinstance(intake_id, str) and ID_SHAPE.fullmatch(intake_id):
         intake = _find(root, intake_id, INTAKE)
-    promotions = ledger_lines(root, intake_id, intake.path if intake else None) if isinstance(intake_id, str) else []
+    promotions: list[dict[str, Any]] = []
+    if isinstance(intake_id, str):
+        promotions = ledger_lines(root, intake_id, intake.path if intake else _bound_file(root, intake_id, INTAKE))
+        listed = [p["file"] for p in promotions if isinstance(p.get("file"), str)]
+        if intake is None and listed:  # an id not bound to its file: the ledger says which file holds it
+            intake = next(iter(_lines_with(root, listed[0], "id", intake_id)), None)
     if fact is None:
         made = [p["fact_id"] for p in promotions if isinstance(p.get("fact_id"), str)]
         fact = _find(root, made[-1], FACTS) if made else None

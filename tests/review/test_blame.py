@@ -124,3 +124,33 @@ def test_the_blame_tool_returns_what_the_command_prints(store: Path) -> None:
             assert "not a fact or intake id" in await refused(client, "blame", id="../x")
 
     run(session)
+
+
+def test_blame_in_a_store_inside_a_code_repository(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    git(code, "init", "-q", "-b", "main")
+    (code / "README").write_text("a project\n")
+    _commit(code, "the project")
+    assert memstack("init", ".memory", "--agent", "alice", cwd=code).returncode == 0
+    [fact] = _json(code, "capture", "--subject", "ci", "--predicate", "chose", "--object", "gha")
+    added = _commit(code, "memory: ci chose gha")
+    (code / "src").mkdir()
+    blamed = _json(code / "src", "blame", fact["id"])
+    assert blamed["fact"]["path"] == "kb/facts/alice/" + blamed["fact"]["path"].rsplit("/", 1)[1]
+    assert blamed["fact"]["added"]["commit"] == added
+
+
+def test_blame_shows_the_code_anchors_a_record_carries(store: Path) -> None:
+    [fact] = _json(store, "capture", "--subject", "parser", "--predicate", "decided", "--object", "pest")
+    anchored = {**fact, "id": fact["id"][:12] + "0" * 12 + fact["id"][24:], "object": "pest 2.7",
+                "anchors": [{"path": "src/parser.py", "start": 3, "end": 9, "commit": "a" * 40, "blob": "b" * 40,
+                             "lines_sha256": "c" * 64}]}
+    path = store / "kb" / "facts" / "alice" / Path(_json(store, "blame", fact["id"])["fact"]["path"]).name
+    with path.open("a") as handle:  # a record as the code anchors' writers make it
+        handle.write(json.dumps(anchored) + "\n")
+    blamed = _json(store, "blame", anchored["id"])
+    assert [a["path"] for a in blamed["anchors"]] == ["src/parser.py"] and blamed["fact"]["added"] is None
+    text = memstack("blame", anchored["id"], cwd=store).stdout
+    assert "code anchors\n  src/parser.py:3-9  at aaaaaaaaaaaa" in text
+    assert _json(store, "blame", fact["id"])["anchors"] == []
