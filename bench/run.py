@@ -68,6 +68,7 @@ class Ran:
     code: int
     out: bytes
     err: bytes
+    cpu: float = 0.0  # processor seconds, user + system, of the process and the children it waited for
 
 
 # Measured processes are started by this small, long-lived launcher rather than by the bench itself:
@@ -89,7 +90,8 @@ for request in sys.stdin:
         _, status, usage = os.wait4(proc.pid, 0)  # this one child (and what it waited for), nothing else
         seconds = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
-    print(json.dumps({"seconds": seconds, "peak_kib": usage.ru_maxrss, "code": proc.returncode}), flush=True)
+    print(json.dumps({"seconds": seconds, "peak_kib": usage.ru_maxrss, "code": proc.returncode,
+                      "cpu": usage.ru_utime + usage.ru_stime}), flush=True)
 """
 
 
@@ -112,7 +114,8 @@ class Launcher:
         if not answer:
             raise RuntimeError("the bench's launcher process died")
         done = json.loads(answer)
-        return Ran(done["seconds"], done["peak_kib"], done["code"], out.read_bytes(), err.read_bytes())
+        return Ran(done["seconds"], done["peak_kib"], done["code"], out.read_bytes(), err.read_bytes(),
+                   done.get("cpu", 0.0))
 
     def close(self) -> None:
         if self.proc.stdin:
@@ -535,12 +538,15 @@ def fig_blame(b: Bench, size: int) -> Outcome:
     commits = b.blame_commits
     try:
         fact = blame_history(store, commits, BLAME["fact_every"])
+        cpu = []
         for _ in range(b.repeat):
             ran = b.ms("blame", fact, "--json", cwd=store.root)
             out.add(ran)
+            cpu.append(ran.cpu)
         found = json.loads(ran.out)
         assert found["fact"]["added"]["commit"] == store.base and found["closed_by"], found
-        out.note = f"{commits:,} commits, {commits // BLAME['fact_every']:,} of them to the fact's file"
+        out.note = (f"{commits:,} commits, {commits // BLAME['fact_every']:,} of them to the fact's file;"
+                    f" {statistics.median(cpu):.2f} s of processor time (git included)")
     finally:
         b.reset(store)
     return out
