@@ -84,6 +84,11 @@ def test_a_written_record_not_yet_committed_has_no_commit(store: Path) -> None:
     blamed = _json(store, "blame", record)
     assert blamed["intake"]["added"] is None and blamed["fact"] is None and blamed["promotions"] == []
     assert "not committed on this branch yet" in memstack("blame", record, cwd=store).stdout
+    [fact] = _json(store, "fact", "add", "--subject", "db", "--predicate", "uses", "--object", "sqlite")
+    _json(store, "fact", "invalidate", "--subject", "db", "--predicate", "uses")
+    closed = _json(store, "blame", fact["id"])
+    assert closed["closed_by"] is None and closed["fact"]["record"]["valid_to"] is not None
+    assert "no successor: invalidated, valid until" in memstack("blame", fact["id"], cwd=store).stdout
 
 
 def test_blame_names_the_merge_that_brought_a_fact_in(store: Path, tmp_path: Path) -> None:

@@ -69,7 +69,7 @@ def text(doc: dict[str, Any]) -> str:
     if doc["closed_by"]:
         out += _fact("closed by", doc["closed_by"])
     elif doc["fact"] and doc["fact"]["record"].get("valid_to") is not None:
-        out.append("closed by nothing (invalidated)")
+        out.append(f"no successor: invalidated, valid until {iso(doc['fact']['record']['valid_to'])}")
     if doc["anchors"]:
         out.append("code anchors")
         for a in doc["anchors"]:
