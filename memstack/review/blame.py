@@ -137,7 +137,8 @@ def chain(root: Path, record_id: str) -> dict[str, Any]:
     promotions: list[dict[str, Any]] = []
     if isinstance(intake_id, str):
         promotions = ledger_lines(root, intake_id, intake.path if intake else _bound_file(root, intake_id, INTAKE))
-        listed = [p["file"] for p in promotions if isinstance(p.get("file"), str)]
+        listed = [p["file"] for p in promotions  # an intake file's path, never a path the line could forge
+                  if isinstance(p.get("file"), str) and layout.classify(p["file"]).kind == layout.INTAKE]
         if intake is None and listed:  # an id not bound to its file: the ledger says which file holds it
             intake = next(iter(_lines_with(root, listed[0], "id", intake_id)), None)
     if fact is None:
