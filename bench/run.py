@@ -68,6 +68,7 @@ class Ran:
     code: int
     out: bytes
     err: bytes
+    cpu: float = 0.0  # processor seconds, user + system, of the process and the children it waited for
 
 
 # Measured processes are started by this small, long-lived launcher rather than by the bench itself:
@@ -89,7 +90,8 @@ for request in sys.stdin:
         _, status, usage = os.wait4(proc.pid, 0)  # this one child (and what it waited for), nothing else
         seconds = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
-    print(json.dumps({"seconds": seconds, "peak_kib": usage.ru_maxrss, "code": proc.returncode}), flush=True)
+    print(json.dumps({"seconds": seconds, "peak_kib": usage.ru_maxrss, "code": proc.returncode,
+                      "cpu": usage.ru_utime + usage.ru_stime}), flush=True)
 """
 
 
@@ -112,7 +114,8 @@ class Launcher:
         if not answer:
             raise RuntimeError("the bench's launcher process died")
         done = json.loads(answer)
-        return Ran(done["seconds"], done["peak_kib"], done["code"], out.read_bytes(), err.read_bytes())
+        return Ran(done["seconds"], done["peak_kib"], done["code"], out.read_bytes(), err.read_bytes(),
+                   done.get("cpu", 0.0))
 
     def close(self) -> None:
         if self.proc.stdin:
@@ -244,6 +247,7 @@ class Bench:
         self.stores: dict[int, Store] = {}
         self.cache: dict[Any, Any] = {}
         self.range_commits = 5 if self.quick else RANGE["commits"]
+        self.blame_commits = 200 if self.quick else BLAME["commits"]
         self.merge_lines = 2_000 if self.quick else MERGE_LINES
 
     def log(self, message: str) -> None:
@@ -491,6 +495,58 @@ def fig_check_range(b: Bench, size: int) -> Outcome:
             b.git(store.root, "commit", "-q", "--no-verify", "-m", f"bench: session {k}")
         for _ in range(b.repeat):
             out.add(b.ms("check", "--range", f"{store.base}..HEAD", cwd=store.root))
+    finally:
+        b.reset(store)
+    return out
+
+
+BLAME = {"commits": 10_000, "fact_every": 50}  # the history `blame` reads through
+
+
+def blame_history(store: Store, commits: int, fact_every: int) -> str:
+    """`commits` commits on top of the generated one (one `git fast-import`): each rewrites a small SOIL
+    record; every `fact_every`-th also appends a fact to the file of the store's first fact, so that
+    file has a long history of its own. Returns the first fact's id (the oldest: the deepest search)."""
+    relpath = f"kb/facts/{generate.AGENTS[0]}/{generate.month(generate.START)}.jsonl"
+    data = (store.root / relpath).read_bytes()
+    stream, at = [], 1_800_000_000
+    for k in range(commits):
+        parts = [f"commit refs/heads/main\ncommitter Bench <bench@example.com> {at + k} +0000\n"
+                 f"data {len(f'bench: commit {k}')}\nbench: commit {k}\n".encode()]
+        if k == 0:
+            parts.append(f"from {store.base}\n".encode())
+        soil = orjson.dumps({"key": "counter", "collection": "bench", "value": k}) + b"\n"
+        parts.append(f"M 100644 inline store/bench/counter.json\ndata {len(soil)}\n".encode() + soil)
+        if k % fact_every == 0:
+            ts = generate.START + k
+            data += orjson.dumps({"id": f"{ts:012x}{k:012x}{agent_tag(generate.AGENTS[0])}", "subject": f"extra-{k}",
+                                  "predicate": "uses", "object": "x", "valid_from": ts, "valid_to": None,
+                                  "confidence": 0.5, "recorded_at": ts, "table": "knowledge", "expired_at": None,
+                                  "superseded_by": None, "source": "bench", "agent": generate.AGENTS[0],
+                                  "intake_id": None}, option=generate.OPTS)
+            parts.append(f"M 100644 inline {relpath}\ndata {len(data)}\n".encode() + data + b"\n")
+        stream.append(b"".join(parts))
+    subprocess.run(["git", "fast-import", "--quiet", "--force"], cwd=store.root, input=b"".join(stream), check=True)
+    subprocess.run(["git", "reset", "-q", "--hard", "main"], cwd=store.root, check=True)
+    return generate.fact_id(0)
+
+
+def fig_blame(b: Bench, size: int) -> Outcome:
+    if not b.has("blame"):
+        return Outcome(unavailable="no `memstack blame`")
+    store, out = b.store(size), Outcome()
+    commits = b.blame_commits
+    try:
+        fact = blame_history(store, commits, BLAME["fact_every"])
+        cpu = []
+        for _ in range(b.repeat):
+            ran = b.ms("blame", fact, "--json", cwd=store.root)
+            out.add(ran)
+            cpu.append(ran.cpu)
+        found = json.loads(ran.out)
+        assert found["fact"]["added"]["commit"] == store.base and found["closed_by"], found
+        out.note = (f"{commits:,} commits, {commits // BLAME['fact_every']:,} of them to the fact's file;"
+                    f" {statistics.median(cpu):.2f} s of processor time (git included)")
     finally:
         b.reset(store)
     return out
@@ -996,6 +1052,7 @@ FIGURES: tuple[Figure, ...] = (
            fig_commit_hook),
     Figure("check-range", "`memstack check --range` over {commits} commits (each +10 intake, +10 facts, 1 closed)",
            "info", None, fig_check_range),
+    Figure("blame", "`memstack blame` of the oldest fact, {blame_commits} commits after it", "< 1 s", 1.0, fig_blame),
     Figure("index-build", "fact index built from nothing (`python -m memstack.kb.index`)", "info", None,
            fig_index_build),
     Figure("fresh-clone-query", "first `memstack recall` on a fresh clone (no index yet)", "info", None,
@@ -1134,7 +1191,9 @@ def measure_all(b: Bench, only: Iterable[str] | None = None) -> list[dict[str, A
             median = statistics.median(outcome.samples) if outcome.samples else None
             within = judge(figure, outcome, smallest) if median is not None or outcome.unavailable else "failed"
             rows.append({
-                "figure": figure.key, "label": figure.label.format(commits=b.range_commits), "size": size,
+                "figure": figure.key,
+                "label": figure.label.format(commits=b.range_commits, blame_commits=f"{b.blame_commits:,}"),
+                "size": size,
                 "size_label": size_label(figure, size, b),
                 "median_s": median, "samples_s": outcome.samples, "runs": len(outcome.samples),
                 "target": figure.target, "within": within,

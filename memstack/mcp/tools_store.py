@@ -1,6 +1,7 @@
-"""The tools over the whole store: promote, sync, search, status; each one entry (`registry.Tool`), listed
+"""The tools over the whole store: promote, sync, search, status, blame; each one entry (`registry.Tool`), listed
 in `tools.py`."""
 
+from memstack.api import blame as blame_api
 from memstack.api import promote as promote_api
 from memstack.api import search as search_api
 from memstack.api import status as status_api
@@ -109,5 +110,30 @@ STATUS = Tool(
         "store": STRING, "pending_intake": {"type": "object"}, "pending_total": {"type": "integer"},
         "binder_waiting": {"type": ["object", "null"]}, "stale": {}, "uncommitted": {"type": ["array", "null"]},
         "last_promotion": {"type": ["object", "null"]}, "index": {"type": ["object", "null"]}}),
+    hints=READS,
+)
+
+_COMMIT = {"type": ["object", "null"], "description": "a commit: commit, author, email, date, message, parents"}
+_PLACED = document("a record, where it is, and the commit that added it", {
+    "path": STRING, "line": {"type": "integer"}, "record": {"type": "object"}}, {
+    "added": _COMMIT, "merge": {**_COMMIT, "description": "the merge that brought it into the current branch"}})
+
+BLAME = Tool(
+    "blame",
+    "Where a belief came from, for a fact id or an intake id: the fact's line and the commit that added it"
+    " (author, date, message), the intake record it was promoted from and its commit, the merge that brought"
+    " each into the current branch, the promotion ledger's lines, the Binder decisions and who made them,"
+    " the facts it closed (closed) and the fact that closed it (closed_by), and its code anchors.",
+    {"id": text("a fact id or an intake record's id", required=True)},
+    lambda store, a: blame_api.blame_document(store, id=a["id"]),
+    title="Where a memory came from",
+    output=document("the chain behind a fact or intake record", {
+        "id": STRING, "kind": {"type": "string", "enum": ["fact", "intake"]},
+        "fact": {"anyOf": [_PLACED, {"type": "null"}]}, "intake": {"anyOf": [_PLACED, {"type": "null"}]},
+        "promotions": listing({"type": "object"}, "the promotion ledger's lines for the intake record"),
+        "decisions": listing(_PLACED, "the Binder's decisions on the record or the fact"),
+        "closed": listing({"type": "object"}, "the facts it closed"),
+        "closed_by": {"anyOf": [_PLACED, {"type": "null"}]},
+        "anchors": listing({"type": "object"}, "its code anchors")}),
     hints=READS,
 )

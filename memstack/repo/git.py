@@ -262,3 +262,34 @@ def tree_names(data: bytes) -> list[str]:
     return names
 
 
+
+
+def first_parent_touching(cwd: Path, rev: str, path: str) -> list[str]:
+    """The commits on `rev`'s first-parent line whose `path` differs from their first parent's, newest
+    first (a merge that brought a change of `path` in included): one path-limited `git rev-list`."""
+    data = run(cwd, "--literal-pathspecs", "rev-list", "--first-parent", rev, "--", path).stdout.decode()
+    return data.split()
+
+
+@dataclass(frozen=True, slots=True)
+class CommitDetails:
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    email: str
+    date: str  # the author date, ISO-8601 with its offset
+    subject: str
+
+
+def details(cwd: Path, shas: Sequence[str]) -> dict[str, CommitDetails]:
+    """Author, date, parents and subject of each of `shas` (full commit names): one `git show -s`."""
+    if not shas:
+        return {}
+    data = run(cwd, "show", "-s", "--no-show-signature", "--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%s%x00",
+               *shas, "--").stdout.decode("utf-8", "replace")
+    found = {}
+    fields = data.split("\0")
+    for at in range(0, len(fields) - 5, 6):
+        sha, parents, author, email, date, subject = (field.strip("\n") for field in fields[at:at + 6])
+        found[sha] = CommitDetails(sha, tuple(parents.split()), author, email, date, subject)
+    return found

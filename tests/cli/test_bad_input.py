@@ -193,6 +193,10 @@ CASES = [
     (_args("migrate", "--format", "1"), "unrecognized argument --format"),
     (_args("export", "knowledge", "--table", "binder"), "argument --table: invalid choice: 'binder'"),
     (_args("export", "knowledge", "--at", "now"), "unrecognized argument --at"),
+    # blame: an id of no record, an id of no id's shape
+    (_args("blame", "0190000000000000000000000000abcd"), "no fact or intake record has this id"),
+    (_args("blame", "../kb/facts"), "bad ID '../kb/facts': not a fact or intake id"),
+    (_args("blame", "ABCDEF0123456789"), "not a fact or intake id"),
 ]
 
 

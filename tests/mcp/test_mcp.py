@@ -28,7 +28,7 @@ IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_w
                "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate", "binder_list",
                "sync", "boot_rebuild", "promote", "intake_list", "soil_list", "soil_expire", "handoff_show",
                "binder_ratify", "binder_reject", "search",
-               "soil_graduate", "binder_file", "binder_edge", "related", "status"}
+               "soil_graduate", "binder_file", "binder_edge", "related", "status", "blame"}
 
 def test_the_registry_holds_the_implemented_tools_with_valid_schemas() -> None:
     assert set(tools.TOOLS) == IMPLEMENTED
@@ -76,6 +76,7 @@ def _cli_options(*verb: str) -> set[str]:
     ("binder_edge", ("binder", "edge"), {"source", "target"}, {"from", "to"}),  # the CLI's --from/--to
     ("related", ("related",), set(), set()),
     ("status", ("status",), set(), set()),
+    ("blame", ("blame",), set(), set()),
 ])
 def test_tool_arguments_are_the_cli_options(tool: str, verb: tuple[str, ...], cli_only: set[str],
                                             tool_only: set[str]) -> None:

@@ -236,6 +236,9 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             assert ("edge", "lexer") in [(i["kind"], i["to"]) for i in walked["items"]]
             state = await c.ok("status")
             assert state["pending_total"] >= 1 and state["uncommitted"]
+            blamed = await c.ok("blame", id=waiting[0]["id"])
+            assert blamed["kind"] == "intake" and blamed["decisions"][0]["record"]["via"] == "mcp"
+            assert (await c.refused("blame", id="../x")).startswith("bad id '../x': not a fact or intake id")
 
             done = await c.ok("sync")
             assert done["ok"] and done["pushed"]
