@@ -1,0 +1,64 @@
+"""An anchor's lines: the `--anchor` text parsed, a file's text split into lines, the whitespace-normalised
+hash of a run of lines, and where a run of lines is found again in a text."""
+
+import hashlib
+import re
+from collections.abc import Sequence
+
+from memstack.base.errors import bad
+
+_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+_SPACE = re.compile(r"\s+")
+MAX_ANCHORS = 64  # per record, as schemas/intake.schema.json and fact.schema.json say
+
+
+def parse(text: str) -> tuple[str, int | None, int | None]:
+    """`PATH`, `PATH:START` or `PATH:START-END` as (path, start, end); the path as given."""
+    if not isinstance(text, str) or not text.strip():
+        raise bad("--anchor", repr(text), "give PATH, PATH:LINE or PATH:START-END")
+    path, colon, tail = text.rpartition(":")
+    found = _RANGE.match(tail) if colon else None
+    if found is None:
+        return text, None, None
+    start = int(found.group(1))
+    end = int(found.group(2)) if found.group(2) else start
+    if start < 1 or end < start:
+        raise bad("--anchor", repr(text), "lines are numbered from 1 and START-END must not run backwards")
+    if not path:
+        raise bad("--anchor", repr(text), "give PATH, PATH:LINE or PATH:START-END")
+    return path, start, end
+
+
+def text_lines(data: bytes) -> list[str] | None:
+    """The lines of a text file (without their ends), or None when it is not UTF-8 text (binary)."""
+    if b"\0" in data:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return text.splitlines()
+
+
+def normalised(line: str) -> str:
+    """A line as its hash sees it: whitespace runs made one space, none at either end."""
+    return _SPACE.sub(" ", line).strip()
+
+
+def sha256(lines: Sequence[str]) -> str:
+    """`lines_sha256`: the lines normalised, joined with newlines, UTF-8, hashed."""
+    return hashlib.sha256("\n".join(normalised(line) for line in lines).encode()).hexdigest()
+
+
+def find(lines: Sequence[str], digest: str, count: int, near: int) -> int | None:
+    """The 1-based start of a run of `count` lines of `lines` hashing to `digest`, the one nearest line
+    `near` when several do; None when none does."""
+    if count <= 0 or count > len(lines):
+        return None
+    keys = [normalised(line) for line in lines]
+    best: int | None = None
+    for at in range(len(lines) - count + 1):
+        if hashlib.sha256("\n".join(keys[at:at + count]).encode()).hexdigest() == digest:
+            if best is None or abs(at + 1 - near) < abs(best - near):
+                best = at + 1
+    return best
