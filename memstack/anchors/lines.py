@@ -62,3 +62,26 @@ def find(lines: Sequence[str], digest: str, count: int, near: int) -> int | None
             if best is None or abs(at + 1 - near) < abs(best - near):
                 best = at + 1
     return best
+
+
+def follow_range(old: Sequence[str], new: Sequence[str], start: int, end: int) -> tuple[int, int] | None:
+    """Where lines `start`-`end` (1-based, inclusive) of `old` are in `new` after the edit between them
+    (difflib's matching, whitespace-normalised): (start, end) in `new`, or None when they were deleted."""
+    from difflib import SequenceMatcher  # deferred: only for an anchor whose lines changed
+
+    matcher = SequenceMatcher(None, [normalised(line) for line in old], [normalised(line) for line in new],
+                              autojunk=False)
+    first, last = start - 1, end  # a half-open [first, last) in old
+    new_first: int | None = None
+    new_last: int | None = None
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if i2 <= first or i1 >= last or tag == "insert":
+            continue
+        low = j1 + (max(first, i1) - i1) if tag == "equal" else j1
+        high = j1 + (min(last, i2) - i1) if tag == "equal" else j2
+        if high > low:
+            new_first = low if new_first is None else min(new_first, low)
+            new_last = high if new_last is None else max(new_last, high)
+    if new_first is None or new_last is None:
+        return None
+    return new_first + 1, new_last
