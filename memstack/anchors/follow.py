@@ -42,6 +42,7 @@ class Follower:
         self.known = known or {}
         self.learned: dict[str, Any] = {}
         self._texts: dict[str, list[str] | None] = {}
+        self._keys: dict[str, list[str]] = {}
         self._old: dict[str, list[str] | None] = {}
 
     def text(self, path: str) -> list[str] | None:
@@ -50,6 +51,18 @@ class Follower:
             data = self.tree.read(path)
             self._texts[path] = None if data is None else lines.text_lines(data)
         return self._texts[path]
+
+    def keys(self, path: str, text: list[str]) -> list[str]:
+        """The lines of file `path` (`text`) normalised, as `lines.find` looks through them."""
+        if path not in self._keys:
+            self._keys[path] = [lines.normalised(line) for line in text]
+        return self._keys[path]
+
+    def first(self, anchor: Anchor) -> str | None:
+        """The anchored lines' first line normalised, when the anchored blob is here to say it."""
+        old = self.old(anchor["blob"])
+        start = anchor["start"]
+        return None if old is None or start is None or start > len(old) else lines.normalised(old[start - 1])
 
     def old(self, blob: str) -> list[str] | None:
         if blob not in self._old:
@@ -98,7 +111,7 @@ class Follower:
                 return result(anchor, "fresh", place(path, None, None))
             return self.drifted(anchor, path, None, now)
         count = end - start + 1
-        at = lines.find(now, anchor["lines_sha256"], count, start)
+        at = lines.find(self.keys(path, now), anchor["lines_sha256"], count, start, self.first(anchor))
         if at is not None:
             return result(anchor, "fresh", place(path, at, at + count - 1))
         elsewhere = self.elsewhere(anchor, skip=path)
@@ -137,7 +150,7 @@ class Follower:
                 if lines.sha256(text) == anchor["lines_sha256"]:
                     return result(anchor, "moved", place(path, None, None))
                 continue
-            at = lines.find(text, anchor["lines_sha256"], count, start or 1)
+            at = lines.find(self.keys(path, text), anchor["lines_sha256"], count, start or 1, self.first(anchor))
             if at is not None:
                 return result(anchor, "moved", place(path, at, at + count - 1))
         return None

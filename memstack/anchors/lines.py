@@ -50,14 +50,16 @@ def sha256(lines: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(normalised(line) for line in lines).encode()).hexdigest()
 
 
-def find(lines: Sequence[str], digest: str, count: int, near: int) -> int | None:
-    """The 1-based start of a run of `count` lines of `lines` hashing to `digest`, the one nearest line
-    `near` when several do; None when none does."""
-    if count <= 0 or count > len(lines):
+def find(keys: Sequence[str], digest: str, count: int, near: int, first: str | None = None) -> int | None:
+    """The 1-based start of a run of `count` lines hashing to `digest`, the one nearest line `near` when
+    several do; None when none does. `keys`: the text's lines normalised (`normalised`); `first`: the run's
+    first line normalised, when known (only the runs starting with it are hashed)."""
+    if count <= 0 or count > len(keys):
         return None
-    keys = [normalised(line) for line in lines]
     best: int | None = None
-    for at in range(len(lines) - count + 1):
+    for at in range(len(keys) - count + 1):
+        if first is not None and keys[at] != first:
+            continue
         if hashlib.sha256("\n".join(keys[at:at + count]).encode()).hexdigest() == digest:
             if best is None or abs(at + 1 - near) < abs(best - near):
                 best = at + 1

@@ -95,3 +95,15 @@ def _load(path: Path) -> dict[str, Any]:
     except (OSError, MemstackError):  # a cache: a missing or broken one is rebuilt, never an error
         return {}
     return found if isinstance(found, dict) else {}
+
+
+def counts(store: Store) -> dict[str, int] | None:
+    """How many anchored records are of each status now (`memstack status`); None when records carry
+    anchors but no code repository is named (a standalone store without `code.repo`)."""
+    found = dict.fromkeys(STATUSES, 0)
+    try:
+        for record in survey(store):
+            found[record["status"]] += 1
+    except MemstackError:
+        return None
+    return found

@@ -100,14 +100,17 @@ SEARCH = Tool(
 STATUS = Tool(
     "status",
     "Where the store stands: pending intake per agent, Binder items waiting, stale derived files, uncommitted"
-    " memory, the last promotion, whether the fact index is in step.",
+    " memory, the last promotion, whether the fact index is in step, how many anchored records are fresh, moved,"
+    " drifted or orphaned.",
     {},
     lambda store, a: status_api.status_document(store),
     title="Store status",
     output=document("where the store stands", {
         "store": STRING, "pending_intake": {"type": "object"}, "pending_total": {"type": "integer"},
         "binder_waiting": {"type": ["object", "null"]}, "stale": {}, "uncommitted": {"type": ["array", "null"]},
-        "last_promotion": {"type": ["object", "null"]}, "index": {"type": ["object", "null"]}}),
+        "last_promotion": {"type": ["object", "null"]}, "index": {"type": ["object", "null"]},
+        "anchors": {"type": ["object", "null"], "description": "records with code anchors per status (null: no"
+                    " code repository)"}}),
     hints=READS,
 )
 

@@ -198,3 +198,19 @@ def test_the_mcp_anchors_tool(code: Path) -> None:
         assert item["anchors"][0]["new_lines"] == ["def deploy_day():", "    return 'friday'"]
 
     run(check)
+
+
+def test_status_counts_the_records_of_each_status(code: Path) -> None:
+    def counts() -> dict:
+        result = memstack("status", "--json", cwd=code)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)["anchors"]
+
+    assert counts() == {"fresh": 0, "moved": 0, "drifted": 0, "orphaned": 0}
+    _anchor(code, "app.py:4-5")
+    _anchor(code, "app.py:8-9", subject="regions")
+    _anchor(code, "lib/util.py", subject="helpers")
+    _edit(code, "app.py", "'eu'", "'us'")
+    (code / "lib" / "util.py").unlink()
+    assert counts() == {"fresh": 1, "moved": 0, "drifted": 1, "orphaned": 1}
+    assert "code anchors: 1 fresh, 0 moved, 1 drifted, 1 orphaned" in memstack("status", cwd=code).stdout
