@@ -5,6 +5,7 @@ from typing import Any
 
 from memstack.anchors.survey import survey
 from memstack.base import pages
+from memstack.base.times import now_ms
 from memstack.repo.store import Store
 
 _SHAPE = pages.shaped(str, str)  # (kind, id)
@@ -18,3 +19,11 @@ def anchors_document(store: Store, *, subject: Any = None, status: Any = None, r
                    key=lambda i: (i["kind"], i["id"]))
     return pages.page(found, limit=limit, cursor=cursor, key=lambda i: (i["kind"], i["id"]), verb="anchors",
                       shape=_SHAPE, max_bytes=max_bytes).document()
+
+
+def reverify_document(store: Store, *, id: Any, by: Any, note: str | None = None, repo: str | None = None,
+                      via: str | None = None) -> dict[str, Any]:
+    """`anchors reverify --json`: the Binder line recorded (memstack/anchors/reverify.py)."""
+    from memstack.anchors.reverify import reverify  # deferred: only when one is recorded
+
+    return reverify(store, id, by, now_ms(), note=note, repo=repo, via=via)

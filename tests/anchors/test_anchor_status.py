@@ -214,3 +214,40 @@ def test_status_counts_the_records_of_each_status(code: Path) -> None:
     (code / "lib" / "util.py").unlink()
     assert counts() == {"fresh": 1, "moved": 0, "drifted": 1, "orphaned": 1}
     assert "code anchors: 1 fresh, 0 moved, 1 drifted, 1 orphaned" in memstack("status", cwd=code).stdout
+
+
+def test_reverify_records_a_recheck_and_the_fact_is_fresh_at_the_new_lines(code: Path) -> None:
+    fact = _anchor(code, "app.py:4-5")
+    facts_before = {p: p.read_bytes() for p in (code / MEMORY / "kb" / "facts").rglob("*.jsonl")}
+    _edit(code, "app.py", "import os\n", "import os\nimport sys\n")
+    _edit(code, "app.py", "def deploy_day():", "def deploy_day() -> str:")
+    _commit(code, "typed")
+    assert _only(code)["status"] == "drifted"
+    result = memstack("anchors", "reverify", fact, "--by", "ada", "--note", "still monday", "--json", cwd=code)
+    assert result.returncode == 0, result.stderr
+    entry = json.loads(result.stdout)
+    assert (entry["kind"], entry["reverified"], entry["by"], entry["note"]) == ("reverify", fact, "ada", "still monday")
+    head = git(code, "rev-parse", "HEAD").stdout.strip()
+    assert entry["anchors"][0]["start"] == 5 and entry["anchors"][0]["commit"] == head
+    [item] = _items(code)
+    assert item["status"] == "fresh" and item["reverified"]["by"] == "ada"
+    assert item["anchors"][0]["now"] == {"path": "app.py", "start": 5, "end": 6}
+    binder = (code / MEMORY / "kb" / "binder.jsonl").read_text().splitlines()
+    assert json.loads(binder[-1]) == entry
+    _commit(code, "reverified")  # through the hooks: the Binder log only grew, the fact never changed
+    assert {p: p.read_bytes() for p in (code / MEMORY / "kb" / "facts").rglob("*.jsonl")} == facts_before
+    _edit(code, "app.py", "'monday'", "'friday'")
+    assert _only(code)["old_lines"] == ["def deploy_day() -> str:", "    return 'monday'"]
+
+
+def test_reverify_refuses_an_orphaned_anchor_and_an_unknown_fact(code: Path) -> None:
+    fact = _anchor(code, "lib/util.py:1-2")
+    (code / "lib" / "util.py").unlink()
+    binder = code / MEMORY / "kb" / "binder.jsonl"
+    before = binder.read_bytes() if binder.exists() else None
+    for args, said in ((("anchors", "reverify", fact, "--by", "ada"), "orphaned (deleted)"),
+                       (("anchors", "reverify", "0123456789abcdef", "--by", "ada"), "no open fact with code anchors"),
+                       (("anchors", "reverify", fact, "--by", " "), "--by")):
+        result = memstack(*args, cwd=code)
+        assert result.returncode == 2 and said in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert (binder.read_bytes() if binder.exists() else None) == before

@@ -199,6 +199,9 @@ CASES = [
     (_args("nest", "{dir}/incomplete.md", "--repo", "{dir}/code", "--anchor", "a.py:0"), "'a.py:0': lines are"),
     (_args("capture", *FACT, "--anchor", "a.py"), "name the repository code anchors point into with --repo"),
     (_args("capture", *FACT, "--repo", "{dir}/nowhere", "--anchor", "a.py"), "bad --repo"),
+    (_args("anchors", "--status", "stale"), "bad --status 'stale'"),
+    (_args("anchors", "--repo", "{dir}/code", "--rev", "nowhere"), "bad --rev 'nowhere'"),
+    (_args("anchors", "reverify", "0123456789abcdef", "--by", "ada"), "no open fact with code anchors"),
 ]
 
 

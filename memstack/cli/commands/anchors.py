@@ -3,7 +3,7 @@
 from typing import Any
 
 from memstack.anchors.follow import STATUSES
-from memstack.base.output import emit_page
+from memstack.base.output import emit, emit_page
 from memstack.cli.commands import doc, page_options
 from memstack.repo.store import open_store
 
@@ -26,6 +26,19 @@ def register(sub: Any, common: Any) -> None:
                         " store)")
     page_options(p, "records")
     p.set_defaults(func=run)
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=False)
+    r = verbs.add_parser("reverify", parents=[common], help="record that an anchored fact still holds of the code",
+                         **doc("Record (append-only, in the Binder log) that you checked an open fact against the"
+                               " code as it is now and it still holds: its anchors are taken again where its lines"
+                               " are now, and `memstack anchors` follows those from then on (fresh at the new"
+                               " commit). The fact itself never changes. An anchor whose lines are gone cannot be"
+                               " re-checked: capture what holds now with `capture --contradicts`.",
+                               "memstack anchors reverify 01a23b27de1f3d95392d3cbf2bd806c9 --by ada"))
+    r.add_argument("id", metavar="ID", help="the fact's id (`memstack anchors` lists them)")
+    r.add_argument("--by", required=True, metavar="NAME", help="who checked it")
+    r.add_argument("--note", metavar="TEXT", help="what was checked")
+    r.add_argument("--repo", metavar="PATH", help="the code repository (as for `memstack anchors`)")
+    r.set_defaults(func=run_reverify)
 
 
 def where(place: dict[str, Any] | None) -> str:
@@ -61,4 +74,13 @@ def run(args: Any) -> int:
                                 repo=args.repo, limit=args.limit, cursor=args.cursor)
     emit_page(args, document, lambda: "\n".join(line for item in document["items"] for line in _lines(item))
               or "no anchored memory" + (f" of status {args.status}" if args.status else ""))
+    return 0
+
+
+def run_reverify(args: Any) -> int:
+    from memstack.api.anchors import reverify_document  # lazy: --help stays quick
+
+    entry = reverify_document(open_store(args.store), id=args.id, by=args.by, note=args.note, repo=args.repo)
+    emit(args, entry, lambda: f"reverified {entry['reverified']} by {entry['by']}: anchors now "
+         + ", ".join(where(a) for a in entry["anchors"]))
     return 0
