@@ -37,6 +37,7 @@ import orjson
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+import anchored  # noqa: E402  (bench/anchored.py: a code repository with anchored memory)
 import generate  # noqa: E402  (bench/generate.py, beside this file)
 
 from memstack.base.ids import agent_tag  # noqa: E402
@@ -52,6 +53,8 @@ COMMIT = {"intake": 100, "facts": 100, "closed": 10}  # the pre-commit check's c
 I8_TEXT = ' (https://example.com/runbook; AWS eu-west-1; password = "${DB_PASSWORD}")'
 RANGE = {"commits": 100, "intake": 10, "facts": 10, "closed": 1}  # each commit of the range check
 MERGE_LINES = 100_000  # each side of the merge driver's files
+ANCHORS = 10_000  # the `anchors` figures: open facts with one code anchor each (--quick: QUICK_ANCHORS) into
+QUICK_ANCHORS = 1_000  # ANCHORS // 5 files of 60 lines, ANCHORS // 20 of them changed by one commit
 WARM_QUERIES = 20  # warm queries per API probe process
 LINE = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 # Variables that point git at one repository (set inside hooks); the bench's git calls must not inherit them.
@@ -1011,6 +1014,37 @@ def fig_search_fresh_clone(b: Bench, size: int) -> Outcome:
 
 # ---- the table of figures -------------------------------------------------------------------------
 
+def fig_anchors(kind: str) -> Callable[[Bench, int], Outcome]:
+    """`memstack anchors --json` on a code repository with `size` anchored facts (bench/anchored.py): with
+    nothing changed since they were taken, or (kind "changed") just after one commit that changed a twentieth
+    of the files, each run with the cache in .memstack/ cleared (the first run after the change)."""
+    def measure(b: Bench, size: int) -> Outcome:
+        root = b.cache.get(("anchored", size))
+        if root is None:
+            root = anchored.make(b.work / f"anchored-{size}", size // 5, size, b.memstack, b.env)
+            b.cache[("anchored", size)] = root
+        if kind == "changed" and not b.cache.get(("anchored-changed", size)):
+            anchored.change(root, size // 20)
+            b.cache[("anchored-changed", size)] = True
+        out = Outcome()
+        for _ in range(b.repeat):
+            if kind == "changed":
+                shutil.rmtree(root / ".memory" / ".memstack" / "anchors", ignore_errors=True)
+            ran = b.ms("anchors", "--json", cwd=root)
+            out.add(ran)
+        document = orjson.loads(ran.out)
+        statuses = sorted({item["status"] for item in document["items"]})
+        out.note = f"{len(document['items']):,} records, {', '.join(statuses)}; {size // 20:,} files changed" \
+            if kind == "changed" else f"{len(document['items']):,} records, {', '.join(statuses)}"
+        return out
+    return measure
+
+
+def anchor_sizes(sizes: list[int]) -> list[int | None]:
+    """ANCHORS anchors (with --quick, QUICK_ANCHORS)."""
+    return [QUICK_ANCHORS if max(sizes) < ANCHORS else ANCHORS]
+
+
 def each_store(sizes: list[int]) -> list[int | None]:
     return list(sizes)
 
@@ -1037,7 +1071,7 @@ class Figure:
     limit: float | None  # seconds
     measure: Callable[[Bench, Any], Outcome]
     sizes: Callable[[list[int]], list[int | None]] = each_store
-    unit: str = "store"  # what the size column counts: store (facts + intake), pending, lines
+    unit: str = "store"  # what the size column counts: store (facts + intake), pending, lines, anchors
     mib_limit: float | None = None  # a figure of size on disk (Outcome.size_mib), not of time
 
 
@@ -1131,6 +1165,10 @@ FIGURES: tuple[Figure, ...] = (
            fig_search("common")),
     Figure("search-fresh-clone", "first `memstack search` on a fresh clone (no index yet)", "< 1 s", 1.0,
            fig_search_fresh_clone),
+    Figure("anchors-unchanged", "`memstack anchors --json`, no anchored file changed", "< 0.5 s", 0.5,
+           fig_anchors("unchanged"), anchor_sizes, unit="anchors"),
+    Figure("anchors-changed", "`memstack anchors --json` after a commit changing a twentieth of the files", "< 2 s",
+           2.0, fig_anchors("changed"), anchor_sizes, unit="anchors"),
 )
 
 
@@ -1141,6 +1179,8 @@ def size_label(figure: Figure, size: int | None, b: Bench) -> str:
         return f"{b.merge_lines:,} lines"
     if size is None:
         return "—"
+    if figure.unit == "anchors":
+        return f"{size:,} anchors"
     return f"{size:,} pending" if figure.unit == "pending" else f"{size:,}"
 
 

@@ -1,8 +1,10 @@
 """The fact verbs: add, get-valid-at, history, invalidate."""
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
+from memstack.anchors.take import take_all
 from memstack.base.times import given_or_none, given_ts, now_ms
 from memstack.kb import factstore
 from memstack.kb.facts import Fact
@@ -12,15 +14,18 @@ from memstack.repo.store import Store, resolve_agent
 
 def add_document(store: Store, *, subject: Any, predicate: Any, object: Any, valid_from: Any = None,
                  recorded_at: Any = None, confidence: Any = "1.0", agent: str | None = None, source: Any = None,
-                 table: Any = "knowledge") -> list[Fact]:
-    """`fact add --json` and the `fact_add` tool; times not given (or `now`) are now."""
+                 table: Any = "knowledge", anchor: Iterable[str] = (), repo: str | None = None,
+                 here: Path | None = None) -> list[Fact]:
+    """`fact add --json` and the `fact_add` tool; times not given (or `now`) are now; `anchor`: code anchors
+    (memstack/anchors/take.py)."""
 
     valid_from, recorded_at = given_or_none(valid_from, "valid-from"), given_or_none(recorded_at, "recorded-at")
+    anchors = take_all(store, anchor, repo=repo, here=here)
     now = now_ms()
     fact = factstore.add(store.root, subject=subject, predicate=predicate, object=object,
                          valid_from=now if valid_from is None else valid_from,
                          recorded_at=now if recorded_at is None else recorded_at, confidence=confidence,
-                         agent=resolve_agent(store, agent), table=table, source=source)
+                         agent=resolve_agent(store, agent), table=table, source=source, anchors=anchors)
     return [fact]
 
 

@@ -23,6 +23,7 @@ DEFAULTS: dict[str, Any] = {
         "classifier": None,
     },
     "replica": {"postgres": None},
+    "code": {"repo": None},  # the code repository code anchors point into (memstack/anchors/coderepo.py)
     "binder": {"people": None, "require_signed": False, "signers": []},
     "limits": {"text_bytes": 65_536, "value_bytes": 65_536, "query_bytes": 4_096, "json_depth": 64,
                "file_bytes": 10 * 2**20},  # base/limits.py

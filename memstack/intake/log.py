@@ -40,7 +40,8 @@ def check_confidence(value: Any, field: str = "confidence") -> float:
 def make_record(*, agent: str, content: str, created_at: Any, title: str = "", source: str = "",
                 tier: str = "observed", confidence: Any = 0.5, keywords: Iterable[str] = (),
                 tags: Iterable[str] = (), subject: str | None = None, predicate: str | None = None,
-                object: str | None = None, relevance_score: Any = None, id: str | None = None) -> dict[str, Any]:
+                object: str | None = None, relevance_score: Any = None, id: str | None = None,
+                anchors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """A validated intake record; raises MemstackError naming the first bad field. `id`: one the caller
     derived (bound to `created_at` and `agent` like a fresh one: ids.from_content), else a fresh one."""
     check_name(agent, "agent")
@@ -69,6 +70,8 @@ def make_record(*, agent: str, content: str, created_at: Any, title: str = "", s
         record[key] = triple[key]
     if relevance_score is not None:
         record["relevance_score"] = check_confidence(relevance_score, "relevance-score")
+    if anchors:
+        record["anchors"] = anchors
     schemas.validate("intake", record)
     return record
 
@@ -145,7 +148,8 @@ def each_record(store: Path, agent: str | None = None, pending: bool = False) ->
         yield from found
 
 
-def nest(store: Path, file: Path, agent: str, now: Any) -> tuple[dict[str, Any], bool]:
+def nest(store: Path, file: Path, agent: str, now: Any,
+         anchors: list[dict[str, Any]] | None = None) -> tuple[dict[str, Any], bool]:
     """A human-filed document enters intake at tier verified, confidence 1.0; returns the record and whether
     it was there already: the same text filed under the same file name before (by any agent) is not filed
     again, and nothing is written."""
@@ -159,7 +163,7 @@ def nest(store: Path, file: Path, agent: str, now: Any) -> tuple[dict[str, Any],
         raise bad("FILE", repr(str(file)), "not UTF-8 text") from None
     headings = [line[2:].strip() for line in text.splitlines() if line.startswith("# ")]
     record = make_record(agent=agent, content=text, created_at=now, title=headings[0] if headings else file.name,
-                         source=f"nest:{file.name}", tier="verified", confidence=1.0, tags=["nest"])
+                         source=f"nest:{file.name}", tier="verified", confidence=1.0, tags=["nest"], anchors=anchors)
     for filed in each_record(store):
         if filed["source"] == record["source"] and filed["content"] == record["content"] and "nest" in filed["tags"]:
             return filed, True

@@ -53,8 +53,10 @@ def text(value: Any, field: str, required: bool = True) -> str:
 
 def make(*, subject: str, predicate: str, object: str, valid_from: Any, recorded_at: Any, agent: str,
          confidence: Any = DEFAULT_CONFIDENCE, table: str = "knowledge", source: str | None = None,
-         intake_id: str | None = None, id: str | None = None, tier: str | None = None) -> Fact:
-    """A new open fact; raises naming the first bad field.
+         intake_id: str | None = None, id: str | None = None, tier: str | None = None,
+         anchors: list[dict[str, Any]] | None = None) -> Fact:
+    """A new open fact; raises naming the first bad field. `anchors`: its code anchors (memstack/anchors/),
+    kept as given.
 
     `id` defaults to a fresh one bound to the agent and recorded_at (memstack/base/ids.py);
     promotion passes ids derived from intake ids. Writing
@@ -83,6 +85,8 @@ def make(*, subject: str, predicate: str, object: str, valid_from: Any, recorded
     }
     if tier is not None:
         fact["tier"] = tier
+    if anchors:
+        fact["anchors"] = anchors
     return fact
 
 

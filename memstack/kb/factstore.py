@@ -88,11 +88,12 @@ def finish_pending(store: Path) -> None:
 
 def add(store: Path, *, subject: str, predicate: str, object: str, valid_from: Any, recorded_at: Any, agent: str,
         confidence: Any = DEFAULT_CONFIDENCE, table: str = "knowledge", source: str | None = None,
-        intake_id: str | None = None, id: str | None = None, tier: str | None = None) -> Fact:
+        intake_id: str | None = None, id: str | None = None, tier: str | None = None,
+        anchors: list[dict[str, Any]] | None = None) -> Fact:
     """Append one open fact (valid_to, expired_at, superseded_by null); returns it."""
     fact = facts.make(subject=subject, predicate=predicate, object=object, valid_from=valid_from,
                       recorded_at=recorded_at, agent=agent, confidence=confidence, table=table, source=source,
-                      intake_id=intake_id, id=id, tier=tier)
+                      intake_id=intake_id, id=id, tier=tier, anchors=anchors)
     finish_pending(store)
     append_many(store, [fact], check_ids=id is not None)
     return fact
@@ -189,7 +190,8 @@ def invalidate(store: Path, *, subject: str, predicate: str, valid_to: Any, reco
 def capture(store: Path, *, subject: str, predicate: str, object: str, valid_from: Any, recorded_at: Any,
             agent: str, contradicts: bool = False, confidence: Any = DEFAULT_CONFIDENCE,
             source: str | None = None, id: str | None = None,
-            clock: Callable[[], int] | None = None) -> tuple[Fact, list[Fact]]:
+            clock: Callable[[], int] | None = None, anchors: list[dict[str, Any]] | None = None
+            ) -> tuple[Fact, list[Fact]]:
     """Add a decision (table knowledge); with `contradicts`, also close what it replaces.
 
     Returns the new fact and the facts it closed (superseded_by = the new fact's id,
@@ -200,14 +202,14 @@ def capture(store: Path, *, subject: str, predicate: str, object: str, valid_fro
     fact, closed, _ = capture_once(store, subject=subject, predicate=predicate, object=object,
                                    valid_from=valid_from, recorded_at=recorded_at, agent=agent,
                                    contradicts=contradicts, confidence=confidence, source=source, id=id,
-                                   clock=clock, once=False)
+                                   clock=clock, once=False, anchors=anchors)
     return fact, closed
 
 
 def capture_once(store: Path, *, subject: str, predicate: str, object: str, valid_from: Any, recorded_at: Any,
                  agent: str, contradicts: bool = False, confidence: Any = DEFAULT_CONFIDENCE,
                  source: str | None = None, id: str | None = None, clock: Callable[[], int] | None = None,
-                 once: bool = True) -> tuple[Fact, list[Fact], bool]:
+                 once: bool = True, anchors: list[dict[str, Any]] | None = None) -> tuple[Fact, list[Fact], bool]:
     """`capture`, but (with `once`) a decision already open is not recorded again: when an open
     knowledge fact of this subject and predicate has this object (and, with `contradicts`, no other
     fact is open to close), that fact is returned with True ("already recorded") and nothing is written.
@@ -215,7 +217,8 @@ def capture_once(store: Path, *, subject: str, predicate: str, object: str, vali
 
     def make(at: Any) -> Fact:
         return facts.make(subject=subject, predicate=predicate, object=object, valid_from=valid_from,
-                          recorded_at=at, agent=agent, confidence=confidence, source=source, id=id)
+                          recorded_at=at, agent=agent, confidence=confidence, source=source, id=id,
+                          anchors=anchors)
 
     if recorded_at is None and clock is None:
         raise bad("recorded-at", "None", "give a time")

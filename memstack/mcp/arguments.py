@@ -85,3 +85,8 @@ def described(schema: dict[str, Any]) -> str:
     if kinds == ["array"] and schema.get("items", {}).get("type") == "string":
         return "a list of strings"
     return " or ".join(_KINDS[kind] for kind in kinds)
+
+
+ANCHORS = Arg({"type": "array", "items": {"type": "string"}, "maxItems": 64,
+               "description": "code anchors: files of the code repository this is about, each PATH, PATH:LINE or"
+                              " PATH:START-END (from the repository's top)"}, False, [])

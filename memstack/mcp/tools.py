@@ -49,6 +49,7 @@ TOOLS = by_name(
     binder.RELATED,
     store_wide.STATUS,
     store_wide.BLAME,
+    store_wide.ANCHORS,
 )
 
 

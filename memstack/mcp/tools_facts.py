@@ -8,6 +8,7 @@ from memstack.base.pages import MCP_DEFAULT_LIMIT
 from memstack.kb.facts import RECALL_PREDICATES, TABLES
 from memstack.mcp.arguments import (
     AGENT,
+    ANCHORS,
     PAGE_CURSOR,
     PAGE_LIMIT,
     Arg,
@@ -53,7 +54,7 @@ CAPTURE = Tool(
     {"subject": _SUBJECT, "predicate": _PREDICATE, "object": _OBJECT,
      "valid_from": timestamp("when it became true (default: now)"), "recorded_at": _RECORDED,
      "confidence": _CONFIDENCE, "agent": AGENT, "source": text("where it comes from (provenance)"),
-     "contradicts": flag("close the fact it replaces")},
+     "contradicts": flag("close the fact it replaces"), "anchor": ANCHORS},
     lambda store, a: capture_api.capture_document(store, **a),
     title="Capture a decision", output=FACTS, hints=CLOSES,
 )
@@ -65,7 +66,8 @@ FACT_ADD = Tool(
      "valid_from": timestamp("when it became true (default: now)"), "recorded_at": _RECORDED,
      "confidence": _CONFIDENCE, "agent": AGENT, "source": text("where it comes from (provenance)"),
      "table": Arg({"type": "string", "enum": list(TABLES), "default": "knowledge",
-                   "description": "the KB sub-tier: " + ", ".join(TABLES)}, False, "knowledge")},
+                   "description": "the KB sub-tier: " + ", ".join(TABLES)}, False, "knowledge"),
+     "anchor": ANCHORS},
     lambda store, a: fact_api.add_document(store, **a),
     title="Add a fact", output=FACTS, hints=APPENDS,
 )

@@ -9,6 +9,7 @@ from memstack.base.names import NAME_RULE
 from memstack.intake.log import WRITABLE_TIERS
 from memstack.mcp.arguments import (
                                     AGENT,
+                                    ANCHORS,
                                     PAGE_CURSOR,
                                     PAGE_LIMIT,
                                     Arg,
@@ -57,7 +58,8 @@ INTAKE_WRITE = Tool(
      "predicate": text("a fact's predicate (with subject and object)"),
      "object": text("a fact's object (with subject and predicate)"),
      "relevance_score": fraction("relevance of an external citation, in [0, 1]"),
-     "created_at": timestamp("when it was observed (default: now)")},
+     "created_at": timestamp("when it was observed (default: now)"),
+     "anchor": ANCHORS},
     lambda store, a: intake_api.write_document(store, **a),
     title="Write to intake",
     output=document("the record written", {"path": STRING, "record": INTAKE}),

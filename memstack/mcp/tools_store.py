@@ -1,6 +1,8 @@
-"""The tools over the whole store: promote, sync, search, status, blame; each one entry (`registry.Tool`), listed
-in `tools.py`."""
+"""The tools over the whole store: promote, sync, search, status, blame, anchors; each one entry (`registry.Tool`),
+listed in `tools.py`."""
 
+from memstack.anchors.follow import STATUSES
+from memstack.api import anchors as anchors_api
 from memstack.api import blame as blame_api
 from memstack.api import promote as promote_api
 from memstack.api import search as search_api
@@ -9,8 +11,8 @@ from memstack.api import sync as sync_api
 from memstack.base.pages import MAX_LIMIT, MCP_DEFAULT_LIMIT, MCP_MAX_BYTES
 from memstack.intake.log import TIERS
 from memstack.kb.facts import TABLES
-from memstack.mcp.arguments import Arg, flag, name, text, timestamp
-from memstack.mcp.documents import STRING, STRINGS, document, listing
+from memstack.mcp.arguments import PAGE_CURSOR, PAGE_LIMIT, Arg, flag, name, text, timestamp
+from memstack.mcp.documents import STRING, STRINGS, document, listing, paged_output
 from memstack.mcp.registry import READS, Hints, Tool
 from memstack.search.records import LAYERS
 
@@ -102,14 +104,45 @@ SEARCH = Tool(
 STATUS = Tool(
     "status",
     "Where the store stands: pending intake per agent, Binder items waiting, stale derived files, uncommitted"
-    " memory, the last promotion, whether the fact index is in step.",
+    " memory, the last promotion, whether the fact index is in step, how many anchored records are fresh, moved,"
+    " drifted or orphaned.",
     {},
     lambda store, a: status_api.status_document(store),
     title="Store status",
     output=document("where the store stands", {
         "store": STRING, "pending_intake": {"type": "object"}, "pending_total": {"type": "integer"},
         "binder_waiting": {"type": ["object", "null"]}, "stale": {}, "uncommitted": {"type": ["array", "null"]},
-        "last_promotion": {"type": ["object", "null"]}, "index": {"type": ["object", "null"]}}),
+        "last_promotion": {"type": ["object", "null"]}, "index": {"type": ["object", "null"]},
+        "anchors": {"type": ["object", "null"], "description": "records with code anchors per status (null: no"
+                    " code repository)"}}),
+    hints=READS,
+)
+
+_PLACE = {"type": ["object", "null"], "description": "where the lines are now: path, start, end (null: gone)"}
+
+ANCHORS = Tool(
+    "anchors",
+    "Whether memory about the code still holds: each open fact and pending intake record with code anchors, each"
+    " anchor fresh (lines unchanged, perhaps shifted: now says where), moved (file renamed or lines moved to"
+    " another file), drifted (lines changed: old_lines, new_lines) or orphaned (file or lines gone), against the"
+    " work tree or rev; a record's status is its worst anchor's. Re-check a drifted or orphaned fact before"
+    " relying on it.",
+    {"subject": text("only records of this subject"),
+     "status": Arg({"type": "string", "enum": list(STATUSES), "description": "only records of this status"}),
+     "rev": text("against this revision of the code repository (default: the work tree)"),
+     "limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
+    lambda store, a: anchors_api.anchors_document(
+        store, **{**a, "limit": MCP_DEFAULT_LIMIT if a["limit"] is None else a["limit"]}, max_bytes=MCP_MAX_BYTES),
+    title="Code anchors",
+    output=paged_output(document("a record and its anchors", {
+        "kind": {"type": "string", "enum": ["fact", "intake"]}, "id": STRING, "status": {"enum": list(STATUSES)},
+        "anchors": listing(document("an anchor followed", {
+            "path": STRING, "start": {"type": ["integer", "null"]}, "end": {"type": ["integer", "null"]},
+            "commit": {"type": ["string", "null"]}, "status": {"enum": list(STATUSES)}, "now": _PLACE}, {
+            "reason": STRING, "old_lines": {"type": ["array", "null"]}, "new_lines": {"type": "array"},
+            "truncated": {"type": "boolean"}}), "its anchors")}, {
+        "subject": STRING, "predicate": STRING, "object": STRING, "title": STRING,
+        "agent": {"type": ["string", "null"]}}), "anchored records"),
     hints=READS,
 )
 

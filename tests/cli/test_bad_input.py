@@ -197,6 +197,19 @@ CASES = [
     (_args("blame", "0190000000000000000000000000abcd"), "no fact or intake record has this id"),
     (_args("blame", "../kb/facts"), "bad ID '../kb/facts': not a fact or intake id"),
     (_args("blame", "ABCDEF0123456789"), "not a fact or intake id"),
+    # code anchors: into the code repository {dir}/code (a.py of 3 lines, bin.dat, link.py -> a.py)
+    (_args("capture", *FACT, "--repo", "{dir}/code", "--anchor", "a.py:2-9"), "'a.py:2-9': past the end"),
+    (_args("intake", "write", "--content", "x", "--repo", "{dir}/code", "--anchor", "gone.py"), "'gone.py': no such"),
+    (_args("fact", "add", *FACT, "--repo", "{dir}/code", "--anchor", "../a.py"), "'../a.py': a path with `..`"),
+    (_args("fact", "add", *FACT, "--repo", "{dir}/code", "--anchor", "/etc/hosts"), "'/etc/hosts': outside"),
+    (_args("capture", *FACT, "--repo", "{dir}/code", "--anchor", "link.py"), "'link.py': link.py is a symbolic link"),
+    (_args("intake", "write", "--content", "x", "--repo", "{dir}/code", "--anchor", "bin.dat"), "'bin.dat': a binary"),
+    (_args("nest", "{dir}/incomplete.md", "--repo", "{dir}/code", "--anchor", "a.py:0"), "'a.py:0': lines are"),
+    (_args("capture", *FACT, "--anchor", "a.py"), "name the repository code anchors point into with --repo"),
+    (_args("capture", *FACT, "--repo", "{dir}/nowhere", "--anchor", "a.py"), "bad --repo"),
+    (_args("anchors", "--status", "stale"), "bad --status 'stale'"),
+    (_args("anchors", "--repo", "{dir}/code", "--rev", "nowhere"), "bad --rev 'nowhere'"),
+    (_args("anchors", "reverify", "0123456789abcdef", "--by", "ada"), "no open fact with code anchors"),
 ]
 
 
@@ -219,6 +232,14 @@ def corpus_store(tmp_path_factory: pytest.TempPathFactory, _store_template: Path
     (inputs / "binary.md").write_bytes(b"\xff\xfe\x00bad")
     for name, text in MEMORY_TESTS.items():
         (inputs / name).write_text(text)
+    code = inputs / "code"
+    code.mkdir()
+    (code / "a.py").write_text("a = 1\nb = 2\nc = 3\n")
+    (code / "bin.dat").write_bytes(b"\x00\x01binary")
+    (code / "link.py").symlink_to("a.py")
+    git(code, "init", "-q")
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "code")
     git(inputs, "init", "-q", "clone")
     git(inputs / "clone", "remote", "add", "origin", str(root))
     git(inputs / "clone", "fetch", "-q", "origin")

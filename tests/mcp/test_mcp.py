@@ -28,7 +28,7 @@ IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_w
                "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate", "binder_list",
                "sync", "boot_rebuild", "promote", "intake_list", "soil_list", "soil_expire", "handoff_show",
                "binder_ratify", "binder_reject", "search",
-               "soil_graduate", "binder_file", "binder_edge", "related", "status", "blame"}
+               "soil_graduate", "binder_file", "binder_edge", "related", "status", "blame", "anchors"}
 
 def test_the_registry_holds_the_implemented_tools_with_valid_schemas() -> None:
     assert set(tools.TOOLS) == IMPLEMENTED
@@ -48,15 +48,15 @@ def _cli_options(*verb: str) -> set[str]:
 
 
 @pytest.mark.parametrize(("tool", "verb", "cli_only", "tool_only"), [
-    ("intake_write", ("intake", "write"), set(), set()),
+    ("intake_write", ("intake", "write"), {"repo"}, set()),  # the code repository: the store's, memstack.yaml's
     ("soil_put", ("soil", "put"), {"file"}, set()),
     ("soil_update", ("soil", "update"), {"file"}, set()),
     ("soil_get", ("soil", "get"), set(), set()),
     ("handoff_write", ("handoff", "write"), {"file", "stdin"}, {"text"}),  # a tool has no stdin: the text itself
     ("boot_show", ("boot", "show"), set(), set()),
     ("recall", ("recall",), {"pg"}, set()),  # the replica is the server's choice: `memstack mcp --pg`
-    ("capture", ("capture",), set(), set()),
-    ("fact_add", ("fact", "add"), set(), set()),
+    ("capture", ("capture",), {"repo"}, set()),
+    ("fact_add", ("fact", "add"), {"repo"}, set()),
     ("fact_get_valid_at", ("fact", "get-valid-at"), {"pg"}, set()),
     ("fact_history", ("fact", "history"), {"pg"}, set()),
     ("fact_invalidate", ("fact", "invalidate"), set(), set()),
@@ -77,6 +77,7 @@ def _cli_options(*verb: str) -> set[str]:
     ("related", ("related",), set(), set()),
     ("status", ("status",), set(), set()),
     ("blame", ("blame",), set(), set()),
+    ("anchors", ("anchors",), {"repo", "verb"}, set()),  # `anchors reverify`: a person's word, on the command line
 ])
 def test_tool_arguments_are_the_cli_options(tool: str, verb: tuple[str, ...], cli_only: set[str],
                                             tool_only: set[str]) -> None:

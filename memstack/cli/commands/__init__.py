@@ -53,3 +53,14 @@ def pg_option(parser: Any, what: str = "answer") -> None:
     parser.add_argument("--pg", nargs="?", const="", default=None, metavar="DSN",
                         help=f"{what} from the PostgreSQL replica (`memstack pg sync`) at DSN (default: MEMSTACK_PG,"
                              " then replica.postgres in memstack.yaml)")
+
+
+def anchor_options(parser: Any) -> None:
+    """`--anchor PATH[:START[-END]]` (repeatable) and `--repo PATH`: code anchors on what a verb writes
+    (memstack/anchors/take.py, docs/anchors.md)."""
+    parser.add_argument("--anchor", action="append", default=[], metavar="PATH[:START[-END]]",
+                        help="the code this is about: a file of the code repository, optionally lines START-END"
+                             " (repeatable; the path from this folder or the repository's top)")
+    parser.add_argument("--repo", metavar="PATH",
+                        help="the code repository anchors point into (default: code.repo in memstack.yaml, then the"
+                             " repository holding the store)")

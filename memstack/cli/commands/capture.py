@@ -1,9 +1,10 @@
 """`memstack capture`: record a decision; with --contradicts, also close the one it replaces."""
 
+from pathlib import Path
 from typing import Any
 
 from memstack.base.output import emit, note
-from memstack.cli.commands import doc
+from memstack.cli.commands import anchor_options, doc
 from memstack.cli.commands.fact import render, triple, writer
 from memstack.repo.store import open_store
 
@@ -22,6 +23,7 @@ def register(sub: Any, common: Any) -> None:
     writer(p)
     p.add_argument("--contradicts", action="store_true",
                    help="also close the open fact of this subject and predicate at --valid-from (it is kept)")
+    anchor_options(p)
     p.set_defaults(func=run)
 
 
@@ -31,7 +33,7 @@ def run(args: Any) -> int:
     found, already = capture(open_store(args.store), subject=args.subject, predicate=args.predicate,
                              object=args.object, valid_from=args.valid_from, recorded_at=args.recorded_at,
                              confidence=args.confidence, agent=args.agent, source=args.source,
-                             contradicts=args.contradicts)
+                             contradicts=args.contradicts, anchor=args.anchor, repo=args.repo, here=Path.cwd())
     if already:
         emit(args, found, lambda: f"already recorded: {render(found)} (nothing written)")
         return 0

@@ -1,10 +1,11 @@
 """`memstack fact add|get-valid-at|history|invalidate`: the bi-temporal fact store (L3)."""
 
+from pathlib import Path
 from typing import Any
 
 from memstack.base.output import emit, emit_each, emit_page
 from memstack.base.times import iso
-from memstack.cli.commands import AGENT, doc, page_options, pg_option
+from memstack.cli.commands import AGENT, anchor_options, doc, page_options, pg_option
 from memstack.kb.facts import TABLES, Fact
 from memstack.repo.store import open_store
 
@@ -34,6 +35,7 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--table", default="knowledge", metavar="T",
                    help=f"{', '.join(TABLES)} (default knowledge; jeles atoms are cited external facts,"
                         " opus atoms syntheses)")
+    anchor_options(p)
     p.set_defaults(func=run_add)
 
     p = verbs.add_parser("get-valid-at", parents=[common], help="the facts valid at an instant",
@@ -98,7 +100,18 @@ def render_line(f: Fact) -> str:
         line += f", superseded by {f['superseded_by']}"
     if f.get("supersedes"):
         line += f", supersedes {', '.join(f['supersedes'])}"
+    if f.get("anchors"):
+        line += f", anchored to {', '.join(anchor_text(a) for a in f['anchors'])}"
     return line + ")"
+
+
+def anchor_text(anchor: dict[str, Any]) -> str:
+    """A code anchor as `--anchor` spells it: `path`, `path:line` or `path:start-end`."""
+    if anchor["start"] is None:
+        return str(anchor["path"])
+    if anchor["start"] == anchor["end"]:
+        return f"{anchor['path']}:{anchor['start']}"
+    return f"{anchor['path']}:{anchor['start']}-{anchor['end']}"
 
 
 def run_add(args: Any) -> int:
@@ -106,7 +119,8 @@ def run_add(args: Any) -> int:
 
     found = add_document(open_store(args.store), subject=args.subject, predicate=args.predicate,
                          object=args.object, valid_from=args.valid_from, recorded_at=args.recorded_at,
-                         confidence=args.confidence, agent=args.agent, source=args.source, table=args.table)
+                         confidence=args.confidence, agent=args.agent, source=args.source, table=args.table,
+                         anchor=args.anchor, repo=args.repo, here=Path.cwd())
     emit(args, found, lambda: "added " + render(found))
     return 0
 

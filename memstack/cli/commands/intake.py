@@ -1,9 +1,10 @@
 """`memstack intake write` and `memstack intake list`."""
 
+from pathlib import Path
 from typing import Any
 
 from memstack.base.output import emit, emit_each, emit_page
-from memstack.cli.commands import AGENT, doc, page_options
+from memstack.cli.commands import AGENT, anchor_options, doc, page_options
 from memstack.intake import log as intake
 from memstack.repo.store import open_store
 
@@ -40,6 +41,7 @@ def register(sub: Any, common: Any) -> None:
     p.add_argument("--relevance-score", metavar="F",
                    help="in [0, 1]: how relevant a citation is (>= 0.5 routes it to jeles_atoms)")
     p.add_argument("--created-at", metavar="TS", help="ms, ISO-8601 or now (default: now)")
+    anchor_options(p)
     p.set_defaults(func=run_write)
     p = verbs.add_parser("list", parents=[common], help="list intake records, oldest first",
                          **doc("List intake records, oldest first, with time, agent, tier, confidence and id.",
@@ -57,7 +59,7 @@ def run_write(args: Any) -> int:
         open_store(args.store), agent=args.agent, content=args.content, title=args.title, source=args.source,
         tier=args.tier, confidence=args.confidence, keyword=args.keyword, tag=args.tag, subject=args.subject,
         predicate=args.predicate, object=args.object, relevance_score=args.relevance_score,
-        created_at=args.created_at)
+        created_at=args.created_at, anchor=args.anchor, repo=args.repo, here=Path.cwd())
     emit(args, document, f"wrote {document['record']['id']} to {document['path']}")
     return 0
 

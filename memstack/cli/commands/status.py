@@ -12,7 +12,8 @@ def register(sub: Any, common: Any) -> None:
         "status", parents=[common], help="where the store stands: pending intake, Binder, stale views, uncommitted",
         **doc("Pending intake per agent, Binder items waiting for a human, derived files that lag their"
                     " sources, memory not yet committed, the last promotion, and whether the fact index in"
-                    " .memstack/ is in step with the fact files. Reads; writes nothing but its cache in .memstack/.",
+                    " .memstack/ is in step with the fact files, and how many records with code anchors are"
+                    " fresh, moved, drifted or orphaned. Reads; writes nothing but its cache in .memstack/.",
             "memstack status --json"))
     p.set_defaults(func=run_status)
 
@@ -48,6 +49,13 @@ def _human(doc: dict[str, Any]) -> str:
     state = ("in step" if index["fresh"] else "not built yet (the next query builds it)" if not index["exists"]
              else behind)
     lines.append(f"fact index: {state}" + (" — a build is running" if index["building"] else ""))
+    anchors = doc["anchors"]
+    if anchors is None:
+        lines.append("code anchors: no code repository (code.repo in memstack.yaml names one)")
+    elif any(anchors.values()):
+        lines.append(f"code anchors: {anchors['fresh']} fresh, {anchors['moved']} moved, {anchors['drifted']} drifted,"
+                     f" {anchors['orphaned']} orphaned" + (" (`memstack anchors --status drifted` shows them)"
+                                                           if anchors["drifted"] or anchors["orphaned"] else ""))
     return "\n".join(lines)
 
 

@@ -82,7 +82,7 @@ def fact_of(record: dict[str, Any], table: str, decision: dict[str, Any] | None)
                       agent=record["agent"], confidence=record["confidence"], table=table,
                       source=record["source"] or None, intake_id=record["id"],
                       id=fact_id_for(record["id"], recorded, decision is not None, record["agent"]),
-                      tier="ratified" if decision else record["tier"])
+                      tier="ratified" if decision else record["tier"], anchors=record.get("anchors"))
 
 
 class Planner:

@@ -1,0 +1,79 @@
+"""`memstack anchors`: every open fact and pending intake record that carries code anchors, each anchor
+followed into the work tree or a revision (follow.py). Cost follows the code that changed: an anchor whose
+file still has the anchored blob is fresh without reading it, and where a file changed, what was found in
+its new blob is kept in `.memstack/anchors/followed.json`, so the next run reads only files changed since."""
+
+from pathlib import Path
+from typing import Any
+
+from memstack.anchors import reverify
+from memstack.anchors.coderepo import code_repository
+from memstack.anchors.follow import STATUSES, Follower
+from memstack.anchors.records import anchored_facts, anchored_intake
+from memstack.base import files, jsonio
+from memstack.base.errors import MemstackError, bad
+from memstack.repo.codetree import CodeTree
+from memstack.repo.store import Store
+
+CACHE = "followed.json"
+
+
+def item(kind: str, record: dict[str, Any], followed: list[dict[str, Any]]) -> dict[str, Any]:
+    worst = max((STATUSES.index(a["status"]) for a in followed), default=0)
+    about: dict[str, Any] = {k: record[k] for k in ("subject", "predicate", "object") if k in record}
+    if kind == "intake":
+        about["title"] = record.get("title") or record["content"].splitlines()[0][:80]
+    found = {"kind": kind, "id": record["id"], **about, "agent": record.get("agent"), "status": STATUSES[worst],
+             "anchors": followed}
+    if "reverified" in record:  # followed from where `anchors reverify` took them again
+        found["reverified"] = {k: record["reverified"][k] for k in ("by", "decided_at")}
+    return found
+
+
+def survey(store: Store, *, rev: str | None = None, repo: str | None = None, subject: str | None = None,
+           status: str | None = None) -> list[dict[str, Any]]:
+    """Every anchored open fact, then every anchored pending intake record, each with its anchors followed
+    and its status (its worst anchor's); `status`: only records of that status."""
+    if status is not None and status not in STATUSES:
+        raise bad("--status", repr(status), "must be one of {statuses}", statuses=", ".join(STATUSES))
+    checked = reverify.latest(store)
+    records = [("fact", f if f["id"] not in checked else {**f, "anchors": checked[f["id"]]["anchors"],
+                                                          "reverified": checked[f["id"]]})
+               for f in anchored_facts(store.root, subject)]
+    records += [("intake", r) for r in anchored_intake(store.root, subject)]
+    if not records:
+        if rev is not None or repo is not None:
+            CodeTree(code_repository(store, repo), rev).close()  # a bad --rev or --repo is still said
+        return []
+    tree = CodeTree(code_repository(store, repo), rev)
+    cache_path = files.local_dir(store.root, "anchors") / CACHE
+    known = _load(cache_path)
+    try:
+        paths = {a["path"] for _, record in records for a in record["anchors"]}
+        follower = Follower(tree, tree.entries(paths), known)
+        found = [item(kind, record, [follower.follow(a) for a in record["anchors"]]) for kind, record in records]
+    finally:
+        tree.close()
+    if follower.learned != known:
+        files.write_atomic(cache_path, jsonio.dumps_line(follower.learned))
+    return [i for i in found if status is None or i["status"] == status]
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        found = jsonio.loads(path.read_bytes(), str(path))
+    except (OSError, MemstackError):  # a cache: a missing or broken one is rebuilt, never an error
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def counts(store: Store) -> dict[str, int] | None:
+    """How many anchored records are of each status now (`memstack status`); None when records carry
+    anchors but no code repository is named (a standalone store without `code.repo`)."""
+    found = dict.fromkeys(STATUSES, 0)
+    try:
+        for record in survey(store):
+            found[record["status"]] += 1
+    except MemstackError:
+        return None
+    return found
