@@ -598,19 +598,39 @@ def fig_promote_one_to(sub_tier: str) -> Callable[[Bench, int], Outcome]:
         clone, base = promoted_clone(b, size)
         fields = (["--tier", "verified", "--confidence", "0.9"] if sub_tier == "knowledge"
                   else ["--tier", "observed", "--confidence", "0.5"])
+        written = []
         try:
             for n in range(b.repeat):
                 b.ms("intake", "write", "--agent", generate.AGENTS[0], "--content", f"one more {n}", *fields,
                      "--subject", f"subject-{n}", "--predicate", "decided", "--object", f"one more {n}",
                      "--created-at", str(store.end_ts), cwd=clone)
+                before = _objects_kib(b, clone)
                 out.add(b.ms("promote", "--now-ts", str(store.end_ts + 86_400_000), cwd=clone))
+                written.append(_objects_kib(b, clone) - before)
                 b.git(clone, "reset", "-q", "--hard", base)
         finally:
             b.git(clone, "reset", "-q", "--hard", base)
-        out.note = f"1 record pending, routed to {sub_tier}; every other record promoted before (untimed)"
+        out.note = (f"1 record pending, routed to {sub_tier}; every other record promoted before (untimed);"
+                    f" new git objects {max(written)} KiB (`git count-objects -v`, loose)")
         return out
 
     return measure
+
+
+def _objects_kib(b: Bench, clone: Path) -> int:
+    """The loose objects' size in the clone's repository, KiB (`git count-objects -v`: size)."""
+    counts = dict(line.split(": ") for line in b.git(clone, "count-objects", "-v").splitlines())
+    return int(counts["size"])
+
+
+def fig_kb_largest(b: Bench, size: int) -> Outcome:
+    """The largest file under kb/ outside kb/facts/ in the promoted clone: no derived file or ledger grows
+    with the whole store (store format 2)."""
+    clone, _ = promoted_clone(b, size)
+    sizes = [(p.stat().st_size, p) for p in (clone / "kb").rglob("*")
+             if p.is_file() and not p.relative_to(clone / "kb").as_posix().startswith("facts/")]
+    largest, path = max(sizes)
+    return Outcome(size_mib=largest / 2**20, note=f"{path.relative_to(clone).as_posix()}, of {len(sizes):,} files")
 
 
 def fig_in_promoted(*args: str) -> Callable[[Bench, int], Outcome]:
@@ -1111,6 +1131,8 @@ FIGURES: tuple[Figure, ...] = (
            "< 0.5 s, ≤ 2x smallest store, < 256 MiB", 0.5, fig_promote_one_to("knowledge")),
     Figure("promote-one-binder", "`memstack promote` with one record pending, routed to the Binder",
            "< 0.5 s, ≤ 2x smallest store, < 256 MiB", 0.5, fig_promote_one_to("binder")),
+    Figure("kb-largest", "the largest file under kb/ outside kb/facts/, every record promoted", "< 16 MiB",
+           None, fig_kb_largest, mib_limit=16.0),
     Figure("rebuild", "`memstack rebuild` of all views", "< 15 s", 15.0, fig_rebuild),
     Figure("rebuild-promoted", "`memstack rebuild` of a store whose every record was promoted", "< 15 s, < 256 MiB",
            15.0, fig_in_promoted("rebuild")),
