@@ -49,7 +49,7 @@ def queue(store: Store) -> Iterator[dict[str, Any]]:
     yield from sorted(disputes.waiting(store.root), key=queue_key)
 
 
-def _who(store: Store) -> str:
+def who(store: Store) -> str:
     name = git.run(store.root, "config", "user.name", env=git.no_git_env(), ok=(0, 1, 128)).stdout.strip()
     return name.decode() if name else getpass.getuser()
 
@@ -75,7 +75,7 @@ def _by(store: Store, by: str | None, note: str | None, mcp: bool, agent: str | 
     check_printable(by, "--by")
     if mcp:
         return by_agent(store, by, agent), "mcp"
-    return _listed(store, by or _who(store)), None
+    return _listed(store, by or who(store)), None
 
 
 def by_agent(store: Store, by: str | None, agent: str | None) -> str:

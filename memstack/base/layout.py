@@ -17,9 +17,10 @@ WILLOW = "willow.md"
 LEDGER = "kb/promotions.jsonl"  # the promotion ledger: one line per routed intake record (append-only)
 DECISIONS = "kb/binder.jsonl"  # the Binder's decisions, edges and filed documents (append-only)
 VIEWS = ("knowledge", "jeles_atoms", "opus_atoms", "binder_queue")  # kb/<view>.json
+FORGOTTEN_DIR = "kb/forgotten"  # kb/forgotten/<agent>/YYYY-MM.jsonl: tombstones by writer and month (append-only)
 
 # Kinds of file. Append-only logs (I1), facts (I2), handoffs (I3), derived (I4), records (I5), identity (I6).
-INTAKE, PROMOTIONS, BINDER = "intake", "promotions", "binder"
+INTAKE, PROMOTIONS, BINDER, TOMBSTONES = "intake", "promotions", "binder", "tombstones"
 FACTS, HANDOFF, SOIL, IDENTITY = "facts", "handoff", "soil", "identity"
 ANCHOR, WILLOW_KIND, VIEW, CONFIG_KIND = "anchor", "willow", "view", "config"
 OTHER, STRAY, BAD_NAME = "other", "stray", "bad-name"
@@ -48,7 +49,12 @@ def view_shard(view: str, source_file: str) -> str:
     return f"kb/{view}/{agent}/{name.removesuffix('.jsonl')}.json"
 
 
-LOGS = (INTAKE, PROMOTIONS, BINDER)
+def tombstone_file(agent: str, month: str) -> str:
+    """Where `agent`'s tombstones of month `YYYY-MM` (their `forgotten_at`) are appended."""
+    return f"{FORGOTTEN_DIR}/{agent}/{month}.jsonl"
+
+
+LOGS = (INTAKE, PROMOTIONS, BINDER, TOMBSTONES)
 DERIVED = (ANCHOR, WILLOW_KIND, VIEW)
 
 
@@ -56,7 +62,7 @@ DERIVED = (ANCHOR, WILLOW_KIND, VIEW)
 class Place:
     kind: str
     agent: str = ""
-    date: str = ""  # YYYY-MM-DD (intake, handoff) or YYYY-MM (facts)
+    date: str = ""  # YYYY-MM-DD (intake, handoff) or YYYY-MM (facts, tombstones)
     collection: str = ""
     key: str = ""
     problem: str = ""  # for BAD_NAME and STRAY: what is wrong with the path
@@ -72,6 +78,7 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(patte
     (INTAKE, rf"intake/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}}-\d{{2}})\.jsonl"),
     (PROMOTIONS, r"kb/promotions\.jsonl"),
     (BINDER, r"kb/binder\.jsonl"),
+    (TOMBSTONES, rf"kb/forgotten/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}})\.jsonl"),
     (BINDER_FILE, r"kb/files/[0-9a-f]{64}(?:\.[a-z0-9]{1,16})?"),
     (VIEW, rf"kb/(?:{'|'.join(VIEWS)})\.json"),
     (FACTS, rf"kb/facts/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}})\.jsonl"),
@@ -126,7 +133,8 @@ def expected_shape(path: str) -> str:
     """What a file in the layer folder of `path` must look like (for a stray file's fix)."""
     return {
         "intake": "intake/<agent>/YYYY-MM-DD.jsonl",
-        "kb": "kb/facts/<agent>/YYYY-MM.jsonl, kb/promotions.jsonl, kb/binder.jsonl, kb/<view>.json"
+        "kb": "kb/facts/<agent>/YYYY-MM.jsonl, kb/promotions.jsonl, kb/binder.jsonl, kb/<view>.json,"
+              " kb/forgotten/<agent>/YYYY-MM.jsonl"
               " or kb/files/<sha256>[.ext] (`memstack binder file`)",
         "store": "store/<collection>/<key>.json",
         "handoffs": "handoffs/<agent>/session_handoff-YYYY-MM-DD_<agent>[-N].md",

@@ -22,7 +22,7 @@ READER_GONE = 141  # what a shell reports for a command whose reader closed the 
 # Each module exports `register(subparsers, common)`; its parsers set `func`.
 COMMANDS = ("init", "agent", "intake", "soil", "handoff", "boot", "identity", "nest", "fact", "recall", "capture",
             "promote", "binder", "check", "review", "merge", "mcp", "pg", "sync",
-            "query", "import_", "export", "hook", "search", "status", "related", "test")
+            "query", "import_", "export", "hook", "search", "status", "related", "test", "forget")
 
 
 def _common() -> argparse.ArgumentParser:

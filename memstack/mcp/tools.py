@@ -48,6 +48,7 @@ TOOLS = by_name(
     binder.BINDER_EDGE,
     binder.RELATED,
     store_wide.STATUS,
+    store_wide.FORGET,
 )
 
 

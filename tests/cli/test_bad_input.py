@@ -189,6 +189,17 @@ CASES = [
     (_args("test", "{dir}/mt-recall-as-of.yaml"), "case 1 'then': as_of: recall answers at valid_at only"),
     (_args("test", "{dir}/mt-absent.yaml"), "mt-absent.yaml: no such file"),
     (_args("test", "{dir}/mt-empty-expect.yaml"), "case 1 'deploy day': expect: must list at least one"),
+    # forget: an id no record has, no reason, a control character, a credential in the reason
+    (_args("forget", "0190f3a1b2c3d4e5f6a7b8c9d0e1f2a3", "--reason", "leaked"), "ID '0190f3a1b2c3d4e5f6a7b8c9"),
+    (_args("forget", "nope/none", "--reason", "leaked"), "ID 'nope/none'"),
+    (_args("forget", "{id}", "--reason", ""), "--reason"),
+    (_args("forget", "{id}", "--reason", "   "), "--reason"),
+    (_args("forget", "{id}", "--reason", "line\nbreak"), "--reason"),
+    (_args("forget", "{id}", "--reason", "why\x1b[2J"), "control character"),
+    (_args("forget", "{id}", "--reason", "key " + GH), "credential"),
+    (_args("forget", "{id}", "--reason", "ok", "--by", ""), "--by"),
+    (_args("forget", "{id}", "{id}x", "--reason", "ok"), "no record of the store has this id"),
+    (_args("forget", "--reason", "ok"), "ID"),
 ]
 
 

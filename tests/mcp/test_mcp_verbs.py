@@ -237,6 +237,16 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             state = await c.ok("status")
             assert state["pending_total"] >= 1 and state["uncommitted"]
 
+            # forget: recorded as the agent's (via mcp), refused as the command line refuses, pushed below
+            gone = await c.ok("forget", id=[waiting[2]["id"]], reason="pasted by mistake")
+            assert gone["tombstones"][0] == {**gone["tombstones"][0], "forgets": waiting[2]["id"], "kind": "intake",
+                                             "by": "alice", "via": "mcp"} and gone["closed"] == []
+            assert await c.refused("forget", id=["nope/none"], reason="x") == worded(
+                cli_error(store, "forget", "nope/none", "--reason", "x"), ("bad ID", "bad id"))
+            assert "bad by 'Grace'" in await c.refused("forget", id=[written[0]["record"]["id"]], reason="x",
+                                                       by="Grace")
+            assert "missing argument 'reason'" in await c.refused("forget", id=[written[0]["record"]["id"]])
+
             done = await c.ok("sync")
             assert done["ok"] and done["pushed"]
             assert c.called == set(tools.TOOLS), set(tools.TOOLS) - c.called  # a new tool joins this scenario

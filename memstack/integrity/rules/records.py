@@ -14,7 +14,8 @@ from memstack.integrity.rules.text import COMMITTED_ID, MAX_PER_FILE, carriage_r
 from memstack.integrity.violations import Violation
 
 SCHEMA_OF = {layout.INTAKE: "intake", layout.PROMOTIONS: "promotion", layout.BINDER: "binder",
-             layout.FACTS: "fact", layout.SOIL: "soil"}
+             layout.FACTS: "fact", layout.SOIL: "soil",
+             layout.TOMBSTONES: "tombstone"}
 
 
 def schema_problems(kind: str, record: Any) -> str:
@@ -27,7 +28,8 @@ def _where_it_belongs(place: Place, record: dict[str, Any]) -> list[str]:
     problems = []
     if place.agent and record.get("agent") != place.agent:
         problems.append(f"agent {record.get('agent')!r} is not the folder's agent {place.agent!r}")
-    field = {layout.INTAKE: "created_at", layout.FACTS: "recorded_at"}.get(place.kind)
+    field = {layout.INTAKE: "created_at", layout.FACTS: "recorded_at",
+             layout.TOMBSTONES: "forgotten_at"}.get(place.kind)
     if field is not None:
         try:
             when = day(parse_ts(record[field], field))

@@ -1,0 +1,121 @@
+"""`memstack forget`: a tombstone appended, checked by the hooks like the other logs, holding none of the
+forgotten content; the facts it takes with it closed."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from helpers import HANDOFF, git, memstack, tree_snapshot
+
+DAY = "2026-03-02T10:00:00Z"
+SECRET_TEXT = "Ada's phone is 555-0199, call after six"
+
+
+def ok(store: Path, *args: str) -> Any:
+    result = memstack(*args, "--json", cwd=store)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout) if result.stdout.strip() else {}
+
+
+def commit(store: Path, message: str = "memory") -> None:
+    git(store, "add", "-A")
+    done = git(store, "commit", "-q", "-m", message, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def promoted_record(store: Path) -> tuple[str, str]:
+    """An intake record promoted to a knowledge fact: (its id, the fact's id)."""
+    record = ok(store, "intake", "write", "--content", SECRET_TEXT, "--subject", "ada", "--predicate", "prefers",
+                "--object", "phone 555-0199", "--tier", "verified", "--confidence", "0.9",
+                "--created-at", DAY)["record"]
+    commit(store)
+    assert memstack("promote", "--now-ts", DAY, cwd=store).returncode == 0
+    [fact] = ok(store, "fact", "history", "--subject", "ada")["items"]
+    return record["id"], fact["id"]
+
+
+def tombstones(store: Path) -> list[dict]:
+    return [json.loads(line) for path in sorted((store / "kb/forgotten").rglob("*.jsonl"))
+            for line in path.read_text().splitlines()]
+
+
+def test_forget_appends_a_tombstone_closes_the_promoted_fact_and_commits_through_the_hooks(store: Path) -> None:
+    record_id, fact_id = promoted_record(store)
+    done = ok(store, "forget", record_id, "--reason", "a person's phone number", "--by", "Grace Hopper")
+    assert done["closed"] == [fact_id]
+    [tombstone] = done["tombstones"]
+    assert tombstone == {"forgets": record_id, "kind": "intake", "reason": "a person's phone number",
+                         "by": "Grace Hopper", "agent": "alice", "forgotten_at": tombstone["forgotten_at"]}
+    assert done["path"].startswith("kb/forgotten/alice/") and done["path"].endswith(".jsonl")
+    assert tombstones(store) == [tombstone]
+    text = (store / done["path"]).read_text()
+    assert "555" not in text and "phone is" not in text  # the tombstone holds none of the content
+    [closed] = ok(store, "fact", "history", "--subject", "ada")["items"]
+    assert closed["id"] == fact_id and closed["valid_to"] is not None and closed["superseded_by"] is None
+    commit(store, "forget a phone number")  # the pre-commit hook checks the tombstone and the closing
+    assert memstack("check", "--range", "HEAD~1..HEAD", cwd=store).returncode == 0
+
+
+def test_forget_takes_facts_soil_records_and_handoffs(store: Path) -> None:
+    fact = ok(store, "capture", "--subject", "db", "--predicate", "decided", "--object", "postgres",
+              "--valid-from", DAY, "--recorded-at", DAY)
+    fact_id = fact[0]["id"]
+    ok(store, "soil", "put", "notes", "contact", "--value", '{"email": "ada@example.com"}')
+    sealed = memstack("handoff", "write", "--json", cwd=store, input=HANDOFF)
+    assert sealed.returncode == 0, sealed.stderr
+    handoff = json.loads(sealed.stdout)["path"]
+    commit(store)
+    done = ok(store, "forget", fact_id, "notes/contact", handoff, "--reason", "erasure request")
+    assert [(t["forgets"], t["kind"]) for t in done["tombstones"]] == [
+        (fact_id, "fact"), ("notes/contact", "soil"), (handoff, "handoff")]
+    assert done["closed"] == [fact_id]
+    commit(store, "forget three records")
+
+
+def test_bad_input_writes_nothing(store: Path) -> None:
+    record_id, _ = promoted_record(store)
+    before = tree_snapshot(store)
+    for args, names in (
+        (["forget", "0190f3a1b2c3d4e5f6a7b8c9d0e1f2a3", "--reason", "x"], "no record of the store has this id"),
+        (["forget", record_id, "--reason", ""], "--reason"),
+        (["forget", record_id, "--reason", "tab\there"], "control character"),
+        (["forget", record_id, "--reason", "x", "--by", "a\x1b[2Jb"], "control character"),
+        (["forget", record_id, "nope", "--reason", "x"], "'nope'"),  # one bad id: none is forgotten
+    ):
+        result = memstack(*args, cwd=store)
+        assert result.returncode == 2 and names in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert tree_snapshot(store) == before
+    ok(store, "forget", record_id, "--reason", "a phone number")
+    result = memstack("forget", record_id, "--reason", "again", cwd=store)
+    assert result.returncode == 2 and "already forgotten (a phone number)" in result.stderr
+
+
+def test_the_hooks_refuse_a_tombstone_edited_removed_made_up_or_repeating_the_content(store: Path) -> None:
+    record_id, _ = promoted_record(store)
+    done = ok(store, "forget", record_id, "--reason", "a phone number")
+    commit(store)
+    path = store / done["path"]
+    line = json.loads(path.read_text())
+
+    def refused(text: str | None, rule: str, words: str) -> None:
+        if text is None:
+            path.unlink()
+        else:
+            path.write_text(text)
+        git(store, "add", "-A")
+        result = git(store, "commit", "-q", "-m", "tamper", check=False)
+        assert result.returncode != 0 and rule in result.stdout + result.stderr, result.stdout + result.stderr
+        assert words in result.stdout + result.stderr
+        git(store, "reset", "-q", "--hard")
+
+    refused(json.dumps({**line, "reason": "nothing to see"}) + "\n", "I1", "edited or deleted")
+    refused(None, "I1", "deleted")
+    made_up = {**line, "forgets": "0190f3a1b2c3d4e5f6a7b8c9d0e1f2a3"}
+    refused(path.read_text() + json.dumps(made_up) + "\n", "I5", "which no record of this state has")
+    another = ok(store, "intake", "write", "--content", "the door code is 4711-2208", "--created-at", DAY)
+    commit(store)
+    repeating = {**line, "forgets": another["record"]["id"], "reason": "it said: the door code is 4711-2208"}
+    refused(path.read_text() + json.dumps(repeating) + "\n", "I5", "repeats the forgotten record's content")
+    no_reason = {k: v for k, v in {**line, "forgets": another["record"]["id"]}.items() if k != "reason"}
+    refused(path.read_text() + json.dumps(no_reason) + "\n", "I5", "reason")
