@@ -4,13 +4,15 @@ shown as forgotten (docs/forgetting.md).
 A tombstone names a record (an intake or fact id, a SOIL record's `collection/key`, a handoff's path) and
 says who forgot it and why; it holds none of the record's content. Every read path asks `Forgotten.mask`
 for what it shows: a forgotten record keeps its id, its agent and its times, every other field is
-`[forgotten: reason]` (a list is emptied), and `forgotten` says who, why and when.
+`[forgotten: reason]` (a list is emptied; a null stays null).
 
 `find` tells what kind of record an id names and where it lives, from any source of files (the work
 tree, a commit): ids are bound to one file (base/ids.py), so it reads one file per agent at most.
 """
 
+import os
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any, Protocol
 
 import orjson
@@ -21,7 +23,7 @@ from memstack.base.times import day, month
 # What a forgotten record keeps: who wrote it, when, where it sits in its chain; never what it said.
 KEPT = frozenset(("id", "agent", "created_at", "recorded_at", "valid_from", "valid_to", "expired_at",
                   "superseded_by", "updated_at", "expires_at", "table", "tier", "intake_id", "layer", "line",
-                  "path", "score", "confidence", "relevance_score", "forgotten"))
+                  "path", "score", "confidence", "relevance_score"))
 KINDS = ("intake", "fact", "soil", "handoff")
 
 
@@ -31,6 +33,23 @@ class Files(Protocol):
     def read(self, relpath: str) -> bytes | None: ...
 
     def listdir(self, relpath: str) -> list[str]: ...
+
+
+class StoreFiles:
+    """The files of a store's work tree, as `Files` (repo/sources.WorktreeSource, for the layers below it)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def read(self, relpath: str) -> bytes | None:
+        path = self.root / relpath
+        return path.read_bytes() if path.is_file() and not path.is_symlink() else None
+
+    def listdir(self, relpath: str) -> list[str]:
+        try:
+            return sorted(os.listdir(self.root / relpath))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
 
 
 def marker(reason: str) -> str:
@@ -135,6 +154,15 @@ class Forgotten:
     def of(cls, files: Files) -> "Forgotten":
         return cls(each_tombstone(files))
 
+    @classmethod
+    def in_store(cls, root: Path) -> "Forgotten":
+        """The tombstones of a store's work tree, read again only when a tombstone file changed."""
+        key = _signature(root)
+        held = _HELD.get(root)
+        if held is None or held[0] != key:
+            held = _HELD[root] = (key, cls.of(StoreFiles(root)))
+        return held[1]
+
     def __bool__(self) -> bool:
         return bool(self.by_id)
 
@@ -163,10 +191,30 @@ def masked(record: dict[str, Any], tombstone: dict[str, Any]) -> dict[str, Any]:
     text = marker(str(tombstone.get("reason", "")))
     shown: dict[str, Any] = {}
     for key, value in record.items():
-        if key in KEPT or key.endswith(("_at", "_iso")):
+        if key in KEPT or key.endswith(("_at", "_iso")) or value is None:
             shown[key] = value
         else:
             shown[key] = [] if isinstance(value, list) else text
-    shown["forgotten"] = {"reason": tombstone.get("reason"), "by": tombstone.get("by"),
-                          "at": tombstone.get("forgotten_at")}
     return shown
+
+
+_HELD: dict[Path, tuple[tuple[Any, ...], Forgotten]] = {}
+
+
+def _signature(root: Path) -> tuple[Any, ...]:
+    """The tombstone files' names and stats: what says they changed (a long-lived MCP server reads them once)."""
+    found: list[Any] = []
+    top = root / layout.FORGOTTEN_DIR
+    try:
+        agents = sorted(os.listdir(top))
+    except (FileNotFoundError, NotADirectoryError):
+        return ()
+    for agent in agents:
+        try:
+            with os.scandir(top / agent) as entries:
+                for entry in entries:
+                    st = entry.stat(follow_symlinks=False)
+                    found.append((agent, entry.name, st.st_ino, st.st_size, st.st_mtime_ns))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return tuple(sorted(found))

@@ -8,6 +8,7 @@ from typing import Any
 from memstack.base import clock, ids, jsonio, limits, schemas
 from memstack.base.errors import bad
 from memstack.base.files import append_line
+from memstack.base.forgotten import Forgotten
 from memstack.base.layout import LEDGER
 from memstack.base.logfiles import read_jsonl, read_log
 from memstack.base.names import check_name
@@ -136,11 +137,12 @@ def each_record(store: Path, agent: str | None = None, pending: bool = False) ->
         for path in folder.glob("*.jsonl"):
             days.setdefault(path.name, []).append(path)
     done = promoted_ids(store) if pending else set()
+    forgotten = Forgotten.in_store(store)  # a forgotten record is shown without its content (docs/forgetting.md)
     for name in sorted(days):
         found = [r for path in sorted(days[name]) for r in read_jsonl(path, str(path.relative_to(store)))
-                 if r["id"] not in done]
+                 if r["id"] not in done and not (pending and r["id"] in forgotten)]  # promotion skips them
         found.sort(key=lambda r: (r["created_at"], r["id"]))
-        yield from found
+        yield from forgotten.masks(found)
 
 
 def nest(store: Path, file: Path, agent: str, now: Any) -> tuple[dict[str, Any], bool]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memstack.base import pages
+from memstack.base.forgotten import Forgotten
 from memstack.base.pages import Page
 from memstack.kb import facts, factstore, views
 from memstack.kb.facts import LISTING_SHAPE, RECALL_SHAPE, Fact, Row, is_recall_predicate
@@ -43,11 +44,13 @@ class FactReader(Protocol):
 
 
 def _paged(rows: Iterable[Row], limit: Any, cursor: str | None, key: Callable[[Row], Any], verb: str,
-           shape: pages.Shape, as_of: int | None = None, max_bytes: int | None = None) -> Page[Fact]:
-    """One page of rows, parsed (as believed at `as_of`) only once handed out."""
+           shape: pages.Shape, forgotten: Forgotten, as_of: int | None = None,
+           max_bytes: int | None = None) -> Page[Fact]:
+    """One page of rows, parsed (as believed at `as_of`) only once handed out; a forgotten fact without its
+    content (docs/forgetting.md)."""
     got = pages.page(rows, limit=limit, cursor=cursor, key=key, verb=verb, shape=shape, max_bytes=max_bytes,
                      weigh=Row.size)
-    return Page([row.fact(as_of) for row in got.items], got.next_cursor, got.remaining)
+    return Page([forgotten.mask(row.fact(as_of)) for row in got.items], got.next_cursor, got.remaining)
 
 
 class Lists:
@@ -72,7 +75,7 @@ class Lists:
         ts, subject, as_of = factstore.query_args(ts, subject, as_of)
         pages.check_limit(limit)
         return _paged(self.valid_at_rows(ts, subject, as_of), limit, cursor, Row.listing_key, "fact get-valid-at",
-                      LISTING_SHAPE, as_of=as_of, max_bytes=max_bytes)
+                      LISTING_SHAPE, self.forgotten(), as_of=as_of, max_bytes=max_bytes)
 
     def history_page(self, subject: Any, *, limit: Any = None, cursor: str | None = None,
                      max_bytes: int | None = None) -> Page[Fact]:
@@ -80,7 +83,7 @@ class Lists:
         subject = facts.text(subject, "subject")
         pages.check_limit(limit)
         return _paged(self.history_rows(subject), limit, cursor, Row.listing_key, "fact history", LISTING_SHAPE,
-                      max_bytes=max_bytes)
+                      self.forgotten(), max_bytes=max_bytes)
 
     def recall_page(self, subject: Any, now_ts: Any, *, limit: Any = None, cursor: str | None = None,
                     max_bytes: int | None = None) -> Page[Fact]:
@@ -89,18 +92,22 @@ class Lists:
         subject, now, _ = factstore.recall_args(subject, now_ts, 1)
         size = pages.check_limit(limit)
         return _paged(self.recall_rows(subject, now), self.recall_limit() if size is None else size, cursor,
-                      Row.recall_key, "recall", RECALL_SHAPE, max_bytes=max_bytes)
+                      Row.recall_key, "recall", RECALL_SHAPE, self.forgotten(), max_bytes=max_bytes)
 
     def binder_waiting(self, subject: str) -> int:
         """How many intake records about `subject` wait in the Binder for a human's decision."""
         raise NotImplementedError
+
+    def forgotten(self) -> Forgotten:
+        """The tombstones the answers respect (the replica holds no forgotten content: none to mask)."""
+        return Forgotten()
 
     def other_predicates(self, subject: str, now_ts: int) -> tuple[int, list[str]]:
         """The facts about `subject` valid at `now_ts` that recall leaves out: how many, and their predicates."""
 
         count, predicates = 0, set()
         for row in self.valid_at_rows(now_ts, subject, None):
-            predicate = row.fact()["predicate"]
+            predicate = self.forgotten().mask(row.fact())["predicate"]
             if not is_recall_predicate(predicate):
                 count += 1
                 predicates.add(predicate)
@@ -148,6 +155,9 @@ class FileReader(Lists):
             return 0
 
         return sum(1 for record in views.each_waiting(WorktreeSource(self.root)) if record.get("subject") == subject)
+
+    def forgotten(self) -> Forgotten:
+        return Forgotten() if self.root is None else Forgotten.in_store(self.root)
 
     def recall_limit(self) -> int:
         if self.root is None:

@@ -5,8 +5,9 @@ A tombstone is appended to the writing agent's `kb/forgotten/<agent>/YYYY-MM.jso
 agents forgetting at once never touch one file, and the checks read only what a commit appends. It
 names the record and says who forgot it and why; it holds nothing of the record.
 
-Forgetting a fact closes it (its successor chain is kept: a closed fact keeps its `superseded_by`), and
-forgetting an intake record closes the open facts promotion made from it. Everything is checked before
+Forgetting a fact closes it (its successor chain is kept: a closed fact keeps its `superseded_by`).
+Forgetting an intake record forgets the facts promotion made from it too (they hold its content): each
+gets a tombstone of its own, so every reader, index and replica needs only the ids. Everything is checked before
 anything is written: an id no record has, one already forgotten, an empty reason, a control character
 or a credential in the reason refuse the whole call.
 """
@@ -37,19 +38,21 @@ def _text(store: Path, field: str, value: Any, what: str) -> str:
     return value
 
 
-def _closings(store: Path, found: dict[str, str], now: int) -> list[Closing]:
-    """The open facts to close: each forgotten fact, and each fact promotion made from a forgotten intake
-    record; closed now (or just after a fact that begins later), no successor named."""
-    fact_ids = [i for i, kind in found.items() if kind == "fact"]
+def _derived(store: Path, found: dict[str, str], known: Forgotten) -> None:
+    """Add to `found` the facts promotion made from a forgotten intake record (they hold its content), unless
+    forgotten already."""
     intake_ids = {i for i, kind in found.items() if kind == "intake"}
-    open_facts: dict[str, facts.Fact] = {}
-    for _, (_, fact) in queries.locate(store, fact_ids).items():
-        if facts.is_open(fact):
-            open_facts[fact["id"]] = fact
     if intake_ids:
         for _, _, fact in factfiles.scan_for(store, sorted(intake_ids)):
-            if fact.get("intake_id") in intake_ids and facts.is_open(fact):
-                open_facts.setdefault(fact["id"], fact)
+            if fact.get("intake_id") in intake_ids and fact["id"] not in known:
+                found.setdefault(fact["id"], "fact")
+
+
+def _closings(store: Path, found: dict[str, str], now: int) -> list[Closing]:
+    """The open facts to close: each forgotten fact (those made from a forgotten intake record included);
+    closed now (or just after a fact that begins later), no successor named."""
+    fact_ids = [i for i, kind in found.items() if kind == "fact"]
+    open_facts = {fact["id"]: fact for _, (_, fact) in queries.locate(store, fact_ids).items() if facts.is_open(fact)}
     closings = []
     for fact in open_facts.values():
         closing = Closing(fact["id"], max(now, fact["valid_from"] + 1), max(now, fact["recorded_at"]))
@@ -82,6 +85,7 @@ def forget(store: Path, record_ids: list[str], reason: Any, by: Any, agent: str,
                 raise bad("ID", repr(record_id), "no record of the store has this id (an intake or fact id, a SOIL"
                           " record's collection/key, a handoff's path handoffs/<agent>/<file>.md)")
             found[record_id] = where[0]
+        _derived(store, found, known)
         tombstones = [{"forgets": record_id, "kind": kind, "reason": reason, "by": by, "agent": agent,
                        "forgotten_at": now, **({"via": via} if via else {})} for record_id, kind in found.items()]
         for tombstone in tombstones:

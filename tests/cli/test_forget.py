@@ -43,11 +43,12 @@ def test_forget_appends_a_tombstone_closes_the_promoted_fact_and_commits_through
     record_id, fact_id = promoted_record(store)
     done = ok(store, "forget", record_id, "--reason", "a person's phone number", "--by", "Grace Hopper")
     assert done["closed"] == [fact_id]
-    [tombstone] = done["tombstones"]
+    tombstone, of_fact = done["tombstones"]  # the fact promoted from the record holds its content: forgotten too
     assert tombstone == {"forgets": record_id, "kind": "intake", "reason": "a person's phone number",
                          "by": "Grace Hopper", "agent": "alice", "forgotten_at": tombstone["forgotten_at"]}
+    assert of_fact == {**tombstone, "forgets": fact_id, "kind": "fact"}
     assert done["path"].startswith("kb/forgotten/alice/") and done["path"].endswith(".jsonl")
-    assert tombstones(store) == [tombstone]
+    assert tombstones(store) == [tombstone, of_fact]
     text = (store / done["path"]).read_text()
     assert "555" not in text and "phone is" not in text  # the tombstone holds none of the content
     [closed] = ok(store, "fact", "history", "--subject", "ada")["items"]
@@ -96,7 +97,7 @@ def test_the_hooks_refuse_a_tombstone_edited_removed_made_up_or_repeating_the_co
     done = ok(store, "forget", record_id, "--reason", "a phone number")
     commit(store)
     path = store / done["path"]
-    line = json.loads(path.read_text())
+    line = json.loads(path.read_text().splitlines()[0])
 
     def refused(text: str | None, rule: str, words: str) -> None:
         if text is None:
@@ -109,7 +110,8 @@ def test_the_hooks_refuse_a_tombstone_edited_removed_made_up_or_repeating_the_co
         assert words in result.stdout + result.stderr
         git(store, "reset", "-q", "--hard")
 
-    refused(json.dumps({**line, "reason": "nothing to see"}) + "\n", "I1", "edited or deleted")
+    refused(json.dumps({**line, "reason": "nothing to see"}) + "\n" + path.read_text().split("\n", 1)[1], "I1",
+            "edited or deleted")
     refused(None, "I1", "deleted")
     made_up = {**line, "forgets": "0190f3a1b2c3d4e5f6a7b8c9d0e1f2a3"}
     refused(path.read_text() + json.dumps(made_up) + "\n", "I5", "which no record of this state has")
@@ -119,3 +121,45 @@ def test_the_hooks_refuse_a_tombstone_edited_removed_made_up_or_repeating_the_co
     refused(path.read_text() + json.dumps(repeating) + "\n", "I5", "repeats the forgotten record's content")
     no_reason = {k: v for k, v in {**line, "forgets": another["record"]["id"]}.items() if k != "reason"}
     refused(path.read_text() + json.dumps(no_reason) + "\n", "I5", "reason")
+
+
+def _leaks(store: Path, *texts: str) -> list[str]:
+    """The local index files (search, facts) that hold any of `texts`."""
+    return [str(p) for p in (store / ".memstack").glob("*.sqlite3*")
+            if any(t.encode() in p.read_bytes() for t in texts)]
+
+
+def test_a_forgotten_record_reads_as_forgotten_on_every_read_verb_and_in_the_search_index(store: Path) -> None:
+    record_id, fact_id = promoted_record(store)
+    assert memstack("search", "phone", cwd=store).returncode == 0  # the index holds it before the tombstone
+    assert _leaks(store, "555-0199")
+    ok(store, "forget", record_id, "--reason", "a phone number")
+    commit(store, "forget")
+    gone = "[forgotten: a phone number]"
+    [record] = ok(store, "intake", "list")["items"]
+    assert record == {**record, "id": record_id, "agent": "alice", "created_at": "2026-03-02T10:00:00.000Z",
+                      "content": gone, "subject": gone, "object": gone, "keywords": [], "tier": "verified"}
+    assert ok(store, "intake", "list", "--pending")["items"] == []  # promotion skips it: it waits for nothing
+    listed = memstack("intake", "list", cwd=store).stdout
+    assert gone in listed and "555" not in listed
+    for args in (["fact", "history", "--subject", "ada"], ["fact", "get-valid-at", "--ts", DAY],
+                 ["recall", "--subject", "ada", "--now-ts", DAY]):
+        [fact] = ok(store, *args)["items"]
+        assert fact == {**fact, "id": fact_id, "subject": gone, "predicate": gone, "object": gone}, args
+        assert "555" not in memstack(*args, cwd=store).stdout
+    hits = ok(store, "search", "phone")["hits"]
+    assert sorted(h["id"] for h in hits) == sorted([record_id, fact_id])
+    assert all(h["snippet"].replace("**", "") == gone and h["title"] == gone for h in hits)
+    assert _leaks(store, "555-0199", "after six") == []  # no byte of it left in the index files
+    exported = memstack("export", "jsonl", cwd=store)
+    assert exported.returncode == 0 and "555" not in exported.stdout and gone in exported.stdout, exported.stderr
+
+
+def test_promotion_skips_a_forgotten_intake_record(store: Path) -> None:
+    record = ok(store, "intake", "write", "--content", SECRET_TEXT, "--tier", "verified", "--confidence", "0.9",
+                "--subject", "ada", "--predicate", "prefers", "--object", "phone", "--created-at", DAY)["record"]
+    ok(store, "forget", record["id"], "--reason", "a phone number")
+    commit(store)
+    assert memstack("promote", "--now-ts", DAY, cwd=store).returncode == 0
+    assert ok(store, "fact", "history", "--subject", "ada")["items"] == []
+    assert not any(record["id"] in p.read_text() for p in (store / "kb").rglob("promotions*") if p.is_file())

@@ -246,6 +246,11 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             assert "bad by 'Grace'" in await c.refused("forget", id=[written[0]["record"]["id"]], reason="x",
                                                        by="Grace")
             assert "missing argument 'reason'" in await c.refused("forget", id=[written[0]["record"]["id"]])
+            shown = {r["id"]: r for r in (await c.ok("intake_list"))["items"]}[waiting[2]["id"]]
+            assert shown["content"] == "[forgotten: pasted by mistake]"
+            assert shown["created_at"] == waiting[2]["created_at"]
+            hits = (await c.ok("search", query="note 2", layer=["intake"]))["hits"]
+            assert all("note 2" not in h["snippet"] for h in hits)
 
             done = await c.ok("sync")
             assert done["ok"] and done["pushed"]

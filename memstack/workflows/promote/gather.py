@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from memstack.base import jsonio, layout, logfiles, progress, schemas
 from memstack.base.errors import MemstackError
+from memstack.base.forgotten import Forgotten
 from memstack.base.times import parse_ts
 from memstack.workflows.promote import pending
 
@@ -41,6 +42,7 @@ class Pending:
 
     def __init__(self, store: Path, done: set[str | None], wanted: set[str]) -> None:
         self.store, self.done, self.wanted = store, done, wanted
+        self.forgotten = Forgotten.in_store(store)  # skipped: a forgotten record is never promoted
         self.keys: list[int] = []
         self.hashes = array("q")  # the hash of each key's id, in step with the keys: ids read twice
         self.files: list[str] = []  # by file number
@@ -49,6 +51,8 @@ class Pending:
 
     def take(self, relpath: str, number: int, record: dict[str, Any]) -> None:
         ident = record.get("id")
+        if ident in self.forgotten:
+            return
         if isinstance(ident, str) and ident in self.done:
             if ident in self.wanted:
                 self.by_id[ident] = record
