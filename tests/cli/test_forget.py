@@ -51,7 +51,7 @@ def test_forget_appends_a_tombstone_closes_the_promoted_fact_and_commits_through
     assert tombstones(store) == [tombstone, of_fact]
     text = (store / done["path"]).read_text()
     assert "555" not in text and "phone is" not in text  # the tombstone holds none of the content
-    [closed] = ok(store, "fact", "history", "--subject", "ada")["items"]
+    [closed] = [f for f in ok(store, "fact", "get-valid-at", "--ts", DAY)["items"] if f["id"] == fact_id]
     assert closed["id"] == fact_id and closed["valid_to"] is not None and closed["superseded_by"] is None
     commit(store, "forget a phone number")  # the pre-commit hook checks the tombstone and the closing
     assert memstack("check", "--range", "HEAD~1..HEAD", cwd=store).returncode == 0
@@ -142,11 +142,15 @@ def test_a_forgotten_record_reads_as_forgotten_on_every_read_verb_and_in_the_sea
     assert ok(store, "intake", "list", "--pending")["items"] == []  # promotion skips it: it waits for nothing
     listed = memstack("intake", "list", cwd=store).stdout
     assert gone in listed and "555" not in listed
-    for args in (["fact", "history", "--subject", "ada"], ["fact", "get-valid-at", "--ts", DAY],
-                 ["recall", "--subject", "ada", "--now-ts", DAY]):
+    for args in (["fact", "get-valid-at", "--ts", DAY], ["fact", "get-valid-at", "--ts", DAY, "--limit", "5"],
+                 ["fact", "get-valid-at", "--ts", "now", "--as-of", DAY]):
         [fact] = ok(store, *args)["items"]
-        assert fact == {**fact, "id": fact_id, "subject": gone, "predicate": gone, "object": gone}, args
+        assert fact == {**fact, "id": fact_id, "subject": gone, "predicate": gone, "object": gone,
+                        "agent": "alice", "valid_from": fact["valid_from"]}, args
         assert "555" not in memstack(*args, cwd=store).stdout
+    for args in (["fact", "history", "--subject", "ada"], ["recall", "--subject", "ada", "--now-ts", DAY],
+                 ["fact", "get-valid-at", "--ts", DAY, "--subject", "ada"]):
+        assert ok(store, *args)["items"] == [], args  # its subject is gone too: nothing is found by it
     hits = ok(store, "search", "phone")["hits"]
     assert sorted(h["id"] for h in hits) == sorted([record_id, fact_id])
     assert all(h["snippet"].replace("**", "") == gone and h["title"] == gone for h in hits)
