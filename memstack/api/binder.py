@@ -8,6 +8,7 @@ from typing import Any
 from memstack.base import config, limits, pages
 from memstack.base.errors import bad
 from memstack.base.names import check_printable
+from memstack.base.shown import Shown
 from memstack.base.times import now_ms
 from memstack.kb import binder, disputes, documents, edges, views
 from memstack.repo import git
@@ -45,7 +46,7 @@ def queue(store: Store) -> Iterator[dict[str, Any]]:
     """The queue in its order, streamed: the waiting records (views.waiting: sorted in spilled runs, so a
     page of a queue of any length holds one run and the page), then the disagreements."""
 
-    yield from views.waiting(WorktreeSource(store.root))
+    yield from Shown.in_store(store.root).records(views.waiting(WorktreeSource(store.root)))  # forgetting.md
     yield from sorted(disputes.waiting(store.root), key=queue_key)
 
 

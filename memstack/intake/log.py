@@ -8,11 +8,11 @@ from typing import Any
 from memstack.base import clock, ids, jsonio, limits, schemas
 from memstack.base.errors import bad
 from memstack.base.files import append_line
-from memstack.base.forgotten import Forgotten
 from memstack.base.layout import LEDGER
 from memstack.base.logfiles import read_jsonl, read_log
 from memstack.base.names import check_name
 from memstack.base.secrets import refuse_secrets
+from memstack.base.shown import Shown
 from memstack.base.times import day, iso, parse_ts
 
 TIERS = ("observed", "fetched", "verified", "ratified")  # every tier a record or a fact may hold
@@ -137,12 +137,12 @@ def each_record(store: Path, agent: str | None = None, pending: bool = False) ->
         for path in folder.glob("*.jsonl"):
             days.setdefault(path.name, []).append(path)
     done = promoted_ids(store) if pending else set()
-    forgotten = Forgotten.in_store(store)  # a forgotten record is shown without its content (docs/forgetting.md)
+    shown = Shown.in_store(store)  # forgotten: without its content; a credential: redacted (docs/forgetting.md)
     for name in sorted(days):
         found = [r for path in sorted(days[name]) for r in read_jsonl(path, str(path.relative_to(store)))
-                 if r["id"] not in done and not (pending and r["id"] in forgotten)]  # promotion skips them
+                 if r["id"] not in done and not (pending and r["id"] in shown)]  # promotion skips them
         found.sort(key=lambda r: (r["created_at"], r["id"]))
-        yield from forgotten.masks(found)
+        yield from shown.records(found)
 
 
 def nest(store: Path, file: Path, agent: str, now: Any) -> tuple[dict[str, Any], bool]:

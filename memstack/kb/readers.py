@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from memstack.base import pages
 from memstack.base.forgotten import Forgotten
 from memstack.base.pages import Page
+from memstack.base.shown import Shown
 from memstack.kb import facts, factstore, views
 from memstack.kb.facts import LISTING_SHAPE, RECALL_SHAPE, Fact, Row, is_recall_predicate
 from memstack.kb.index import queries
@@ -44,16 +45,16 @@ class FactReader(Protocol):
 
 
 def _paged(rows: Iterable[Row], limit: Any, cursor: str | None, key: Callable[[Row], Any], verb: str,
-           shape: pages.Shape, forgotten: Forgotten, as_of: int | None = None,
+           shape: pages.Shape, shown: Shown, as_of: int | None = None,
            max_bytes: int | None = None, by_subject: bool = False) -> Page[Fact]:
     """One page of rows, parsed (as believed at `as_of`) only once handed out; a forgotten fact without its
     content (docs/forgetting.md), and, asked for by its subject (`by_subject`), not at all: its subject is
     gone too (as in the replica, which holds none of it)."""
-    if by_subject and forgotten:
-        rows = (row for row in rows if row.id not in forgotten)
+    if by_subject and shown.forgotten:
+        rows = (row for row in rows if row.id not in shown)
     got = pages.page(rows, limit=limit, cursor=cursor, key=key, verb=verb, shape=shape, max_bytes=max_bytes,
                      weigh=Row.size)
-    return Page([forgotten.mask(row.fact(as_of)) for row in got.items], got.next_cursor, got.remaining)
+    return Page([shown.record(row.fact(as_of)) for row in got.items], got.next_cursor, got.remaining)
 
 
 class Lists:
@@ -102,9 +103,9 @@ class Lists:
         """How many intake records about `subject` wait in the Binder for a human's decision."""
         raise NotImplementedError
 
-    def forgotten(self) -> Forgotten:
-        """The tombstones the answers respect (the replica holds no forgotten content: none to mask)."""
-        return Forgotten()
+    def forgotten(self) -> Shown:
+        """What the answers show (docs/forgetting.md); the replica holds no forgotten content: none to mask."""
+        return Shown(Forgotten())
 
     def other_predicates(self, subject: str, now_ts: int) -> tuple[int, list[str]]:
         """The facts about `subject` valid at `now_ts` that recall leaves out: how many, and their predicates."""
@@ -160,10 +161,12 @@ class FileReader(Lists):
         if self.root is None:
             return 0
 
-        return sum(1 for record in views.each_waiting(WorktreeSource(self.root)) if record.get("subject") == subject)
+        forgotten = self.forgotten()
+        return sum(1 for record in views.each_waiting(WorktreeSource(self.root))
+                   if record.get("subject") == subject and record.get("id") not in forgotten)
 
-    def forgotten(self) -> Forgotten:
-        return Forgotten() if self.root is None else Forgotten.in_store(self.root)
+    def forgotten(self) -> Shown:
+        return Shown(Forgotten()) if self.root is None else Shown.in_store(self.root)
 
     def recall_limit(self) -> int:
         if self.root is None:

@@ -15,7 +15,7 @@ or a credential in the reason refuse the whole call.
 from pathlib import Path
 from typing import Any
 
-from memstack.base import jsonio, layout, limits, schemas
+from memstack.base import jsonio, layout, limits, schemas, secrets
 from memstack.base.errors import bad
 from memstack.base.files import append_held, locked, refuse_symlinks
 from memstack.base.forgotten import Forgotten, find
@@ -52,7 +52,11 @@ def _closings(store: Path, found: dict[str, str], now: int) -> list[Closing]:
     """The open facts to close: each forgotten fact (those made from a forgotten intake record included);
     closed now (or just after a fact that begins later), no successor named."""
     fact_ids = [i for i, kind in found.items() if kind == "fact"]
-    open_facts = {fact["id"]: fact for _, (_, fact) in queries.locate(store, fact_ids).items() if facts.is_open(fact)}
+    policy = secrets.for_store(store)
+    # A fact holding a credential (committed past the checks) stays as it is: closing rewrites its line, which
+    # the checks refuse while it holds one. The tombstone hides it all the same.
+    open_facts = {fact["id"]: fact for _, (_, fact) in queries.locate(store, fact_ids).items()
+                  if facts.is_open(fact) and not secrets.scan(fact, "", policy)}
     closings = []
     for fact in open_facts.values():
         closing = Closing(fact["id"], max(now, fact["valid_from"] + 1), max(now, fact["recorded_at"]))
