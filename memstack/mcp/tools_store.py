@@ -129,6 +129,6 @@ FORGET = Tool(
                                                 agent=a["agent"], mcp=True),
     title="Forget records",
     output=document("the tombstones appended", {"path": STRING, "tombstones": {"type": "array"},
-                                                "closed": STRINGS}),
+                                                "closed": STRINGS, "rebuilt": STRINGS}),
     hints=CLOSES,
 )

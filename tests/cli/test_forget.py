@@ -53,6 +53,9 @@ def test_forget_appends_a_tombstone_closes_the_promoted_fact_and_commits_through
     assert "555" not in text and "phone is" not in text  # the tombstone holds none of the content
     [closed] = [f for f in ok(store, "fact", "get-valid-at", "--ts", DAY)["items"] if f["id"] == fact_id]
     assert closed["id"] == fact_id and closed["valid_to"] is not None and closed["superseded_by"] is None
+    views = [p for p in (store / "kb").glob("*.json")] + [store / "willow.md"]
+    assert done["rebuilt"] and not [p for p in views if "555-0199" in p.read_text()]  # the closed fact left them
+    assert memstack("rebuild", "--check", cwd=store).returncode == 0
     commit(store, "forget a phone number")  # the pre-commit hook checks the tombstone and the closing
     assert memstack("check", "--range", "HEAD~1..HEAD", cwd=store).returncode == 0
 
@@ -155,6 +158,8 @@ def test_a_forgotten_record_reads_as_forgotten_on_every_read_verb_and_in_the_sea
     assert sorted(h["id"] for h in hits) == sorted([record_id, fact_id])
     assert all(h["snippet"].replace("**", "") == gone and h["title"] == gone for h in hits)
     assert _leaks(store, "555-0199", "after six") == []  # no byte of it left in the index files
+    reviewed = memstack("review", "HEAD~3..HEAD", "--format", "json", cwd=store)  # the intake, promotion, forget
+    assert reviewed.returncode == 0 and gone in reviewed.stdout and "555" not in reviewed.stdout, reviewed.stderr
     exported = memstack("export", "jsonl", cwd=store)
     assert exported.returncode == 0 and "555" not in exported.stdout and gone in exported.stdout, exported.stderr
 

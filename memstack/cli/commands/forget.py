@@ -30,7 +30,8 @@ def run(args: Any) -> int:
     from memstack.api.forget import forget_document  # lazy: --help stays quick
 
     document = forget_document(open_store(args.store), id=args.id, reason=args.reason, by=args.by, agent=args.agent)
-    closed = f"; closed {len(document['closed'])} fact(s)" if document["closed"] else ""
+    closed = f"; closed {len(document['closed'])} fact(s), rebuilt {len(document['rebuilt'])} derived file(s)" \
+        if document["closed"] else ""
     emit(args, document, f"forgot {len(document['tombstones'])} record(s) (in {document['path']}{closed});"
                          " commit it for review")
     return 0
