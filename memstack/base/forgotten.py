@@ -23,7 +23,7 @@ from memstack.base.times import day, month
 # What a forgotten record keeps: who wrote it, when, where it sits in its chain; never what it said.
 KEPT = frozenset(("id", "agent", "created_at", "recorded_at", "valid_from", "valid_to", "expired_at",
                   "superseded_by", "updated_at", "expires_at", "table", "tier", "intake_id", "layer", "line",
-                  "path", "score", "confidence", "relevance_score"))
+                  "path", "score", "confidence", "relevance_score", "collection", "key", "front_matter"))
 KINDS = ("intake", "fact", "soil", "handoff")
 
 
@@ -121,7 +121,7 @@ def texts(files: Files, kind: str, path: str, record_id: str) -> list[str]:
                 walk(item)
 
     for key, value in (record or {}).items():
-        if key not in KEPT and not key.endswith(("_at", "_iso")) and key not in ("collection", "key"):
+        if key not in KEPT and not key.endswith(("_at", "_iso")):
             walk(value)
     return found
 

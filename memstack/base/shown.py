@@ -29,8 +29,10 @@ class Shown:
     def __bool__(self) -> bool:
         return True
 
-    def record(self, record: Any) -> Any:
-        masked = self.forgotten.mask(record)
+    def record(self, record: Any, record_id: str | None = None) -> Any:
+        """`record` as a read shows it (`record_id`: what names it, when not its `id`: a SOIL record's
+        collection/key, a handoff's path)."""
+        masked = self.forgotten.mask(record, record_id)
         return masked if REVEAL else secrets.redact(masked, self.policy)
 
     def records(self, records: Iterable[Any]) -> Iterator[Any]:

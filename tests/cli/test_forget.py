@@ -74,6 +74,15 @@ def test_forget_takes_facts_soil_records_and_handoffs(store: Path) -> None:
         (fact_id, "fact"), ("notes/contact", "soil"), (handoff, "handoff")]
     assert done["closed"] == [fact_id]
     commit(store, "forget three records")
+    gone = "[forgotten: erasure request]"
+    soil = ok(store, "soil", "get", "notes", "contact")
+    assert soil == {**soil, "collection": "notes", "key": "contact", "value": gone}
+    assert ok(store, "soil", "list", "notes")["items"] == [soil]
+    shown = ok(store, "handoff", "show")
+    assert shown == {**shown, "path": handoff, "text": gone, "open_threads": [], "capabilities": []}
+    for args in (["soil", "get", "notes", "contact"], ["soil", "list", "notes"], ["handoff", "show"]):
+        printed = memstack(*args, cwd=store).stdout
+        assert "ada@example.com" not in printed and "finish the lexer" not in printed, args
 
 
 def test_bad_input_writes_nothing(store: Path) -> None:
