@@ -22,6 +22,6 @@ def forget_document(store: Store, *, id: Any, reason: Any, by: str | None = None
                   " in another's name: leave by out", agent=name)
     forgetter = name if mcp else who(store) if by is None else by
     document = tombstones.forget(store.root, record_ids, reason, forgetter, name, now_ms(), via="mcp" if mcp else None)
-    # the closed facts leave the views and the boot files in the same commit as the tombstones
-    document["rebuilt"] = promote.rebuild(store.root, patched=True) if document["closed"] else []
+    # the closed facts leave the views, a forgotten handoff the boot files, in the same commit as the tombstones
+    document["rebuilt"] = promote.rebuild(store.root, patched=True)
     return document

@@ -68,12 +68,17 @@ def test_forget_takes_facts_soil_records_and_handoffs(store: Path) -> None:
     sealed = memstack("handoff", "write", "--json", cwd=store, input=HANDOFF)
     assert sealed.returncode == 0, sealed.stderr
     handoff = json.loads(sealed.stdout)["path"]
+    assert memstack("boot", "rebuild", cwd=store).returncode == 0
+    assert "finish the lexer" in (store / "willow.md").read_text()
     commit(store)
     done = ok(store, "forget", fact_id, "notes/contact", handoff, "--reason", "erasure request")
     assert [(t["forgets"], t["kind"]) for t in done["tombstones"]] == [
         (fact_id, "fact"), ("notes/contact", "soil"), (handoff, "handoff")]
     assert done["closed"] == [fact_id]
-    commit(store, "forget three records")
+    assert "finish the lexer" not in (store / "willow.md").read_text()  # a forgotten handoff boots no one
+    booted = memstack("boot", "show", "--json", cwd=store)
+    assert booted.returncode == 0 and "finish the lexer" not in booted.stdout, booted.stderr
+    commit(store, "forget three records")  # the hook's rebuild of the boot files agrees (I4)
     gone = "[forgotten: erasure request]"
     soil = ok(store, "soil", "get", "notes", "contact")
     assert soil == {**soil, "collection": "notes", "key": "contact", "value": gone}
