@@ -8,6 +8,7 @@ from typing import Any
 from memstack.base import config, limits, pages
 from memstack.base.errors import bad
 from memstack.base.names import check_printable
+from memstack.base.shown import Shown
 from memstack.base.times import now_ms
 from memstack.kb import binder, disputes, documents, edges, views
 from memstack.repo import git
@@ -57,11 +58,11 @@ def queue(store: Store) -> Iterator[dict[str, Any]]:
     """The queue in its order, streamed: the waiting records (read from the queue's shards a day at a
     time), then the disagreements."""
 
-    yield from views.waiting(WorktreeSource(store.root))
+    yield from Shown.in_store(store.root).records(views.waiting(WorktreeSource(store.root)))  # forgetting.md
     yield from sorted(disputes.waiting(store.root), key=queue_key)
 
 
-def _who(store: Store) -> str:
+def who(store: Store) -> str:
     name = git.run(store.root, "config", "user.name", env=git.no_git_env(), ok=(0, 1, 128)).stdout.strip()
     return name.decode() if name else getpass.getuser()
 
@@ -87,7 +88,7 @@ def _by(store: Store, by: str | None, note: str | None, mcp: bool, agent: str | 
     check_printable(by, "--by")
     if mcp:
         return by_agent(store, by, agent), "mcp"
-    return _listed(store, by or _who(store)), None
+    return _listed(store, by or who(store)), None
 
 
 def by_agent(store: Store, by: str | None, agent: str | None) -> str:

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from memstack.base.shown import Shown
 from memstack.boot import context as boot
 from memstack.kb import edges
 from memstack.repo.store import Store, resolve_agent
@@ -18,4 +19,5 @@ def show_document(store: Store, agent: str | None) -> dict[str, Any]:
     kb/binder.jsonl as it is now, not part of the derived anchor)."""
 
     anchor = boot.show(store.root, resolve_agent(store, agent))
+    anchor = Shown.in_store(store.root).record(anchor, anchor.get("handoff"))  # a forgotten handoff: its content gone
     return {**anchor, "edges": edges.touching(store.root, anchor.get("open_threads") or [])}

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.anchors.take import take_all
+from memstack.base.shown import Shown
 from memstack.base.times import given_or_none, given_ts, now_ms
 from memstack.kb import factstore
 from memstack.kb.facts import Fact
@@ -43,7 +44,7 @@ def each_valid_at(store: Store, *, ts: Any, as_of: Any = None) -> Iterator[Fact]
     from memstack.kb.index import queries  # lazy: the fact index (sqlite3)
 
     instant, _, known = factstore.query_args(given_ts(ts, "ts"), None, given_or_none(as_of, "as-of"))
-    return queries.each_valid_at(store.root, instant, known)
+    return Shown.in_store(store.root).records(queries.each_valid_at(store.root, instant, known))
 
 
 def history_document(reader: FactReader, *, subject: Any, limit: Any = None, cursor: str | None = None,

@@ -3,6 +3,7 @@
 from typing import Any
 
 from memstack.base.errors import MemstackError
+from memstack.base.shown import Shown
 from memstack.base.times import now_ms
 from memstack.boot import context as boot
 from memstack.handoff import sealed as handoff
@@ -22,5 +23,6 @@ def show_document(store: Store, agent: str | None) -> dict[str, Any]:
     if found is None:
         raise MemstackError(f"no handoff for agent {agent!r} yet (handoffs/{agent}/ is empty)")
     relpath, parsed = found
-    return {"path": relpath, "front_matter": parsed.front, "open_threads": parsed.open_threads,
-            "capabilities": parsed.capabilities, "text": parsed.text}
+    return Shown.in_store(store.root).record({  # forgotten: without its content; a credential: redacted
+        "path": relpath, "front_matter": parsed.front, "open_threads": parsed.open_threads,
+        "capabilities": parsed.capabilities, "text": parsed.text}, relpath)

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from memstack.base import config
+from memstack.base import config, secrets, shown
 from memstack.base.errors import MemstackError, bad
 from memstack.repo.store import Store
 from memstack.search.query import search
@@ -14,14 +14,20 @@ def search_document(store: Store, *, query: Any, layer: Any = (), agent: Any = N
                     cursor: Any = None, max_bytes: int | None = None, semantic: Any = None) -> dict[str, Any]:
     """The document `search --json` prints and the `search` tool returns. `semantic`: True fuses the
     ranking by meaning (an error without the extra), False the words alone, None as memstack.yaml says
-    (`search.semantic: true` where the extra is installed; the words alone by default and elsewhere)."""
+    (`search.semantic: true` where the extra is installed; the words alone by default and elsewhere).
+    A credential that reached memory past the checks is redacted (unless revealed: base/shown.py); a
+    forgotten record's text is not in the index at all."""
     arguments = {"layer": layer, "agent": agent, "tier": tier, "table": table, "valid_at": valid_at,
                  "as_of": as_of, "limit": limit, "cursor": cursor, "max_bytes": max_bytes}
     if _semantic(store, semantic):
         from memstack.search.semantic import fuse  # lazy: numpy and the model only when used
 
-        return fuse.search(store.root, query, **arguments)
-    return search(store.root, query, **arguments)
+        document = fuse.search(store.root, query, **arguments)
+    else:
+        document = search(store.root, query, **arguments)
+    if not shown.REVEAL:
+        document["hits"] = secrets.redact(document["hits"], secrets.for_store(store.root))
+    return document
 
 
 def _semantic(store: Store, chosen: Any) -> bool:

@@ -3,6 +3,7 @@
 from typing import Any
 
 from memstack.base import pages
+from memstack.base.shown import Shown
 from memstack.base.times import given_or_none, now_ms
 from memstack.intake import log as intake
 from memstack.repo.store import Store, resolve_agent
@@ -17,7 +18,8 @@ def write_document(store: Store, verb: str, collection: str, key: str, value: An
 
 def get_document(store: Store, collection: str, key: str, include_expired: bool = False) -> dict[str, Any]:
     """The document `soil get --json` prints and the `soil_get` tool returns."""
-    return soil.get(store.root, collection, key, now_ms(), include_expired)
+    return Shown.in_store(store.root).record(soil.get(store.root, collection, key, now_ms(), include_expired),
+                                             f"{collection}/{key}")
 
 
 def expire_document(store: Store, collection: str, key: str, at: Any = None) -> dict[str, Any]:
@@ -28,7 +30,10 @@ def expire_document(store: Store, collection: str, key: str, at: Any = None) -> 
 def list_document(store: Store, collection: str, include_expired: bool = False, *, limit: Any = None,
                   cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
     """`soil list --json`: one page of a collection's records by key, `{"items", "next_cursor", "remaining"}`."""
-    return pages.page(soil.iter_records(store.root, collection, now_ms(), include_expired), limit=limit,
+    shown = Shown.in_store(store.root)  # forgotten: without its content; a credential: redacted
+    records = (shown.record(r, f"{collection}/{r['key']}")
+               for r in soil.iter_records(store.root, collection, now_ms(), include_expired))
+    return pages.page(records, limit=limit,
                       cursor=cursor, key=lambda r: (r["key"],), verb="soil list", shape=pages.shaped(str),
                       max_bytes=max_bytes).document()
 

@@ -24,7 +24,8 @@ from memstack.base.errors import MemstackError, bad
 from memstack.base.times import iso, now_ms
 
 TRANSACTION_FIELDS = {"intake": ("created_at",), "fact": ("recorded_at", "expired_at"),
-                      "promotion": ("promoted_at",), "binder": ("decided_at",)}
+                      "promotion": ("promoted_at",), "binder": ("decided_at",),
+                      "tombstone": ("forgotten_at",)}
 
 
 class Clock:

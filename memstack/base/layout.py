@@ -16,9 +16,10 @@ CONFIG = "memstack.yaml"
 WILLOW = "willow.md"
 DECISIONS = "kb/binder.jsonl"  # the Binder's decisions, edges and filed documents (append-only)
 VIEWS = ("knowledge", "jeles_atoms", "opus_atoms", "binder_queue")  # kb/<view>.json
+FORGOTTEN_DIR = "kb/forgotten"  # kb/forgotten/<agent>/YYYY-MM.jsonl: tombstones by writer and month (append-only)
 
 # Kinds of file. Append-only logs (I1), facts (I2), handoffs (I3), derived (I4), records (I5), identity (I6).
-INTAKE, PROMOTIONS, BINDER = "intake", "promotions", "binder"
+INTAKE, PROMOTIONS, BINDER, TOMBSTONES = "intake", "promotions", "binder", "tombstones"
 FACTS, HANDOFF, SOIL, IDENTITY = "facts", "handoff", "soil", "identity"
 ANCHOR, WILLOW_KIND, VIEW, CONFIG_KIND = "anchor", "willow", "view", "config"
 OTHER, STRAY, BAD_NAME = "other", "stray", "bad-name"
@@ -47,7 +48,12 @@ def view_shard(view: str, source_file: str) -> str:
     return f"kb/{view}/{agent}/{name.removesuffix('.jsonl')}.json"
 
 
-LOGS = (INTAKE, PROMOTIONS, BINDER)
+def tombstone_file(agent: str, month: str) -> str:
+    """Where `agent`'s tombstones of month `YYYY-MM` (their `forgotten_at`) are appended."""
+    return f"{FORGOTTEN_DIR}/{agent}/{month}.jsonl"
+
+
+LOGS = (INTAKE, PROMOTIONS, BINDER, TOMBSTONES)
 DERIVED = (ANCHOR, WILLOW_KIND, VIEW)
 
 
@@ -55,7 +61,7 @@ DERIVED = (ANCHOR, WILLOW_KIND, VIEW)
 class Place:
     kind: str
     agent: str = ""
-    date: str = ""  # YYYY-MM-DD (intake, handoff) or YYYY-MM (facts)
+    date: str = ""  # YYYY-MM-DD (intake, handoff) or YYYY-MM (facts, tombstones)
     collection: str = ""
     key: str = ""
     problem: str = ""  # for BAD_NAME and STRAY: what is wrong with the path
@@ -72,6 +78,7 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(patte
     (PROMOTIONS, rf"kb/promotions/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}}-\d{{2}})\.jsonl"),
     (PROMOTIONS, re.escape(V1_LEDGER)),  # an append-only log until `memstack migrate` moves it to the shards
     (BINDER, r"kb/binder\.jsonl"),
+    (TOMBSTONES, rf"kb/forgotten/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}})\.jsonl"),
     (BINDER_FILE, r"kb/files/[0-9a-f]{64}(?:\.[a-z0-9]{1,16})?"),
     (VIEW, rf"kb/(?:{'|'.join(FACT_VIEWS)})/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}})\.json"),
     (VIEW, rf"kb/{QUEUE_VIEW}/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}}-\d{{2}})\.json"),
@@ -128,7 +135,8 @@ def expected_shape(path: str) -> str:
     return {
         "intake": "intake/<agent>/YYYY-MM-DD.jsonl",
         "kb": "kb/facts/<agent>/YYYY-MM.jsonl, kb/promotions/<agent>/YYYY-MM-DD.jsonl, kb/binder.jsonl,"
-              " kb/<view>/<agent>/YYYY-MM.json, kb/binder_queue/<agent>/YYYY-MM-DD.json"
+              " kb/<view>/<agent>/YYYY-MM.json, kb/binder_queue/<agent>/YYYY-MM-DD.json,"
+              " kb/forgotten/<agent>/YYYY-MM.jsonl"
               " or kb/files/<sha256>[.ext] (`memstack binder file`)",
         "store": "store/<collection>/<key>.json",
         "handoffs": "handoffs/<agent>/session_handoff-YYYY-MM-DD_<agent>[-N].md",

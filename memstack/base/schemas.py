@@ -14,7 +14,8 @@ from memstack.base import jsonio
 from memstack.base.errors import MemstackError
 from memstack.base.resources import data_dir
 
-KINDS = ("intake", "fact", "promotion", "binder", "soil", "anchor", "handoff", "config", "view", "memory-tests")
+KINDS = ("intake", "fact", "promotion", "binder", "soil", "anchor", "handoff", "config", "view", "memory-tests",
+         "tombstone")
 
 
 @cache

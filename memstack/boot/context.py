@@ -12,6 +12,7 @@ from typing import Any
 from memstack.base import jsonio, schemas
 from memstack.base.errors import MemstackError, bad
 from memstack.base.files import write_changed
+from memstack.base.forgotten import Forgotten
 from memstack.base.names import NAME_RE, check_name
 from memstack.base.times import iso
 from memstack.handoff import sealed as handoff
@@ -86,8 +87,11 @@ def build_anchor(agent: str, latest: tuple[str, handoff.Handoff] | None,
     return anchor
 
 
-def latest_handoff(source: Source, agent: str) -> tuple[str, handoff.Handoff] | None:
-    names = handoff.ordered(agent, source.listdir(f"handoffs/{agent}"))
+def latest_handoff(source: Source, agent: str, forgotten: Forgotten | None = None
+                   ) -> tuple[str, handoff.Handoff] | None:
+    """The agent's latest sealed handoff (with `forgotten`, the state's tombstones: the latest not forgotten)."""
+    names = [n for n in handoff.ordered(agent, source.listdir(f"handoffs/{agent}"))
+             if forgotten is None or f"handoffs/{agent}/{n}" not in forgotten]
     if not names:
         return None
     relpath = f"handoffs/{agent}/{names[-1]}"
@@ -99,9 +103,10 @@ def build(source: Source) -> dict[str, bytes]:
     """Every boot file, by store-relative path, as a rebuild writes it."""
     facts, count = knowledge_summary(source)  # the most recent only: an anchor and willow.md show no more
     anchors = []
+    forgotten = Forgotten.of(source)  # a forgotten handoff boots no one (docs/forgetting.md)
     for agent in source.listdir("handoffs"):
         if NAME_RE.fullmatch(agent):
-            latest = latest_handoff(source, agent)
+            latest = latest_handoff(source, agent, forgotten)
             if latest is not None:
                 anchors.append(build_anchor(agent, latest, facts))
     outputs = {anchor_name(a["agent"]): jsonio.dumps_pretty(a) for a in anchors}

@@ -23,7 +23,7 @@ READER_GONE = 141  # what a shell reports for a command whose reader closed the 
 COMMANDS = ("init", "agent", "intake", "soil", "handoff", "boot", "identity", "nest", "fact", "recall", "capture",
             "promote", "binder", "check", "review", "merge", "mcp", "pg", "sync",
             "query", "import_", "export", "hook", "search", "status", "related", "test", "migrate", "blame",
-            "anchors")
+            "anchors", "forget")
 
 
 def _common() -> argparse.ArgumentParser:
@@ -34,6 +34,9 @@ def _common() -> argparse.ArgumentParser:
                              " memstack.yaml)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print one JSON document on stdout")
+    common.add_argument("--reveal", action="store_true", default=argparse.SUPPRESS,
+                        help="show a credential that reached memory past the checks, instead of [redacted: kind]"
+                             " (a person at a terminal only; never over MCP)")
     return common
 
 
@@ -74,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.json = getattr(args, "json", False)
         if hasattr(args, "global_agent"):
             _agent_before_the_verb(args)
+        if getattr(args, "reveal", False):
+            _reveal(args)
         if args.json:
             progress.silence()
         code = int(args.func(args) or 0)
@@ -104,6 +109,19 @@ def _agent_before_the_verb(args: argparse.Namespace) -> None:
     else:
         raise bad("--agent", repr(given), "{verb:" + verb + "} was given {arg:--agent} {other!r} too; give one",
                   other=args.agent)
+
+
+def _reveal(args: argparse.Namespace) -> None:
+    """--reveal: what the read verbs redact is shown, to a person at a terminal (stdin and stdout both one),
+    never into a pipe, a file or an MCP client."""
+    if args.command == "mcp":
+        raise bad("--reveal", None, "never over MCP: an agent is shown [redacted: kind]")
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise bad("--reveal", None, "shows a credential only to a person at a terminal (stdin and stdout a"
+                  " terminal), never into a pipe or a file")
+    from memstack.base import shown
+
+    shown.REVEAL = True
 
 
 def _reader_gone() -> int:

@@ -11,6 +11,7 @@ from memstack.base.files import append_line
 from memstack.base.logfiles import read_jsonl
 from memstack.base.names import check_name
 from memstack.base.secrets import refuse_secrets
+from memstack.base.shown import Shown
 from memstack.base.times import day, iso, parse_ts
 
 TIERS = ("observed", "fetched", "verified", "ratified")  # every tier a record or a fact may hold
@@ -138,14 +139,16 @@ def each_record(store: Path, agent: str | None = None, pending: bool = False) ->
     for folder in folders:
         for path in folder.glob("*.jsonl"):
             days.setdefault(path.name, []).append(path)
+    shown = Shown.in_store(store)  # forgotten: without its content; a credential: redacted (docs/forgetting.md)
     for name in sorted(days):
         found = []
         for path in sorted(days[name]):
             relpath = path.relative_to(store).as_posix()
             done = promoted_ids(store, relpath) if pending else set()
-            found += [r for r in read_jsonl(path, relpath) if r["id"] not in done]
+            found += [r for r in read_jsonl(path, relpath)
+                      if r["id"] not in done and not (pending and r["id"] in shown)]  # promotion skips them
         found.sort(key=lambda r: (r["created_at"], r["id"]))
-        yield from found
+        yield from shown.records(found)
 
 
 def nest(store: Path, file: Path, agent: str, now: Any,

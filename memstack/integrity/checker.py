@@ -20,7 +20,7 @@ from typing import Any
 from memstack.base import clock, config, files, ids, jsonio, layout, secrets
 from memstack.base.layout import Place
 from memstack.base.times import now_ms
-from memstack.integrity import binderlog, migration, policies, rebuilt, rules, signed, successors
+from memstack.integrity import binderlog, migration, policies, rebuilt, rules, signed, successors, tombstones
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.violations import Violation, path_problems, shifted
@@ -70,6 +70,7 @@ class Checker:
         found: list[Violation] = list(moved.found)
         self.pending = successors.Unresolved()
         self.binder = binderlog.Entries()
+        self.tombstones = tombstones.Appended()
         self.clock = policies.clock_for(step, self.now, self.blobs)
         self.policy = None
         derived_changes: list[Change] = []
@@ -130,7 +131,7 @@ class Checker:
             if change.path in differ and not change.deleted:
                 found += rules.cap(self.secrets_of(step, change, layout.classify(change.path), derived=True),
                                    change.path)
-        found += self.dangling(step)
+        found += self.dangling(step) + self.tombstones.check(step.source)
         found += self.binder.check(step, lambda: policies.binder_people(step, self.blobs))
         found += signed.violations(step, self.binder.lines, self.repo, self.blobs, lambda rev: GitSource(
             self.repo, self.blobs.cat, rev, self.folder).read(layout.DECISIONS))
@@ -327,6 +328,8 @@ class Checker:
                                                legacy_ids=step.audit)
         if place.kind == layout.BINDER:
             self.binder.note(numbered)  # the lines a change appends: checked against the state at the step's end
+        elif place.kind == layout.TOMBSTONES:
+            self.tombstones.note(path, numbered)  # each names a record of the state at the step's end
         elif place.kind == layout.FACTS:
             self.binder.note_facts(path, numbered, new_from)  # a fact at tier ratified: from a ratification
         missing = [(n, s) for n, s in named if s not in new_ids]

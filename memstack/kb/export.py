@@ -20,6 +20,7 @@ import orjson
 
 from memstack.base import jsonio, logfiles, progress
 from memstack.base.errors import MemstackError
+from memstack.base.shown import Shown
 from memstack.kb import factfiles, facts, views
 from memstack.kb.facts import Fact
 from memstack.kb.ferrox import FIELDS
@@ -29,8 +30,10 @@ FORMATS = ("ferrox", "jsonl", "knowledge")
 
 
 def stored(store: Path, at: int | None = None) -> Iterator[Fact]:
-    """Every fact of every fact file (valid at `at`, if given), read a line at a time."""
+    """Every fact of every fact file (valid at `at`, if given), read a line at a time; a forgotten one without
+    its content, a credential redacted (docs/forgetting.md)."""
     listed = factfiles.list_files(store)
+    shown = Shown.in_store(store)
     for relpath, _ in progress.each(listed, len(listed), "exporting", "files"):
         with open(store / relpath, "rb") as lines:
             for number, line in enumerate(lines, start=1):
@@ -40,7 +43,7 @@ def stored(store: Path, at: int | None = None) -> Iterator[Fact]:
                 if not isinstance(fact, dict):
                     raise MemstackError(f"{relpath}:{number}: I5 a line must be a JSON object — repair the line")
                 if at is None or facts.is_valid_at(fact, at):
-                    yield fact
+                    yield shown.record(fact)
 
 
 def ferrox_chunks(found: Iterator[Fact]) -> Iterator[bytes]:

@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memstack.base import pages
+from memstack.base.forgotten import Forgotten
 from memstack.base.pages import Page
+from memstack.base.shown import Shown
 from memstack.kb import facts, factstore, views
 from memstack.kb.facts import LISTING_SHAPE, RECALL_SHAPE, Fact, Row, is_recall_predicate
 from memstack.kb.index import queries
@@ -43,11 +45,16 @@ class FactReader(Protocol):
 
 
 def _paged(rows: Iterable[Row], limit: Any, cursor: str | None, key: Callable[[Row], Any], verb: str,
-           shape: pages.Shape, as_of: int | None = None, max_bytes: int | None = None) -> Page[Fact]:
-    """One page of rows, parsed (as believed at `as_of`) only once handed out."""
+           shape: pages.Shape, shown: Shown, as_of: int | None = None,
+           max_bytes: int | None = None, by_subject: bool = False) -> Page[Fact]:
+    """One page of rows, parsed (as believed at `as_of`) only once handed out; a forgotten fact without its
+    content (docs/forgetting.md), and, asked for by its subject (`by_subject`), not at all: its subject is
+    gone too (as in the replica, which holds none of it)."""
+    if by_subject and shown.forgotten:
+        rows = (row for row in rows if row.id not in shown)
     got = pages.page(rows, limit=limit, cursor=cursor, key=key, verb=verb, shape=shape, max_bytes=max_bytes,
                      weigh=Row.size)
-    return Page([row.fact(as_of) for row in got.items], got.next_cursor, got.remaining)
+    return Page([shown.record(row.fact(as_of)) for row in got.items], got.next_cursor, got.remaining)
 
 
 class Lists:
@@ -72,7 +79,8 @@ class Lists:
         ts, subject, as_of = factstore.query_args(ts, subject, as_of)
         pages.check_limit(limit)
         return _paged(self.valid_at_rows(ts, subject, as_of), limit, cursor, Row.listing_key, "fact get-valid-at",
-                      LISTING_SHAPE, as_of=as_of, max_bytes=max_bytes)
+                      LISTING_SHAPE, self.forgotten(), as_of=as_of, max_bytes=max_bytes,
+                      by_subject=subject is not None)
 
     def history_page(self, subject: Any, *, limit: Any = None, cursor: str | None = None,
                      max_bytes: int | None = None) -> Page[Fact]:
@@ -80,7 +88,7 @@ class Lists:
         subject = facts.text(subject, "subject")
         pages.check_limit(limit)
         return _paged(self.history_rows(subject), limit, cursor, Row.listing_key, "fact history", LISTING_SHAPE,
-                      max_bytes=max_bytes)
+                      self.forgotten(), max_bytes=max_bytes, by_subject=True)
 
     def recall_page(self, subject: Any, now_ts: Any, *, limit: Any = None, cursor: str | None = None,
                     max_bytes: int | None = None) -> Page[Fact]:
@@ -89,17 +97,23 @@ class Lists:
         subject, now, _ = factstore.recall_args(subject, now_ts, 1)
         size = pages.check_limit(limit)
         return _paged(self.recall_rows(subject, now), self.recall_limit() if size is None else size, cursor,
-                      Row.recall_key, "recall", RECALL_SHAPE, max_bytes=max_bytes)
+                      Row.recall_key, "recall", RECALL_SHAPE, self.forgotten(), max_bytes=max_bytes, by_subject=True)
 
     def binder_waiting(self, subject: str) -> int:
         """How many intake records about `subject` wait in the Binder for a human's decision."""
         raise NotImplementedError
 
+    def forgotten(self) -> Shown:
+        """What the answers show (docs/forgetting.md); the replica holds no forgotten content: none to mask."""
+        return Shown(Forgotten())
+
     def other_predicates(self, subject: str, now_ts: int) -> tuple[int, list[str]]:
         """The facts about `subject` valid at `now_ts` that recall leaves out: how many, and their predicates."""
 
-        count, predicates = 0, set()
+        count, predicates, forgotten = 0, set(), self.forgotten()
         for row in self.valid_at_rows(now_ts, subject, None):
+            if row.id in forgotten:
+                continue  # its subject is gone: not a fact about `subject` any more
             predicate = row.fact()["predicate"]
             if not is_recall_predicate(predicate):
                 count += 1
@@ -147,7 +161,12 @@ class FileReader(Lists):
         if self.root is None:
             return 0
 
-        return sum(1 for record in views.waiting(WorktreeSource(self.root)) if record.get("subject") == subject)
+        forgotten = self.forgotten()
+        return sum(1 for record in views.waiting(WorktreeSource(self.root))
+                   if record.get("subject") == subject and record.get("id") not in forgotten)
+
+    def forgotten(self) -> Shown:
+        return Shown(Forgotten()) if self.root is None else Shown.in_store(self.root)
 
     def recall_limit(self) -> int:
         if self.root is None:

@@ -4,6 +4,7 @@ listed in `tools.py`."""
 from memstack.anchors.follow import STATUSES
 from memstack.api import anchors as anchors_api
 from memstack.api import blame as blame_api
+from memstack.api import forget as forget_api
 from memstack.api import promote as promote_api
 from memstack.api import search as search_api
 from memstack.api import status as status_api
@@ -11,9 +12,9 @@ from memstack.api import sync as sync_api
 from memstack.base.pages import MAX_LIMIT, MCP_DEFAULT_LIMIT, MCP_MAX_BYTES
 from memstack.intake.log import TIERS
 from memstack.kb.facts import TABLES
-from memstack.mcp.arguments import PAGE_CURSOR, PAGE_LIMIT, Arg, flag, name, text, timestamp
+from memstack.mcp.arguments import AGENT, PAGE_CURSOR, PAGE_LIMIT, Arg, flag, name, text, timestamp
 from memstack.mcp.documents import STRING, STRINGS, document, listing, paged_output
-from memstack.mcp.registry import READS, Hints, Tool
+from memstack.mcp.registry import CLOSES, READS, Hints, Tool
 from memstack.search.records import LAYERS
 
 PROMOTE = Tool(
@@ -169,4 +170,27 @@ BLAME = Tool(
         "closed_by": {"anyOf": [_PLACED, {"type": "null"}]},
         "anchors": listing({"type": "object"}, "its code anchors")}),
     hints=READS,
+)
+
+FORGET = Tool(
+    "forget",
+    "Forget records on purpose (a leaked credential, a person's data, a poisoned record), on a human's word:"
+    " appends a tombstone per record to kb/forgotten/<agent>/YYYY-MM.jsonl, recorded as made by this server's"
+    " agent (via mcp). From then on every read (these tools, search, the views, export, the replica) shows the"
+    " record as [forgotten: reason], its id, agent and times kept, never its content; promotion skips it; a"
+    " forgotten fact and the facts promoted from a forgotten record are closed. Returns the tombstones and the"
+    " fact ids closed. Commit it (sync) so the others forget it too.",
+    {"id": Arg({"type": "array", "items": {"type": "string"}, "minItems": 1,
+                "description": "the records to forget: intake or fact ids, a SOIL record's collection/key, a"
+                               " handoff's path handoffs/<agent>/<file>.md"}, True),
+     "reason": text("why they are forgotten (shown in their place; no content of theirs)", required=True),
+     "by": text("leave out: over MCP a tombstone is recorded as made by this server's agent; a by naming anyone"
+                " else is refused"),
+     "agent": AGENT},
+    lambda store, a: forget_api.forget_document(store, id=a["id"], reason=a["reason"], by=a["by"],
+                                                agent=a["agent"], mcp=True),
+    title="Forget records",
+    output=document("the tombstones appended", {"path": STRING, "tombstones": {"type": "array"},
+                                                "closed": STRINGS, "rebuilt": STRINGS}),
+    hints=CLOSES,
 )

@@ -23,7 +23,7 @@ from typing import Any
 from memstack import __version__
 from memstack.base import config, layout, progress
 from memstack.base.errors import MemstackError
-from memstack.replica import db
+from memstack.replica import db, forgotten
 from memstack.replica.tables import BY_KIND, SCHEMA, SYNC_STATE, TABLES, VERSION, Table, copy_lines
 from memstack.repo import diffs, git, objects
 
@@ -217,6 +217,7 @@ def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile) -> Report:
                     plans = _apply_deletes(cur, cat, by_table.get(table.name, []), table, report)
                     shown.update(len(by_table.get(table.name, [])) - len(plans))  # files that only lost rows
                     _copy(cur, cat, table, plans, report, shown)
+            forgotten.scrub(cur, root, cat, target.tree)  # no forgotten content in the replica
             if report.mode == "full":
                 cur.execute("SET LOCAL maintenance_work_mem = '256MB'")  # the index builds after a whole load
                 for table in TABLES:

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from memstack.base import ids, secrets
+from memstack.base import ids
 from memstack.base.times import day, month
 from memstack.repo import objects
 from memstack.repo.sources import GitSource
@@ -90,7 +90,7 @@ class _Lookup:
         return found
 
     def _redacted(self, items: list[Any]) -> list[Any]:
-        return secrets.redact(items, self.review.policy)
+        return self.review.shown(items)
 
     def _at_tip(self, folder: str, wanted: list[str], period: Callable[[int], str]) -> dict[str, Any]:
         """The records of ids `wanted` that the commit at the range's end holds, each file read once."""

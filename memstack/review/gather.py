@@ -16,9 +16,11 @@ import orjson
 
 from memstack.base import layout, progress, secrets
 from memstack.base.errors import MemstackError, bad
+from memstack.base.forgotten import Forgotten
 from memstack.integrity import check
 from memstack.kb.facts import superseded_by_change
 from memstack.repo import diffs, git, objects
+from memstack.repo.sources import GitSource
 from memstack.review.workspace import Workspace, dump, key
 
 BATCH = 2_000  # records redacted and written together
@@ -42,6 +44,17 @@ class Review:
     ledger_shards: dict[str, int] = field(default_factory=dict)  # ledger shard -> lines the range added
     violations: list[dict[str, Any]] = field(default_factory=list)
     secrets: list[dict[str, Any]] = field(default_factory=list)
+    forgotten: Forgotten = field(default_factory=Forgotten)  # the tombstones at the tip (docs/forgetting.md)
+
+    def shown(self, items: list[Any]) -> list[Any]:
+        """`items` as the report shows them: a forgotten record (or either side of a closing) without its
+        content, every credential redacted."""
+        def masked(item: Any) -> Any:
+            if isinstance(item, dict) and ("before" in item or "after" in item):
+                return {k: self.forgotten.mask(v) for k, v in item.items()}
+            return self.forgotten.mask(item)
+
+        return secrets.redact([masked(i) for i in items] if self.forgotten else items, self.policy)
 
     def superseded(self, limit: int = -1) -> Iterator[dict[str, Any]]:
         """The facts the range superseded (`superseded_by_change`), by subject and id: `before` (None for a
@@ -151,7 +164,7 @@ class _Reader:
         appended.append(same if same is not None else not left and prefix.digest() == digest)
 
     def redacted(self, items: list[Any]) -> list[Any]:
-        return secrets.redact(items, self.review.policy)
+        return self.review.shown(items)
 
     def intake(self, change: diffs.Change) -> None:
         for batch in _batches(self.new_lines(change)):
@@ -264,6 +277,7 @@ def read_range(repo: Path, spec: str, folder: str = "") -> Review:
     try:
         reader = _Reader(repo, review)
         try:
+            review.forgotten = Forgotten.of(GitSource(repo, reader.blobs, tip or None, folder))
             with progress.bar(len(changes), "reading the range", "files") as shown:
                 for change in changes:
                     reader.read(change)

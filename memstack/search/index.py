@@ -32,13 +32,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from memstack.base import follow, progress, sqlitecache
+from memstack.base.forgotten import Forgotten
 from memstack.base.sqlitecache import writing
-from memstack.search import records
+from memstack.search import forgotten, records
 from memstack.search.records import Doc
 
 DB_NAME = ".memstack/search.sqlite3"
 LOCK = "search-index"
-VERSION = 4  # an index of another layout version is dropped and rebuilt
+VERSION = 5  # an index of another layout version is dropped and rebuilt
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # stemming: "deploys" finds "deployment"
 
 _TABLES = (
@@ -52,6 +53,7 @@ _TABLES = (
     # How many records held a term when the index held `total` (query.py: a word most records hold
     # adds nothing to BM25 and is left out of the ranking; counting them costs a scan, so it is kept).
     "CREATE TABLE terms (term TEXT PRIMARY KEY, docs INTEGER NOT NULL, total INTEGER NOT NULL)",
+    forgotten.TABLE,
 )
 _INSERT_DOC = ("INSERT INTO docs (rowid, file_id, line, layer, ref, agent, tier, tbl, sig, valid_from, valid_to,"
                " recorded_at, expired_at, fields) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
@@ -160,7 +162,13 @@ def sync(db: sqlite3.Connection, store: Path, defer: Defer | None = None, each: 
     """
     state = _state(db, store)
     stale = _stale(store, state)
+    gone = Forgotten.in_store(store)
     if not stale and stale.folders == state.folders:
+        if forgotten.unscrubbed(db, gone):
+            with DB.held(store):
+                with writing(db):
+                    forgotten.scrub(db, store, gone, forgotten.unscrubbed(db, gone))
+                forgotten.checkpoint(db)
         return None
     behind = sum(follow.cost(state.known.get(relpath), st) for _, relpath, st in stale.changed)
     if defer is not None and stale and defer(behind, [st for _, _, st in stale.changed]):
@@ -172,10 +180,14 @@ def sync(db: sqlite3.Connection, store: Path, defer: Defer | None = None, each: 
             stale = _stale(store, state)
             for relpath in stale.gone:
                 _forget(db, state.known[relpath].file_id)
+            scrubbed = forgotten.unscrubbed(db, gone)
+            forgotten.scrub(db, store, gone, scrubbed)  # first: what is read next enters as forgotten
             if not each:
                 _read(db, store, state, stale, nullcontext)
         if each:
             _read(db, store, state, stale, lambda: writing(db))
+        if scrubbed:
+            forgotten.checkpoint(db)
     _READ.pop(store, None)  # our own writes do not move data_version: read the tables again
     return None
 
@@ -231,13 +243,15 @@ def _refresh(db: sqlite3.Connection, store: Path, layer: str, relpath: str, know
         return
     data, st = got
     end = records.indexed_end(layer, data)
+    gone = Forgotten.in_store(store)  # a forgotten record's text never enters the index (search/forgotten.py)
     if known is None:
         known = follow.add(db, relpath, layer=layer)
-        _add(db, known.file_id, layer, records.parse(layer, relpath, data))
+        _add(db, known.file_id, layer, forgotten.shown(gone, relpath, records.parse(layer, relpath, data)))
     elif layer in records.APPEND_ONLY and known.signature[0] == st.st_ino and known.intact(data, end):
-        _add(db, known.file_id, layer, records.parse(layer, relpath, data, known.indexed))  # grown: the new lines
+        _add(db, known.file_id, layer,  # grown: the new lines
+             forgotten.shown(gone, relpath, records.parse(layer, relpath, data, known.indexed)))
     else:  # changed some other way: re-read it, keeping the records that did not change
-        _merge(db, known.file_id, layer, records.parse(layer, relpath, data))
+        _merge(db, known.file_id, layer, forgotten.shown(gone, relpath, records.parse(layer, relpath, data)))
     follow.save(db, known.emptied().extended(memoryview(data)[:end]), st, len(data))
 
 

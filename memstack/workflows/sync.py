@@ -104,7 +104,8 @@ def _describe(numstat: str) -> tuple[str, list[str]]:
         plus, minus = (int(added), int(removed)) if added.isdigit() and removed.isdigit() else (0, 0)
         kind = layout.classify(path).kind
         if kind in layout.LOGS:
-            what = {"intake": "intake records", "promotions": "ledger lines", "binder": "Binder decisions"}[kind]
+            what = {"intake": "intake records", "promotions": "ledger lines", "binder": "Binder decisions",
+                    "tombstones": "tombstones"}[kind]
             counts[what] += plus
             body.append(f"{path}: +{plural(plus, what[:-1])}")
         elif kind == layout.FACTS:

@@ -210,6 +210,17 @@ CASES = [
     (_args("anchors", "--status", "stale"), "bad --status 'stale'"),
     (_args("anchors", "--repo", "{dir}/code", "--rev", "nowhere"), "bad --rev 'nowhere'"),
     (_args("anchors", "reverify", "0123456789abcdef", "--by", "ada"), "no open fact with code anchors"),
+    # forget: an id no record has, no reason, a control character, a credential in the reason
+    (_args("forget", "0190f3a1b2c3d4e5f6a7b8c9d0e1f2a3", "--reason", "leaked"), "ID '0190f3a1b2c3d4e5f6a7b8c9"),
+    (_args("forget", "nope/none", "--reason", "leaked"), "ID 'nope/none'"),
+    (_args("forget", "{id}", "--reason", ""), "--reason"),
+    (_args("forget", "{id}", "--reason", "   "), "--reason"),
+    (_args("forget", "{id}", "--reason", "line\nbreak"), "--reason"),
+    (_args("forget", "{id}", "--reason", "why\x1b[2J"), "control character"),
+    (_args("forget", "{id}", "--reason", "key " + GH), "credential"),
+    (_args("forget", "{id}", "--reason", "ok", "--by", ""), "--by"),
+    (_args("forget", "{id}", "{id}x", "--reason", "ok"), "no record of the store has this id"),
+    (_args("forget", "--reason", "ok"), "ID"),
 ]
 
 

@@ -240,6 +240,21 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             assert blamed["kind"] == "intake" and blamed["decisions"][0]["record"]["via"] == "mcp"
             assert (await c.refused("blame", id="../x")).startswith("bad id '../x': not a fact or intake id")
 
+            # forget: recorded as the agent's (via mcp), refused as the command line refuses, pushed below
+            gone = await c.ok("forget", id=[waiting[2]["id"]], reason="pasted by mistake")
+            assert gone["tombstones"][0] == {**gone["tombstones"][0], "forgets": waiting[2]["id"], "kind": "intake",
+                                             "by": "alice", "via": "mcp"} and gone["closed"] == []
+            assert await c.refused("forget", id=["nope/none"], reason="x") == worded(
+                cli_error(store, "forget", "nope/none", "--reason", "x"), ("bad ID", "bad id"))
+            assert "bad by 'Grace'" in await c.refused("forget", id=[written[0]["record"]["id"]], reason="x",
+                                                       by="Grace")
+            assert "missing argument 'reason'" in await c.refused("forget", id=[written[0]["record"]["id"]])
+            shown = {r["id"]: r for r in (await c.ok("intake_list"))["items"]}[waiting[2]["id"]]
+            assert shown["content"] == "[forgotten: pasted by mistake]"
+            assert shown["created_at"] == waiting[2]["created_at"]
+            hits = (await c.ok("search", query="note 2", layer=["intake"]))["hits"]
+            assert all("note 2" not in h["snippet"] for h in hits)
+
             done = await c.ok("sync")
             assert done["ok"] and done["pushed"]
             assert c.called == set(tools.TOOLS), set(tools.TOOLS) - c.called  # a new tool joins this scenario

@@ -14,7 +14,8 @@ from memstack.integrity.rules.text import COMMITTED_ID, MAX_PER_FILE, carriage_r
 from memstack.integrity.violations import Violation
 
 SCHEMA_OF = {layout.INTAKE: "intake", layout.PROMOTIONS: "promotion", layout.BINDER: "binder",
-             layout.FACTS: "fact", layout.SOIL: "soil"}
+             layout.FACTS: "fact", layout.SOIL: "soil",
+             layout.TOMBSTONES: "tombstone"}
 
 
 def schema_problems(kind: str, record: Any) -> str:
@@ -31,7 +32,8 @@ def _where_it_belongs(place: Place, record: dict[str, Any]) -> list[str]:
             and record["file"] != f"intake/{place.agent}/{place.date}.jsonl":
         problems.append(f"file {record['file']!r} is not the intake file of this ledger shard"
                         f" (intake/{place.agent}/{place.date}.jsonl)")
-    field = {layout.INTAKE: "created_at", layout.FACTS: "recorded_at"}.get(place.kind)
+    field = {layout.INTAKE: "created_at", layout.FACTS: "recorded_at",
+             layout.TOMBSTONES: "forgotten_at"}.get(place.kind)
     if field is not None:
         try:
             when = day(parse_ts(record[field], field))

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 from memstack.base import jsonio, schemas
 from memstack.base.errors import MemstackError
+from memstack.base.forgotten import Forgotten
 from memstack.base.times import parse_ts
 from memstack.workflows.promote import pending
 
@@ -41,6 +42,7 @@ class Pending:
 
     def __init__(self, store: Path) -> None:
         self.store = store
+        self.forgotten = Forgotten.in_store(store)  # skipped: a forgotten record is never promoted
         self.keys: list[int] = []
         self.hashes = array("q")  # the hash of each key's id, in step with the keys: ids read twice
         self.files: list[str] = []  # by file number
@@ -48,6 +50,8 @@ class Pending:
 
     def take(self, relpath: str, number: int, record: dict[str, Any]) -> None:
         ident = record.get("id")
+        if ident in self.forgotten:
+            return
         problem = _pending_problem(record)
         if problem:
             raise MemstackError(f"{relpath}:{number}: {problem} — fix the record (`git checkout --"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memstack.base import config, ids, jsonio
+from memstack.base import config, ids, jsonio, secrets
 from memstack.base.spill import Spill
 from memstack.base.times import parse_ts
 from memstack.kb import facts
@@ -93,6 +93,19 @@ class Planner:
         self.store, self.gathered = store, gathered
         self.rules = Rules.from_config(config.load(store))
         self.names: dict[str, str] = {}  # one copy of each agent name, file name and via
+        self.policy = secrets.for_store(store)
+        self.held: list[str] = []  # the records skipped for a credential (docs/forgetting.md)
+
+    def sneaked(self, record: dict[str, Any], relpath: str | None) -> bool:
+        """Whether `record` holds a credential that reached memory past the checks: then it is skipped,
+        named on stderr, and waits for `memstack forget` (nothing of it is promoted)."""
+        found = secrets.scan(record, "", self.policy)
+        if found:
+            self.held.append(record["id"])
+            print(f"memstack promote: warning: {relpath or 'intake'}: record {record['id']} holds a credential"
+                  f" ({found[0].kind} in {found[0].field or 'the record'}), committed past the checks: skipped;"
+                  f" rotate it, then `memstack forget {record['id']} --reason ...`", file=sys.stderr)
+        return bool(found)
 
     def route(self, keys: list[int], ratified: list[Ratified], shown: Any = None) -> tuple[list[Routed], list[Made]]:
         """The chunk's pending records (`keys`, routed in order), then its ratified ones."""
@@ -113,6 +126,8 @@ class Planner:
                                  promoted_at(record, decision)))
 
         for key, record in records_of(self.gathered.pending, keys):
+            if self.sneaked(record, self.gathered.pending.where(key)[0]):
+                continue
             sub_tier, via = route(record, self.rules, cwd=self.store)
             if via.endswith(BROKEN + ")"):
                 print(f"memstack promote: {via[len('rules ('):-1]}; the rules route the rest", file=sys.stderr)
@@ -121,6 +136,8 @@ class Planner:
             if shown is not None:
                 shown.update(1)
         for item in ratified:
+            if self.sneaked(item.record, item.file):
+                continue
             add(item.record, item.file, "knowledge", "binder", item.decision)
         made.sort()
         return routed, made

@@ -1,0 +1,220 @@
+"""Forgetting on purpose: the tombstones of `kb/forgotten/<agent>/YYYY-MM.jsonl`, read once, and a record
+shown as forgotten (docs/forgetting.md).
+
+A tombstone names a record (an intake or fact id, a SOIL record's `collection/key`, a handoff's path) and
+says who forgot it and why; it holds none of the record's content. Every read path asks `Forgotten.mask`
+for what it shows: a forgotten record keeps its id, its agent and its times, every other field is
+`[forgotten: reason]` (a list is emptied; a null stays null).
+
+`find` tells what kind of record an id names and where it lives, from any source of files (the work
+tree, a commit): ids are bound to one file (base/ids.py), so it reads one file per agent at most.
+"""
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+
+from memstack.base import ids, layout
+from memstack.base.times import day, month
+
+# What a forgotten record keeps: who wrote it, when, where it sits in its chain; never what it said.
+KEPT = frozenset(("id", "agent", "created_at", "recorded_at", "valid_from", "valid_to", "expired_at",
+                  "superseded_by", "updated_at", "expires_at", "table", "tier", "intake_id", "layer", "line",
+                  "path", "score", "confidence", "relevance_score", "collection", "key", "front_matter"))
+KINDS = ("intake", "fact", "soil", "handoff")
+
+
+class Files(Protocol):
+    """Where the files are read from (repo/sources: the work tree, a commit)."""
+
+    def read(self, relpath: str) -> bytes | None: ...
+
+    def listdir(self, relpath: str) -> list[str]: ...
+
+
+class StoreFiles:
+    """The files of a store's work tree, as `Files` (repo/sources.WorktreeSource, for the layers below it)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def read(self, relpath: str) -> bytes | None:
+        path = self.root / relpath
+        return path.read_bytes() if path.is_file() and not path.is_symlink() else None
+
+    def listdir(self, relpath: str) -> list[str]:
+        try:
+            return sorted(os.listdir(self.root / relpath))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+
+def marker(reason: str) -> str:
+    return f"[forgotten: {reason}]"
+
+
+def _line_with(data: bytes, record_id: str) -> dict[str, Any] | None:
+    """The record of `data` (a JSONL file) whose id is `record_id`, if any."""
+    needle = orjson.dumps(record_id)
+    at = data.find(needle)
+    while at >= 0:
+        start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        try:
+            record = orjson.loads(data[start:end])
+        except orjson.JSONDecodeError:
+            record = None
+        if isinstance(record, dict) and record.get("id") == record_id:
+            return record
+        at = data.find(needle, end)
+    return None
+
+
+def find(files: Files, record_id: str) -> tuple[str, str] | None:
+    """(kind, the file that holds it) of the record `record_id` names, or None when no record has it."""
+    if record_id.startswith("handoffs/"):
+        place = layout.classify(record_id)
+        return ("handoff", record_id) if place.kind == layout.HANDOFF and files.read(record_id) is not None else None
+    if record_id.count("/") == 1:
+        path = f"store/{record_id}.json"
+        return ("soil", path) if layout.classify(path).kind == layout.SOIL and files.read(path) is not None else None
+    match = ids.ID.match(record_id)
+    if match is None:
+        return None
+    ms, tag = int(match.group(1), 16), match.group(3)
+    for kind, top, name in (("intake", "intake", f"{day(ms)}.jsonl"), ("fact", "kb/facts", f"{month(ms)}.jsonl")):
+        for agent in files.listdir(top):
+            if ids.agent_tag(agent) != tag:
+                continue
+            path = f"{top}/{agent}/{name}"
+            data = files.read(path)
+            if data is not None and _line_with(data, record_id) is not None:
+                return kind, path
+    return None
+
+
+def texts(files: Files, kind: str, path: str, record_id: str) -> list[str]:
+    """The texts a forgotten record holds beyond what it keeps (what a tombstone must not repeat)."""
+    data = files.read(path) or b""
+    if kind == "handoff":
+        return []  # a handoff is a document: its sections are not repeated field by field
+    if kind == "soil":
+        try:
+            record = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            return []
+    else:
+        record = _line_with(data, record_id)
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                walk(item)
+
+    for key, value in (record or {}).items():
+        if key not in KEPT and not key.endswith(("_at", "_iso")):
+            walk(value)
+    return found
+
+
+def each_tombstone(files: Files) -> Iterator[dict[str, Any]]:
+    """Every tombstone of the store, file by file (agent, then month), in each file's order."""
+    for agent in sorted(files.listdir(layout.FORGOTTEN_DIR)):
+        for name in sorted(files.listdir(f"{layout.FORGOTTEN_DIR}/{agent}")):
+            path = f"{layout.FORGOTTEN_DIR}/{agent}/{name}"
+            if layout.classify(path).kind != layout.TOMBSTONES:
+                continue
+            for line in (files.read(path) or b"").splitlines():
+                try:
+                    tombstone = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue  # `memstack check` names a broken line
+                if isinstance(tombstone, dict) and isinstance(tombstone.get("forgets"), str):
+                    yield tombstone
+
+
+class Forgotten:
+    """The store's tombstones by the record they name (the first tombstone of a record counts)."""
+
+    def __init__(self, tombstones: Iterable[dict[str, Any]] = ()) -> None:
+        self.by_id: dict[str, dict[str, Any]] = {}
+        for tombstone in tombstones:
+            self.by_id.setdefault(tombstone["forgets"], tombstone)
+
+    @classmethod
+    def of(cls, files: Files) -> "Forgotten":
+        return cls(each_tombstone(files))
+
+    @classmethod
+    def in_store(cls, root: Path) -> "Forgotten":
+        """The tombstones of a store's work tree, read again only when a tombstone file changed."""
+        key = _signature(root)
+        held = _HELD.get(root)
+        if held is None or held[0] != key:
+            held = _HELD[root] = (key, cls.of(StoreFiles(root)))
+        return held[1]
+
+    def __bool__(self) -> bool:
+        return bool(self.by_id)
+
+    def __contains__(self, record_id: object) -> bool:
+        return record_id in self.by_id
+
+    def reason(self, record_id: str) -> str | None:
+        tombstone = self.by_id.get(record_id)
+        return None if tombstone is None else str(tombstone.get("reason", ""))
+
+    def mask(self, record: Any, record_id: str | None = None) -> Any:
+        """`record` as a read path shows it: unchanged, or (when `record_id`, by default its `id`, is
+        forgotten) its content gone."""
+        if not self.by_id or not isinstance(record, dict):
+            return record
+        tombstone = self.by_id.get(record.get("id") if record_id is None else record_id)  # type: ignore[arg-type]
+        return record if tombstone is None else masked(record, tombstone)
+
+    def masks(self, records: Iterable[Any]) -> Iterator[Any]:
+        return (self.mask(record) for record in records) if self.by_id else iter(records)
+
+
+def masked(record: dict[str, Any], tombstone: dict[str, Any]) -> dict[str, Any]:
+    """The record with only what it keeps (KEPT, and times: `*_at`, `*_iso`): every other field the marker,
+    a list emptied."""
+    text = marker(str(tombstone.get("reason", "")))
+    shown: dict[str, Any] = {}
+    for key, value in record.items():
+        if key in KEPT or key.endswith(("_at", "_iso")) or value is None:
+            shown[key] = value
+        else:
+            shown[key] = [] if isinstance(value, list) else text
+    return shown
+
+
+_HELD: dict[Path, tuple[tuple[Any, ...], Forgotten]] = {}
+
+
+def _signature(root: Path) -> tuple[Any, ...]:
+    """The tombstone files' names and stats: what says they changed (a long-lived MCP server reads them once)."""
+    found: list[Any] = []
+    top = root / layout.FORGOTTEN_DIR
+    try:
+        agents = sorted(os.listdir(top))
+    except (FileNotFoundError, NotADirectoryError):
+        return ()
+    for agent in agents:
+        try:
+            with os.scandir(top / agent) as entries:
+                for entry in entries:
+                    st = entry.stat(follow_symlinks=False)
+                    found.append((agent, entry.name, st.st_ino, st.st_size, st.st_mtime_ns))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+    return tuple(sorted(found))

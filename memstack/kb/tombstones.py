@@ -1,0 +1,105 @@
+"""The one writer of tombstones: `memstack forget ID... --reason TEXT` (docs/forgetting.md).
+
+A tombstone is appended to the writing agent's `kb/forgotten/<agent>/YYYY-MM.jsonl` (the month of
+`forgotten_at`): a file per agent and month, like the facts, so no file grows with the whole store, two
+agents forgetting at once never touch one file, and the checks read only what a commit appends. It
+names the record and says who forgot it and why; it holds nothing of the record.
+
+Forgetting a fact closes it (its successor chain is kept: a closed fact keeps its `superseded_by`).
+Forgetting an intake record forgets the facts promotion made from it too (they hold its content): each
+gets a tombstone of its own, so every reader, index and replica needs only the ids. Everything is checked before
+anything is written: an id no record has, one already forgotten, an empty reason, a control character
+or a credential in the reason refuse the whole call.
+"""
+
+from pathlib import Path
+from typing import Any
+
+from memstack.base import jsonio, layout, limits, schemas, secrets
+from memstack.base.errors import bad
+from memstack.base.files import append_held, locked, refuse_symlinks
+from memstack.base.forgotten import Forgotten, find
+from memstack.base.names import check_printable
+from memstack.base.secrets import refuse_secrets
+from memstack.base.times import month
+from memstack.kb import factfiles, facts, factstore
+from memstack.kb.factfiles import Closing
+from memstack.kb.index import queries
+from memstack.repo.sources import WorktreeSource
+
+LOCK = layout.FORGOTTEN_DIR + ".forget"
+
+
+def _text(store: Path, field: str, value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise bad(field, repr(value) if value else None, f"must say {what}")
+    check_printable(value, field)
+    limits.check_text(store, field, value)
+    return value
+
+
+def _derived(store: Path, found: dict[str, str], known: Forgotten) -> None:
+    """Add to `found` the facts promotion made from a forgotten intake record (they hold its content), unless
+    forgotten already."""
+    intake_ids = {i for i, kind in found.items() if kind == "intake"}
+    if intake_ids:
+        for _, _, fact in factfiles.scan_for(store, sorted(intake_ids)):
+            if fact.get("intake_id") in intake_ids and fact["id"] not in known:
+                found.setdefault(fact["id"], "fact")
+
+
+def _closings(store: Path, found: dict[str, str], now: int) -> list[Closing]:
+    """The open facts to close: each forgotten fact (those made from a forgotten intake record included);
+    closed now (or just after a fact that begins later), no successor named."""
+    fact_ids = [i for i, kind in found.items() if kind == "fact"]
+    policy = secrets.for_store(store)
+    # A fact holding a credential (committed past the checks) stays as it is: closing rewrites its line, which
+    # the checks refuse while it holds one. The tombstone hides it all the same.
+    open_facts = {fact["id"]: fact for _, (_, fact) in queries.locate(store, fact_ids).items()
+                  if facts.is_open(fact) and not secrets.scan(fact, "", policy)}
+    closings = []
+    for fact in open_facts.values():
+        closing = Closing(fact["id"], max(now, fact["valid_from"] + 1), max(now, fact["recorded_at"]))
+        facts.close(fact, valid_to=closing.valid_to, expired_at=closing.expired_at)  # refused before any write
+        closings.append(closing)
+    return closings
+
+
+def forget(store: Path, record_ids: list[str], reason: Any, by: Any, agent: str, now: int,
+           via: str | None = None) -> dict[str, Any]:
+    """Append a tombstone for each of `record_ids` and close the facts they take with them. Returns
+    `{"path", "tombstones", "closed"}` (the fact ids closed)."""
+    reason = _text(store, "--reason", reason, "why the record is forgotten")
+    by = _text(store, "--by", by, "who forgets it")
+    if not record_ids:
+        raise bad("ID", None, "name at least one record to forget")
+    source = WorktreeSource(store)
+    with locked(store, LOCK):
+        known = Forgotten.of(source)
+        found: dict[str, str] = {}
+        for record_id in record_ids:
+            if not isinstance(record_id, str) or not record_id.strip():
+                raise bad("ID", repr(record_id), "name a record: an intake or fact id, a SOIL record's"
+                          " collection/key or a handoff's path")
+            check_printable(record_id, "ID")
+            if record_id in known:
+                raise bad("ID", repr(record_id), "already forgotten ({reason})", reason=known.reason(record_id))
+            where = find(source, record_id)
+            if where is None:
+                raise bad("ID", repr(record_id), "no record of the store has this id (an intake or fact id, a SOIL"
+                          " record's collection/key, a handoff's path handoffs/<agent>/<file>.md)")
+            found[record_id] = where[0]
+        _derived(store, found, known)
+        tombstones = [{"forgets": record_id, "kind": kind, "reason": reason, "by": by, "agent": agent,
+                       "forgotten_at": now, **({"via": via} if via else {})} for record_id, kind in found.items()]
+        for tombstone in tombstones:
+            refuse_secrets(tombstone, store=store)
+            schemas.validate("tombstone", tombstone)
+        closings = _closings(store, found, now)
+        path = layout.tombstone_file(agent, month(now))
+        (store / path).parent.mkdir(parents=True, exist_ok=True)
+        refuse_symlinks(store, store / path)
+        with locked(store, path):
+            append_held(store / path, path, b"".join(jsonio.dumps_line(t) for t in tombstones))
+    closed = factstore.close_many(store, closings) if closings else []
+    return {"path": path, "tombstones": tombstones, "closed": [f["id"] for f in closed]}

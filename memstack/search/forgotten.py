@@ -1,0 +1,62 @@
+"""Forgotten records in the search index (docs/forgetting.md): the index never holds their text.
+
+A record read for the index while it is forgotten enters it as `[forgotten: reason]` (`shown`); one
+indexed before its tombstone was written has its text replaced once (`scrub`), and the `forgotten` table
+remembers which records were scrubbed, so every later search pays one look at the tombstone files.
+"""
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from memstack.base.forgotten import Forgotten, marker
+from memstack.search.records import Doc
+
+TABLE = "CREATE TABLE forgotten (ref TEXT PRIMARY KEY)"  # the records (tombstones' `forgets`) scrubbed
+LAYER = {"intake": "intake", "fact": "facts", "soil": "soil"}
+
+
+def shown(forgotten: Forgotten, relpath: str, docs: Iterable[Doc]) -> Iterator[Doc]:
+    """The records of one file as the index takes them: a forgotten one's head and body its marker."""
+    if not forgotten:
+        yield from docs
+        return
+    whole = forgotten.reason(relpath)  # a forgotten handoff: every section of it
+    for doc in docs:
+        reason = whole if whole is not None else forgotten.reason(doc.ref)
+        yield doc if reason is None else doc._replace(head=marker(reason), body=marker(reason))
+
+
+def unscrubbed(db: sqlite3.Connection, forgotten: Forgotten) -> list[str]:
+    """The forgotten records the index may still hold the text of."""
+    if not forgotten:
+        return []
+    done = {ref for (ref,) in db.execute("SELECT ref FROM forgotten")}
+    return [ref for ref in forgotten.by_id if ref not in done]
+
+
+def scrub(db: sqlite3.Connection, store: Path, forgotten: Forgotten, refs: list[str]) -> None:
+    """Replace the text of `refs` in the index by their markers (inside the caller's write transaction), then
+    merge the full-text index's segments, freed pages zeroed, so no byte of the old text stays in the file
+    (`checkpoint` after the transaction empties the write-ahead log too)."""
+    if not refs:
+        return
+    db.execute("PRAGMA secure_delete = ON")
+    for ref in refs:
+        tombstone = forgotten.by_id[ref]
+        text = marker(str(tombstone.get("reason", "")))
+        if tombstone.get("kind") == "handoff":
+            rows = db.execute("SELECT docs.rowid FROM docs JOIN files ON files.file_id = docs.file_id"
+                              " WHERE files.relpath = ?", (ref,)).fetchall()
+        else:
+            rows = db.execute("SELECT rowid FROM docs WHERE ref = ? AND layer = ?",
+                              (ref, LAYER.get(str(tombstone.get("kind")), ""))).fetchall()
+        db.executemany("UPDATE fts SET head = ?, body = ? WHERE rowid = ?", ((text, text, r) for (r,) in rows))
+        db.execute("INSERT OR IGNORE INTO forgotten VALUES (?)", (ref,))
+    db.execute("DELETE FROM terms")  # the words' counts (query.py) name the words: counted again on the next search
+    db.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+
+
+def checkpoint(db: sqlite3.Connection) -> None:
+    """Write the log into the database and truncate it (after a scrub: the log holds the old pages)."""
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -1,0 +1,188 @@
+"""`memstack forget`: a tombstone appended, checked by the hooks like the other logs, holding none of the
+forgotten content; the facts it takes with it closed."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from helpers import HANDOFF, git, memstack, tree_snapshot
+
+DAY = "2026-03-02T10:00:00Z"
+SECRET_TEXT = "Ada's phone is 555-0199, call after six"
+
+
+def ok(store: Path, *args: str) -> Any:
+    result = memstack(*args, "--json", cwd=store)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout) if result.stdout.strip() else {}
+
+
+def commit(store: Path, message: str = "memory") -> None:
+    git(store, "add", "-A")
+    done = git(store, "commit", "-q", "-m", message, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def promoted_record(store: Path) -> tuple[str, str]:
+    """An intake record promoted to a knowledge fact: (its id, the fact's id)."""
+    record = ok(store, "intake", "write", "--content", SECRET_TEXT, "--subject", "ada", "--predicate", "prefers",
+                "--object", "phone 555-0199", "--tier", "verified", "--confidence", "0.9",
+                "--created-at", DAY)["record"]
+    commit(store)
+    assert memstack("promote", "--now-ts", DAY, cwd=store).returncode == 0
+    [fact] = ok(store, "fact", "history", "--subject", "ada")["items"]
+    return record["id"], fact["id"]
+
+
+def tombstones(store: Path) -> list[dict]:
+    return [json.loads(line) for path in sorted((store / "kb/forgotten").rglob("*.jsonl"))
+            for line in path.read_text().splitlines()]
+
+
+def test_forget_appends_a_tombstone_closes_the_promoted_fact_and_commits_through_the_hooks(store: Path) -> None:
+    record_id, fact_id = promoted_record(store)
+    done = ok(store, "forget", record_id, "--reason", "a person's phone number", "--by", "Grace Hopper")
+    assert done["closed"] == [fact_id]
+    tombstone, of_fact = done["tombstones"]  # the fact promoted from the record holds its content: forgotten too
+    assert tombstone == {"forgets": record_id, "kind": "intake", "reason": "a person's phone number",
+                         "by": "Grace Hopper", "agent": "alice", "forgotten_at": tombstone["forgotten_at"]}
+    assert of_fact == {**tombstone, "forgets": fact_id, "kind": "fact"}
+    assert done["path"].startswith("kb/forgotten/alice/") and done["path"].endswith(".jsonl")
+    assert tombstones(store) == [tombstone, of_fact]
+    text = (store / done["path"]).read_text()
+    assert "555" not in text and "phone is" not in text  # the tombstone holds none of the content
+    [closed] = [f for f in ok(store, "fact", "get-valid-at", "--ts", DAY)["items"] if f["id"] == fact_id]
+    assert closed["id"] == fact_id and closed["valid_to"] is not None and closed["superseded_by"] is None
+    views = [p for p in (store / "kb").glob("*.json")] + [store / "willow.md"]
+    assert done["rebuilt"] and not [p for p in views if "555-0199" in p.read_text()]  # the closed fact left them
+    assert memstack("rebuild", "--check", cwd=store).returncode == 0
+    commit(store, "forget a phone number")  # the pre-commit hook checks the tombstone and the closing
+    assert memstack("check", "--range", "HEAD~1..HEAD", cwd=store).returncode == 0
+
+
+def test_forget_takes_facts_soil_records_and_handoffs(store: Path) -> None:
+    fact = ok(store, "capture", "--subject", "db", "--predicate", "decided", "--object", "postgres",
+              "--valid-from", DAY, "--recorded-at", DAY)
+    fact_id = fact[0]["id"]
+    ok(store, "soil", "put", "notes", "contact", "--value", '{"email": "ada@example.com"}')
+    sealed = memstack("handoff", "write", "--json", cwd=store, input=HANDOFF)
+    assert sealed.returncode == 0, sealed.stderr
+    handoff = json.loads(sealed.stdout)["path"]
+    assert memstack("boot", "rebuild", cwd=store).returncode == 0
+    assert "finish the lexer" in (store / "willow.md").read_text()
+    commit(store)
+    done = ok(store, "forget", fact_id, "notes/contact", handoff, "--reason", "erasure request")
+    assert [(t["forgets"], t["kind"]) for t in done["tombstones"]] == [
+        (fact_id, "fact"), ("notes/contact", "soil"), (handoff, "handoff")]
+    assert done["closed"] == [fact_id]
+    assert "finish the lexer" not in (store / "willow.md").read_text()  # a forgotten handoff boots no one
+    booted = memstack("boot", "show", "--json", cwd=store)
+    assert booted.returncode == 0 and "finish the lexer" not in booted.stdout, booted.stderr
+    commit(store, "forget three records")  # the hook's rebuild of the boot files agrees (I4)
+    gone = "[forgotten: erasure request]"
+    soil = ok(store, "soil", "get", "notes", "contact")
+    assert soil == {**soil, "collection": "notes", "key": "contact", "value": gone}
+    assert ok(store, "soil", "list", "notes")["items"] == [soil]
+    shown = ok(store, "handoff", "show")
+    assert shown == {**shown, "path": handoff, "text": gone, "open_threads": [], "capabilities": []}
+    for args in (["soil", "get", "notes", "contact"], ["soil", "list", "notes"], ["handoff", "show"]):
+        printed = memstack(*args, cwd=store).stdout
+        assert "ada@example.com" not in printed and "finish the lexer" not in printed, args
+
+
+def test_bad_input_writes_nothing(store: Path) -> None:
+    record_id, _ = promoted_record(store)
+    before = tree_snapshot(store)
+    for args, names in (
+        (["forget", "0190f3a1b2c3d4e5f6a7b8c9d0e1f2a3", "--reason", "x"], "no record of the store has this id"),
+        (["forget", record_id, "--reason", ""], "--reason"),
+        (["forget", record_id, "--reason", "tab\there"], "control character"),
+        (["forget", record_id, "--reason", "x", "--by", "a\x1b[2Jb"], "control character"),
+        (["forget", record_id, "nope", "--reason", "x"], "'nope'"),  # one bad id: none is forgotten
+    ):
+        result = memstack(*args, cwd=store)
+        assert result.returncode == 2 and names in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert tree_snapshot(store) == before
+    ok(store, "forget", record_id, "--reason", "a phone number")
+    result = memstack("forget", record_id, "--reason", "again", cwd=store)
+    assert result.returncode == 2 and "already forgotten (a phone number)" in result.stderr
+
+
+def test_the_hooks_refuse_a_tombstone_edited_removed_made_up_or_repeating_the_content(store: Path) -> None:
+    record_id, _ = promoted_record(store)
+    done = ok(store, "forget", record_id, "--reason", "a phone number")
+    commit(store)
+    path = store / done["path"]
+    line = json.loads(path.read_text().splitlines()[0])
+
+    def refused(text: str | None, rule: str, words: str) -> None:
+        if text is None:
+            path.unlink()
+        else:
+            path.write_text(text)
+        git(store, "add", "-A")
+        result = git(store, "commit", "-q", "-m", "tamper", check=False)
+        assert result.returncode != 0 and rule in result.stdout + result.stderr, result.stdout + result.stderr
+        assert words in result.stdout + result.stderr
+        git(store, "reset", "-q", "--hard")
+
+    refused(json.dumps({**line, "reason": "nothing to see"}) + "\n" + path.read_text().split("\n", 1)[1], "I1",
+            "edited or deleted")
+    refused(None, "I1", "deleted")
+    made_up = {**line, "forgets": "0190f3a1b2c3d4e5f6a7b8c9d0e1f2a3"}
+    refused(path.read_text() + json.dumps(made_up) + "\n", "I5", "which no record of this state has")
+    another = ok(store, "intake", "write", "--content", "the door code is 4711-2208", "--created-at", DAY)
+    commit(store)
+    repeating = {**line, "forgets": another["record"]["id"], "reason": "it said: the door code is 4711-2208"}
+    refused(path.read_text() + json.dumps(repeating) + "\n", "I5", "repeats the forgotten record's content")
+    no_reason = {k: v for k, v in {**line, "forgets": another["record"]["id"]}.items() if k != "reason"}
+    refused(path.read_text() + json.dumps(no_reason) + "\n", "I5", "reason")
+
+
+def _leaks(store: Path, *texts: str) -> list[str]:
+    """The local index files (search, facts) that hold any of `texts`."""
+    return [str(p) for p in (store / ".memstack").glob("*.sqlite3*")
+            if any(t.encode() in p.read_bytes() for t in texts)]
+
+
+def test_a_forgotten_record_reads_as_forgotten_on_every_read_verb_and_in_the_search_index(store: Path) -> None:
+    record_id, fact_id = promoted_record(store)
+    assert memstack("search", "phone", cwd=store).returncode == 0  # the index holds it before the tombstone
+    assert _leaks(store, "555-0199")
+    ok(store, "forget", record_id, "--reason", "a phone number")
+    commit(store, "forget")
+    gone = "[forgotten: a phone number]"
+    [record] = ok(store, "intake", "list")["items"]
+    assert record == {**record, "id": record_id, "agent": "alice", "created_at": "2026-03-02T10:00:00.000Z",
+                      "content": gone, "subject": gone, "object": gone, "keywords": [], "tier": "verified"}
+    assert ok(store, "intake", "list", "--pending")["items"] == []  # promotion skips it: it waits for nothing
+    listed = memstack("intake", "list", cwd=store).stdout
+    assert gone in listed and "555" not in listed
+    for args in (["fact", "get-valid-at", "--ts", DAY], ["fact", "get-valid-at", "--ts", DAY, "--limit", "5"],
+                 ["fact", "get-valid-at", "--ts", "now", "--as-of", DAY]):
+        [fact] = ok(store, *args)["items"]
+        assert fact == {**fact, "id": fact_id, "subject": gone, "predicate": gone, "object": gone,
+                        "agent": "alice", "valid_from": fact["valid_from"]}, args
+        assert "555" not in memstack(*args, cwd=store).stdout
+    for args in (["fact", "history", "--subject", "ada"], ["recall", "--subject", "ada", "--now-ts", DAY],
+                 ["fact", "get-valid-at", "--ts", DAY, "--subject", "ada"]):
+        assert ok(store, *args)["items"] == [], args  # its subject is gone too: nothing is found by it
+    hits = ok(store, "search", "phone")["hits"]
+    assert sorted(h["id"] for h in hits) == sorted([record_id, fact_id])
+    assert all(h["snippet"].replace("**", "") == gone and h["title"] == gone for h in hits)
+    assert _leaks(store, "555-0199", "after six") == []  # no byte of it left in the index files
+    reviewed = memstack("review", "HEAD~3..HEAD", "--format", "json", cwd=store)  # the intake, promotion, forget
+    assert reviewed.returncode == 0 and gone in reviewed.stdout and "555" not in reviewed.stdout, reviewed.stderr
+    exported = memstack("export", "jsonl", cwd=store)
+    assert exported.returncode == 0 and "555" not in exported.stdout and gone in exported.stdout, exported.stderr
+
+
+def test_promotion_skips_a_forgotten_intake_record(store: Path) -> None:
+    record = ok(store, "intake", "write", "--content", SECRET_TEXT, "--tier", "verified", "--confidence", "0.9",
+                "--subject", "ada", "--predicate", "prefers", "--object", "phone", "--created-at", DAY)["record"]
+    ok(store, "forget", record["id"], "--reason", "a phone number")
+    commit(store)
+    assert memstack("promote", "--now-ts", DAY, cwd=store).returncode == 0
+    assert ok(store, "fact", "history", "--subject", "ada")["items"] == []
+    assert not any(record["id"] in p.read_text() for p in (store / "kb").rglob("promotions*") if p.is_file())
