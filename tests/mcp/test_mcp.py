@@ -28,7 +28,7 @@ IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_w
                "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate", "binder_list",
                "sync", "boot_rebuild", "promote", "intake_list", "soil_list", "soil_expire", "handoff_show",
                "binder_ratify", "binder_reject", "search",
-               "soil_graduate", "binder_file", "binder_edge", "related", "status", "blame", "anchors"}
+               "soil_graduate", "binder_file", "binder_edge", "related", "status", "blame", "anchors", "forget"}
 
 def test_the_registry_holds_the_implemented_tools_with_valid_schemas() -> None:
     assert set(tools.TOOLS) == IMPLEMENTED
@@ -44,7 +44,7 @@ def _cli_options(*verb: str) -> set[str]:
     for word in verb:
         [sub] = [a for a in parser._actions if a.dest in ("command", "verb")]
         parser = sub.choices[word]
-    return {a.dest for a in parser._actions if a.dest not in ("help", "store", "json")}
+    return {a.dest for a in parser._actions if a.dest not in ("help", "store", "json", "reveal")}  # --reveal: never over MCP
 
 
 @pytest.mark.parametrize(("tool", "verb", "cli_only", "tool_only"), [
@@ -70,7 +70,7 @@ def _cli_options(*verb: str) -> set[str]:
     ("handoff_show", ("handoff", "show"), set(), set()),
     ("binder_ratify", ("binder", "ratify"), set(), set()),
     ("binder_reject", ("binder", "reject"), set(), set()),
-    ("search", ("search",), set(), set()),
+    ("search", ("search",), {"semantic"}, set()),  # over MCP: as memstack.yaml says (search.semantic)
     ("soil_graduate", ("soil", "graduate"), set(), set()),
     ("binder_file", ("binder", "file"), {"outside_repo"}, set()),  # a person's choice, never an agent's
     ("binder_edge", ("binder", "edge"), {"source", "target"}, {"from", "to"}),  # the CLI's --from/--to
@@ -78,6 +78,7 @@ def _cli_options(*verb: str) -> set[str]:
     ("status", ("status",), set(), set()),
     ("blame", ("blame",), set(), set()),
     ("anchors", ("anchors",), {"repo", "verb"}, set()),  # `anchors reverify`: a person's word, on the command line
+    ("forget", ("forget",), set(), set()),
 ])
 def test_tool_arguments_are_the_cli_options(tool: str, verb: tuple[str, ...], cli_only: set[str],
                                             tool_only: set[str]) -> None:
@@ -297,7 +298,7 @@ def test_bad_arguments_are_tool_errors_with_the_cli_message_and_write_nothing(st
                 assert not re.search(r"--[a-z]", message), message  # the tool's argument names, not CLI flags
             for tool, arguments, fragment in BAD_SHAPE:
                 assert fragment in await refused(client, tool, **arguments), (tool, arguments)
-            assert "unknown tool 'forget'" in await refused(client, "forget", subject="s")
+            assert "unknown tool 'forgot'" in await refused(client, "forgot", subject="s")
             assert tree_snapshot(store) == before
             await ok(client, "soil_put", collection="s", key="k", value=[1])  # still serving
             assert (store / "store/s/k.json").is_file()

@@ -239,6 +239,9 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             blamed = await c.ok("blame", id=waiting[0]["id"])
             assert blamed["kind"] == "intake" and blamed["decisions"][0]["record"]["via"] == "mcp"
             assert (await c.refused("blame", id="../x")).startswith("bad id '../x': not a fact or intake id")
+            anchored = await c.ok("anchors")  # nothing written here carries a code anchor
+            assert (anchored["items"], anchored["next_cursor"]) == ([], None)
+            assert "bad status 'stale'" in await c.refused("anchors", status="stale")
 
             # forget: recorded as the agent's (via mcp), refused as the command line refuses, pushed below
             gone = await c.ok("forget", id=[waiting[2]["id"]], reason="pasted by mistake")
