@@ -627,13 +627,12 @@ def fig_kb_largest(b: Bench, size: int) -> Outcome:
     """The largest file under kb/ outside kb/facts/ in the promoted clone: no derived file or ledger grows
     with the whole store (store format 2)."""
     clone, _ = promoted_clone(b, size)
-    start = time.perf_counter()
-    sizes = [(p.stat().st_size, p) for p in (clone / "kb").rglob("*")
-             if p.is_file() and not p.relative_to(clone / "kb").as_posix().startswith("facts/")]
+    ran = b.run(["find", "kb", "-path", "kb/facts", "-prune", "-o", "-type", "f", "-printf", "%s %p\n"], clone)
+    sizes = [(int(size), path) for size, path in (line.split(" ", 1) for line in ran.out.decode().splitlines())]
     largest, path = max(sizes)
-    out = Outcome(size_mib=largest / 2**20, note=f"{path.relative_to(clone).as_posix()}, of {len(sizes):,} files"
-                  " (the median: the time to list them)")
-    out.add(time.perf_counter() - start)
+    out = Outcome(size_mib=largest / 2**20, note=f"kb/{path.removeprefix('kb/')}: {largest / 1024:,.0f} KiB,"
+                  f" of {len(sizes):,} files (the time: `find` listing them)")
+    out.add(ran)
     return out
 
 

@@ -23,6 +23,7 @@ INTAKE, PROMOTIONS, BINDER, TOMBSTONES = "intake", "promotions", "binder", "tomb
 FACTS, HANDOFF, SOIL, IDENTITY = "facts", "handoff", "soil", "identity"
 ANCHOR, WILLOW_KIND, VIEW, CONFIG_KIND = "anchor", "willow", "view", "config"
 OTHER, STRAY, BAD_NAME = "other", "stray", "bad-name"
+V1_VIEW = "v1-view"  # kb/<view>.json: a view of format 1 (checked as format 1's history; refused in format 2)
 BINDER_FILE = "binder-file"  # kb/files/<sha256>[.ext]: a document a human filed in the Binder, never changed
 ATTRIBUTES = "attributes"  # the store's .gitattributes: memory files' line endings and merge driver
 
@@ -78,6 +79,7 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(patte
     (PROMOTIONS, rf"kb/promotions/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}}-\d{{2}})\.jsonl"),
     (PROMOTIONS, re.escape(V1_LEDGER)),  # an append-only log until `memstack migrate` moves it to the shards
     (BINDER, r"kb/binder\.jsonl"),
+    (V1_VIEW, rf"kb/(?:{'|'.join(VIEWS)})\.json"),
     (TOMBSTONES, rf"kb/forgotten/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}})\.jsonl"),
     (BINDER_FILE, r"kb/files/[0-9a-f]{64}(?:\.[a-z0-9]{1,16})?"),
     (VIEW, rf"kb/(?:{'|'.join(FACT_VIEWS)})/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}})\.json"),

@@ -95,6 +95,11 @@ def check(step: Step, blobs: Blobs, folder: str = "") -> Verdict:
     ledger, settings = changes.get(layout.V1_LEDGER), changes.get(layout.CONFIG)
     deleted = ledger is not None and ledger.deleted and not ledger.added
     formats = _formats(step, blobs, settings)
+    stale_views = [c.path for c in step.changes if c.path in layout.V1_VIEWS and not c.deleted]
+    if stale_views and _format_of(step) == layout.FORMAT:  # format 1's views, written into a store of format 2
+        return Verdict([Violation(path, 0, "I5", f"a store of format 2 has no {path} (a memstack older than"
+                                  " format 2 wrote it)", "upgrade memstack in the clone that made this commit,"
+                                  " then `git rm` it") for path in stale_views], frozenset(stale_views))
     if ledger is not None and not ledger.deleted and _format_of(step) == layout.FORMAT:  # format 1's ledger
         return Verdict([Violation(layout.V1_LEDGER, 0, "I5", "a store of format 2 has no kb/promotions.jsonl (a"
                                   " memstack older than format 2 wrote it)", "upgrade memstack in the clone that"

@@ -17,14 +17,15 @@ LAYER = {"intake": "intake", "fact": "facts", "soil": "soil"}
 
 
 def shown(forgotten: Forgotten, relpath: str, docs: Iterable[Doc]) -> Iterator[Doc]:
-    """The records of one file as the index takes them: a forgotten one's head and body its marker."""
+    """The records of one file as the index takes them: a forgotten one's head and body its marker, and
+    none of its fields (source; a fact's subject, predicate and object)."""
     if not forgotten:
         yield from docs
         return
     whole = forgotten.reason(relpath)  # a forgotten handoff: every section of it
     for doc in docs:
         reason = whole if whole is not None else forgotten.reason(doc.ref)
-        yield doc if reason is None else doc._replace(head=marker(reason), body=marker(reason))
+        yield doc if reason is None else doc._replace(head=marker(reason), body=marker(reason), fields=None)
 
 
 def unscrubbed(db: sqlite3.Connection, forgotten: Forgotten) -> list[str]:
@@ -52,6 +53,7 @@ def scrub(db: sqlite3.Connection, store: Path, forgotten: Forgotten, refs: list[
             rows = db.execute("SELECT rowid FROM docs WHERE ref = ? AND layer = ?",
                               (ref, LAYER.get(str(tombstone.get("kind")), ""))).fetchall()
         db.executemany("UPDATE fts SET head = ?, body = ? WHERE rowid = ?", ((text, text, r) for (r,) in rows))
+        db.executemany("UPDATE docs SET fields = NULL WHERE rowid = ?", rows)  # a hit's source, subject, object
         db.execute("INSERT OR IGNORE INTO forgotten VALUES (?)", (ref,))
     db.execute("DELETE FROM terms")  # the words' counts (query.py) name the words: counted again on the next search
     db.execute("INSERT INTO fts (fts) VALUES ('optimize')")

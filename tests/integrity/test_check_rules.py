@@ -128,7 +128,7 @@ def test_violations_are_capped_per_file() -> None:
     ("kb/facts/alice/2026-01.jsonl", layout.FACTS),
     ("kb/binder_queue/alice/2026-01-01.json", layout.VIEW),
     ("kb/knowledge/alice/2026-01.json", layout.VIEW),
-    ("kb/binder_queue.json", layout.STRAY),
+    ("kb/binder_queue.json", layout.V1_VIEW),  # format 1's; refused in a store of format 2 (migration.py)
     ("store/notes/today.v2.json", layout.SOIL),
     ("handoffs/bob-2/session_handoff-2026-01-01_bob-2.md", layout.HANDOFF),
     ("handoffs/bob/session_handoff-2026-01-01_bob-2.md", layout.HANDOFF),

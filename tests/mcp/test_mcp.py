@@ -39,12 +39,12 @@ def test_the_registry_holds_the_implemented_tools_with_valid_schemas() -> None:
 
 
 def _cli_options(*verb: str) -> set[str]:
-    """The option names of a CLI verb, as tool arguments (`-` read as `_`), without the global ones."""
+    """The option names of a CLI verb, as tool arguments (`-` read as `_`), without the global ones (--reveal: never over MCP)."""
     parser = main.parser()
     for word in verb:
         [sub] = [a for a in parser._actions if a.dest in ("command", "verb")]
         parser = sub.choices[word]
-    return {a.dest for a in parser._actions if a.dest not in ("help", "store", "json", "reveal")}  # --reveal: never over MCP
+    return {a.dest for a in parser._actions if a.dest not in ("help", "store", "json", "reveal")}
 
 
 @pytest.mark.parametrize(("tool", "verb", "cli_only", "tool_only"), [
