@@ -39,7 +39,8 @@ def test_the_registry_holds_the_implemented_tools_with_valid_schemas() -> None:
 
 
 def _cli_options(*verb: str) -> set[str]:
-    """The option names of a CLI verb, as tool arguments (`-` read as `_`), without the global ones (--reveal: never over MCP)."""
+    """The option names of a CLI verb, as tool arguments (`-` read as `_`), without the global ones
+    (--reveal: never over MCP)."""
     parser = main.parser()
     for word in verb:
         [sub] = [a for a in parser._actions if a.dest in ("command", "verb")]
