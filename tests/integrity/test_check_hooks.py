@@ -151,9 +151,9 @@ def test_a_commit_touching_a_boot_file_rebuilds_from_that_commit(repo: Path, mon
     seen = []
     original = derived.Derived.build
 
-    def spying(self, source):  # type: ignore[no-untyped-def]
+    def spying(self, source, paths):  # type: ignore[no-untyped-def]
         seen.append(source)
-        return original(self, source)
+        return original(self, source, paths)
 
     monkeypatch.setattr(derived.Derived, "build", spying)
     (repo / "willow.md").write_text("# hand-written\n")
