@@ -97,7 +97,8 @@ def test_tightening_the_clock_in_the_commit_that_uses_it_is_judged_by_the_new_sk
 def fresh(repo: Path) -> None:
     """The derived files rebuilt and committed, so a sync of a clone has nothing of its own to commit."""
     assert memstack("rebuild", cwd=repo).returncode == 0
-    committed(repo, "the derived files, fresh")
+    if git(repo, "status", "--porcelain").stdout:  # a new store of format 2 is fresh as made: nothing to commit
+        committed(repo, "the derived files, fresh")
 
 
 def test_sync_refuses_to_merge_a_remote_that_holds_a_bad_record(repo: Path, tmp_path: Path) -> None:  # noqa: F811
