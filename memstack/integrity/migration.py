@@ -126,6 +126,13 @@ def check(step: Step, blobs: Blobs, folder: str = "") -> Verdict:
     return Verdict(found, frozenset({layout.V1_LEDGER, *shards}))
 
 
+def older_format(step: Step) -> bool:
+    """Whether the step's state is a store of an older format (its derived files were made by an older
+    memstack, from views this one no longer builds: they are not compared with a rebuild)."""
+    found = _format_of(step)
+    return isinstance(found, int) and found < layout.FORMAT
+
+
 def _format_of(step: Step) -> Any:
     """The format of the step's new state (its memstack.yaml)."""
     try:

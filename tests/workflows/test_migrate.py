@@ -226,7 +226,8 @@ def test_a_format_1_ledger_written_into_a_store_of_format_2_is_refused(old_store
 
 def test_pre_push_and_pre_receive_accept_the_migration_and_refuse_a_forged_one(old_store: Path, bare: Path) -> None:
     git(old_store, "remote", "add", "origin", str(bare))
-    assert push(old_store, "origin", "HEAD:main", verify=True)[0] == 0  # the history of format 1 is accepted
+    code, said = push(old_store, "origin", "HEAD:main", verify=True)
+    assert code == 0, said  # the history of format 1 is accepted
     before = git(old_store, "rev-parse", "HEAD").stdout.strip()
     migrated_ok(old_store)
     code, said = push(old_store, "origin", "HEAD:main", verify=True)  # pre-push, then the server's pre-receive
