@@ -123,7 +123,7 @@ class Checker:
         if config_changed and changed_identities:
             found += policies.identities_before(step, changed_identities, self.blobs)
         lagging = len(self.stale)
-        derived_found = [] if migration.older_format(step) else \
+        derived_found = [] if derived_changes and migration.older_format(step) else \
             rebuilt.check(step, derived_changes, self.repo, self.folder, self.blobs, self.stale)
         found += derived_found
         # I8 on a derived file that is not what its sources make (a stale one of the audit's included)
