@@ -31,6 +31,12 @@ def clone(remote: Path, path: Path) -> Path:
     return path
 
 
+def pushed(repo: Path) -> None:
+    """`git push origin HEAD` through the clone's pre-push hook and the remote's pre-receive; insist it was accepted."""
+    done = git(repo, "push", "-q", "origin", "HEAD", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def check_history(repo: Path) -> None:
     """`memstack check --range` over the whole history passes (every commit, merges included)."""
     root = git(repo, "rev-list", "--max-parents=0", "HEAD").stdout.split()[0]

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from check_support import committed
 from helpers import git, items, memstack
 from memstack.kb import merge
-from team_support import check_history, clone, fact_files, guarded_remote
+from team_support import check_history, clone, fact_files, guarded_remote, pushed
 
 SUBJECT, PREDICATE = "deploy-day", "decided"
 ORIGINAL = "kb/facts/alice/2026-11.jsonl"
@@ -26,27 +27,16 @@ def capture(repo: Path, agent: str, obj: str, valid_from: str, recorded_at: str,
     return json.loads(result.stdout)[0]
 
 
-def commit(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    done = git(repo, "commit", "-q", "-m", message, check=False)  # through the pre-commit hook
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
-def push(repo: Path) -> None:
-    done = git(repo, "push", "-q", "origin", "HEAD", check=False)  # pre-push here, pre-receive there
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
 def start(store: Path, tmp_path: Path) -> dict[str, dict]:
     """Alice and Bob each contradict `tuesday` on their own clone of the remote, and commit."""
     tuesday = capture(store, "alice", "tuesday", "2026-11-01T00:00:00Z", "2026-11-01T09:00:00Z", contradicts=False)
-    commit(store, "deploy day")
+    committed(store, "deploy day")
     remote = guarded_remote(store, tmp_path)
     a, b = clone(remote, tmp_path / "alice"), clone(remote, tmp_path / "bob")
     wednesday = capture(a, "alice", "wednesday", "2026-11-10T00:00:00Z", "2026-11-10T10:00:00Z")
-    commit(a, "alice: wednesday")
+    committed(a, "alice: wednesday")
     friday = capture(b, "bob", "friday", "2026-11-13T00:00:00Z", "2026-11-10T11:00:00Z")
-    commit(b, "bob: friday")
+    committed(b, "bob: friday")
     return {"tuesday": tuesday, "wednesday": wednesday, "friday": friday}
 
 
@@ -54,12 +44,12 @@ def meet(tmp_path: Path, first: str, how: str) -> Path:
     """`first` pushes, the other pulls (`how`: merge or rebase) and pushes; returns the second clone."""
     a, b = tmp_path / "alice", tmp_path / "bob"
     pusher, puller = (a, b) if first == "alice" else (b, a)
-    push(pusher)
+    pushed(pusher)
     pulled = git(puller, "pull", "-q", "--no-edit", "--rebase" if how == "rebase" else "--no-rebase", check=False)
     assert pulled.returncode == 0, pulled.stdout + pulled.stderr
     assert git(puller, "status", "--porcelain").stdout == ""
     assert "<<<<<<<" not in (puller / ORIGINAL).read_text()
-    push(puller)
+    pushed(puller)
     check_history(puller)
     return puller
 
@@ -131,8 +121,8 @@ def test_a_rebuild_writes_no_disagreement_into_a_view_and_passes_the_checks(outc
     waiting = items(json.loads(memstack("binder", "list", "--json", cwd=repo).stdout))
     assert [(d["id"], [s["id"] for s in d["sides"]]) for d in waiting if d.get("kind") == "dispute"] == \
         [(names["tuesday"]["id"], [names["wednesday"]["id"], names["friday"]["id"]])]
-    commit(repo, "rebuild")
-    push(repo)
+    committed(repo, "rebuild")
+    pushed(repo)
     check_history(repo)
 
 
@@ -143,8 +133,8 @@ def test_ratifying_one_side_settles_it(outcomes: dict, side: str) -> None:
     decided = memstack("binder", "ratify", names[side]["id"], "--by", "lead", "--json", cwd=repo)
     assert decided.returncode == 0, decided.stderr
     assert json.loads(decided.stdout)["closed"] == [names[other]["id"]]
-    commit(repo, f"ratify {side}")
-    push(repo)
+    committed(repo, f"ratify {side}")
+    pushed(repo)
     check_history(repo)
     assert [i for i in items(json.loads(memstack("binder", "list", "--json", cwd=repo).stdout))
             if i.get("kind") == "dispute"] == []
@@ -215,8 +205,8 @@ def test_rejecting_one_side_closes_it_and_settles_a_two_sided_disagreement(outco
     assert wednesday["valid_to"] is not None and wednesday["superseded_by"] is None
     assert [i for i in items(json.loads(memstack("binder", "list", "--json", cwd=repo).stdout))
             if i.get("kind") == "dispute"] == []
-    commit(repo, "reject wednesday")
-    push(repo)
+    committed(repo, "reject wednesday")
+    pushed(repo)
     check_history(repo)
 
 

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from check_support import committed
 from helpers import git, memstack
 from memstack.base import jsonio
-from team_support import check_history, clone, guarded_remote
+from team_support import check_history, clone, guarded_remote, pushed
 
 SUBJECT, PREDICATE = "deploy-day", "decided"
 
@@ -41,17 +42,6 @@ def promote(repo: Path, *more: str) -> dict:
     return json.loads(done.stdout)
 
 
-def commit(repo: Path, message: str) -> None:
-    git(repo, "add", "-A")
-    done = git(repo, "commit", "-q", "-m", message, check=False)  # through the pre-commit hook
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
-def push(repo: Path) -> None:
-    done = git(repo, "push", "-q", "origin", "HEAD", check=False)  # pre-push here, pre-receive there
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
 def pull(repo: Path, how: str) -> None:
     done = git(repo, "pull", "-q", "--no-edit", "--rebase" if how == "rebase" else "--no-rebase", check=False)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -70,7 +60,7 @@ def start(origin: Path) -> None:
     write(store, "alice", "2026-11-01T09:30:00Z", "--content", "the staging box is slow", "--title", "staging")
     write(store, "bob", "2026-11-02T08:00:00Z", "--content", "CI runs on every push", "--subject", "ci",
           "--predicate", "decided", "--object", "every push", "--tier", "verified", "--confidence", "0.95")
-    commit(store, "intake waiting for promotion")
+    committed(store, "intake waiting for promotion")
     remote = guarded_remote(store, origin)
     alice, bob = clone(remote, origin / "alice"), clone(remote, origin / "bob")
     decision(alice, "alice", "wednesday", "2026-11-10T10:00:00Z")
@@ -88,9 +78,9 @@ def meet(tmp: Path, way: str) -> tuple[Path, Path]:
         return alice, bob
     first, how = way.split("-")
     pusher, puller = (alice, bob) if first == "alice" else (bob, alice)
-    push(pusher)
+    pushed(pusher)
     pull(puller, how)
-    push(puller)
+    pushed(puller)
     pull(pusher, how)
     return pusher, puller
 
@@ -184,7 +174,7 @@ def test_after_meeting_a_rebuild_changes_nothing_once_committed(met: dict, way: 
     rebuilt = memstack("rebuild", cwd=second)
     assert rebuilt.returncode == 0, rebuilt.stderr
     if git(second, "status", "--porcelain").stdout:
-        commit(second, "memstack rebuild")
+        committed(second, "memstack rebuild")
     stale = memstack("rebuild", "--check", cwd=second)
     assert stale.returncode == 0, stale.stdout + stale.stderr
     check_history(second)
@@ -225,7 +215,7 @@ def test_a_record_decided_differently_and_lines_of_an_older_memstack_sync_clean(
                    "--predicate", "decided", "--object", "postgres", "--tier", "verified", "--confidence", "0.9")
     other = write(store, "bob", "2026-11-06T09:00:00Z", "--content", "CI", "--subject", "ci", "--predicate",
                   "decided", "--object", "every push", "--tier", "verified", "--confidence", "0.9")
-    commit(store, "intake waiting for promotion")
+    committed(store, "intake waiting for promotion")
     remote = guarded_remote(store, tmp_path)
     alice, bob = clone(remote, tmp_path / "alice"), clone(remote, tmp_path / "bob")
     write(alice, "alice", "2026-11-04T09:00:00Z", "--content", "the database, earlier", "--subject", "db",
@@ -237,7 +227,7 @@ def test_a_record_decided_differently_and_lines_of_an_older_memstack_sync_clean(
         path.write_bytes(b"".join(jsonio.dumps_line({**entry, "promoted_at": entry["promoted_at"] + 3_600_000})
                                   for entry in map(json.loads, path.read_bytes().splitlines())))
     assert memstack("rebuild", cwd=bob).returncode == 0  # the views' distilled_at follow the ledger
-    commit(bob, "memstack promote (an older memstack)")
+    committed(bob, "memstack promote (an older memstack)")
     for repo in (alice, bob, alice):
         sync(repo)
     assert tree(alice) == tree(bob)
