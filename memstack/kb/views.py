@@ -78,18 +78,6 @@ def fact_shards(data: bytes | None, fact_file: str) -> dict[str, bytes | None]:
             for table, entries in by_table.items()}
 
 
-def intake_file_of(source: Source, intake_id: str) -> str | None:
-    """The intake file that holds record `intake_id`: its agent (by the id's tag) and day (its time)."""
-    match = ids.ID.match(intake_id)
-    if match is None:
-        return None
-    day = datetime.fromtimestamp(int(match.group(1), 16) / 1000, UTC).date().isoformat()
-    for agent in source.listdir("intake"):
-        if ids.agent_tag(agent) == match.group(3):
-            return f"intake/{agent}/{day}.jsonl"
-    return None
-
-
 class Shards:
     """The shards of the state `source` reads, each built from its own sources when asked."""
 
@@ -180,10 +168,10 @@ def touched(source: Source, changed: Iterable[str], routed: Iterable[str] | None
         return None
     out.update(view_shard(QUEUE_VIEW, f) for f in routed)
     for intake_id in decided:
-        found = intake_file_of(source, intake_id)
-        if found is None:
+        found = ledger.intake_files_of(source, intake_id)
+        if not found:
             return None
-        out.add(view_shard(QUEUE_VIEW, found))
+        out.update(view_shard(QUEUE_VIEW, relpath) for relpath in found)
     return out
 
 
