@@ -31,6 +31,7 @@ dated by then, SOIL records last changed by then.
 """
 
 import sqlite3
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -96,22 +97,32 @@ def _filters(layers: Any, agent: Any, tier: Any, table: Any, valid_at: Any, as_o
     return where, params, known
 
 
+def checked(store: Path, query: Any, *, layer: Any, agent: Any, tier: Any, table: Any, valid_at: Any,
+            as_of: Any) -> tuple[list[str], dict[str, Any], int | None]:
+    """The query and the filters checked (a bad one refused before any read; a long query never searched):
+    the filters' SQL conditions, their parameters and as_of in ms."""
+    check_query(query)
+    limits.check_text(store, "query", query, "query_bytes")
+    return _filters(layer, agent, tier, table, valid_at, as_of)
+
+
 def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier: Any = None, table: Any = None,
            valid_at: Any = None, as_of: Any = None, limit: Any = None, cursor: Any = None,
-           max_bytes: int | None = None) -> dict[str, Any]:
+           max_bytes: int | None = None, opened: tuple[sqlite3.Connection, Any] | None = None) -> dict[str, Any]:
     """The `search --json` document: {query, matched, hits, next_cursor, remaining}; with `max_bytes`, a page
-    ends before the document (compact JSON) would pass it (pages.py), one hit at least."""
-    check_query(query)
-    limits.check_text(store, "query", query, "query_bytes")  # a long query is refused, never searched
-    where, params, known = _filters(layer, agent, tier, table, valid_at, as_of)
+    ends before the document (compact JSON) would pass it (pages.py), one hit at least. `opened`: the index
+    as `build.opened` gave it to a caller that reads it further (the fusion), else opened here."""
+    where, params, known = checked(store, query, layer=layer, agent=agent, tier=tier, table=table,
+                                   valid_at=valid_at, as_of=as_of)
     phrases = words(query)
     size = pages.check_limit(limit)
     after = None if cursor in (None, "") else pages.decode(cursor, "search", _SHAPE)  # refused before any read
-    with build.opened(store) as (db, behind):
+    with nullcontext(opened) if opened is not None else build.opened(store) as (db, behind):
         common = index.common(db, [t for p in phrases for t in _phrase_terms(p)])
-        found, matched = _all_words(db, phrases, common, where, params), "all words"
+        rare = [p for p in phrases if not set(_phrase_terms(p)) & common]  # the words that rank
+        found, matched = _all_words(db, phrases, rare, bool(common), where, params), "all words"
         if len(phrases) > 1 and found.few(FEW):
-            more = _any_word(db, phrases, common, where, params, tail=not found)
+            more = _any_word(db, phrases, rare, where, params, tail=not found)
             held = {row[2] for row in found.ranked}
             more.ranked = [row for row in more.ranked if row[2] not in held]
             if more:
@@ -153,12 +164,11 @@ class _Hits:
         self.made.update((row, found.get(row[2])) for row in rows)
 
 
-def _all_words(db: sqlite3.Connection, phrases: list[str], common: set[str], where: list[str],
+def _all_words(db: sqlite3.Connection, phrases: list[str], rare: list[str], any_common: bool, where: list[str],
                params: dict[str, Any]) -> Found:
-    """Hits holding every word, ranked. A word most records hold (`common`) weighs nothing in BM25, yet
-    BM25 counts every record holding it: such words only filter (cheap), the others rank (found.py)."""
-    rare = [p for p in phrases if not set(_phrase_terms(p)) & common]
-    if not common:
+    """Hits holding every word, ranked. A word most records hold (common: not in `rare`) weighs nothing in
+    BM25, yet BM25 counts every record holding it: such words only filter (cheap), the others rank (found.py)."""
+    if not any_common:
         return Found(db, _tier(_ranked(db, " AND ".join(phrases), where, params), 0))
     if not rare:
         return Found(db, [], " AND ".join(phrases), where, params)
@@ -166,14 +176,13 @@ def _all_words(db: sqlite3.Connection, phrases: list[str], common: set[str], whe
     return Found(db, _tier([row for row in _ranked(db, " AND ".join(rare), where, params) if row[1] in holding], 0))
 
 
-def _any_word(db: sqlite3.Connection, phrases: list[str], common: set[str], where: list[str],
+def _any_word(db: sqlite3.Connection, phrases: list[str], rare: list[str], where: list[str],
               params: dict[str, Any], *, tail: bool) -> Found:
     """Hits holding any word, those holding more of the words first (each (1 + how many of the ranked
     words they lack, BM25, rowid): after those holding every word). A word most records hold (`common`)
-    does not rank; with `tail` (no record holds every word), the records holding only such words follow,
-    unranked (found.py); a list topped up after the records holding every word leaves them out (they
-    would add most of the store)."""
-    rare = [p for p in phrases if not set(_phrase_terms(p)) & common]
+    does not rank (it is not in `rare`); with `tail` (no record holds every word), the records holding only
+    such words follow, unranked (found.py); a list topped up after the records holding every word leaves
+    them out (they would add most of the store)."""
     if not rare:
         return Found(db, [], " OR ".join(phrases), where, params)
     found = _ranked(db, " OR ".join(rare), where, params)

@@ -57,11 +57,12 @@ def search(store: Path, text: Any, *, layer: Any = (), agent: Any = None, tier: 
            max_bytes: int | None = None, k: float = RRF_K) -> dict[str, Any]:
     """The `search --json` document, ranked by words and meaning (query.search's arguments and answer)."""
     filters = {"layer": layer, "agent": agent, "tier": tier, "table": table, "valid_at": valid_at, "as_of": as_of}
+    query.checked(store, text, **filters)  # refused before the index is opened
     pages.check_limit(limit)
     if cursor not in (None, ""):
         pages.decode(cursor, "search", _SHAPE)
-    words = query.search(store, text, **filters, limit=POOL)  # checks the query and the filters
-    with build.opened(store) as (db, _):  # query.search has opened it: built or building
+    with build.opened(store) as (db, behind):
+        words = query.search(store, text, **filters, limit=POOL, opened=(db, behind))
         semantic_db, _ = vectors.DB.repaired(store, lambda sdb: vectors.sync(sdb, store, db))
         near = [pair for pair in vectors.nearest(semantic_db, model.embedder().embed([text])[0], POOL)
                 if pair[0] >= MIN_COSINE]
