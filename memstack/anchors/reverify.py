@@ -3,6 +3,7 @@ it still holds. Recorded append-only, as a `kind: reverify` line of the Binder l
 when, and the fact's anchors taken again where its lines are now; from then on `memstack anchors` follows
 those (the fact is fresh at the new commit). The fact itself never changes."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from memstack.anchors.coderepo import code_repository, head
@@ -21,8 +22,19 @@ from memstack.repo.store import Store
 
 def latest(store: Store) -> dict[str, dict[str, Any]]:
     """The last reverification of each fact, by fact id."""
-    return {line["reverified"]: line for line in read_log(store.root, DECISIONS)
+    return latest_of(read_log(store.root, DECISIONS))
+
+
+def latest_of(lines: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The last reverification of each fact among Binder log lines, by fact id."""
+    return {line["reverified"]: line for line in lines
             if line.get("kind") == "reverify" and isinstance(line.get("reverified"), str)}
+
+
+def rechecked(fact: dict[str, Any], checked: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The fact with the anchors its latest re-check took (`reverified`: by whom, when), or as it is."""
+    line = checked.get(fact["id"])
+    return fact if line is None else {**fact, "anchors": line["anchors"], "reverified": line}
 
 
 def spelled(place: dict[str, Any]) -> str:

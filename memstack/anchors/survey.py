@@ -3,7 +3,6 @@ followed into the work tree or a revision (follow.py). Cost follows the code tha
 file still has the anchored blob is fresh without reading it, and where a file changed, what was found in
 its new blob is kept in `.memstack/anchors/followed.json`, so the next run reads only files changed since."""
 
-from pathlib import Path
 from typing import Any
 
 from memstack.anchors import reverify
@@ -37,9 +36,7 @@ def survey(store: Store, *, rev: str | None = None, repo: str | None = None, sub
     if status is not None and status not in STATUSES:
         raise bad("--status", repr(status), "must be one of {statuses}", statuses=", ".join(STATUSES))
     checked = reverify.latest(store)
-    records = [("fact", f if f["id"] not in checked else {**f, "anchors": checked[f["id"]]["anchors"],
-                                                          "reverified": checked[f["id"]]})
-               for f in anchored_facts(store.root, subject)]
+    records = [("fact", reverify.rechecked(f, checked)) for f in anchored_facts(store.root, subject)]
     records += [("intake", r) for r in anchored_intake(store.root, subject)]
     if not records:
         if rev is not None or repo is not None:
@@ -47,7 +44,7 @@ def survey(store: Store, *, rev: str | None = None, repo: str | None = None, sub
         return []
     tree = CodeTree(code_repository(store, repo), rev)
     cache_path = files.local_dir(store.root, "anchors") / CACHE
-    known = _load(cache_path)
+    known = load_cache(store)
     try:
         paths = {a["path"] for _, record in records for a in record["anchors"]}
         follower = Follower(tree, tree.entries(paths), known)
@@ -59,7 +56,9 @@ def survey(store: Store, *, rev: str | None = None, repo: str | None = None, sub
     return [i for i in found if status is None or i["status"] == status]
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load_cache(store: Store) -> dict[str, Any]:
+    """What earlier runs found of anchors in changed files (`Follower`'s `known`); {} when there is none."""
+    path = files.local_dir(store.root, "anchors") / CACHE
     try:
         found = jsonio.loads(path.read_bytes(), str(path))
     except (OSError, MemstackError):  # a cache: a missing or broken one is rebuilt, never an error

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from memstack.base import layout, progress, secrets
-from memstack.base.errors import MemstackError, bad
+from memstack.base.errors import MemstackError
 from memstack.base.forgotten import Forgotten
 from memstack.integrity import check
 from memstack.kb.facts import superseded_by_change
@@ -258,21 +258,14 @@ def _batches(records: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]
 def read_range(repo: Path, spec: str, folder: str = "") -> Review:
     """The review of `spec` (A..B): the net change from the merge base of A and B to B, as a pull request
     shows it, and the check of the range's commits. Close it (a context manager) when done."""
-    ends = spec.split("..")
-    if len(ends) != 2 or not all(ends) or spec.startswith("-"):
-        raise bad("range", repr(spec), "expected A..B")
-    for end in ends:
-        if git.rev_parse(repo, f"{end}^{{commit}}") is None:
-            raise bad("range", repr(spec), "no commit {end!r} in {repo}", end=end, repo=repo)
-    base = git.run(repo, "merge-base", ends[0], ends[1], ok=(0, 1)).stdout.decode().strip() or git.EMPTY_TREE
-    changes = diffs.tree_diffs(repo, [(git.rev_parse(repo, f"{base}^{{tree}}") or git.EMPTY_TREE,
-                                     git.rev_parse(repo, f"{ends[1]}^{{tree}}") or git.EMPTY_TREE)],
-                             folder)[0]
+    base, _, tip = git.range_ends(repo, spec)  # no shared history: everything B holds is added
+    trees = [(base and git.rev_parse(repo, f"{base}^{{tree}}")) or git.EMPTY_TREE,
+             git.rev_parse(repo, f"{tip}^{{tree}}") or git.EMPTY_TREE]
+    changes = diffs.tree_diffs(repo, [(trees[0], trees[1])], folder)[0]
     try:
         policy = secrets.for_store(repo / folder)  # its extra patterns redact too
     except MemstackError:
         policy = secrets.DEFAULT  # a broken memstack.yaml: the range's check reports it
-    tip = git.rev_parse(repo, f"{ends[1]}^{{commit}}") or ""
     review = Review(secrets.redact(spec, policy), Workspace(), policy, repo, tip, folder)
     try:
         reader = _Reader(repo, review)
