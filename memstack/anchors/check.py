@@ -15,6 +15,7 @@ from memstack.anchors.coderepo import code_repository
 from memstack.anchors.follow import STATUSES, Follower
 from memstack.anchors.records import anchored_at, anchored_facts, anchored_intake
 from memstack.anchors.survey import item, load_cache
+from memstack.base.errors import MemstackError
 from memstack.repo import git
 from memstack.repo.codetree import Change, CodeTree
 from memstack.repo.store import Store, folder_of
@@ -79,3 +80,15 @@ def _records(store: Store, top: Path, tip: str, tree: CodeTree) -> list[Record]:
         facts, intake = list(anchored_facts(store.root, None)), list(anchored_intake(store.root, None))
         checked = reverify.latest(store)
     return [("fact", reverify.rechecked(f, checked)) for f in facts] + [("intake", r) for r in intake]
+
+
+def check_of_review(store: Store, spec: str) -> dict[str, Any] | None:
+    """`check` for `memstack review A..B`, whose range names commits of the store's repository: None when
+    those hold no code anchors point into (a store that is a repository of its own, or names another
+    code repository)."""
+    top, folder = folder_of(store.root)
+    try:
+        code = code_repository(store)
+    except MemstackError:
+        return None
+    return check(store, spec) if folder and code == top.resolve() else None

@@ -45,6 +45,7 @@ class Review:
     violations: list[dict[str, Any]] = field(default_factory=list)
     secrets: list[dict[str, Any]] = field(default_factory=list)
     forgotten: Forgotten = field(default_factory=Forgotten)  # the tombstones at the tip (docs/forgetting.md)
+    anchors: dict[str, Any] | None = None  # `anchors check` of the range; None: the range holds no code
 
     def shown(self, items: list[Any]) -> list[Any]:
         """`items` as the report shows them: a forgotten record (or either side of a closing) without its
@@ -73,7 +74,15 @@ class Review:
                 "intake_records": workspace.count("intake"),
                 "binder_waiting": workspace.count("waiting", "WHERE rid NOT IN (SELECT id FROM decided)"),
                 **{section: workspace.count("items", "WHERE section = ?", section) for section in ITEM_SECTIONS},
-                "secrets": len(self.secrets), "violations": len(self.violations)}
+                "secrets": len(self.secrets), "violations": len(self.violations),
+                "code_anchors_stale": len(self.anchors["files"]) if self.anchors else 0,
+                "code_anchors_stale_records": self.anchors["stale"] if self.anchors else 0}
+
+    def stale_files(self) -> list[dict[str, Any]]:
+        """The changed files whose code anchors the range made stale (`anchors check`), as the report shows
+        them: each record masked if forgotten, every credential redacted."""
+        files = (self.anchors or {}).get("files", [])
+        return self.shown([{**changed, "records": self.shown(changed["records"])} for changed in files])
 
     def close(self) -> None:
         self.workspace.close()

@@ -136,3 +136,26 @@ def test_a_bad_range_exits_2_with_one_line_and_writes_nothing(code: Path) -> Non
         assert line.startswith(f"memstack: bad range '{spec}': ") and says in line, line
         assert result.stdout == ""
     assert git(code, "status", "--porcelain", "--ignored").stdout == before
+
+
+def test_review_shows_the_code_anchors_the_range_made_stale(code: Path) -> None:
+    day = _capture(code, "deploys", "app.py:4-5")
+    base = _commit(code, "memory")
+    git(code, "mv", "lib/util.py", "lib/helpers.py")
+    _edit(code, "app.py", "return 'monday'", "return 'friday'")
+    _commit(code, "fridays")
+    markdown = memstack("review", f"{base}..HEAD", cwd=code / MEMORY)
+    assert markdown.returncode == 0, markdown.stderr
+    assert "### Code anchors made stale (1 record in 1 file)" in markdown.stdout
+    assert "#### `app.py` (modified)" in markdown.stdout
+    assert f"- drifted fact `{day}` alice: deploys decided monday" in markdown.stdout
+    assert "  - drifted `app.py:4-5` → `app.py:4-5`" in markdown.stdout
+    assert "    -     return 'monday'\n    +     return 'friday'" in markdown.stdout.replace(
+        "    + def deploy_day():\n", "")
+    as_json = json.loads(memstack("review", f"{base}..HEAD", "--format", "json", cwd=code / MEMORY).stdout)
+    assert (as_json["counts"]["code_anchors_stale"], as_json["counts"]["code_anchors_stale_records"]) == (1, 1)
+    [changed] = as_json["code_anchors_stale"]
+    assert changed == _check(code, f"{base}..HEAD", 1)["files"][0]
+    quiet = json.loads(memstack("review", f"{base}~1..{base}", "--format", "json", cwd=code / MEMORY).stdout)
+    assert quiet["code_anchors_stale"] == [] and quiet["counts"]["code_anchors_stale"] == 0  # memory only
+    assert "Code anchors" not in memstack("review", f"{base}~1..{base}", cwd=code / MEMORY).stdout
