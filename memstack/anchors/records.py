@@ -5,6 +5,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from memstack.base import jsonio
 from memstack.base.layout import DECISIONS
 from memstack.base.ledger import routed_ids
@@ -28,13 +30,13 @@ def anchored_facts(store: Path, subject: str | None) -> Iterator[dict[str, Any]]
                 yield fact
 
 
-def _holding_key(data: bytes, relpath: str) -> Iterator[dict[str, Any]]:
+def _holding_key(data: bytes, relpath: str) -> list[dict[str, Any]]:
     """The records of a JSONL file's bytes whose line holds anchors (only those lines are parsed)."""
-    for line in data.splitlines():
-        if KEY in line:
-            record = jsonio.loads(line, relpath)
-            if isinstance(record, dict) and record.get("anchors"):
-                yield record
+    try:
+        found = [orjson.loads(line) for line in data.splitlines() if KEY in line]
+    except orjson.JSONDecodeError:  # say which line
+        found = [jsonio.loads(line, relpath) for line in data.splitlines() if KEY in line]
+    return [record for record in found if type(record) is dict and record.get("anchors")]
 
 
 def anchored_intake(store: Path, subject: str | None) -> Iterator[dict[str, Any]]:

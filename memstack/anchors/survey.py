@@ -7,7 +7,7 @@ from typing import Any
 
 from memstack.anchors import reverify
 from memstack.anchors.coderepo import code_repository
-from memstack.anchors.follow import STATUSES, Follower
+from memstack.anchors.follow import RANK, STATUSES, Follower
 from memstack.anchors.records import anchored_facts, anchored_intake
 from memstack.base import files, jsonio
 from memstack.base.errors import MemstackError, bad
@@ -18,12 +18,14 @@ CACHE = "followed.json"
 
 
 def item(kind: str, record: dict[str, Any], followed: list[dict[str, Any]]) -> dict[str, Any]:
-    worst = max((STATUSES.index(a["status"]) for a in followed), default=0)
-    about: dict[str, Any] = {k: record[k] for k in ("subject", "predicate", "object") if k in record}
+    worst = max([RANK[a["status"]] for a in followed]) if followed else 0
+    found: dict[str, Any] = {"kind": kind, "id": record["id"], "agent": record.get("agent"),
+                             "status": STATUSES[worst], "anchors": followed}
+    for key in ("subject", "predicate", "object"):
+        if key in record:
+            found[key] = record[key]
     if kind == "intake":
-        about["title"] = record.get("title") or record["content"].splitlines()[0][:80]
-    found = {"kind": kind, "id": record["id"], **about, "agent": record.get("agent"), "status": STATUSES[worst],
-             "anchors": followed}
+        found["title"] = record.get("title") or record["content"].splitlines()[0][:80]
     if "reverified" in record:  # followed from where `anchors reverify` took them again
         found["reverified"] = {k: record["reverified"][k] for k in ("by", "decided_at")}
     return found
