@@ -159,3 +159,16 @@ def test_review_shows_the_code_anchors_the_range_made_stale(code: Path) -> None:
     quiet = json.loads(memstack("review", f"{base}~1..{base}", "--format", "json", cwd=code / MEMORY).stdout)
     assert quiet["code_anchors_stale"] == [] and quiet["counts"]["code_anchors_stale"] == 0  # memory only
     assert "Code anchors" not in memstack("review", f"{base}~1..{base}", cwd=code / MEMORY).stdout
+
+
+def test_a_fact_rechecked_in_the_same_range_is_not_stale(code: Path) -> None:
+    fact = _capture(code, "deploys", "app.py:4-5")
+    base = _commit(code, "memory")
+    _edit(code, "app.py", "def deploy_day():", "def deploy_day() -> str:")
+    _commit(code, "types")
+    assert [r["id"] for r in _check(code, f"{base}..HEAD", 1)["files"][0]["records"]] == [fact]
+    rechecked = memstack("anchors", "reverify", fact, "--by", "ada", "--note", "a type only", cwd=code)
+    assert rechecked.returncode == 0, rechecked.stderr
+    _commit(code, "still mondays")
+    found = _check(code, f"{base}..HEAD", 0)
+    assert (found["stale"], found["anchored_files"]) == (0, 1)
