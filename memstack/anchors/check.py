@@ -10,10 +10,9 @@ followed. A store that is a repository of its own (`code.repo`) is read from its
 from pathlib import Path
 from typing import Any
 
-from memstack.anchors import reverify
 from memstack.anchors.coderepo import code_repository
 from memstack.anchors.follow import STATUSES, Follower
-from memstack.anchors.records import anchored_at, anchored_facts, anchored_intake
+from memstack.anchors.records import anchored_at, anchored_facts, anchored_intake, latest, latest_of, rechecked
 from memstack.anchors.survey import item, load_cache
 from memstack.base.errors import MemstackError
 from memstack.repo import git
@@ -75,11 +74,11 @@ def _records(store: Store, top: Path, tip: str, tree: CodeTree) -> list[Record]:
     holder, folder = folder_of(store.root)
     if holder.resolve() == top:
         facts, intake, lines = anchored_at(top, tip, folder, tree.cat)
-        checked = reverify.latest_of(lines)
+        checked = latest_of(lines)
     else:
         facts, intake = list(anchored_facts(store.root, None)), list(anchored_intake(store.root, None))
-        checked = reverify.latest(store)
-    return [("fact", reverify.rechecked(f, checked)) for f in facts] + [("intake", r) for r in intake]
+        checked = latest(store.root)
+    return [("fact", rechecked(f, checked)) for f in facts] + [("intake", r) for r in intake]
 
 
 def check_of_review(store: Store, spec: str) -> dict[str, Any] | None:

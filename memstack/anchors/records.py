@@ -1,7 +1,7 @@
 """The records that carry code anchors: open facts and pending intake records. A `git grep` names the files
 that hold anchors at all; only their lines that do are parsed."""
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +10,7 @@ import orjson
 from memstack.base import jsonio
 from memstack.base.layout import DECISIONS
 from memstack.base.ledger import routed_ids
+from memstack.base.logfiles import read_log
 from memstack.kb import factfiles, facts
 from memstack.repo import git
 from memstack.repo.objects import CatFile
@@ -57,6 +58,23 @@ def anchored_intake(store: Path, subject: str | None) -> Iterator[dict[str, Any]
                 records.append(record)
     records.sort(key=lambda r: (r["created_at"], r["id"]))
     yield from records
+
+
+def latest(store: Path) -> dict[str, dict[str, Any]]:
+    """The last re-check (`anchors reverify`, a Binder line) of each fact, by fact id."""
+    return latest_of(read_log(store, DECISIONS))
+
+
+def latest_of(lines: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The last re-check of each fact among Binder log lines, by fact id."""
+    return {line["reverified"]: line for line in lines
+            if line.get("kind") == "reverify" and isinstance(line.get("reverified"), str)}
+
+
+def rechecked(fact: dict[str, Any], checked: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The fact with the anchors its latest re-check took (`reverified`: by whom, when), or as it is."""
+    line = checked.get(fact["id"])
+    return fact if line is None else {**fact, "anchors": line["anchors"], "reverified": line}
 
 
 def anchored_at(repo: Path, rev: str, folder: str, blobs: CatFile) -> tuple[list[dict[str, Any]],

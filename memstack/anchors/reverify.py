@@ -3,38 +3,19 @@ it still holds. Recorded append-only, as a `kind: reverify` line of the Binder l
 when, and the fact's anchors taken again where its lines are now; from then on `memstack anchors` follows
 those (the fact is fresh at the new commit). The fact itself never changes."""
 
-from collections.abc import Iterable
 from typing import Any
 
 from memstack.anchors.coderepo import code_repository, head
 from memstack.anchors.follow import Follower
-from memstack.anchors.records import anchored_facts
+from memstack.anchors.records import anchored_facts, latest
 from memstack.anchors.take import take
 from memstack.base import jsonio
 from memstack.base.errors import bad
 from memstack.base.files import append_line, locked
 from memstack.base.layout import DECISIONS
-from memstack.base.logfiles import read_log
 from memstack.kb.binder import check_entry
 from memstack.repo.codetree import CodeTree
 from memstack.repo.store import Store
-
-
-def latest(store: Store) -> dict[str, dict[str, Any]]:
-    """The last reverification of each fact, by fact id."""
-    return latest_of(read_log(store.root, DECISIONS))
-
-
-def latest_of(lines: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The last reverification of each fact among Binder log lines, by fact id."""
-    return {line["reverified"]: line for line in lines
-            if line.get("kind") == "reverify" and isinstance(line.get("reverified"), str)}
-
-
-def rechecked(fact: dict[str, Any], checked: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """The fact with the anchors its latest re-check took (`reverified`: by whom, when), or as it is."""
-    line = checked.get(fact["id"])
-    return fact if line is None else {**fact, "anchors": line["anchors"], "reverified": line}
 
 
 def spelled(place: dict[str, Any]) -> str:
@@ -50,7 +31,7 @@ def reverify(store: Store, fact_id: str, by: str, now: int, *, note: str | None 
     found = [fact for fact in anchored_facts(store.root, None) if fact["id"] == fact_id]
     if not found:
         raise bad("ID", repr(fact_id), "no open fact with code anchors has this id (`{verb:memstack anchors}`)")
-    anchors = latest(store).get(fact_id, found[0])["anchors"]
+    anchors = latest(store.root).get(fact_id, found[0])["anchors"]
     top = code_repository(store, repo)
     tree = CodeTree(top)
     try:

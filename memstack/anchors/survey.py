@@ -5,10 +5,9 @@ its new blob is kept in `.memstack/anchors/followed.json`, so the next run reads
 
 from typing import Any
 
-from memstack.anchors import reverify
 from memstack.anchors.coderepo import code_repository
 from memstack.anchors.follow import RANK, STATUSES, Follower
-from memstack.anchors.records import anchored_facts, anchored_intake
+from memstack.anchors.records import anchored_facts, anchored_intake, latest, rechecked
 from memstack.base import files, jsonio
 from memstack.base.errors import MemstackError, bad
 from memstack.repo.codetree import CodeTree
@@ -37,8 +36,8 @@ def survey(store: Store, *, rev: str | None = None, repo: str | None = None, sub
     and its status (its worst anchor's); `status`: only records of that status."""
     if status is not None and status not in STATUSES:
         raise bad("--status", repr(status), "must be one of {statuses}", statuses=", ".join(STATUSES))
-    checked = reverify.latest(store)
-    records = [("fact", reverify.rechecked(f, checked)) for f in anchored_facts(store.root, subject)]
+    checked = latest(store.root)
+    records = [("fact", rechecked(f, checked)) for f in anchored_facts(store.root, subject)]
     records += [("intake", r) for r in anchored_intake(store.root, subject)]
     if not records:
         if rev is not None or repo is not None:

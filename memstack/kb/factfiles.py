@@ -18,7 +18,6 @@ from typing import NamedTuple
 from memstack.base import files, jsonio, logfiles, schemas
 from memstack.base.errors import MemstackError
 from memstack.base.names import NAME_RE
-from memstack.base.secrets import refuse_secrets_in
 from memstack.base.times import month
 from memstack.kb import facts
 from memstack.kb.facts import Fact
@@ -166,6 +165,8 @@ def append(store: Path, new: Sequence[Fact], noted: Appended | None = None) -> l
         schemas.validate("fact", fact, f"fact {number + 1} of {len(new)}" if len(new) > 1 else "")
         groups[relpath_for(fact)].append(number)
     lines = [jsonio.dumps_line(fact) for fact in new]
+    from memstack.base.secrets import refuse_secrets_in  # deferred: only a write screens for credentials
+
     refuse_secrets_in(new, lines, store=store)
     for relpath, numbers in sorted(groups.items()):
         path = store / relpath
