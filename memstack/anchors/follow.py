@@ -13,6 +13,7 @@ from memstack.anchors import lines
 from memstack.repo.codetree import CodeTree, Entry
 
 STATUSES = ("fresh", "moved", "drifted", "orphaned")  # from best to worst: a record is as bad as its worst
+RANK = {status: n for n, status in enumerate(STATUSES)}
 SHOWN_LINES = 50  # the most old or new lines a drifted anchor shows
 
 Anchor = dict[str, Any]
@@ -28,7 +29,11 @@ def place(path: str, start: int | None, end: int | None) -> dict[str, Any]:
 
 
 def result(anchor: Anchor, status: str, now: dict[str, Any] | None = None, **more: Any) -> dict[str, Any]:
-    return {**{k: anchor[k] for k in ("path", "start", "end", "commit")}, "status": status, "now": now, **more}
+    found = {"path": anchor["path"], "start": anchor["start"], "end": anchor["end"], "commit": anchor["commit"],
+             "status": status, "now": now}  # a literal: ten thousand of them on each run of `anchors`
+    if more:
+        found.update(more)
+    return found
 
 
 class Follower:

@@ -7,22 +7,15 @@ from typing import Any
 
 from memstack.anchors.coderepo import code_repository, head
 from memstack.anchors.follow import Follower
-from memstack.anchors.records import anchored_facts
+from memstack.anchors.records import anchored_facts, latest
 from memstack.anchors.take import take
 from memstack.base import jsonio
 from memstack.base.errors import bad
 from memstack.base.files import append_line, locked
 from memstack.base.layout import DECISIONS
-from memstack.base.logfiles import read_log
 from memstack.kb.binder import check_entry
 from memstack.repo.codetree import CodeTree
 from memstack.repo.store import Store
-
-
-def latest(store: Store) -> dict[str, dict[str, Any]]:
-    """The last reverification of each fact, by fact id."""
-    return {line["reverified"]: line for line in read_log(store.root, DECISIONS)
-            if line.get("kind") == "reverify" and isinstance(line.get("reverified"), str)}
 
 
 def spelled(place: dict[str, Any]) -> str:
@@ -38,7 +31,7 @@ def reverify(store: Store, fact_id: str, by: str, now: int, *, note: str | None 
     found = [fact for fact in anchored_facts(store.root, None) if fact["id"] == fact_id]
     if not found:
         raise bad("ID", repr(fact_id), "no open fact with code anchors has this id (`{verb:memstack anchors}`)")
-    anchors = latest(store).get(fact_id, found[0])["anchors"]
+    anchors = latest(store.root).get(fact_id, found[0])["anchors"]
     top = code_repository(store, repo)
     tree = CodeTree(top)
     try:

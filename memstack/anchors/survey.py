@@ -3,13 +3,11 @@ followed into the work tree or a revision (follow.py). Cost follows the code tha
 file still has the anchored blob is fresh without reading it, and where a file changed, what was found in
 its new blob is kept in `.memstack/anchors/followed.json`, so the next run reads only files changed since."""
 
-from pathlib import Path
 from typing import Any
 
-from memstack.anchors import reverify
 from memstack.anchors.coderepo import code_repository
-from memstack.anchors.follow import STATUSES, Follower
-from memstack.anchors.records import anchored_facts, anchored_intake
+from memstack.anchors.follow import RANK, STATUSES, Follower
+from memstack.anchors.records import anchored_facts, anchored_intake, latest, rechecked
 from memstack.base import files, jsonio
 from memstack.base.errors import MemstackError, bad
 from memstack.repo.codetree import CodeTree
@@ -19,12 +17,14 @@ CACHE = "followed.json"
 
 
 def item(kind: str, record: dict[str, Any], followed: list[dict[str, Any]]) -> dict[str, Any]:
-    worst = max((STATUSES.index(a["status"]) for a in followed), default=0)
-    about: dict[str, Any] = {k: record[k] for k in ("subject", "predicate", "object") if k in record}
+    worst = max([RANK[a["status"]] for a in followed]) if followed else 0
+    found: dict[str, Any] = {"kind": kind, "id": record["id"], "agent": record.get("agent"),
+                             "status": STATUSES[worst], "anchors": followed}
+    for key in ("subject", "predicate", "object"):
+        if key in record:
+            found[key] = record[key]
     if kind == "intake":
-        about["title"] = record.get("title") or record["content"].splitlines()[0][:80]
-    found = {"kind": kind, "id": record["id"], **about, "agent": record.get("agent"), "status": STATUSES[worst],
-             "anchors": followed}
+        found["title"] = record.get("title") or record["content"].splitlines()[0][:80]
     if "reverified" in record:  # followed from where `anchors reverify` took them again
         found["reverified"] = {k: record["reverified"][k] for k in ("by", "decided_at")}
     return found
@@ -36,10 +36,8 @@ def survey(store: Store, *, rev: str | None = None, repo: str | None = None, sub
     and its status (its worst anchor's); `status`: only records of that status."""
     if status is not None and status not in STATUSES:
         raise bad("--status", repr(status), "must be one of {statuses}", statuses=", ".join(STATUSES))
-    checked = reverify.latest(store)
-    records = [("fact", f if f["id"] not in checked else {**f, "anchors": checked[f["id"]]["anchors"],
-                                                          "reverified": checked[f["id"]]})
-               for f in anchored_facts(store.root, subject)]
+    checked = latest(store.root)
+    records = [("fact", rechecked(f, checked)) for f in anchored_facts(store.root, subject)]
     records += [("intake", r) for r in anchored_intake(store.root, subject)]
     if not records:
         if rev is not None or repo is not None:
@@ -47,7 +45,7 @@ def survey(store: Store, *, rev: str | None = None, repo: str | None = None, sub
         return []
     tree = CodeTree(code_repository(store, repo), rev)
     cache_path = files.local_dir(store.root, "anchors") / CACHE
-    known = _load(cache_path)
+    known = load_cache(store)
     try:
         paths = {a["path"] for _, record in records for a in record["anchors"]}
         follower = Follower(tree, tree.entries(paths), known)
@@ -59,7 +57,9 @@ def survey(store: Store, *, rev: str | None = None, repo: str | None = None, sub
     return [i for i in found if status is None or i["status"] == status]
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load_cache(store: Store) -> dict[str, Any]:
+    """What earlier runs found of anchors in changed files (`Follower`'s `known`); {} when there is none."""
+    path = files.local_dir(store.root, "anchors") / CACHE
     try:
         found = jsonio.loads(path.read_bytes(), str(path))
     except (OSError, MemstackError):  # a cache: a missing or broken one is rebuilt, never an error

@@ -5,6 +5,7 @@ from typing import Any
 
 from memstack.anchors.survey import survey
 from memstack.base import pages
+from memstack.base.errors import bad
 from memstack.base.times import now_ms
 from memstack.repo.store import Store
 
@@ -27,3 +28,13 @@ def reverify_document(store: Store, *, id: Any, by: Any, note: str | None = None
     from memstack.anchors.reverify import reverify  # deferred: only when one is recorded
 
     return reverify(store, id, by, now_ms(), note=note, repo=repo, via=via)
+
+
+def check_document(store: Store, *, range: Any, repo: str | None = None) -> dict[str, Any]:
+    """`anchors check A..B --json`: the records the code change A..B makes stale, per changed file
+    (memstack/anchors/check.py)."""
+    from memstack.anchors.check import check  # deferred: only when a range is checked
+
+    if not isinstance(range, str):
+        raise bad("range", repr(range), "expected A..B")
+    return check(store, range, repo)

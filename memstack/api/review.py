@@ -10,6 +10,7 @@ def write_review(store: Store, spec: str, *, as_json: bool, limit: Any = None, f
     """The review of `spec` on stdout, Markdown or JSON, each list showing its first `limit` items (review.LIMIT
     by default), or every item when `full`."""
     from memstack import review  # lazy: the review and its SQLite workspace
+    from memstack.anchors.check import check_of_review
 
     if limit is not None and (type(limit) is not int or limit < 1):
         raise bad("--limit", repr(limit), "expected a whole number of at least 1 ({arg:--full} for every item)")
@@ -18,6 +19,7 @@ def write_review(store: Store, spec: str, *, as_json: bool, limit: Any = None, f
     shown = None if full else review.LIMIT if limit is None else limit
     top, folder = folder_of(store.root)  # a store in a folder of a code repository: its paths only
     with review.read_range(top, spec, folder) as found:  # streamed from disk: never the whole range held
+        found.anchors = check_of_review(store, spec)
         if as_json:
             review.write_json(found, shown)
         else:

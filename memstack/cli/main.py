@@ -40,7 +40,33 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
-def parser() -> Parser:
+def _verb(argv: Sequence[str]) -> str | None:
+    """The verb `argv` names (its first word that is no option nor an option's value), if any."""
+    values = ("--store", "--agent")  # the global options that take a value
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in values:
+            skip = True
+        elif arg == "--" or not arg.startswith("-"):
+            return None if arg == "--" else arg
+    return None
+
+
+def parser(argv: Sequence[str] | None = None) -> Parser:
+    """The parser of every verb; given `argv`, only its verb's module is imported when that module registers
+    the verb (a start-up cost every command pays otherwise), else every verb's."""
+    verb = None if argv is None else _verb(argv)
+    module = None if verb is None else "import_" if verb == "import" else verb.replace("-", "_")
+    if module in COMMANDS:
+        top = _parser((module,))
+        if verb in top.verbs:
+            return top
+    return _parser(COMMANDS)
+
+
+def _parser(modules: Sequence[str]) -> Parser:
     common = _common()
     top = Parser(
         prog="memstack", parents=[common],
@@ -51,8 +77,9 @@ def parser() -> Parser:
                      help="the agent, for a command that takes --agent: the same as --agent after the command")
     top.add_argument("--version", action="version", version=f"memstack {__version__}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
+    for name in modules:
         importlib.import_module(f"memstack.cli.commands.{name}").register(sub, common)
+    top.verbs = set(sub.choices)
     return top
 
 
@@ -72,7 +99,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"memstack: bad argument {bad!r}: not valid UTF-8", file=sys.stderr)
         return 2
     try:
-        args = parser().parse_args(argv)
+        given = sys.argv[1:] if argv is None else argv
+        args = parser(given).parse_args(given)
         args.store = getattr(args, "store", None)
         args.json = getattr(args, "json", False)
         if hasattr(args, "global_agent"):

@@ -30,6 +30,7 @@ class Parser(argparse.ArgumentParser):
     """An ArgumentParser whose mistakes are MemstackErrors; subparsers made from it are Parsers too."""
 
     top = False  # the `memstack` parser itself (set by `cli.main.parser`); the others are verbs
+    verbs: set[str] = set()  # the top parser's verbs registered (set by `cli.main.parser`)
 
     def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                          namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:

@@ -10,7 +10,6 @@ from memstack.base.errors import bad
 from memstack.base.files import append_line
 from memstack.base.logfiles import read_jsonl
 from memstack.base.names import check_name
-from memstack.base.secrets import refuse_secrets
 from memstack.base.shown import Shown
 from memstack.base.times import day, iso, parse_ts
 
@@ -90,6 +89,8 @@ def write(store: Path, record: dict[str, Any]) -> str:
         limits.check_text(store, field, record.get(field))
     schemas.validate("intake", record)
     refuse_ratified(record["tier"])
+    from memstack.base.secrets import refuse_secrets  # deferred: only a write screens for credentials
+
     refuse_secrets(record, store=store)
     clock.refuse_future(store, ("created-at", parse_ts(record["created_at"], "created-at")))
     relpath = relpath_for(record)

@@ -18,7 +18,6 @@ from typing import NamedTuple
 from memstack.base import files, jsonio, logfiles, schemas
 from memstack.base.errors import MemstackError
 from memstack.base.names import NAME_RE
-from memstack.base.secrets import refuse_secrets_in
 from memstack.base.times import month
 from memstack.kb import facts
 from memstack.kb.facts import Fact
@@ -104,20 +103,48 @@ def scan_for(store: Path, values: Sequence[str]) -> Iterator[tuple[str, int, Fac
         if holding is not None and relpath not in holding:
             continue
         data = (store / relpath).read_bytes()
-        starts = set()
-        for needle in needles:
-            at = data.find(needle)
-            while at >= 0:
-                start, end = data.rfind(NEWLINE, 0, at) + 1, data.find(NEWLINE, at)
-                if end < 0:
-                    break  # an unfinished last line
-                starts.add((start, end))
-                at = data.find(needle, end)
-        for start, end in sorted(starts):
-            number = data.count(NEWLINE, 0, start) + 1
+        found = _lines_holding(data, needles) if len(needles) < MANY else _lines_holding_many(data, needles)
+        number, at = 1, 0
+        for start, end in found:
+            number, at = number + data.count(NEWLINE, at, start), start  # counted on from the last line
             fact = jsonio.loads(data[start:end], f"{relpath}:{number}")
             if isinstance(fact, dict):
                 yield relpath, number, fact
+
+
+MANY = 8  # from this many byte strings, one pass over the lines instead of one search of the file per string
+_STRING = re.compile(rb'"[^"]*"')  # a JSON string of a line without backslashes (its quotes pair in order)
+
+
+def _lines_holding(data: bytes, needles: Sequence[bytes]) -> list[tuple[int, int]]:
+    """(start, end) of each whole line of `data` holding one of `needles`, in order: a search per needle."""
+    starts = set()
+    for needle in needles:
+        at = data.find(needle)
+        while at >= 0:
+            start, end = data.rfind(NEWLINE, 0, at) + 1, data.find(NEWLINE, at)
+            if end < 0:
+                break  # an unfinished last line
+            starts.add((start, end))
+            at = data.find(needle, end)
+    return sorted(starts)
+
+
+def _lines_holding_many(data: bytes, needles: Sequence[bytes]) -> list[tuple[int, int]]:
+    """`_lines_holding` for many needles (whole JSON strings, and escapes), in one pass: a line with a
+    backslash is kept (it may spell a value another way), any other one when one of its JSON strings is a
+    needle."""
+    wanted = set(needles)
+    found: list[tuple[int, int]] = []
+    start = 0
+    while True:
+        end = data.find(NEWLINE, start)
+        if end < 0:
+            return found  # an unfinished last line is no line
+        line = data[start:end]
+        if b"\\" in line or not wanted.isdisjoint(_STRING.findall(line)):
+            found.append((start, end))
+        start = end + 1
 
 
 # Who hears of each write, under the file's lock, with the file's stat before and after: the fact index
@@ -138,6 +165,8 @@ def append(store: Path, new: Sequence[Fact], noted: Appended | None = None) -> l
         schemas.validate("fact", fact, f"fact {number + 1} of {len(new)}" if len(new) > 1 else "")
         groups[relpath_for(fact)].append(number)
     lines = [jsonio.dumps_line(fact) for fact in new]
+    from memstack.base.secrets import refuse_secrets_in  # deferred: only a write screens for credentials
+
     refuse_secrets_in(new, lines, store=store)
     for relpath, numbers in sorted(groups.items()):
         path = store / relpath

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from memstack.base.errors import MemstackError
+from memstack.base.errors import MemstackError, bad
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ZERO = "0" * 40  # git's "no object": the old side of an added file, the new side of a deleted one
@@ -153,6 +153,34 @@ def rev_parse(cwd: Path, rev: str) -> str | None:
 
 def is_ancestor(cwd: Path, ancestor: str, descendant: str) -> bool:
     return run(cwd, "merge-base", "--is-ancestor", ancestor, descendant, ok=(0, 1)).returncode == 0
+
+
+def range_ends(cwd: Path, spec: str, env: Mapping[str, str] | None = None) -> tuple[str | None, str, str]:
+    """`A..B` as a pull request reads it: the full ids of the merge base of A and B (None when they share no
+    history), of A and of B. A spec that is not `A..B` of two commits of this repository: exit 2, naming it."""
+    ends = spec.split("..")
+    if len(ends) != 2 or not all(ends) or spec.startswith("-") or any(end.startswith(".") for end in ends):
+        raise bad("range", repr(spec), "expected A..B")
+    found = []
+    for end in ends:
+        proc = run(cwd, "rev-parse", "--verify", "-q", "--end-of-options", f"{end}^{{commit}}", env=env,
+                   ok=(0, 1, 128))
+        if proc.returncode != 0:
+            raise bad("range", repr(spec), "no commit {end!r} in {repo}", end=end, repo=cwd)
+        found.append(proc.stdout.decode().strip())
+    base = run(cwd, "merge-base", *found, env=env, ok=(0, 1)).stdout.decode().strip()
+    return base or None, found[0], found[1]
+
+
+def files_holding_at(cwd: Path, rev: str, folders: Sequence[str], needles: Sequence[bytes],
+                     env: Mapping[str, str] | None = None) -> list[str]:
+    """The files of commit `rev` under `folders` whose bytes hold one of `needles`, sorted (`git grep` of a
+    tree: only the blobs, no checkout)."""
+    patterns = [arg for needle in needles for arg in ("-e", os.fsdecode(needle))]
+    found = run(cwd, "grep", "--full-name", "--no-color", "-l", "-z", "-a", "-F", *patterns, rev, "--",
+                *folders, env=env, ok=(0, 1)).stdout
+    cut = len(rev) + 1  # each name comes as `REV:path`
+    return sorted(decode_path(raw)[cut:] for raw in found.split(b"\0") if raw)
 
 
 def decode_path(raw: bytes) -> str:

@@ -46,5 +46,6 @@ def write_json(review: Review, limit: int | None = LIMIT) -> None:
         "facts_superseded": review.superseded(n),
         "intake_records": rows("SELECT data FROM intake ORDER BY created, id, seq"),
         "binder": binder.decisions(review, n), "binder_waiting": binder.waiting(review, n),
+        "code_anchors_stale": None if review.anchors is None else iter(review.stale_files()[:limit]),
         **{section: workspace.items(section, n, parsed=False) for section in ITEM_SECTIONS if section != "binder"},
     })

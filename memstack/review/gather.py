@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from memstack.base import layout, progress, secrets
-from memstack.base.errors import MemstackError, bad
+from memstack.base.errors import MemstackError
 from memstack.base.forgotten import Forgotten
 from memstack.integrity import check
 from memstack.kb.facts import superseded_by_change
@@ -45,6 +45,7 @@ class Review:
     violations: list[dict[str, Any]] = field(default_factory=list)
     secrets: list[dict[str, Any]] = field(default_factory=list)
     forgotten: Forgotten = field(default_factory=Forgotten)  # the tombstones at the tip (docs/forgetting.md)
+    anchors: dict[str, Any] | None = None  # `anchors check` of the range; None: the range holds no code
 
     def shown(self, items: list[Any]) -> list[Any]:
         """`items` as the report shows them: a forgotten record (or either side of a closing) without its
@@ -73,7 +74,15 @@ class Review:
                 "intake_records": workspace.count("intake"),
                 "binder_waiting": workspace.count("waiting", "WHERE rid NOT IN (SELECT id FROM decided)"),
                 **{section: workspace.count("items", "WHERE section = ?", section) for section in ITEM_SECTIONS},
-                "secrets": len(self.secrets), "violations": len(self.violations)}
+                "secrets": len(self.secrets), "violations": len(self.violations),
+                "code_anchors_stale": len(self.anchors["files"]) if self.anchors else 0,
+                "code_anchors_stale_records": self.anchors["stale"] if self.anchors else 0}
+
+    def stale_files(self) -> list[dict[str, Any]]:
+        """The changed files whose code anchors the range made stale (`anchors check`), as the report shows
+        them: each record masked if forgotten, every credential redacted."""
+        files = (self.anchors or {}).get("files", [])
+        return self.shown([{**changed, "records": self.shown(changed["records"])} for changed in files])
 
     def close(self) -> None:
         self.workspace.close()
@@ -258,21 +267,14 @@ def _batches(records: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]
 def read_range(repo: Path, spec: str, folder: str = "") -> Review:
     """The review of `spec` (A..B): the net change from the merge base of A and B to B, as a pull request
     shows it, and the check of the range's commits. Close it (a context manager) when done."""
-    ends = spec.split("..")
-    if len(ends) != 2 or not all(ends) or spec.startswith("-"):
-        raise bad("range", repr(spec), "expected A..B")
-    for end in ends:
-        if git.rev_parse(repo, f"{end}^{{commit}}") is None:
-            raise bad("range", repr(spec), "no commit {end!r} in {repo}", end=end, repo=repo)
-    base = git.run(repo, "merge-base", ends[0], ends[1], ok=(0, 1)).stdout.decode().strip() or git.EMPTY_TREE
-    changes = diffs.tree_diffs(repo, [(git.rev_parse(repo, f"{base}^{{tree}}") or git.EMPTY_TREE,
-                                     git.rev_parse(repo, f"{ends[1]}^{{tree}}") or git.EMPTY_TREE)],
-                             folder)[0]
+    base, _, tip = git.range_ends(repo, spec)  # no shared history: everything B holds is added
+    trees = [(base and git.rev_parse(repo, f"{base}^{{tree}}")) or git.EMPTY_TREE,
+             git.rev_parse(repo, f"{tip}^{{tree}}") or git.EMPTY_TREE]
+    changes = diffs.tree_diffs(repo, [(trees[0], trees[1])], folder)[0]
     try:
         policy = secrets.for_store(repo / folder)  # its extra patterns redact too
     except MemstackError:
         policy = secrets.DEFAULT  # a broken memstack.yaml: the range's check reports it
-    tip = git.rev_parse(repo, f"{ends[1]}^{{commit}}") or ""
     review = Review(secrets.redact(spec, policy), Workspace(), policy, repo, tip, folder)
     try:
         reader = _Reader(repo, review)

@@ -111,6 +111,43 @@ def _facts(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) -
         out.add(*bound.more(superseded, "superseded fact"))
 
 
+def _place(place: dict[str, Any] | None) -> str:
+    if place is None:
+        return "-"
+    lines = "" if place["start"] is None else f":{place['start']}" if place["start"] == place["end"] \
+        else f":{place['start']}-{place['end']}"
+    return f"`{place['path']}{lines}`"
+
+
+def _stale_anchors(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) -> None:
+    """The records whose code anchors the range made stale, per changed file (`anchors check`), with the
+    old and new lines of each drifted anchor; at most the bound of files."""
+    files, records = counts["code_anchors_stale"], counts["code_anchors_stale_records"]
+    if not files:
+        return
+    out.add(f"### Code anchors made stale ({_n(records, 'record')} in {_n(files, 'file')})", "",
+            f"The code this range changes no longer says what this memory says of it. If a fact still holds,"
+            f" `memstack anchors reverify ID --by NAME`; else capture what holds now (`capture --contradicts`)."
+            f" `memstack anchors check {review.range}` lists the same.", "")
+    for changed in review.stale_files()[:bound.limit]:
+        to = f" to `{changed['to']}`" if changed.get("to") else ""
+        out.add(f"#### `{_cell(changed['path'])}` ({changed['change']}{to})", "")
+        for record in changed["records"]:
+            about = " ".join(_cell(record[k]) for k in ("subject", "predicate", "object") if k in record) \
+                or _cell(record.get("title", ""))
+            out.add(f"- {record['status']} {record['kind']} `{record['id']}` {record.get('agent')}: {about}")
+            for anchor in record["anchors"]:
+                now = f" → {_place(anchor['now'])}" if anchor["status"] != "orphaned" else ""
+                reason = f" ({anchor['reason']})" if anchor.get("reason") else ""
+                out.add(f"  - {anchor['status']} {_place(anchor)}{now}{reason}")
+                if anchor["status"] == "drifted":
+                    out.add("", "    ```diff")
+                    out.add(*(f"    - {text}" for text in anchor["old_lines"] or ["(the old lines are not here)"]))
+                    out.add(*(f"    + {text}" for text in anchor["new_lines"]), "    ```")
+        out.add("")
+    out.add(*bound.bullet(files, "file", f"`memstack anchors check {review.range}` lists all"), "")
+
+
 def _intake(review: Review, out: _Lines, bound: _Bound, total: int) -> None:
     """Each agent's new records with their content, at most the bound each, the rest counted."""
     db = review.workspace.db
@@ -213,6 +250,7 @@ def write(review: Review, out: TextIO | None = None, limit: int | None = LIMIT) 
               f" {_n(len(violations), 'invariant violation') if violations else 'no invariant violations'}.", "")
     _violations(review, lines, bound)
     _facts(review, lines, bound, counts)
+    _stale_anchors(review, lines, bound, counts)
     if counts["intake_records"]:
         _intake(review, lines, bound, counts["intake_records"])
     if review.promotions:

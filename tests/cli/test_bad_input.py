@@ -221,6 +221,11 @@ CASES = [
     (_args("forget", "{id}", "--reason", "ok", "--by", ""), "--by"),
     (_args("forget", "{id}", "{id}x", "--reason", "ok"), "no record of the store has this id"),
     (_args("forget", "--reason", "ok"), "ID"),
+    # anchors check: a range that is not A..B, a commit the code repository does not have
+    (_args("anchors", "check", "HEAD", "--repo", "{dir}/code"), "bad range 'HEAD': expected A..B"),
+    (_args("anchors", "check", "HEAD...HEAD", "--repo", "{dir}/code"), "bad range 'HEAD...HEAD'"),
+    (_args("anchors", "check", "nowhere..HEAD", "--repo", "{dir}/code"), "no commit 'nowhere'"),
+    (_args("anchors", "check", "--repo", "{dir}/code", "--", "-x..HEAD"), "bad range '-x..HEAD'"),
 ]
 
 

@@ -155,3 +155,21 @@ def test_a_store_inside_a_repository_whose_git_grep_prints_full_names(tmp_path: 
         for subject in SUBJECTS:
             assert len(factstore.history(root, subject)) == count[subject], subject
         assert not build.freshness(root)["fresh"]
+
+
+def test_many_values_are_found_in_one_pass_as_one_at_a_time(tmp_path: Path) -> None:
+    """From factfiles.MANY values on, the files are read once, not once per value: the same lines, numbers and
+    facts as asking for each value alone (a line that spells one with an escape included)."""
+    from memstack.kb import factfiles
+
+    facts = [fact(f"subject-{n % 40}", n) for n in range(400)]
+    escaped = {**fact("a/é", 400), "subject": "a/\u00e9"}
+    lines = [jsonio.dumps_line(f) for f in facts] + [(json.dumps(escaped).replace("/", "\\/") + "\n").encode()]
+    write(tmp_path, "kb/facts/alice/2026-01.jsonl", lines)
+    asked = [f"subject-{n}" for n in range(0, 40, 3)] + [facts[7]["id"], "a/é", "nobody"]
+    assert len(asked) >= factfiles.MANY
+    alone = sorted({(rel, number, f["id"]) for value in asked for rel, number, f in factfiles.scan_for(tmp_path,
+                                                                                                       [value])})
+    together = [(rel, number, f["id"]) for rel, number, f in factfiles.scan_for(tmp_path, asked)]
+    assert together == alone and len(together) == 14 * 10 + 1 + 1
+    assert together[-1] == ("kb/facts/alice/2026-01.jsonl", 401, escaped["id"])

@@ -239,3 +239,10 @@ def test_review_of_appends_to_existing_logs_shows_only_what_was_appended(store: 
     assert sorted(r["id"] for r in data["intake_records"]) == sorted([iid("rec-aaaa-0003"),
                                                                        iid("rec-bbbb-0003", "bob")])
     assert data["intake"] == {"alice": {"observed": 1}, "bob": {"observed": 1}} and data["violations"]
+
+
+def test_a_store_of_its_own_has_no_code_to_check_for_stale_anchors(store: Path) -> None:
+    write(store, FACTS, line(fact("fact-old-0001", "deploy", "friday")))
+    commit(store, "a fact")
+    found = json.loads(memstack("review", "HEAD~1..HEAD", "--format", "json", cwd=store).stdout)
+    assert found["code_anchors_stale"] is None and found["counts"]["code_anchors_stale"] == 0

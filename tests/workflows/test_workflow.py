@@ -92,3 +92,62 @@ def test_the_workflow_installs_the_version_that_made_the_store(store: Path, tmp_
     deleted = install(BASE=base, RUNNER_TEMP=str(tmp_path))  # the version of the store the change deletes
     assert deleted.stdout == f"memstack=={__version__}\n", deleted.stderr
     assert install().returncode != 0  # no base to read it from: the step says so
+
+
+def test_the_anchors_step_warns_on_a_pull_request_that_makes_memory_stale(tmp_path: Path) -> None:
+    """The anchors step's shell, run as the runner would run it on a pull request, with the real memstack: it
+    lists what the change makes stale in the job summary and warns (exit 0), or fails with
+    MEMSTACK_ANCHORS=fail; a change that touches no anchored lines adds nothing; a store that is a
+    repository of its own is skipped."""
+    from ruamel.yaml import YAML
+
+    code = tmp_path / "code"
+    code.mkdir()
+    git(code, "init", "-q", "-b", "main")
+    (code / "app.py").write_text("def deploy_day():\n    return 'monday'\n")
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "code")
+    assert memstack("init", ".memory", "--agent", "ada", cwd=code).returncode == 0
+    captured = memstack("capture", "--subject", "deploys", "--predicate", "decided", "--object", "monday",
+                        "--anchor", "app.py:1-2", cwd=code)
+    assert captured.returncode == 0, captured.stderr
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "memory")
+    base = git(code, "rev-parse", "HEAD").stdout.strip()
+    (code / "README").write_text("docs\n")
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "docs")
+    docs = git(code, "rev-parse", "HEAD").stdout.strip()
+    (code / "app.py").write_text("def deploy_day():\n    return 'friday'\n")
+    git(code, "commit", "-q", "-am", "fridays")
+    head = git(code, "rev-parse", "HEAD").stdout.strip()
+
+    workflow = YAML(typ="safe").load((code / WORKFLOW).read_text())
+    assert workflow["env"]["MEMSTACK_ANCHORS"] == "warn"
+    [step] = [s for s in workflow["jobs"]["check"]["steps"] if s.get("name") == "memstack anchors check"]
+    assert step["if"] == "github.event_name == 'pull_request'"
+    memstack_bin = shutil.which("memstack")
+    assert memstack_bin is not None
+
+    def run_step(summary: Path, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", step["run"]], cwd=code, capture_output=True,
+                              text=True, env={"PATH": f"{Path(memstack_bin).parent}:/usr/bin:/bin",
+                                              "HOME": str(tmp_path), "RUNNER_TEMP": str(tmp_path),
+                                              "GITHUB_STEP_SUMMARY": str(summary),
+                                              "MEMSTACK_STORE": workflow["env"]["MEMSTACK_STORE"],
+                                              "MEMSTACK_ANCHORS": "warn", "BASE": base, "HEAD": head, **env})
+
+    warned = run_step(tmp_path / "summary.md")
+    assert warned.returncode == 0, warned.stderr
+    assert "::warning::this pull request makes anchored memory stale: 1 record made stale" in warned.stdout
+    summary = (tmp_path / "summary.md").read_text()
+    assert summary.startswith("### Code anchors made stale") and "app.py (modified): 1 record made stale" in summary
+    assert "+     return 'friday'" in summary
+    failed = run_step(tmp_path / "failed.md", MEMSTACK_ANCHORS="fail")
+    assert failed.returncode == 1 and "::warning::" in failed.stdout
+    quiet = run_step(tmp_path / "quiet.md", HEAD=docs)
+    assert quiet.returncode == 0 and "nothing made stale" in quiet.stdout and not (tmp_path / "quiet.md").exists()
+    own = run_step(tmp_path / "own.md", MEMSTACK_STORE=".")
+    assert own.returncode == 0 and "a repository of its own" in own.stdout
+    broken = run_step(tmp_path / "broken.md", BASE="0" * 40)
+    assert broken.returncode == 2 and "bad range" in broken.stderr

@@ -3,7 +3,7 @@
 from typing import Any
 
 from memstack.anchors.follow import STATUSES
-from memstack.base.output import emit, emit_page
+from memstack.base.output import emit, emit_page, plural
 from memstack.cli.commands import doc, page_options
 from memstack.repo.store import open_store
 
@@ -39,6 +39,18 @@ def register(sub: Any, common: Any) -> None:
     r.add_argument("--note", metavar="TEXT", help="what was checked")
     r.add_argument("--repo", metavar="PATH", help="the code repository (as for `memstack anchors`)")
     r.set_defaults(func=run_reverify)
+    c = verbs.add_parser("check", parents=[common], help="the anchored memory a code change makes stale",
+                         **doc("The facts and pending intake records that the code change A..B makes stale, per"
+                               " changed file: of the records the store holds at B, those with an anchor into a"
+                               " file the change touched (from the merge base of A and B to B, as a pull request"
+                               " shows it) that is moved, drifted or orphaned at B. Exit 0 when nothing is made"
+                               " stale, 1 when something is (CI can warn or fail on it), 2 on a bad range. Reads"
+                               " only.",
+                               "memstack anchors check origin/main..HEAD",
+                               "memstack anchors check HEAD~1..HEAD --json"))
+    c.add_argument("range", metavar="A..B", help="the code change, as git names it (e.g. origin/main..HEAD)")
+    c.add_argument("--repo", metavar="PATH", help="the code repository (as for `memstack anchors`)")
+    c.set_defaults(func=run_check)
 
 
 def where(place: dict[str, Any] | None) -> str:
@@ -51,19 +63,20 @@ def where(place: dict[str, Any] | None) -> str:
     return f"{place['path']}:{place['start']}-{place['end']}"
 
 
-def _lines(item: dict[str, Any]) -> list[str]:
+def _lines(item: dict[str, Any], indent: str = "") -> list[str]:
     about = " | ".join(str(item[k]) for k in ("subject", "predicate", "object") if k in item) or item.get("title", "")
-    out = [f"{item['status']:<8} {item['kind']} {item['id']}  {about}"]
+    out = [f"{indent}{item['status']:<8} {item['kind']} {item['id']}  {about}"]
     for anchor in item["anchors"]:
-        line = f"  {anchor['status']:<8} {where(anchor)}"
+        line = f"{indent}  {anchor['status']:<8} {where(anchor)}"
         if anchor["status"] != "orphaned" and where(anchor["now"]) != where(anchor):
             line += f" -> {where(anchor['now'])}"
         if anchor.get("reason"):
             line += f" ({anchor['reason']})"
         out.append(line)
         if anchor["status"] == "drifted":
-            out += [f"    - {text}" for text in anchor["old_lines"] or ["(the old lines are not in this repository)"]]
-            out += [f"    + {text}" for text in anchor["new_lines"]]
+            out += [f"{indent}    - {text}" for text in anchor["old_lines"]
+                    or ["(the old lines are not in this repository)"]]
+            out += [f"{indent}    + {text}" for text in anchor["new_lines"]]
     return out
 
 
@@ -84,3 +97,26 @@ def run_reverify(args: Any) -> int:
     emit(args, entry, lambda: f"reverified {entry['reverified']} by {entry['by']}: anchors now "
          + ", ".join(where(a) for a in entry["anchors"]))
     return 0
+
+
+def _checked(document: dict[str, Any]) -> str:
+    out = []
+    for changed in document["files"]:
+        to = f" to {changed['to']}" if changed.get("to") else ""
+        out.append(f"{changed['path']} ({changed['change']}{to}): {plural(len(changed['records']), 'record')}"
+                   " made stale")
+        for record in changed["records"]:
+            out += _lines(record, "  ")
+    stale = document["stale"]
+    out.append(f"{plural(stale, 'record') if stale else 'nothing'} made stale by {document['range']}"
+               f" ({plural(document['changed_files'], 'changed file')},"
+               f" {document['anchored_files']} of them anchored)")
+    return "\n".join(out)
+
+
+def run_check(args: Any) -> int:
+    from memstack.api.anchors import check_document  # lazy: --help stays quick
+
+    document = check_document(open_store(args.store), range=args.range, repo=args.repo)
+    emit(args, document, lambda: _checked(document))
+    return 1 if document["stale"] else 0
