@@ -48,8 +48,31 @@ class Marker:
 
 
 def normalise(data: bytes) -> bytes:
-    """`data` with every marker's hash made zeros (what the server compares)."""
+    """`data` with every marker's hash made zeros."""
     return MARK_BYTES.sub(NORMAL, data)
+
+
+def comparable(path: str, data: bytes) -> bytes:
+    """What the server compares of a blob T changed: its markers normalised and, in a JSON file (a view, a
+    boot anchor, a SOIL record), its lists and objects taken as unordered, since their builders sort by
+    values a marker replaced (a view by subject, an anchor's keys) and the order follows the salt."""
+    if not path.endswith(".json"):
+        return normalise(data)
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return normalise(data)
+
+    def canon(item: Any) -> Any:
+        if isinstance(item, str):
+            return NORMAL.decode() if MARK.fullmatch(item) else normalise(item.encode()).decode()
+        if isinstance(item, dict):
+            return {"{}": sorted(([canon(k), canon(v)] for k, v in item.items()), key=orjson.dumps)}
+        if isinstance(item, list):
+            return sorted((canon(i) for i in item), key=orjson.dumps)
+        return item
+
+    return orjson.dumps(canon(value))
 
 
 @dataclass
