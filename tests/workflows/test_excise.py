@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from excise_support import SECRETS, every_object, every_object_any, forgotten_store, ok
+from excise_support import DAY, SECRETS, commit, every_object, every_object_any, forgotten_store, ok
 
 from helpers import git, memstack
 
@@ -14,6 +14,8 @@ def test_excise_removes_every_byte_of_the_forgotten_content_and_every_commit_sti
         store: Path) -> None:
     names = forgotten_store(store)
     assert all(text.encode() in every_object(store) for text in SECRETS)
+    assert memstack("search", "unrelated", cwd=store).returncode == 0  # the local indexes are built
+    assert memstack("fact", "get-valid-at", "--ts", DAY, cwd=store).returncode == 0
     before = git(store, "log", "--format=%an%x00%ae%x00%at%x00%cn%x00%ct%x00%s", "main").stdout.splitlines()
     dry = ok(store, "excise", "--dry-run")
     assert set(dry["records"]) == set(names.values()) and dry["commits"] >= 2 and dry["blobs"] >= 6
@@ -43,6 +45,8 @@ def test_excise_removes_every_byte_of_the_forgotten_content_and_every_commit_sti
     assert record["content"].startswith("[excised sha256:") and record["keywords"] == []
     salt = (store / ".memstack/excise" / f"{receipt['id']}.salt").read_text().strip()
     assert salt == done["salt"] and salt.encode() not in everything  # the salt is never committed
+    local = b"".join(p.read_bytes() for p in (store / ".memstack").rglob("*") if p.is_file())
+    assert not [text for text in SECRETS if text.encode() in local]  # the indexes that held it are gone
 
     again = ok(store, "excise")
     assert again["records"] == [] and git(store, "rev-parse", "HEAD").stdout.strip() == \
@@ -82,3 +86,37 @@ def test_excise_killed_anywhere_leaves_before_or_after_and_a_rerun_finishes(stor
     assert not [text for text in SECRETS if text.encode() in every_object(store) + every_object_any(store)]
     assert git(store, "status", "--porcelain").stdout == ""
     assert len((store / "kb/erasures.jsonl").read_text().splitlines()) == 1
+
+
+def test_every_local_branch_is_rewritten_and_carries_the_same_receipt(store: Path) -> None:
+    names = forgotten_store(store)
+    git(store, "checkout", "-q", "-b", "side")
+    ok(store, "soil", "put", "notes", "side", "--value", json.dumps({"on": "the side branch"}))
+    commit(store, "side work")
+    git(store, "checkout", "-q", "main")
+    git(store, "branch", "-q", "untouched", "HEAD~3")  # the first commit only: nothing to rewrite there
+    before = {b: git(store, "rev-parse", b).stdout.strip() for b in ("main", "side", "untouched")}
+    receipt = ok(store, "excise")["receipt"]
+    assert set(receipt["heads"]) == {"refs/heads/main", "refs/heads/side"}
+    assert set(receipt["records"]) == set(names.values())
+    for branch in ("main", "side"):
+        assert receipt["heads"][f"refs/heads/{branch}"]["old"] == before[branch]
+        assert git(store, "rev-parse", f"{branch}~1").stdout.strip() == \
+            receipt["heads"][f"refs/heads/{branch}"]["new"]
+        shown = git(store, "show", f"{branch}:kb/erasures.jsonl").stdout
+        assert [json.loads(line) for line in shown.splitlines()] == [receipt]
+        checked = memstack("check", "--range", branch, cwd=store)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert git(store, "rev-parse", "untouched").stdout.strip() == before["untouched"]
+    assert git(store, "show", "side:store/notes/side.json").returncode == 0
+    assert not [text for text in SECRETS if text.encode() in every_object(store) + every_object_any(store)]
+
+
+def test_a_tag_on_the_history_to_rewrite_is_named_and_nothing_changes(store: Path) -> None:
+    forgotten_store(store)
+    git(store, "tag", "v1", "HEAD~1")
+    head = git(store, "rev-parse", "HEAD").stdout.strip()
+    said = memstack("excise", cwd=store)
+    assert said.returncode == 2 and "refs/tags/v1" in said.stderr, said.stderr
+    assert git(store, "rev-parse", "HEAD").stdout.strip() == head
+    assert not (store / ".memstack/excise").exists() or not list((store / ".memstack/excise").iterdir())

@@ -23,8 +23,7 @@ from memstack.workflows.excise.plan import Plan, plan
 
 STATE = "memstack-excise.json"  # in the git directory: the old heads, while an excise is under way
 SALTS = ".memstack/excise"  # <receipt id>.salt: the salt of an excise's markers, never committed
-DROPPED = ("facts.sqlite3", "facts.sqlite3-wal", "facts.sqlite3-shm", "search", "search.sqlite3", "pending",
-           "promoted.json", "tmp")  # the local indexes and caches that may hold the excised content
+KEPT_LOCAL = ("locks", "excise")  # what of .memstack/ stays; the rest (indexes, caches) is rebuilt from the files
 IN_PROGRESS = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply", "BISECT_LOG")
 
 
@@ -151,9 +150,11 @@ def _finish(root: Path, top: Path, gitdir: Path, state: dict[str, Any]) -> dict[
         git.run(top, "update-ref", "--stdin", input="".join(f"delete {r}\n" for r in remotes).encode(),
                 env=git.no_git_env())
     rewrite.clean_objects(top)
-    for name in DROPPED:
-        path = root / ".memstack" / name
-        if path.is_dir():
+    local = root / ".memstack"
+    for path in sorted(local.iterdir()) if local.is_dir() else []:
+        if path.name in KEPT_LOCAL:
+            continue
+        if path.is_dir() and not path.is_symlink():
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)
