@@ -226,6 +226,11 @@ CASES = [
     (_args("anchors", "check", "HEAD...HEAD", "--repo", "{dir}/code"), "bad range 'HEAD...HEAD'"),
     (_args("anchors", "check", "nowhere..HEAD", "--repo", "{dir}/code"), "no commit 'nowhere'"),
     (_args("anchors", "check", "--repo", "{dir}/code", "--", "-x..HEAD"), "bad range '-x..HEAD'"),
+    # excise: an empty or multi-line reason or name, an unknown option
+    (_args("excise", "--reason", ""), "--reason"),
+    (_args("excise", "--reason", "why\nnot"), "--reason"),
+    (_args("excise", "--by", "   "), "--by"),
+    (_args("excise", "--dryrun"), "--dry-run"),
 ]
 
 
