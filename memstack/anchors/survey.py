@@ -47,7 +47,7 @@ def survey(store: Store, *, rev: str | None = None, repo: str | None = None, sub
         return []
     tree = CodeTree(code_repository(store, repo), rev)
     cache_path = files.local_dir(store.root, "anchors") / CACHE
-    known = _load(cache_path)
+    known = load_cache(cache_path)
     try:
         paths = {a["path"] for _, record in records for a in record["anchors"]}
         follower = Follower(tree, tree.entries(paths), known)
@@ -59,7 +59,7 @@ def survey(store: Store, *, rev: str | None = None, repo: str | None = None, sub
     return [i for i in found if status is None or i["status"] == status]
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load_cache(path: Path) -> dict[str, Any]:
     try:
         found = jsonio.loads(path.read_bytes(), str(path))
     except (OSError, MemstackError):  # a cache: a missing or broken one is rebuilt, never an error
