@@ -13,6 +13,7 @@ from typing import Any
 from memstack.anchors import reverify
 from memstack.anchors.coderepo import code_repository
 from memstack.anchors.follow import STATUSES, Follower
+from memstack.anchors.records import anchored_facts
 from memstack.anchors.survey import CACHE, load_cache
 from memstack.base import files, jsonio
 from memstack.base.errors import MemstackError
@@ -20,6 +21,8 @@ from memstack.repo.codetree import CodeTree
 from memstack.repo.store import Store
 
 FIELD = "code_status"
+TO_REVERIFY = ("drifted", "orphaned")  # the statuses an agent is asked to re-check at the start of a session
+BOOT_MOST = 50  # the most facts to re-verify `boot show` lists (the most recently recorded)
 
 
 def worst(followed: list[dict[str, Any]]) -> str:
@@ -122,3 +125,19 @@ def with_code_status(store: Path | None, records: Iterable[Any]) -> list[Any]:
     """`records` (facts or intake records) with the status of their code anchors, where it can be told."""
     with CodeStatus(store) as status:
         return status.add(records)
+
+
+def to_reverify(store: Path, agent: str) -> tuple[list[dict[str, Any]], int] | None:
+    """`boot show`'s `to_reverify`: the agent's open facts whose code anchors drifted or are orphaned in the
+    work tree, most recently recorded first (at most BOOT_MOST), and how many more; None when there is no
+    code repository to follow them into."""
+    try:
+        code_repository(Store(store))
+    except MemstackError:
+        return None
+    shown = with_code_status(store, [fact for fact in anchored_facts(store, None) if fact.get("agent") == agent])
+    found = sorted((f for f in shown if f[FIELD]["status"] in TO_REVERIFY),
+                   key=lambda f: (-int(f.get("recorded_at", 0)), str(f["id"])))
+    brief = [{key: fact[key] for key in ("id", "subject", "predicate", "object", "recorded_at", FIELD)}
+             for fact in found[:BOOT_MOST]]
+    return brief, max(len(found) - BOOT_MOST, 0)

@@ -5,7 +5,7 @@ commits; only the returned records' anchors are followed; a store with no code r
 import json
 from pathlib import Path
 
-from helpers import git, memstack
+from helpers import HANDOFF, git, memstack
 from mcp_support import ok, run, server
 from memstack.base.pages import MCP_MAX_BYTES
 
@@ -164,3 +164,45 @@ def test_mcp_pages_of_anchored_facts_keep_within_the_byte_budget_with_their_stat
                 assert len(set(seen)) == len(seen) == count, tool
 
     run(check)
+
+
+def test_boot_show_lists_the_agents_facts_to_reverify_live(code: Path) -> None:
+    drifting = _capture(code, "deploys", "monday", "app.py:4-5")
+    gone = _capture(code, "helpers", "fortytwo", "lib/util.py:1-2")
+    _capture(code, "regions", "eu", "app.py:8-9")  # stays fresh: not listed
+    written = memstack("handoff", "write", "--agent", "alice", input=HANDOFF, cwd=code)
+    assert written.returncode == 0, written.stderr
+    assert memstack("boot", "rebuild", cwd=code).returncode == 0
+    _commit(code, "memory")
+    assert _json(code, "boot", "show")["to_reverify"] == []
+    _edit(code, "app.py", "return 'monday'", "return 'friday'")  # live: not committed
+    (code / "lib" / "util.py").unlink()
+    shown = _json(code, "boot", "show")
+    assert [(f["id"], f["code_status"]["status"]) for f in shown["to_reverify"]] == [(gone, "orphaned"),
+                                                                                      (drifting, "drifted")]
+    text = memstack("boot", "show", cwd=code).stdout
+    assert f"{drifting}  deploys decided monday  [code: drifted]" in text
+
+    async def check() -> None:
+        async with server(cwd=code / MEMORY) as client:
+            document = await ok(client, "boot_show")
+        assert [f["id"] for f in document["to_reverify"]] == [gone, drifting]
+
+    run(check)
+    reverified = memstack("anchors", "reverify", drifting, "--by", "carol", cwd=code)
+    assert reverified.returncode == 0, reverified.stderr
+    assert [f["id"] for f in _json(code, "boot", "show")["to_reverify"]] == [gone]
+
+
+def test_boot_show_of_a_standalone_store_without_code_repository_has_no_to_reverify(code: Path,
+                                                                                     tmp_path: Path) -> None:
+    store = tmp_path / "memory"
+    assert memstack("init", str(store), "--agent", "alice", cwd=tmp_path).returncode == 0
+    taken = memstack("capture", "--store", str(store), "--subject", "deploys", "--predicate", "decided",
+                     "--object", "monday", "--anchor", "app.py:4-5", "--repo", str(code), cwd=code)
+    assert taken.returncode == 0, taken.stderr
+    (code / "app.py").unlink()  # orphaned, were it followed
+    assert memstack("handoff", "write", "--agent", "alice", input=HANDOFF, cwd=store).returncode == 0
+    assert memstack("boot", "rebuild", cwd=store).returncode == 0
+    shown = _json(store, "boot", "show")
+    assert shown["agent"] == "alice" and "to_reverify" not in shown
