@@ -67,7 +67,10 @@ class CodeStatus:
                 self._none = True
                 return None
             self._tree = CodeTree(top)
-            self._known = load_cache(files.local_dir(self.store, "anchors") / CACHE)
+            try:
+                self._known = load_cache(files.local_dir(self.store, "anchors") / CACHE)
+            except (OSError, MemstackError):  # a store we may not write to: read without the cache
+                self._known = {}
             self._checked = reverify.latest(Store(self.store))
             self._follower = Follower(self._tree, {}, self._known)
         assert self._follower is not None and self._tree is not None
