@@ -13,7 +13,7 @@ from typing import Any
 from memstack.anchors.coderepo import code_repository
 from memstack.anchors.follow import STATUSES, Follower
 from memstack.anchors.records import anchored_at, anchored_facts, anchored_intake, latest, latest_of, rechecked
-from memstack.anchors.survey import item, load_cache
+from memstack.anchors.survey import cache_file, item, load_cache
 from memstack.base.errors import MemstackError
 from memstack.repo import git
 from memstack.repo.codetree import Change, CodeTree
@@ -38,7 +38,7 @@ def check(store: Store, spec: str, repo: str | None = None) -> dict[str, Any]:
                    for kind, record in records]
         touched = [(kind, record, anchors) for kind, record, anchors in touched if anchors]
         follower = Follower(tree, tree.entries({a["path"] for _, _, anchors in touched for a in anchors}),
-                            load_cache(store))
+                            load_cache(cache_file(store)))
         found = [item(kind, record, [follower.follow(a) for a in anchors]) for kind, record, anchors in touched]
     finally:
         tree.close()

@@ -3,6 +3,7 @@ followed into the work tree or a revision (follow.py). Cost follows the code tha
 file still has the anchored blob is fresh without reading it, and where a file changed, what was found in
 its new blob is kept in `.memstack/anchors/followed.json`, so the next run reads only files changed since."""
 
+from pathlib import Path
 from typing import Any
 
 from memstack.anchors.coderepo import code_repository
@@ -44,8 +45,8 @@ def survey(store: Store, *, rev: str | None = None, repo: str | None = None, sub
             CodeTree(code_repository(store, repo), rev).close()  # a bad --rev or --repo is still said
         return []
     tree = CodeTree(code_repository(store, repo), rev)
-    cache_path = files.local_dir(store.root, "anchors") / CACHE
-    known = load_cache(store)
+    cache_path = cache_file(store)
+    known = load_cache(cache_path)
     try:
         paths = {a["path"] for _, record in records for a in record["anchors"]}
         follower = Follower(tree, tree.entries(paths), known)
@@ -57,9 +58,12 @@ def survey(store: Store, *, rev: str | None = None, repo: str | None = None, sub
     return [i for i in found if status is None or i["status"] == status]
 
 
-def load_cache(store: Store) -> dict[str, Any]:
+def cache_file(store: Store) -> Path:
+    return files.local_dir(store.root, "anchors") / CACHE
+
+
+def load_cache(path: Path) -> dict[str, Any]:
     """What earlier runs found of anchors in changed files (`Follower`'s `known`); {} when there is none."""
-    path = files.local_dir(store.root, "anchors") / CACHE
     try:
         found = jsonio.loads(path.read_bytes(), str(path))
     except (OSError, MemstackError):  # a cache: a missing or broken one is rebuilt, never an error

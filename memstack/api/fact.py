@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.anchors.take import take_all
+from memstack.anchors.used import CodeStatus, with_code_status
 from memstack.base.shown import Shown
 from memstack.base.times import given_or_none, given_ts, now_ms
 from memstack.kb import factstore
@@ -33,9 +34,11 @@ def add_document(store: Store, *, subject: Any, predicate: Any, object: Any, val
 def get_valid_at_document(reader: FactReader, *, ts: Any, subject: Any = None, as_of: Any = None,
                           limit: Any = None, cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
     """`fact get-valid-at --json` and the `fact_get_valid_at` tool, from the files or the replica: one page,
-    `{"items": [facts], "next_cursor", "remaining"}`."""
-    return reader.valid_at_page(given_or_none(ts, "ts"), subject, given_or_none(as_of, "as-of"), limit=limit,
-                                cursor=cursor, max_bytes=max_bytes).document()
+    `{"items": [facts], "next_cursor", "remaining"}`; a fact with code anchors carries `code_status`
+    (memstack/anchors/used.py), as in `history_document` and `each_valid_at`."""
+    found = reader.valid_at_page(given_or_none(ts, "ts"), subject, given_or_none(as_of, "as-of"), limit=limit,
+                                 cursor=cursor, max_bytes=max_bytes)
+    return found.document(with_code_status(reader.code_store(), found.items))
 
 
 def each_valid_at(store: Store, *, ts: Any, as_of: Any = None) -> Iterator[Fact]:
@@ -44,12 +47,19 @@ def each_valid_at(store: Store, *, ts: Any, as_of: Any = None) -> Iterator[Fact]
     from memstack.kb.index import queries  # lazy: the fact index (sqlite3)
 
     instant, _, known = factstore.query_args(given_ts(ts, "ts"), None, given_or_none(as_of, "as-of"))
-    return Shown.in_store(store.root).records(queries.each_valid_at(store.root, instant, known))
+    return _with_status(store.root, Shown.in_store(store.root).records(queries.each_valid_at(store.root, instant,
+                                                                                             known)))
+
+
+def _with_status(root: Path, found: Iterator[Fact]) -> Iterator[Fact]:
+    with CodeStatus(root) as status:
+        yield from status.each(found)
 
 
 def history_document(reader: FactReader, *, subject: Any, limit: Any = None, cursor: str | None = None,
                      max_bytes: int | None = None) -> dict[str, Any]:
-    return reader.history_page(subject, limit=limit, cursor=cursor, max_bytes=max_bytes).document()
+    found = reader.history_page(subject, limit=limit, cursor=cursor, max_bytes=max_bytes)
+    return found.document(with_code_status(reader.code_store(), found.items))
 
 
 def invalidate_document(store: Store, *, subject: Any, predicate: Any, valid_to: Any = None,

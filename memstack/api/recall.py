@@ -3,6 +3,7 @@
 import shlex
 from typing import Any
 
+from memstack.anchors.used import with_code_status
 from memstack.base.times import given_or_none, now_ms
 from memstack.kb.disputes import disputed_with
 from memstack.kb.facts import RECALL_PREDICATES
@@ -15,14 +16,15 @@ def recall_document(reader: FactReader, *, subject: Any, now_ts: Any = None, lim
     one page, `{"items": [facts], "next_cursor", "remaining"}`, and a `note` when nothing is recalled but
     the subject holds facts recall leaves out or records waiting in the Binder.
 
-    Two agents that disagree: both sides are shown, each marked `disputed_with` the other."""
+    Two agents that disagree: both sides are shown, each marked `disputed_with` the other. A fact with code
+    anchors carries `code_status` (memstack/anchors/used.py)."""
 
     now = given_or_none(now_ts, "now-ts")
     now = now_ms() if now is None else now
     found = reader.recall_page(subject, now, limit=limit, cursor=cursor, max_bytes=max_bytes)
     others = disputed_with(found.items)
-    document = found.document([{**f, "disputed_with": others[f["id"]]} if f["id"] in others else f
-                               for f in found.items])
+    document = found.document(with_code_status(reader.code_store(), [
+        {**f, "disputed_with": others[f["id"]]} if f["id"] in others else f for f in found.items]))
     if not found.items and cursor in (None, ""):
         why = why_empty(reader, subject, now)
         if why:

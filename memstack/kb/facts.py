@@ -214,10 +214,12 @@ class Row(NamedTuple):
         return (-self.valid_from, -self.recorded_at, self.path, self.number)
 
     def size(self) -> int:
-        """About the bytes of its JSON (pages.py's byte budget), without parsing it."""
-        if self.line is not None:
-            return len(self.line)
-        return len(orjson.dumps(self.known))
+        """About the bytes of its JSON (pages.py's byte budget), without parsing it. An anchored fact counts
+        twice: a read adds the status of its anchors (memstack/anchors/used.py), never more bytes than the
+        anchors themselves hold."""
+        data = self.line if self.line is not None else orjson.dumps(self.known)
+        anchored = ('"anchors"' in data) if isinstance(data, str) else (b'"anchors"' in data)
+        return len(data) * (2 if anchored else 1)
 
     def fact(self, as_of: int | None = None) -> Fact:
         """The fact; with `as_of`, as the store held it then (the row was selected as known by then)."""

@@ -41,6 +41,8 @@ class FactReader(Protocol):
 
     def binder_waiting(self, subject: str) -> int: ...
 
+    def code_store(self) -> Path | None: ...
+
     def close(self) -> None: ...
 
 
@@ -107,6 +109,10 @@ class Lists:
         """What the answers show (docs/forgetting.md); the replica holds no forgotten content: none to mask."""
         return Shown(Forgotten())
 
+    def code_store(self) -> Path | None:
+        """The store whose code repository the answers' code anchors are followed into (None: no status)."""
+        return None
+
     def other_predicates(self, subject: str, now_ts: int) -> tuple[int, list[str]]:
         """The facts about `subject` valid at `now_ts` that recall leaves out: how many, and their predicates."""
 
@@ -167,6 +173,9 @@ class FileReader(Lists):
 
     def forgotten(self) -> Shown:
         return Shown(Forgotten()) if self.root is None else Shown.in_store(self.root)
+
+    def code_store(self) -> Path | None:
+        return self.root
 
     def recall_limit(self) -> int:
         if self.root is None:

@@ -167,8 +167,9 @@ HANDOFF_SHOW = Tool(
 BOOT_SHOW = Tool(
     "boot_show",
     "Start a session here: your boot anchor (the latest handoff's open threads and capabilities, and recent"
-    " knowledge). It is derived: after a new handoff or promotion call boot_rebuild first; no anchor yet is an"
-    " error saying so.",
+    " knowledge; to_reverify: your facts whose code anchors drifted or are gone, to re-check against the code"
+    " before relying on them). It is derived: after a new handoff or promotion call boot_rebuild first; no"
+    " anchor yet is an error saying so.",
     {"agent": AGENT},
     lambda store, a: boot_api.show_document(store, a["agent"]),
     title="Show the boot anchor", output=record("anchor"), hints=READS,

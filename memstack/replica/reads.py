@@ -8,6 +8,7 @@ cannot drift apart.
 
 import heapq
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -35,9 +36,14 @@ class ReplicaReader(Lists):
     """Reads facts from the replica at a DSN: one connection, opened at the first question (reopened if lost),
     one read-only transaction per question."""
 
-    def __init__(self, dsn: str) -> None:
-        self.dsn = dsn
+    def __init__(self, dsn: str, store: Path | None = None) -> None:
+        """`store`: the clone the command runs in, if any: its code repository is where the answers' code
+        anchors are followed (memstack/anchors/used.py), as for the files."""
+        self.dsn, self.store = dsn, store
         self._conn: Any = None
+
+    def code_store(self) -> Path | None:
+        return self.store
 
     def close(self) -> None:
         if self._conn is not None:

@@ -28,7 +28,8 @@ from memstack.base.times import MAX_MS, MIN_MS, parse_ts
 from memstack.kb.index.schema import line_problem
 
 SCHEMA = "memstack"
-VERSION = 1  # the layout of these tables; a replica of another version is dropped and copied again
+VERSION = 2  # the layout of these tables; a replica of another version is dropped and copied again
+# 2: `anchors` (jsonb) on facts and intake
 _INT64 = range(-(2**63), 2**63)
 
 
@@ -84,6 +85,26 @@ def _ms(value: Any) -> str:
         return NULL
 
 
+def _json(value: Any) -> str:
+    """A list (a record's code anchors) as jsonb; jsonb cannot hold NUL: U+FFFD there, as in text columns."""
+    if type(value) is not list:
+        return NULL
+    data = orjson.dumps(value)
+    if b"\\u0000" in data:  # perhaps a NUL (or an escaped backslash before "u0000"): replace NULs only
+        data = orjson.dumps(_no_nul(value))
+    return _escape(data.decode())
+
+
+def _no_nul(value: Any) -> Any:
+    if type(value) is str:
+        return value.replace("\0", "\ufffd")
+    if type(value) is list:
+        return [_no_nul(v) for v in value]
+    if type(value) is dict:
+        return {_no_nul(k): _no_nul(v) for k, v in value.items()}
+    return value
+
+
 # A column: its name, its SQL type, the record's key it comes from and its converter.
 Column = tuple[str, str, str, Callable[[Any], str]]
 
@@ -93,6 +114,7 @@ def col(name: str, sql: str, convert: Callable[[Any], str], key: str | None = No
 
 
 T, I, F, A = 'text COLLATE "C"', "bigint", "double precision", 'text[] COLLATE "C"'  # noqa: E741 (column types, short as SQL writes them)
+J = "jsonb"
 
 
 @dataclass(frozen=True)
@@ -124,7 +146,7 @@ FACTS = Table("facts", layout.FACTS, (
     col("valid_from", I + " NOT NULL", _int), col("valid_to", I, _int), col("confidence", F, _float),
     col("recorded_at", I + " NOT NULL", _int), col("table", T, _text), col("expired_at", I, _int),
     col("superseded_by", T, _text), col("source", T, _text), col("agent", T, _text), col("intake_id", T, _text),
-    col("tier", T, _text)),
+    col("tier", T, _text), col("anchors", J, _json)),
     # [valid_from, valid_to): valid at ts iff validity @> ts. A window that ends before it begins
     # (only a hand-made line can hold one) is empty: valid at no instant, as the files say.
     extra="validity int8range GENERATED ALWAYS AS (CASE WHEN valid_to IS NULL OR valid_to >= valid_from"
@@ -139,7 +161,7 @@ INTAKE = Table("intake", layout.INTAKE, (
     col("created_ms", I, _ms, "created_at"), col("tier", T, _text), col("confidence", F, _float),
     col("title", T, _text), col("content", T, _text), col("source", T, _text), col("keywords", A, _texts),
     col("tags", A, _texts), col("subject", T, _text), col("predicate", T, _text), col("object", T, _text),
-    col("relevance_score", F, _float)),
+    col("relevance_score", F, _float), col("anchors", J, _json)),
     indexes=("(id)", "(agent, created_ms)", "(subject)"),
 )
 

@@ -49,6 +49,12 @@ def _human(anchor: dict[str, Any]) -> str:
     if anchor.get("edges"):
         lines.append("confirmed edges touching the open threads:")
         lines += [f"  {e['from']} -{e['relation']}-> {e['to']} (by {e['by']})" for e in anchor["edges"]]
+    if anchor.get("to_reverify"):
+        lines.append("to re-verify (their code changed: `memstack anchors --status drifted`):")
+        lines += [f"  {f['id']}  {f['subject']} {f['predicate']} {f['object']}  [code: {f['code_status']['status']}]"
+                  for f in anchor["to_reverify"]]
+        if anchor.get("to_reverify_more"):
+            lines.append(f"  ... and {anchor['to_reverify_more']} more")
     return "\n".join(lines)
 
 

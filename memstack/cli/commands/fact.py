@@ -102,7 +102,13 @@ def render_line(f: Fact) -> str:
         line += f", supersedes {', '.join(f['supersedes'])}"
     if f.get("anchors"):
         line += f", anchored to {', '.join(anchor_text(a) for a in f['anchors'])}"
-    return line + ")"
+    return line + ")" + code_marker(f)
+
+
+def code_marker(record: dict[str, Any]) -> str:
+    """`  [code: STATUS]` for a record whose code anchors' status a read told (`code_status`), else nothing."""
+    found = record.get("code_status")
+    return f"  [code: {found['status']}]" if found else ""
 
 
 def anchor_text(anchor: dict[str, Any]) -> str:

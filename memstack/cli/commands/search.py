@@ -7,6 +7,7 @@ from typing import Any
 from memstack.base.errors import bad
 from memstack.base.output import emit, note
 from memstack.cli.commands import doc
+from memstack.cli.commands.fact import code_marker
 from memstack.intake.log import TIERS
 from memstack.kb.facts import TABLES
 from memstack.repo.store import open_store
@@ -50,7 +51,7 @@ def render(document: dict[str, Any]) -> str:
             extra += f"  valid {hit['valid_from_iso']} → {hit['valid_to_iso'] or 'open'}"
         if hit.get("source"):
             extra += f"  source {hit['source']}"
-        lines.append(f"{hit['layer']:<8} {hit['where']}  score {hit['score']:.3g}{extra}")
+        lines.append(f"{hit['layer']:<8} {hit['where']}  score {hit['score']:.3g}{extra}{code_marker(hit)}")
         if "predicate" in hit:  # a fact: the whole triple, the snippet is only the part that matched
             lines.append("    " + " | ".join(_plain(hit[key]) for key in ("subject", "predicate", "object")))
         lines.append("    " + " ".join(hit["snippet"].split()))
