@@ -26,8 +26,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from memstack.anchors.used import to_reverify
 from memstack.base import files, jsonio
 from memstack.base.errors import MemstackError
+from memstack.base.shown import Shown
 from memstack.base.times import iso
 from memstack.boot import context as boot
 from memstack.handoff import sealed as handoff
@@ -75,6 +77,22 @@ def _anchor_text(anchor: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _reverify_text(store: Path, who: str) -> str:
+    """The agent's open facts whose code anchors drifted or are orphaned in the work tree (as `boot show`'s
+    `to_reverify`); "" when there are none or no code repository to follow them into."""
+    found = to_reverify(store, who)
+    if not found or not found[0]:
+        return ""
+    facts, more = found
+    lines = ["To re-verify (the code these facts are about changed since; `memstack anchors` shows how,"
+             " `memstack anchors reverify ID` records that one still holds):"]
+    lines += [f"- {f['subject']} {f['predicate']} {f['object']} [code: {f['code_status']['status']}] ({f['id']})"
+              for f in Shown.in_store(store).records(facts)]
+    if more:
+        lines.append(f"- and {more} more: `memstack anchors --status drifted`, `--status orphaned`")
+    return "\n\n" + "\n".join(lines)
+
+
 def session_start(event: dict[str, Any], store: str | None = None, agent: str | None = None) -> str:
     """The context to give the agent at the start of a session."""
     try:
@@ -89,6 +107,7 @@ def session_start(event: dict[str, Any], store: str | None = None, agent: str | 
         latest = _latest(found, who)
         body = (f"No boot anchor yet, but {latest} is sealed: call `boot_rebuild` (or `memstack boot rebuild`),"
                 " then `boot_show`." if latest else "No handoff sealed yet: this is your first session here.")
+    body += _reverify_text(found.root, who)
     note = _session_file(found, event)
     if note is not None:
         files.write_atomic(note, jsonio.dumps_pretty({"agent": who, "handoff": _latest(found, who),

@@ -182,6 +182,12 @@ def test_boot_show_lists_the_agents_facts_to_reverify_live(code: Path) -> None:
                                                                                       (drifting, "drifted")]
     text = memstack("boot", "show", cwd=code).stdout
     assert f"{drifting}  deploys decided monday  [code: drifted]" in text
+    event = json.dumps({"session_id": "s-1", "cwd": str(code / MEMORY), "hook_event_name": "SessionStart",
+                        "source": "startup"})
+    started = memstack("hook", "session-start", input=event, cwd=code)  # the boot context a harness gives
+    context = json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "To re-verify" in context and f"- deploys decided monday [code: drifted] ({drifting})" in context
+    assert f"[code: orphaned] ({gone})" in context and "regions" not in context.split("To re-verify")[1]
 
     async def check() -> None:
         async with server(cwd=code / MEMORY) as client:
