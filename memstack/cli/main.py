@@ -24,6 +24,10 @@ COMMANDS = ("init", "agent", "intake", "soil", "handoff", "boot", "identity", "n
             "promote", "binder", "check", "review", "merge", "mcp", "pg", "sync",
             "query", "import_", "export", "hook", "search", "status", "related", "test", "migrate", "blame",
             "anchors", "forget")
+# The verbs a module registers besides the one it is named after: `memstack VERB` imports only its module
+# (tests/cli/test_help.py checks this table against what each module registers).
+ALSO = {"install": "init", "rebuild": "promote", "merge-driver": "merge", "textconv": "merge", "import": "import_"}
+_VALUED = ("--store", "--agent")  # the global options that take a value (abbreviations too: argparse allows them)
 
 
 def _common() -> argparse.ArgumentParser:
@@ -40,7 +44,24 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
-def parser() -> Parser:
+def verb_of(argv: Sequence[str]) -> str | None:
+    """The verb of a command line (its first word that is neither an option nor a global option's value)."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--":
+            return None
+        elif arg.startswith("-"):
+            skip = "=" not in arg and len(arg) > 2 and any(v.startswith(arg) for v in _VALUED)
+        else:
+            return arg
+    return None
+
+
+def parser(verb: str | None = None) -> Parser:
+    """The whole command line's parser; given the verb a command line names, only that verb's module is
+    imported and registered (a start-up of every command pays for one module, not for all of them)."""
     common = _common()
     top = Parser(
         prog="memstack", parents=[common],
@@ -51,7 +72,8 @@ def parser() -> Parser:
                      help="the agent, for a command that takes --agent: the same as --agent after the command")
     top.add_argument("--version", action="version", version=f"memstack {__version__}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
+    module = ALSO.get(verb, verb) if verb else None
+    for name in (module,) if module in COMMANDS else COMMANDS:
         importlib.import_module(f"memstack.cli.commands.{name}").register(sub, common)
     return top
 
@@ -72,7 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"memstack: bad argument {bad!r}: not valid UTF-8", file=sys.stderr)
         return 2
     try:
-        args = parser().parse_args(argv)
+        given = sys.argv[1:] if argv is None else list(argv)
+        args = parser(verb_of(given)).parse_args(given)
         args.store = getattr(args, "store", None)
         args.json = getattr(args, "json", False)
         if hasattr(args, "global_agent"):
