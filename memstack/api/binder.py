@@ -12,6 +12,7 @@ from memstack.base.shown import Shown
 from memstack.base.times import now_ms
 from memstack.kb import binder, disputes, documents, edges, views
 from memstack.repo import git
+from memstack.repo.counts import CachedCounts
 from memstack.repo.sources import WorktreeSource
 from memstack.repo.store import Store, resolve_agent
 
@@ -44,7 +45,7 @@ def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
     head: list[dict[str, Any]] = []
     rest = 0
     if after is None or after[0] == 0:  # a cursor past every record leaves only disagreements
-        counts = views.CachedCounts(store.root)
+        counts = CachedCounts(store.root)
         head, rest = views.waiting_head(WorktreeSource(store.root), None if after is None else (after[1], after[2]),
                                         size, counts)
         counts.save()

@@ -35,20 +35,27 @@ def parse_ts(value: object, field: str, expected: str = EXPECTED) -> int:
             return _bounded(int(value), value, field)
         raise bad(field, repr(value), "expected integer milliseconds or ISO-8601")
     if isinstance(value, str):
-        text = value.strip()
-        if _INT_RE.fullmatch(text):
-            return _bounded(int(text) if len(text) < 30 else MAX_MS + 1, value, field)
-        try:
-            if not text.isascii():
-                raise ValueError  # datetime and int() accept other scripts' digits; a timestamp is ASCII
-            parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-        except ValueError:
-            pass
-        else:
-            if parsed.tzinfo is None:
-                parsed = parsed.replace(tzinfo=UTC)
-            return _bounded(int(round(parsed.timestamp() * 1000)), value, field)
+        ms = _text_ms(value)
+        if ms is not None:
+            return _bounded(ms, value, field)
     raise bad(field, repr(value), expected)
+
+
+@lru_cache(maxsize=4096)  # a promotion reads each record's created_at several times (its key, its fact, its line)
+def _text_ms(value: str) -> int | None:
+    """The ms of a timestamp given as text (None: not one), not yet bounded."""
+    text = value.strip()
+    if _INT_RE.fullmatch(text):
+        return int(text) if len(text) < 30 else MAX_MS + 1
+    try:
+        if not text.isascii():
+            raise ValueError  # datetime and int() accept other scripts' digits; a timestamp is ASCII
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return int(round(parsed.timestamp() * 1000))
 
 
 def given_ts(value: object, field: str) -> int:

@@ -16,6 +16,7 @@ from memstack.base.forgotten import Forgotten
 from memstack.base.names import NAME_RE, check_name
 from memstack.base.times import iso
 from memstack.handoff import sealed as handoff
+from memstack.repo.counts import CachedCounts, Counter, count_entries
 from memstack.repo.sources import Source, WorktreeSource
 
 KNOWLEDGE_VIEW = "kb/knowledge"  # the knowledge view's shards: kb/knowledge/<agent>/YYYY-MM.json
@@ -40,18 +41,18 @@ def _entries(data: bytes | None, relpath: str) -> list[dict[str, Any]]:
     return [f for f in view if isinstance(f, dict)] if isinstance(view, list) else []
 
 
-def knowledge_summary(source: Source) -> tuple[list[dict[str, Any]], int]:
+def knowledge_summary(source: Source, counted: Counter = count_entries) -> tuple[list[dict[str, Any]], int]:
     """The BOOT_FACTS most recent facts of the knowledge view, and how many it holds. A shard holds the
     facts of one agent's month of `recorded_at`, so only the newest months are parsed (until they hold
-    BOOT_FACTS facts); the others are only counted (one entry a line, as views.py writes them)."""
+    BOOT_FACTS facts); the others are only counted (one entry a line, as views.py writes them), by
+    `counted` (a rebuild of the work tree remembers the counts: repo/counts.py)."""
     best: list[dict[str, Any]] = []
     count, done_before = 0, ""
     for month, relpath in _shards(source):
-        data = source.read(relpath) or b""
         if done_before and month < done_before:
-            count += max(data.count(b"\n") - 2, 0)  # "[", one line an entry, "]"
+            count += counted(relpath, source)  # "[", one line an entry, "]"
             continue
-        entries = _entries(data, relpath)
+        entries = _entries(source.read(relpath) or b"", relpath)
         count += len(entries)
         best += entries
         if len(best) >= BOOT_FACTS and not done_before:
@@ -99,9 +100,9 @@ def latest_handoff(source: Source, agent: str, forgotten: Forgotten | None = Non
     return relpath, handoff.parse(data.decode("utf-8"), relpath)
 
 
-def build(source: Source) -> dict[str, bytes]:
+def build(source: Source, counted: Counter = count_entries) -> dict[str, bytes]:
     """Every boot file, by store-relative path, as a rebuild writes it."""
-    facts, count = knowledge_summary(source)  # the most recent only: an anchor and willow.md show no more
+    facts, count = knowledge_summary(source, counted)  # the most recent only: an anchor and willow.md show no more
     anchors = []
     forgotten = Forgotten.of(source)  # a forgotten handoff boots no one (docs/forgetting.md)
     for agent in source.listdir("handoffs"):
@@ -144,7 +145,9 @@ def render_willow(anchors: list[dict[str, Any]], facts: list[dict[str, Any]], co
 
 def rebuild(store: Path, agent: str | None = None) -> list[str]:
     """Rewrite the anchors (all, or one agent's) and willow.md; returns the paths that changed."""
-    outputs = build(WorktreeSource(store))
+    counts = CachedCounts(store)
+    outputs = build(WorktreeSource(store), counts)
+    counts.save()
     if agent is not None:
         check_name(agent, "agent")
         if anchor_name(agent) not in outputs:

@@ -24,6 +24,10 @@ COMMANDS = ("init", "agent", "intake", "soil", "handoff", "boot", "identity", "n
             "promote", "binder", "check", "review", "merge", "mcp", "pg", "sync",
             "query", "import_", "export", "hook", "search", "status", "related", "test", "migrate", "blame",
             "anchors", "forget", "excise")
+# The verbs a module registers besides the one it is named after: `memstack VERB` imports only its module
+# (tests/cli/test_help.py checks this table against what each module registers).
+ALSO = {"install": "init", "rebuild": "promote", "merge-driver": "merge", "textconv": "merge", "import": "import_"}
+_VALUED = ("--store", "--agent")  # the global options that take a value (abbreviations too: argparse allows them)
 
 
 def _common() -> argparse.ArgumentParser:
@@ -40,33 +44,24 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
-def _verb(argv: Sequence[str]) -> str | None:
-    """The verb `argv` names (its first word that is no option nor an option's value), if any."""
-    values = ("--store", "--agent")  # the global options that take a value
+def verb_of(argv: Sequence[str]) -> str | None:
+    """The verb of a command line (its first word that is neither an option nor a global option's value)."""
     skip = False
     for arg in argv:
         if skip:
             skip = False
-        elif arg in values:
-            skip = True
-        elif arg == "--" or not arg.startswith("-"):
-            return None if arg == "--" else arg
+        elif arg == "--":
+            return None
+        elif arg.startswith("-"):
+            skip = "=" not in arg and len(arg) > 2 and any(v.startswith(arg) for v in _VALUED)
+        else:
+            return arg
     return None
 
 
-def parser(argv: Sequence[str] | None = None) -> Parser:
-    """The parser of every verb; given `argv`, only its verb's module is imported when that module registers
-    the verb (a start-up cost every command pays otherwise), else every verb's."""
-    verb = None if argv is None else _verb(argv)
-    module = None if verb is None else "import_" if verb == "import" else verb.replace("-", "_")
-    if module in COMMANDS:
-        top = _parser((module,))
-        if verb in top.verbs:
-            return top
-    return _parser(COMMANDS)
-
-
-def _parser(modules: Sequence[str]) -> Parser:
+def parser(verb: str | None = None) -> Parser:
+    """The whole command line's parser; given the verb a command line names, only that verb's module is
+    imported and registered (a start-up of every command pays for one module, not for all of them)."""
     common = _common()
     top = Parser(
         prog="memstack", parents=[common],
@@ -77,9 +72,9 @@ def _parser(modules: Sequence[str]) -> Parser:
                      help="the agent, for a command that takes --agent: the same as --agent after the command")
     top.add_argument("--version", action="version", version=f"memstack {__version__}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in modules:
+    module = ALSO.get(verb, verb) if verb else None
+    for name in (module,) if module in COMMANDS else COMMANDS:
         importlib.import_module(f"memstack.cli.commands.{name}").register(sub, common)
-    top.verbs = set(sub.choices)
     return top
 
 
@@ -99,8 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"memstack: bad argument {bad!r}: not valid UTF-8", file=sys.stderr)
         return 2
     try:
-        given = sys.argv[1:] if argv is None else argv
-        args = parser(given).parse_args(given)
+        given = sys.argv[1:] if argv is None else list(argv)
+        args = parser(verb_of(given)).parse_args(given)
         args.store = getattr(args, "store", None)
         args.json = getattr(args, "json", False)
         if hasattr(args, "global_agent"):

@@ -239,7 +239,7 @@ class Checker:
         its start (objects.appended_to_blob): neither side is held whole. None: read both sides."""
         if change.added or change.deleted or place.kind == layout.INTAKE or git.is_zero(change.new_sha) \
                 or change.old_mode not in git.REGULAR or change.new_mode not in git.REGULAR \
-                or int(git.out(self.repo, "cat-file", "-s", change.new_sha)) < STREAM:
+                or (self.blobs.cat.size(change.new_sha) or 0) < STREAM:
             return None
         return objects.appended_to_blob(self.repo, change.old_sha, self.blobs.cat.stream(change.new_sha),
                                         change.new_sha)
@@ -257,7 +257,7 @@ class Checker:
             if not path.is_file() or path.is_symlink() or path.stat().st_size < STREAM:
                 return None
             pieces = objects.file_pieces(path)
-        elif int(git.out(self.repo, "cat-file", "-s", change.new_sha)) < STREAM:
+        elif (self.blobs.cat.size(change.new_sha) or 0) < STREAM:
             return None
         else:
             pieces = self.blobs.cat.stream(change.new_sha)

@@ -13,19 +13,18 @@ with no entries is not written. Disagreements between agents are not written int
 found in the facts wherever they are shown (disputes.py: `binder list`, `review`).
 """
 
-import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 import orjson
 
-from memstack.base import files, ids, ledger, progress
+from memstack.base import ids, ledger, progress
 from memstack.base.jsonio import compact, iter_jsonl
 from memstack.base.layout import DECISIONS, FACT_VIEWS, INTAKE, LEDGER_DIR, QUEUE_VIEW, classify, view_shard
 from memstack.base.spill import sorted_runs
+from memstack.repo.counts import Counter, count_entries
 from memstack.repo.sources import Source
 
 VIEW_DIRS = tuple(f"kb/{view}" for view in (*FACT_VIEWS, QUEUE_VIEW))  # the folders of the shards
@@ -195,48 +194,6 @@ def waiting(source: Source, since_day: str = "") -> Iterator[dict[str, Any]]:
     for day in sorted(days):
         records = [r for path in days[day] for r in parse(source.read(path)) if r.get("id") not in decided]
         yield from sorted(records, key=queue_order)
-
-
-Counter = Callable[[str, Source], int]  # the entries of a queue shard (its path, read through the source)
-
-
-def count_entries(path: str, source: Source) -> int:
-    """How many entries a shard holds: its lines less the array's two (one entry a line)."""
-    return max((source.read(path) or b"").count(b"\n") - 2, 0)
-
-
-class CachedCounts:
-    """`count_entries`, remembered in `.memstack/queue-counts.json` (never committed) under the stat of
-    each shard's folder (inode, mtime: a shard is replaced by a rename, which moves its folder's mtime):
-    a later `binder list` reads only the shards of the agents whose queue changed since."""
-
-    def __init__(self, store: Path) -> None:
-        self.path = files.local_dir(store, "") / "queue-counts.json"
-        self.root = str(store)  # joined as strings: pathlib's parsing would cost more than the stats
-        try:
-            kept = orjson.loads(self.path.read_bytes())
-        except (FileNotFoundError, orjson.JSONDecodeError):
-            kept = {}
-        self.kept: dict[str, Any] = kept if isinstance(kept, dict) else {}
-        self.seen: dict[str, list[Any]] = {}  # folder -> [inode, mtime, {name: count}]
-
-    def __call__(self, path: str, source: Source) -> int:
-        folder, name = path.rsplit("/", 1)
-        if folder not in self.seen:
-            st = os.stat(os.path.join(self.root, folder))
-            kept = self.kept.get(folder)
-            known = kept[2] if isinstance(kept, list) and len(kept) == 3 and isinstance(kept[2], dict) \
-                and kept[:2] == [st.st_ino, st.st_mtime_ns] else {}
-            self.seen[folder] = [st.st_ino, st.st_mtime_ns, dict(known)]
-        counts = self.seen[folder][2]
-        if name not in counts:
-            counts[name] = count_entries(path, source)
-        return int(counts[name])
-
-    def save(self) -> None:
-        merged = {**self.kept, **self.seen}
-        if merged != self.kept:
-            files.write_atomic(self.path, orjson.dumps(merged))
 
 
 def waiting_head(source: Source, after: tuple[str, str] | None, want: int | None,

@@ -102,6 +102,23 @@ class CatFile:
     def __init__(self, cwd: Path, env: Mapping[str, str] | None = None) -> None:
         self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=cwd, stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, env=None if env is None else dict(env))
+        self._where = (cwd, env)
+        self._sizes: subprocess.Popen[bytes] | None = None  # a `git cat-file --batch-check`, once a size is asked
+
+    def size(self, spec: str) -> int | None:
+        """The size of `spec` without its content (one process for every size asked, as for the content)."""
+        if self._sizes is None:
+            cwd, env = self._where
+            self._sizes = subprocess.Popen(["git", "cat-file", "--batch-check"], cwd=cwd, stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, env=None if env is None else dict(env))
+        assert self._sizes.stdin and self._sizes.stdout
+        self._sizes.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
+        self._sizes.stdin.flush()
+        header = self._sizes.stdout.readline()
+        if not header:
+            raise MemstackError("git cat-file --batch-check stopped answering")
+        parts = header.split()
+        return int(parts[2]) if len(parts) == 3 and parts[2].isdigit() else None
 
     def read(self, spec: str) -> bytes | None:
         """The content of `spec` (a SHA or `rev:path`), or None if git has no such object."""
@@ -148,6 +165,11 @@ class CatFile:
         return parts[1].decode(), int(parts[2])
 
     def close(self) -> None:
+        if self._sizes is not None:
+            for stream in (self._sizes.stdin, self._sizes.stdout):
+                if stream:
+                    stream.close()
+            self._sizes.wait()
         if self._proc.stdin:
             self._proc.stdin.close()
         if self._proc.stdout:

@@ -63,6 +63,7 @@ class GitSource:
         self.blobs = blobs
         self.rev = rev
         self.prefix = prefix
+        self._trees: dict[str, dict[str, set[str]]] = {}  # the index: a folder listed -> its subfolders' names
 
     def _spec(self, relpath: str) -> str:
         relpath = self.prefix + relpath
@@ -80,8 +81,23 @@ class GitSource:
     def listdir(self, relpath: str) -> list[str]:
         relpath = relpath.strip("/")
         if self.rev is None:
-            prefix = f"{self.prefix}{relpath}/"
-            return sorted({path[len(prefix):].split("/", 1)[0]
-                           for path in git.ls_files(self.repo, self.prefix + relpath)})
+            return sorted(self._listed(relpath).get(relpath, ()))
         found = self.blobs.read_object(self._spec(relpath))
         return sorted(git.tree_names(found[1])) if found is not None and found[0] == "tree" else []
+
+    def _listed(self, relpath: str) -> dict[str, set[str]]:
+        """Each folder under `relpath` in the index, with the names directly in it, from one `git ls-files`
+        of the first listed folder that holds it (the boot files list the knowledge view, then each
+        agent's folder of it: one git process, not one an agent). The index does not change while a
+        check reads it."""
+        for top, listed in self._trees.items():
+            if relpath == top or relpath.startswith(top + "/"):
+                return listed
+        folders: dict[str, set[str]] = {}
+        first = relpath.count("/") + 1 if relpath else 0
+        for path in git.ls_files(self.repo, self.prefix + relpath):
+            parts = path[len(self.prefix):].split("/")
+            for depth in range(first, len(parts)):
+                folders.setdefault("/".join(parts[:depth]), set()).add(parts[depth])
+        self._trees[relpath] = folders
+        return folders

@@ -81,6 +81,30 @@ def test_each_look_alike_passes(name: str) -> None:
     assert secrets.scan({"content": LOOK_ALIKES[name], "title": LOOK_ALIKES[name]}) == []
 
 
+LINK = "https://example.org/doc"
+
+
+def test_a_record_whose_only_word_is_a_link_is_answered_without_the_walk(monkeypatch) -> None:
+    """A link is in most records (`source`): a record whose only detector word is `://`, with no
+    `user:password@` and no token cut between two strings, is answered from its JSON; any other is walked
+    and found as before (each credential of the corpus beside a link; a token cut in two; a link's password)."""
+    import importlib
+
+    scan = importlib.import_module("memstack.base.secrets.scan")
+    walked = []
+    real = scan._walk
+    monkeypatch.setattr(scan, "_walk", lambda *args: walked.append(args) or real(*args))
+    record = {"source": LINK, "content": "the build takes 3 s", "title": "build", "tags": ["ci"]}
+    assert secrets.scan(record) == [] and walked == []
+    for name, (line, kind) in SECRETS.items():
+        found = secrets.scan({**record, "content": f"from the logs:\n{line}\nend"})
+        assert kind in {f.kind for f in found}, name
+    cut = secrets.scan({**record, "subject": AWS_ID[:9], "object": AWS_ID[9:]})
+    assert [f.kind for f in cut] == ["AWS Access Key"] and " + " in cut[0].field
+    link = "https://ci:" + PW.replace("&", "x") + "@example.org/doc"
+    assert [f.kind for f in secrets.scan({**record, "source": link})] == ["Basic Auth Credentials"]
+
+
 def test_a_json_path_names_the_field_and_the_pragma_allows_a_line() -> None:
     value = {"db": {"host": "db.internal", "password": PW}, "hosts": ["a", f"key {AWS_ID}"]}
     found = secrets.scan(value, "value")

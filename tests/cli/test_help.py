@@ -104,3 +104,23 @@ def test_mcp_offers_no_json_and_still_takes_a_store() -> None:
     assert "--json" not in usage and "--store PATH" in usage
     proc = memstack("mcp", "--json")
     assert proc.returncode == 2 and "unrecognized argument --json" in proc.stderr
+
+
+TOP = sorted({v[0] for v in ALL})
+
+
+@pytest.mark.parametrize("verb", TOP)
+def test_a_verb_alone_is_parsed_as_in_the_whole_parser(verb: str) -> None:
+    """`memstack VERB` builds only VERB's module (its start-up imports no other verb): the parser it builds has
+    that verb, with the same options and sub-verbs, so what the whole parser accepts it accepts."""
+    alone = [(v, sub.format_help()) for v, sub, _ in verbs(parser(verb)) if v[0] == verb]
+    assert alone == [(v, sub.format_help()) for v, sub, _ in verbs(parser()) if v[0] == verb]
+
+
+def test_the_verb_of_a_command_line_skips_the_global_options_and_their_values() -> None:
+    from memstack.cli.main import verb_of
+
+    assert verb_of(["--store", "promote", "--json", "binder", "list"]) == "binder"
+    assert verb_of(["--sto", "x", "--agent=a", "rebuild"]) == "rebuild"
+    assert verb_of(["--version"]) is None
+    assert memstack("--store", ".", "--json", "rebuild", "--help").returncode == 0

@@ -44,6 +44,21 @@ def test_the_index_holds_no_copy_of_the_lines(tmp_path: Path) -> None:
     assert b"a distinctive object text" not in (tmp_path / schema.DB_NAME).read_bytes()
 
 
+def test_the_open_facts_are_read_from_their_own_index_not_from_every_version(tmp_path: Path) -> None:
+    """`binder list`'s disagreements and a promotion's supersede ask for open facts only: they read the
+    index of the open facts, so they cost what is open, not every version ever recorded."""
+    for n in range(3):
+        add(tmp_path, "a", object=f"version {n}", valid_from=n)
+    assert queries.crowded(tmp_path) == [("a", "decided")]  # three open facts of one key
+    db = sqlite3.connect(tmp_path / schema.DB_NAME)
+    try:
+        plans = [" ".join(str(step[-1]) for step in db.execute("EXPLAIN QUERY PLAN " + query, args))
+                 for query, args in ((queries.CROWDED, ()), (queries.OPEN_BY_KEY, ("a", "decided")))]
+    finally:
+        db.close()
+    assert all("USING INDEX facts_open" in plan for plan in plans), plans
+
+
 def test_an_index_of_the_old_layout_is_rebuilt_not_misread(tmp_path: Path) -> None:
     fact = add(tmp_path, "a", object="the truth")
     schema.DB.drop(tmp_path)

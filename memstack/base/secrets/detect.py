@@ -127,8 +127,9 @@ ENDS_NAMED = re.compile(rf"(?:{_KEYWORD})[\w.-]*\s*(?::=|=>|=|:)?\s*$")
 
 # The prefixes of the tokens of a known shape (cloud keys, GitHub, GitLab, Slack, Stripe, JWT, OpenAI),
 # as one expression: rare in prose, unlike `aws`, `://` or `private key`.
-TOKEN_WORD_IN = re.compile("|".join(re.escape(word) for words, _, _ in STAGES[:ASSIGNMENTS] for word in words
-                                    if word not in ("aws", "://", "private key", "hooks.slack.com")))
+TOKEN_WORDS = tuple(word for words, _, _ in STAGES[:ASSIGNMENTS] for word in words
+                    if word not in ("aws", "://", "private key", "hooks.slack.com"))
+TOKEN_WORD_IN = re.compile("|".join(map(re.escape, TOKEN_WORDS)))
 
 
 def triggered(text: str) -> bool:

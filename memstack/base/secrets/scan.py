@@ -24,6 +24,7 @@ from memstack.base.secrets.detect import (
     NAMED,
     STAGES,
     TOKEN_WORD_IN,
+    TOKEN_WORDS,
     Policy,
     encoded_runs,
     kinds,
@@ -73,8 +74,8 @@ def scan(value: Any, field: str = "", policy: Policy = DEFAULT) -> list[Finding]
             low = orjson.dumps(value).decode("utf-8").lower()
         except TypeError:  # not plain JSON (a key that is no string, ...): field by field
             low = None
-        if low is not None and not any(word in low for word in ANY_WORD) and not encoded_runs(low.encode()) \
-                and not _split_word(value):
+        if low is not None and not encoded_runs(low.encode()) and (
+                not any(word in low for word in ANY_WORD) and not _split_word(value) or _only_links(value, low)):
             return []
     found = sorted(set(_walk(value, field, policy)))
     if not found and isinstance(value, dict):
@@ -97,6 +98,32 @@ def _strings(value: Any, field: str) -> Iterator[tuple[str, str]]:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _strings(item, f"{field}[{index}]")
+
+
+_LINK = "://"  # the one first-stage word of the basic-auth detector: in every link a record holds
+_USER_AT = re.compile(r"://[^:/?#\[\]@\s]+:[^:/?#\[\]@\s]+@")  # its shape: a user and password before an @
+_CUT: dict[str, list[str]] = {}  # the start of a token detector's word -> the rests that complete it
+for _word in TOKEN_WORDS:
+    for _at in range(1, len(_word)):
+        _CUT.setdefault(_word[:_at], []).append(_word[_at:])
+_LONGEST = max(map(len, TOKEN_WORDS))
+
+
+def _only_links(value: Any, low: str) -> bool:
+    """Is a record's only first-stage word `://` (links: the commonest case), with no `user:password@`
+    after it and no token detector's word cut between two of its strings? Then the walk finds nothing:
+    each string's only stage is the basic-auth detector, whose shape the record's JSON `low` lacks (it
+    holds each string's characters, or an escape where a string has a quote, a backslash or a control
+    character, none of which the shape needs), and `_across` reads no join (no string ends with a
+    secret-sounding name or holds a token's word, and no token's word spans a join)."""
+    if _USER_AT.search(low) or ANY_WORD_IN.search(low.replace(_LINK, " ")):
+        return False
+    texts = [text.lower() for _, text in islice(_strings(value, ""), ACROSS_FIELDS)]
+    for i, text in enumerate(texts):
+        for start in _CUT.keys() & {text[-n:] for n in range(1, min(len(text), _LONGEST) + 1)}:
+            if any(j != i and other.startswith(rest) for rest in _CUT[start] for j, other in enumerate(texts)):
+                return False
+    return True
 
 
 def _split_word(value: Any) -> bool:

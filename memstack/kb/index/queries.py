@@ -124,18 +124,21 @@ def open_by_key(store: Path, keys: Iterable[tuple[str, str]]) -> dict[tuple[str,
     wanted = list(keys)
 
     def ask(db: sqlite3.Connection, lines: Lines) -> dict[tuple[str, str], list[Fact]]:
-        query = f"SELECT {ROW} FROM {_FROM} WHERE subject = ? AND predicate = ? AND valid_to IS NULL" + _LISTING
-        return {key: [lines.fact(*row) for row in db.execute(query, key)] for key in wanted}
+        return {key: [lines.fact(*row) for row in db.execute(OPEN_BY_KEY, key)] for key in wanted}
 
     return answers.answer(store, None, ask)
+
+
+CROWDED = ("SELECT subject, predicate FROM facts WHERE valid_to IS NULL GROUP BY subject, predicate"
+           " HAVING count(*) > 1 ORDER BY subject, predicate")  # read from the open facts' index (schema.py)
+OPEN_BY_KEY = f"SELECT {ROW} FROM {_FROM} WHERE subject = ? AND predicate = ? AND valid_to IS NULL" + _LISTING
 
 
 def crowded(store: Path) -> list[tuple[str, str]]:
     """The (subject, predicate) keys holding two or more open facts: where a disagreement can be."""
     with build.opened(store) as db:
         assert db is not None
-        rows = db.execute("SELECT subject, predicate FROM facts WHERE valid_to IS NULL GROUP BY subject, predicate"
-                          " HAVING count(*) > 1 ORDER BY subject, predicate").fetchall()
+        rows = db.execute(CROWDED).fetchall()
     return [(subject, predicate) for subject, predicate in rows]
 
 

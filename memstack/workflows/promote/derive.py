@@ -11,6 +11,7 @@ from memstack.base.jsonio import iter_jsonl
 from memstack.boot import context as boot
 from memstack.kb import views
 from memstack.repo import diffs, git
+from memstack.repo.counts import CachedCounts
 from memstack.repo.sources import WorktreeSource
 from memstack.repo.store import folder_of
 
@@ -59,7 +60,9 @@ def stale(store: Path, changed_only: bool = False) -> list[str]:
         for path, data in _built(store, changed_only):
             if (store / path).is_file() if data is None else not files.holds(store / path, data):
                 found.append(path)
-        built = boot.build(WorktreeSource(store))
+        counts = CachedCounts(store)
+        built = boot.build(WorktreeSource(store), counts)
+        counts.save()
     return sorted(found + [p for p, data in built.items() if not files.holds(store / p, data)])
 
 

@@ -14,6 +14,7 @@ found from the decisions written since the last promotion (the whole log when it
 each decision's intake id names its day and agent (base/ids.py), so its intake file and shard.
 """
 
+import os
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,19 +30,22 @@ _VERSION = 3
 Take = Callable[[str, int, dict[str, Any]], None]
 
 
-def intake_files(store: Path) -> list[Path]:
-    """Every intake file, in the order promote reads them."""
-    folder = store / "intake"
-    if not folder.is_dir():
+def intake_files(store: Path) -> list[str]:
+    """Every intake file's store-relative path, in the order promote reads them (as strings: a promotion
+    with one record pending stats every intake file and its shard, and pathlib would cost more than the stats)."""
+    folder = os.path.join(store, "intake")
+    try:
+        agents = sorted(entry.name for entry in os.scandir(folder) if entry.is_dir())
+    except (FileNotFoundError, NotADirectoryError):
         return []
-    return [path for agent in sorted(p for p in folder.iterdir() if p.is_dir())
-            for path in sorted(agent.glob("*.jsonl"))]
+    return [f"intake/{agent}/{name}" for agent in agents
+            for name in sorted(n for n in os.listdir(os.path.join(folder, agent)) if n.endswith(".jsonl"))]
 
 
-def signature(path: Path) -> list[int]:
+def signature(path: Path | str) -> list[int]:
     """A file's stat signature: size, inode, mtime (zeros when it does not exist)."""
     try:
-        st = path.stat()
+        st = os.stat(path)
     except FileNotFoundError:
         return [0, 0, 0]
     return [st.st_size, st.st_ino, st.st_mtime_ns]
@@ -74,7 +78,8 @@ def _state(store: Path) -> dict[str, Any]:
 def save(store: Path, marks: dict[str, list[int]], decisions: list[int]) -> None:
     """Record how far this promotion read, after its ledger lines are written: each intake file's
     signature as read beside its shard's now."""
-    known = {rel: [*mark, *signature(store / layout.ledger_shard(rel))] for rel, mark in marks.items()}
+    root = str(store)
+    known = {rel: [*mark, *signature(f"{root}/{layout.ledger_shard(rel)}")] for rel, mark in marks.items()}
     document = {"version": _VERSION, "files": known, "decisions": decisions}
     files.write_atomic(files.local_dir(store, "") / STATE, jsonio.dumps_line(document))
 
@@ -89,14 +94,15 @@ def scan(store: Path, take: Take) -> Found:
     found = Found()
     state = _state(store)
     known: dict[str, Any] = state.get("files", {})
-    paths = intake_files(store)
-    for path in progress.each(paths, len(paths), "promote: reading intake", "files"):
-        relpath = path.relative_to(store).as_posix()
-        mark = signature(path)
-        if known.get(relpath) == [*mark, *signature(store / layout.ledger_shard(relpath))]:
+    relpaths = intake_files(store)
+    root = str(store)
+    for relpath in progress.each(relpaths, len(relpaths), "promote: reading intake", "files"):
+        mark = signature(f"{root}/{relpath}")
+        if known.get(relpath) == [*mark, *signature(f"{root}/{layout.ledger_shard(relpath)}")]:
             found.marks[relpath] = mark
             continue
         found.read.append(relpath)
+        path = store / relpath
         data = path.read_bytes()
         if data and not data.endswith(b"\n"):
             logfiles.check_tail(path, relpath)
