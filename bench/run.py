@@ -737,6 +737,24 @@ def fig_verb(*args: str, views: bool = False) -> Callable[[Bench, int], Outcome]
     return measure
 
 
+def fig_forget(b: Bench, size: int) -> Outcome:
+    """`memstack forget ID --reason R` of an intake record (a different one each run, spread over the store):
+    a tombstone appended, the facts promoted from it looked up and closed, the derived files it leaves rebuilt."""
+    if not b.has("forget"):
+        return Outcome(unavailable="`memstack forget` does not exist yet (`memstack forget --help` exits 2)")
+    store, out = b.store(size), Outcome()
+    b.ensure_index(store.root)
+    try:
+        for n in range(b.repeat):
+            record = generate.intake_id((size - 1) * n // max(1, b.repeat - 1))
+            out.add(b.ms("forget", record, "--reason", "bench: an erasure request", cwd=store.root))
+            b.reset(store)
+    finally:
+        b.reset(store)
+    out.note = "one intake record a run; nothing promoted from it"
+    return out
+
+
 # ---- the PostgreSQL replica (`memstack pg`): a throwaway cluster started by the bench ----------------
 
 PG_PROBE = r"""
@@ -1192,6 +1210,7 @@ FIGURES: tuple[Figure, ...] = (
            fig_search("common")),
     Figure("search-fresh-clone", "first `memstack search` on a fresh clone (no index yet)", "< 1 s", 1.0,
            fig_search_fresh_clone),
+    Figure("forget", "`memstack forget ID --reason R` of one intake record", "< 0.5 s", 0.5, fig_forget),
     Figure("anchors-unchanged", "`memstack anchors --json`, no anchored file changed", "< 0.5 s", 0.5,
            fig_anchors("unchanged"), anchor_sizes, unit="anchors"),
     Figure("anchors-changed", "`memstack anchors --json` after a commit changing a twentieth of the files", "< 2 s",

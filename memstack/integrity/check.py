@@ -30,7 +30,7 @@ from pathlib import Path
 
 from memstack.base import progress
 from memstack.base.errors import MemstackError
-from memstack.integrity import guard
+from memstack.integrity import guard, prerewrite
 from memstack.integrity.checker import Checker
 from memstack.integrity.report import Report, Result, Step
 from memstack.integrity.violations import Violation
@@ -223,6 +223,8 @@ def pre_receive(repo: Path, lines: Iterable[str], folder: str = "") -> Report:
     report = pushed(repo, [(u.old, u.new) for u in updates], ["--all"], "pre-receive", folder, verdict.survive)
     olds = {u.ref: u.old if not git.is_zero(u.old) else u.new for u in updates}
     report.results += [Result(olds[ref], what, ref, violations) for ref, what, violations in verdict.refused]
+    stale = prerewrite.refusals(repo, [(u.old, u.new, u.ref) for u in updates], folder)
+    report.results += [Result(olds[ref], what, ref, violations) for ref, what, violations in stale]
     if not report.violations and verdict.remember:
         guard.remember_deletions(repo, verdict.remember)
     return report
