@@ -25,7 +25,7 @@ from memstack.base.times import iso, now_ms
 
 TRANSACTION_FIELDS = {"intake": ("created_at",), "fact": ("recorded_at", "expired_at"),
                       "promotion": ("promoted_at",), "binder": ("decided_at",),
-                      "tombstone": ("forgotten_at",)}
+                      "tombstone": ("forgotten_at",), "erasure": ("excised_at",)}
 
 
 class Clock:

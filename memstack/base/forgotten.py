@@ -56,7 +56,7 @@ def marker(reason: str) -> str:
     return f"[forgotten: {reason}]"
 
 
-def _line_with(data: bytes, record_id: str) -> dict[str, Any] | None:
+def line_with(data: bytes, record_id: str) -> dict[str, Any] | None:
     """The record of `data` (a JSONL file) whose id is `record_id`, if any."""
     needle = orjson.dumps(record_id)
     at = data.find(needle)
@@ -91,7 +91,7 @@ def find(files: Files, record_id: str) -> tuple[str, str] | None:
                 continue
             path = f"{top}/{agent}/{name}"
             data = files.read(path)
-            if data is not None and _line_with(data, record_id) is not None:
+            if data is not None and line_with(data, record_id) is not None:
                 return kind, path
     return None
 
@@ -107,7 +107,7 @@ def texts(files: Files, kind: str, path: str, record_id: str) -> list[str]:
         except orjson.JSONDecodeError:
             return []
     else:
-        record = _line_with(data, record_id)
+        record = line_with(data, record_id)
     found: list[str] = []
 
     def walk(value: Any) -> None:

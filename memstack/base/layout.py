@@ -17,9 +17,11 @@ WILLOW = "willow.md"
 DECISIONS = "kb/binder.jsonl"  # the Binder's decisions, edges and filed documents (append-only)
 VIEWS = ("knowledge", "jeles_atoms", "opus_atoms", "binder_queue")  # kb/<view>.json
 FORGOTTEN_DIR = "kb/forgotten"  # kb/forgotten/<agent>/YYYY-MM.jsonl: tombstones by writer and month (append-only)
+ERASURES_LOG = "kb/erasures.jsonl"  # the erasure receipts of `memstack excise` (append-only)
 
 # Kinds of file. Append-only logs (I1), facts (I2), handoffs (I3), derived (I4), records (I5), identity (I6).
 INTAKE, PROMOTIONS, BINDER, TOMBSTONES = "intake", "promotions", "binder", "tombstones"
+ERASURES = "erasures"
 FACTS, HANDOFF, SOIL, IDENTITY = "facts", "handoff", "soil", "identity"
 ANCHOR, WILLOW_KIND, VIEW, CONFIG_KIND = "anchor", "willow", "view", "config"
 OTHER, STRAY, BAD_NAME = "other", "stray", "bad-name"
@@ -54,7 +56,7 @@ def tombstone_file(agent: str, month: str) -> str:
     return f"{FORGOTTEN_DIR}/{agent}/{month}.jsonl"
 
 
-LOGS = (INTAKE, PROMOTIONS, BINDER, TOMBSTONES)
+LOGS = (INTAKE, PROMOTIONS, BINDER, TOMBSTONES, ERASURES)
 DERIVED = (ANCHOR, WILLOW_KIND, VIEW)
 
 
@@ -79,6 +81,7 @@ _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(patte
     (PROMOTIONS, rf"kb/promotions/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}}-\d{{2}})\.jsonl"),
     (PROMOTIONS, re.escape(V1_LEDGER)),  # an append-only log until `memstack migrate` moves it to the shards
     (BINDER, r"kb/binder\.jsonl"),
+    (ERASURES, re.escape(ERASURES_LOG)),
     (V1_VIEW, rf"kb/(?:{'|'.join(VIEWS)})\.json"),
     (TOMBSTONES, rf"kb/forgotten/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}})\.jsonl"),
     (BINDER_FILE, r"kb/files/[0-9a-f]{64}(?:\.[a-z0-9]{1,16})?"),

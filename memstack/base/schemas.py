@@ -15,7 +15,7 @@ from memstack.base.errors import MemstackError
 from memstack.base.resources import data_dir
 
 KINDS = ("intake", "fact", "promotion", "binder", "soil", "anchor", "handoff", "config", "view", "memory-tests",
-         "tombstone")
+         "tombstone", "erasure")
 
 
 @cache

@@ -23,7 +23,7 @@ READER_GONE = 141  # what a shell reports for a command whose reader closed the 
 COMMANDS = ("init", "agent", "intake", "soil", "handoff", "boot", "identity", "nest", "fact", "recall", "capture",
             "promote", "binder", "check", "review", "merge", "mcp", "pg", "sync",
             "query", "import_", "export", "hook", "search", "status", "related", "test", "migrate", "blame",
-            "anchors", "forget")
+            "anchors", "forget", "excise")
 
 
 def _common() -> argparse.ArgumentParser:

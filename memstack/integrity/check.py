@@ -30,7 +30,7 @@ from pathlib import Path
 
 from memstack.base import progress
 from memstack.base.errors import MemstackError
-from memstack.integrity import guard, prerewrite
+from memstack.integrity import erasure, guard, prerewrite
 from memstack.integrity.checker import Checker
 from memstack.integrity.report import Report, Result, Step
 from memstack.integrity.violations import Violation
@@ -220,11 +220,15 @@ def pre_receive(repo: Path, lines: Iterable[str], folder: str = "") -> Report:
     existing ref reaches (the server's refs are not updated until the hook accepts)."""
     updates = receive_updates(lines)
     verdict = guard.check(repo, updates, folder)
-    report = pushed(repo, [(u.old, u.new) for u in updates], ["--all"], "pre-receive", folder, verdict.survive)
+    # A verified excise (integrity/erasure.py): its old tip's memory survives rewritten, so the commits after
+    # the rewritten head are what is checked as a fast-forward; a receipt that does not verify is refused.
+    excised, unverified = erasure.accepted(repo, [(u.ref, u.old, u.new) for u in updates], folder)
+    pairs = [(excised[u.ref].rewritten if u.ref in excised else u.old, u.new) for u in updates]
+    report = pushed(repo, pairs, ["--all"], "pre-receive", folder, verdict.survive)
     olds = {u.ref: u.old if not git.is_zero(u.old) else u.new for u in updates}
-    report.results += [Result(olds[ref], what, ref, violations) for ref, what, violations in verdict.refused]
     stale = prerewrite.refusals(repo, [(u.old, u.new, u.ref) for u in updates], folder)
-    report.results += [Result(olds[ref], what, ref, violations) for ref, what, violations in stale]
+    report.results += [Result(olds[ref], what, ref, violations)
+                       for ref, what, violations in [*verdict.refused, *unverified, *stale]]
     if not report.violations and verdict.remember:
         guard.remember_deletions(repo, verdict.remember)
     return report

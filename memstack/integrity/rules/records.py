@@ -15,7 +15,7 @@ from memstack.integrity.violations import Violation
 
 SCHEMA_OF = {layout.INTAKE: "intake", layout.PROMOTIONS: "promotion", layout.BINDER: "binder",
              layout.FACTS: "fact", layout.SOIL: "soil",
-             layout.TOMBSTONES: "tombstone"}
+             layout.TOMBSTONES: "tombstone", layout.ERASURES: "erasure"}
 
 
 def schema_problems(kind: str, record: Any) -> str:

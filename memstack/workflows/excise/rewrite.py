@@ -1,0 +1,94 @@
+"""The rewrite of an excise: git-filter-repo writes the excised history into a scratch repository inside
+`.git/` (the clone's own refs are not touched), the receipt is committed on top of each rewritten head,
+and one `git update-ref --stdin` transaction moves every branch at once (docs/forgetting.md, "Excise")."""
+
+import contextlib
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import git_filter_repo as gfr
+
+from memstack.base import jsonio, layout
+from memstack.base.errors import MemstackError
+from memstack.repo import git
+
+NEW = "refs/memstack-excise/new/"  # the rewritten heads, fetched from the scratch repository (temporary)
+
+
+def scratch(gitdir: Path) -> Path:
+    return gitdir / "memstack-excise"
+
+
+def filter_history(top: Path, gitdir: Path, heads: dict[str, str], blobs: dict[str, bytes]) -> dict[str, str]:
+    """Rewrite `heads`' history with every blob of `blobs` (old id -> new bytes) replaced, everything else
+    kept (no commit pruned, messages' commit ids mapped); the new heads, by ref."""
+    target = scratch(gitdir) / "rewrite.git"
+    shutil.rmtree(target, ignore_errors=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    git.run(top, "init", "-q", "--bare", str(target))
+    wanted = {sha.encode(): data for sha, data in blobs.items()}
+
+    def replace(blob: "gfr.Blob", _metadata: object) -> None:
+        new = wanted.get(blob.original_id)
+        if new is not None:
+            blob.data = new
+
+    args = gfr.FilteringOptions.parse_args([
+        "--source", str(top), "--target", str(target), "--force", "--quiet",
+        "--prune-empty", "never", "--prune-degenerate", "never", "--preserve-commit-hashes",
+        "--replace-refs", "delete-no-add", "--refs", *heads])
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            gfr.RepoFilter(args, blob_callback=replace).run()
+    except SystemExit as exc:  # filter-repo says why on stderr
+        raise MemstackError(f"git filter-repo stopped ({exc.code}); nothing of this clone was changed") from None
+    git.run(top, "fetch", "-q", "--no-tags", str(target), *(f"+{ref}:{NEW}{ref}" for ref in heads),
+            env=git.no_git_env())
+    return {ref: git.out(top, "rev-parse", f"{NEW}{ref}").strip() for ref in heads}
+
+
+def commit_receipt(top: Path, gitdir: Path, folder: str, ref: str, head: str, line: bytes, message: str) -> str:
+    """A commit on `head` whose tree is `head`'s with `line` appended to kb/erasures.jsonl."""
+    path = folder + layout.ERASURES_LOG
+    env = git.commit_env(top)
+    env["GIT_INDEX_FILE"] = str(scratch(gitdir) / "index")
+    old = git.run(top, "cat-file", "blob", f"{head}:{path}", env=env).stdout \
+        if git.rev_parse(top, f"{head}:{path}") else b""
+    blob = git.run(top, "hash-object", "-w", "--stdin", input=old + line, env=env).stdout.decode().strip()
+    git.run(top, "read-tree", head, env=env)
+    git.run(top, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+    tree = git.run(top, "write-tree", env=env).stdout.decode().strip()
+    return git.run(top, "commit-tree", tree, "-p", head, "-m", message, env=env).stdout.decode().strip()
+
+
+def receipt_line(receipt: dict[str, object]) -> bytes:
+    return jsonio.dumps_line(receipt)
+
+
+def move_refs(top: Path, moves: dict[str, tuple[str, str]]) -> None:
+    """Every ref of `moves` (ref -> (old, new)) moved at once, or none (one update-ref transaction)."""
+    commands = "start\n" + "".join(f"update {ref} {new} {old}\n" for ref, (old, new) in moves.items()) + "commit\n"
+    git.run(top, "update-ref", "--stdin", input=commands.encode(), env=git.no_git_env())
+
+
+def drop_scratch(top: Path, gitdir: Path) -> None:
+    refs = git.run(top, "for-each-ref", "--format=%(refname)", NEW).stdout.decode().split()
+    if refs:
+        git.run(top, "update-ref", "--stdin", input="".join(f"delete {r}\n" for r in refs).encode(),
+                env=git.no_git_env())
+    shutil.rmtree(scratch(gitdir), ignore_errors=True)
+
+
+def clean_objects(top: Path) -> None:
+    """The old history's objects gone from this clone: reflogs expired, unreachable objects pruned."""
+    env = git.no_git_env()
+    git.run(top, "reflog", "expire", "--expire=now", "--all", env=env)
+    git.run(top, "gc", "--prune=now", "--quiet", env=env)
+
+
+def kill_point(stage: str) -> None:
+    """A test's hook: MEMSTACK_EXCISE_KILL_AT=<stage> kills this process there (tests/workflows/test_excise.py)."""
+    if os.environ.get("MEMSTACK_EXCISE_KILL_AT") == stage:
+        os.kill(os.getpid(), 9)

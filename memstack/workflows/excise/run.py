@@ -1,0 +1,184 @@
+"""`memstack excise`: remove every forgotten record's content from every commit of every local branch,
+commit an erasure receipt, clean the clone (docs/forgetting.md, "Excise").
+
+Killed anywhere, the clone is as before or as after: the branches move in one transaction, and
+`.git/memstack-excise.json` (written before anything else, removed last) tells a rerun where it stopped:
+before the move it starts again from the old heads; after it, it finishes the clean-up.
+"""
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from memstack.base import files, ids, jsonio
+from memstack.base.errors import MemstackError
+from memstack.base.times import now_ms
+from memstack.integrity import check
+from memstack.integrity.excision import Marker
+from memstack.repo import git
+from memstack.repo.store import folder_of
+from memstack.workflows.excise import rewrite
+from memstack.workflows.excise.plan import Plan, plan
+
+STATE = "memstack-excise.json"  # in the git directory: the old heads, while an excise is under way
+SALTS = ".memstack/excise"  # <receipt id>.salt: the salt of an excise's markers, never committed
+KEPT_LOCAL = ("locks", "excise")  # what of .memstack/ stays; the rest (indexes, caches) is rebuilt from the files
+IN_PROGRESS = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply", "BISECT_LOG")
+
+
+def _gitdir(top: Path) -> Path:
+    return Path(git.out(top, "rev-parse", "--absolute-git-dir").strip())
+
+
+def _refuse_unless_ready(top: Path, gitdir: Path) -> None:
+    for name in IN_PROGRESS:
+        if (gitdir / name).exists():
+            raise MemstackError(f"excise: a git operation is in progress ({name} in {gitdir}); finish or abort it"
+                                " first")
+    dirty = git.run(top, "status", "--porcelain", "--ignore-submodules", env=git.no_git_env()).stdout
+    if dirty.strip():
+        raise MemstackError("excise: the work tree has uncommitted changes; commit or discard them first"
+                            " (`git status`)")
+
+
+def _other_refs(top: Path, changed: set[str]) -> list[str]:
+    """Refs outside refs/heads/ and the remote-tracking refs that would keep the old history alive."""
+    data = git.run(top, "for-each-ref", "--format=%(refname) %(objectname) %(*objectname)").stdout.decode()
+    held = []
+    for line in data.splitlines():
+        ref, sha, *peeled = line.split(" ")
+        target = peeled[0] if peeled and peeled[0] else sha
+        if not ref.startswith(("refs/heads/", "refs/remotes/", rewrite.NEW)) and target in changed:
+            held.append(ref)
+    return held
+
+
+def excise(root: Path, *, by: str, reason: str, dry_run: bool = False) -> dict[str, Any]:
+    top, folder = folder_of(root)
+    gitdir = _gitdir(top)
+    state_path = gitdir / STATE
+    if state_path.exists():
+        state = jsonio.loads(state_path.read_bytes(), str(state_path))
+        if dry_run:
+            raise MemstackError(f"excise: an excise was interrupted ({state_path}); run `memstack excise` to"
+                                " finish it first")
+        return _resume(root, top, folder, gitdir, state)
+    _refuse_unless_ready(top, gitdir)
+    salt = os.urandom(32)
+    found = plan(top, folder, Marker(salt))
+    document = _document(found, dry_run)
+    if not found.records or dry_run:
+        return document
+    held = _other_refs(top, found.commits)
+    if held:
+        raise MemstackError(f"excise: {held[0]} holds commits the rewrite changes (a tag, a stash, a note):"
+                            " delete it first, excise, then make it again on the new history")
+    receipt_id = ids.new_id(now_ms(), "excise")
+    state = {"id": receipt_id, "stage": "rewriting", "old": found.heads, "records": found.records,
+             "by": by, "reason": reason}
+    files.write_atomic(state_path, jsonio.dumps_line(state))
+    salt_file = root / SALTS / f"{receipt_id}.salt"
+    salt_file.parent.mkdir(parents=True, exist_ok=True)
+    files.write_atomic(salt_file, salt.hex().encode() + b"\n")
+    rewrite.kill_point("planned")
+    return _rewrite(root, top, folder, gitdir, state, found, document, salt)
+
+
+def _rewrite(root: Path, top: Path, folder: str, gitdir: Path, state: dict[str, Any], found: Plan,
+             document: dict[str, Any], salt: bytes) -> dict[str, Any]:
+    rewritten = rewrite.filter_history(top, gitdir, found.heads, found.blobs)
+    rewrite.kill_point("rewritten")
+    changed = {ref: sha for ref, sha in rewritten.items() if sha != found.heads[ref]}
+    if not changed:  # nothing of the history held the content (it was never committed)
+        rewrite.drop_scratch(top, gitdir)
+        (gitdir / STATE).unlink()
+        return document
+    receipt = {"id": state["id"], "by": state["by"], "reason": state["reason"], "excised_at": now_ms(),
+               "records": found.records,
+               "heads": {ref: {"old": found.heads[ref], "new": sha} for ref, sha in sorted(changed.items())}}
+    line = rewrite.receipt_line(receipt)
+    message = (f"memstack excise: {len(found.records)} forgotten record(s) removed from history\n\n"
+               f"Memstack-Erasure: {state['id']}\n")
+    tips = {ref: rewrite.commit_receipt(top, gitdir, folder, ref, sha, line, message) for ref, sha in changed.items()}
+    for ref, tip in tips.items():
+        report = check.commits(top, [tip], f"the rewritten history of {ref}", folder=folder)
+        if report.violations:
+            rewrite.drop_scratch(top, gitdir)
+            (gitdir / STATE).unlink()
+            first = report.violations[0]
+            raise MemstackError(f"excise: the rewritten history of {ref} fails the store's checks ({first.path}:"
+                                f"{first.line}: {first.rule} {first.what}); nothing was changed", code=1)
+    state.update(stage="moving", new=tips, receipt=receipt)
+    files.write_atomic(gitdir / STATE, jsonio.dumps_line(state))
+    rewrite.kill_point("receipts")
+    rewrite.move_refs(top, {ref: (found.heads[ref], tip) for ref, tip in tips.items()})
+    rewrite.kill_point("moved")
+    document.update(_finish(root, top, gitdir, state))
+    document["salt"] = salt.hex()
+    return document
+
+
+def _resume(root: Path, top: Path, folder: str, gitdir: Path, state: dict[str, Any]) -> dict[str, Any]:
+    """Finish an interrupted excise: after the move, the clean-up; before it, start again from the old heads."""
+    heads = {ref: git.rev_parse(top, ref) for ref in state["old"]}
+    if state.get("stage") == "moving" and all(heads[ref] == tip for ref, tip in state["new"].items()):
+        document = {"records": state["records"], "resumed": True}
+        document.update(_finish(root, top, gitdir, state))
+        return document
+    if state.get("stage") == "moving" and any(heads[ref] != state["old"][ref] for ref in state["new"]):
+        raise MemstackError(f"excise: the branches moved since the excise was interrupted; remove {gitdir / STATE}"
+                            " to start again")
+    rewrite.drop_scratch(top, gitdir)
+    (gitdir / STATE).unlink()
+    (root / SALTS / f"{state['id']}.salt").unlink(missing_ok=True)
+    document = excise(root, by=state["by"], reason=state["reason"])
+    document["resumed"] = True
+    return document
+
+
+def _finish(root: Path, top: Path, gitdir: Path, state: dict[str, Any]) -> dict[str, Any]:
+    """After the move: the work tree on the new head, the scratch, old remote-tracking refs, reflogs, old
+    objects and the local indexes gone; what to push."""
+    head = git.run(top, "symbolic-ref", "-q", "HEAD", ok=(0, 1)).stdout.decode().strip()
+    if head in state["new"]:
+        git.run(top, "reset", "-q", "--hard", "HEAD", env=git.no_git_env())
+    rewrite.drop_scratch(top, gitdir)
+    rewrite.kill_point("scratch")
+    remotes = _stale_remotes(top, list(state["new"].values()))
+    if remotes:
+        git.run(top, "update-ref", "--stdin", input="".join(f"delete {r}\n" for r in remotes).encode(),
+                env=git.no_git_env())
+    rewrite.clean_objects(top)
+    local = root / ".memstack"
+    for path in sorted(local.iterdir()) if local.is_dir() else []:
+        if path.name in KEPT_LOCAL:
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    (gitdir / STATE).unlink()
+    receipt = state["receipt"]
+    return {"receipt": receipt, "dropped_remote_refs": remotes,
+            "push": [f"git push --force-with-lease={ref}:{heads['old']} <remote> {ref}"
+                     for ref, heads in receipt["heads"].items()]}
+
+
+def _stale_remotes(top: Path, tips: list[str]) -> list[str]:
+    """Remote-tracking refs on the old history (they would keep its objects; the next fetch brings them back
+    rewritten)."""
+    data = git.run(top, "for-each-ref", "--format=%(refname) %(objectname)", "refs/remotes/").stdout.decode()
+    stale = []
+    for line in data.splitlines():
+        ref, sha = line.split(" ")
+        if ref.endswith("/HEAD"):
+            continue
+        if not any(git.is_ancestor(top, sha, tip) for tip in tips):
+            stale.append(ref)
+    return stale
+
+
+def _document(found: Plan, dry_run: bool) -> dict[str, Any]:
+    return {"records": found.records, "dry_run": dry_run, "commits": len(found.commits), "blobs": len(found.blobs),
+            "paths": dict(sorted(found.paths.items())), "heads_before": found.heads}

@@ -1,0 +1,128 @@
+"""A guarded remote (hooks/pre-receive) accepts the force push of an excise, with its receipt, and nothing
+else that rewrites a branch: a forged receipt, a receipt with a wrong map, a rewrite that changed one other
+byte. After the server's documented clean-up it holds no byte of the excised content."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from excise_support import SECRETS, every_object, forgotten_store, ok
+
+from helpers import git, memstack
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Iterator[Path]:
+    from memstack.base.resources import data_dir
+
+    path = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(path)], check=True)
+    hook = path / "hooks" / "pre-receive"
+    shutil.copyfile(data_dir("hooks") / "pre-receive", hook)
+    os.chmod(hook, 0o755)
+    yield path
+
+
+def push(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return git(store, "push", "--no-verify", *args, check=False)
+
+
+@pytest.fixture
+def excised(store: Path, remote: Path) -> tuple[Path, dict]:
+    """A store whose forgotten history was pushed to the guarded remote, then excised here (not pushed yet)."""
+    forgotten_store(store)
+    git(store, "remote", "add", "origin", str(remote))
+    pushed = push(store, "origin", "main")
+    assert pushed.returncode == 0, pushed.stderr
+    done = ok(store, "excise")
+    return store, done["receipt"]
+
+
+def remote_head(remote: Path) -> str:
+    return git(remote, "rev-parse", "main").stdout.strip()
+
+
+def refused(store: Path, remote: Path, source: str, *expected: str) -> None:
+    before = remote_head(remote)
+    said = push(store, "--force", "origin", f"{source}:main")
+    assert said.returncode != 0, said.stderr
+    for text in expected:
+        assert text in said.stderr, said.stderr
+    assert remote_head(remote) == before
+
+
+def commit_receipt(store: Path, base: str, receipt: dict) -> str:
+    """A commit on `base` appending `receipt` to kb/erasures.jsonl (past the hook), on branch `forged`."""
+    git(store, "checkout", "-q", "-B", "forged", base)
+    log = store / "kb/erasures.jsonl"
+    with log.open("a") as out:
+        out.write(json.dumps(receipt, sort_keys=True, separators=(",", ":")) + "\n")
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "memstack excise: receipt")
+    return git(store, "rev-parse", "HEAD").stdout.strip()
+
+
+def test_the_excise_is_accepted_and_the_server_clean_up_leaves_no_byte(excised: tuple[Path, dict],
+                                                                        remote: Path) -> None:
+    store, receipt = excised
+    old = receipt["heads"]["refs/heads/main"]["old"]
+    assert remote_head(remote) == old
+    said = push(store, f"--force-with-lease=main:{old}", "origin", "main")
+    assert said.returncode == 0, said.stderr
+    assert remote_head(remote) == git(store, "rev-parse", "main").stdout.strip()
+    # the documented clean-up on the server (docs/forgetting.md, Excise)
+    git(remote, "reflog", "expire", "--expire=now", "--all")
+    git(remote, "gc", "--prune=now", "--quiet")
+    everything = every_object(remote) + subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"],
+                                                       cwd=remote, capture_output=True, check=True).stdout
+    assert not [text for text in SECRETS if text.encode() in everything]
+
+
+def test_a_forged_receipt_on_a_hand_made_rewrite_is_refused(excised: tuple[Path, dict], remote: Path) -> None:
+    store, receipt = excised
+    old = receipt["heads"]["refs/heads/main"]["old"]
+    # a rewrite by hand: the old history's last commit made again without the tombstones
+    git(store, "fetch", "-q", "origin")
+    git(store, "checkout", "-q", "-B", "hand", f"{old}~1")
+    (store / "store/notes/kept.json").write_text(json.dumps({"tampered": True}) + "\n")
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "forget")
+    hand = git(store, "rev-parse", "HEAD").stdout.strip()
+    forged = commit_receipt(store, hand, {**receipt, "heads": {"refs/heads/main": {"old": old, "new": hand}}})
+    refused(store, remote, forged, "is not the one receipt", "does not keep")
+
+
+def test_a_receipt_with_a_wrong_map_is_refused(excised: tuple[Path, dict], remote: Path) -> None:
+    store, receipt = excised
+    new = receipt["heads"]["refs/heads/main"]["new"]
+    other = git(store, "rev-parse", f"{new}~1").stdout.strip()
+    wrong = commit_receipt(store, "main", {**receipt, "id": receipt["id"][:-8] + "00000000",
+                                           "heads": {"refs/heads/main": {"old": other, "new": new}}})
+    refused(store, remote, wrong, "its map does not move refs/heads/main")
+    unmapped = commit_receipt(store, "main", {**receipt, "heads": {"refs/heads/other": receipt["heads"]
+                                                                   ["refs/heads/main"]}})
+    refused(store, remote, unmapped, "its map does not move refs/heads/main")
+
+
+def test_a_rewrite_that_changed_one_other_byte_is_refused(excised: tuple[Path, dict], remote: Path) -> None:
+    store, receipt = excised
+    heads = receipt["heads"]["refs/heads/main"]
+    git(store, "branch", "-f", "tamper", heads["new"])
+    script = ("import git_filter_repo as g\n"
+              "def cb(blob, _):\n    blob.data = blob.data.replace(b'\"visible\"', b'\"visiblE\"')\n"
+              "g.RepoFilter(g.FilteringOptions.parse_args(['--force', '--quiet', '--refs', 'refs/heads/tamper',"
+              " '--preserve-commit-hashes', '--prune-empty', 'never']), blob_callback=cb).run()\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=store, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    tampered = git(store, "rev-parse", "tamper").stdout.strip()
+    assert tampered != heads["new"]
+    forged = commit_receipt(store, tampered, {**receipt, "heads": {"refs/heads/main": {**heads, "new": tampered}}})
+    refused(store, remote, forged, "store/notes/kept.json changed beyond the excised records' content")
+    # and the rewrite pushed without any receipt is refused as any force push is
+    refused(store, remote, tampered, "force push")
+    assert memstack("check", "--range", "main", cwd=store).returncode == 0

@@ -1,0 +1,122 @@
+"""`memstack excise`: the content of forgotten records removed from every commit of every branch, a receipt
+committed, the clone cleaned; every rewritten commit still passes the store's checks."""
+
+import json
+from pathlib import Path
+
+import pytest
+from excise_support import DAY, SECRETS, commit, every_object, every_object_any, forgotten_store, ok
+
+from helpers import git, memstack
+
+
+def test_excise_removes_every_byte_of_the_forgotten_content_and_every_commit_still_passes_the_checks(
+        store: Path) -> None:
+    names = forgotten_store(store)
+    assert all(text.encode() in every_object(store) for text in SECRETS)
+    assert memstack("search", "unrelated", cwd=store).returncode == 0  # the local indexes are built
+    assert memstack("fact", "get-valid-at", "--ts", DAY, cwd=store).returncode == 0
+    before = git(store, "log", "--format=%an%x00%ae%x00%at%x00%cn%x00%ct%x00%s", "main").stdout.splitlines()
+    dry = ok(store, "excise", "--dry-run")
+    assert set(dry["records"]) == set(names.values()) and dry["commits"] >= 2 and dry["blobs"] >= 6
+    assert git(store, "rev-parse", "main").stdout.strip() == dry["heads_before"]["refs/heads/main"]  # unchanged
+
+    done = ok(store, "excise", "--by", "Grace Hopper", "--reason", "an erasure request")
+    receipt = done["receipt"]
+    assert set(receipt["records"]) == set(names.values()) and receipt["by"] == "Grace Hopper"
+    [(ref, heads)] = receipt["heads"].items()
+    assert ref == "refs/heads/main" and heads["old"] == dry["heads_before"]["refs/heads/main"]
+    assert git(store, "rev-parse", "main~1").stdout.strip() == heads["new"]  # the receipt's commit on top
+    lines = (store / "kb/erasures.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == [receipt]
+    after = git(store, "log", "--format=%an%x00%ae%x00%at%x00%cn%x00%ct%x00%s", "main~1").stdout.splitlines()
+    assert after == before  # every commit kept, with its authors, dates and message
+
+    everything = every_object(store) + every_object_any(store)
+    assert not [text for text in SECRETS if text.encode() in everything]
+    assert b"an unrelated note that stays" in everything and b"visible" in everything
+    assert git(store, "status", "--porcelain").stdout == ""
+    root = git(store, "rev-list", "--max-parents=0", "HEAD").stdout.strip()
+    checked = memstack("check", "--range", f"{root}..HEAD", cwd=store)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert memstack("rebuild", "--check", cwd=store).returncode == 0
+    record = json.loads((store / "intake/alice/2026-03-02.jsonl").read_text().splitlines()[0])
+    assert record["id"] == names["intake"] and record["created_at"].startswith("2026-03-02")
+    assert record["content"].startswith("[excised sha256:") and record["keywords"] == []
+    salt = (store / ".memstack/excise" / f"{receipt['id']}.salt").read_text().strip()
+    assert salt == done["salt"] and salt.encode() not in everything  # the salt is never committed
+    local = b"".join(p.read_bytes() for p in (store / ".memstack").rglob("*") if p.is_file())
+    assert not [text for text in SECRETS if text.encode() in local]  # the indexes that held it are gone
+
+    again = ok(store, "excise")
+    assert again["records"] == [] and git(store, "rev-parse", "HEAD").stdout.strip() == \
+        git(store, "rev-parse", "main").stdout.strip()
+
+
+def test_nothing_forgotten_is_nothing_to_excise(store: Path) -> None:
+    head = git(store, "rev-parse", "HEAD").stdout.strip()
+    said = memstack("excise", cwd=store)
+    assert said.returncode == 0 and "nothing to excise" in said.stdout
+    assert git(store, "rev-parse", "HEAD").stdout.strip() == head
+
+
+def test_excise_refuses_a_dirty_work_tree_in_one_line(store: Path) -> None:
+    forgotten_store(store)
+    (store / "notes.txt").write_text("not committed\n")
+    head = git(store, "rev-parse", "HEAD").stdout.strip()
+    said = memstack("excise", cwd=store)
+    assert said.returncode == 2 and "uncommitted changes" in said.stderr and len(said.stderr.splitlines()) == 1
+    assert git(store, "rev-parse", "HEAD").stdout.strip() == head
+
+
+@pytest.mark.parametrize("stage", ["planned", "rewritten", "receipts", "moved", "scratch"])
+def test_excise_killed_anywhere_leaves_before_or_after_and_a_rerun_finishes(store: Path, stage: str) -> None:
+    forgotten_store(store)
+    old = git(store, "rev-parse", "main").stdout.strip()
+    killed = memstack("excise", cwd=store, env={"MEMSTACK_EXCISE_KILL_AT": stage})
+    assert killed.returncode == -9
+    now = git(store, "rev-parse", "main").stdout.strip()
+    if now == old:  # as before
+        assert stage in ("planned", "rewritten", "receipts")
+    else:  # as after: the receipt on top
+        assert stage in ("moved", "scratch") and (store / "kb/erasures.jsonl").exists() \
+            or git(store, "cat-file", "-e", "main:kb/erasures.jsonl", check=False).returncode == 0
+    done = ok(store, "excise")
+    assert done.get("resumed") is True
+    assert not [text for text in SECRETS if text.encode() in every_object(store) + every_object_any(store)]
+    assert git(store, "status", "--porcelain").stdout == ""
+    assert len((store / "kb/erasures.jsonl").read_text().splitlines()) == 1
+
+
+def test_every_local_branch_is_rewritten_and_carries_the_same_receipt(store: Path) -> None:
+    names = forgotten_store(store)
+    git(store, "checkout", "-q", "-b", "side")
+    ok(store, "soil", "put", "notes", "side", "--value", json.dumps({"on": "the side branch"}))
+    commit(store, "side work")
+    git(store, "checkout", "-q", "main")
+    git(store, "branch", "-q", "untouched", "HEAD~3")  # the first commit only: nothing to rewrite there
+    before = {b: git(store, "rev-parse", b).stdout.strip() for b in ("main", "side", "untouched")}
+    receipt = ok(store, "excise")["receipt"]
+    assert set(receipt["heads"]) == {"refs/heads/main", "refs/heads/side"}
+    assert set(receipt["records"]) == set(names.values())
+    for branch in ("main", "side"):
+        assert receipt["heads"][f"refs/heads/{branch}"]["old"] == before[branch]
+        assert git(store, "rev-parse", f"{branch}~1").stdout.strip() == \
+            receipt["heads"][f"refs/heads/{branch}"]["new"]
+        shown = git(store, "show", f"{branch}:kb/erasures.jsonl").stdout
+        assert [json.loads(line) for line in shown.splitlines()] == [receipt]
+        checked = memstack("check", "--range", branch, cwd=store)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert git(store, "rev-parse", "untouched").stdout.strip() == before["untouched"]
+    assert git(store, "show", "side:store/notes/side.json").returncode == 0
+    assert not [text for text in SECRETS if text.encode() in every_object(store) + every_object_any(store)]
+
+
+def test_a_tag_on_the_history_to_rewrite_is_named_and_nothing_changes(store: Path) -> None:
+    forgotten_store(store)
+    git(store, "tag", "v1", "HEAD~1")
+    head = git(store, "rev-parse", "HEAD").stdout.strip()
+    said = memstack("excise", cwd=store)
+    assert said.returncode == 2 and "refs/tags/v1" in said.stderr, said.stderr
+    assert git(store, "rev-parse", "HEAD").stdout.strip() == head
+    assert not (store / ".memstack/excise").exists() or not list((store / ".memstack/excise").iterdir())
