@@ -17,11 +17,12 @@ from pathlib import Path
 
 import orjson
 
+from memstack.base import layout
 from memstack.base.times import iso
 from memstack.integrity.violations import Violation
 from memstack.repo import git
 
-RECEIPTS = "kb/erasures.jsonl"  # in the store: one line per excise, append-only
+RECEIPTS = layout.ERASURES_LOG  # in the store: one line per excise, append-only
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ With one:
 2. the replayed commits are checked as pre-receive checks a push (`check.commits`);
 3. the branch moves to the last one (`git reset --keep`: other uncommitted files stay);
 4. purge: ORIG_HEAD dropped, reflogs expired (the stash's aside: it is the user's),
-   `git gc --prune=now` (the old history's objects leave the clone), and the indexes in
-   `.memstack/` that hold content dropped: they are rebuilt on their next use.
+   `git gc --prune=now` (the old history's objects leave the clone), and what
+   `.memstack/` holds dropped (indexes, caches; as excise leaves it): rebuilt on next use.
 """
 
 import contextlib
@@ -36,10 +36,10 @@ from memstack.integrity import check, prerewrite
 from memstack.integrity.prerewrite import Receipt
 from memstack.kb import merge
 from memstack.repo import diffs, git
+from memstack.workflows.excise import run as excise_run
 
-# What `.memstack/` holds that was read from memory (content): dropped after an excise, rebuilt on next use.
-CONTENT_CACHES = ("facts.sqlite3", "search.sqlite3", "semantic.sqlite3", "anchors", "status.json",
-                  "queue-counts.json", "promoted.json")
+# What of `.memstack/` stays after an excise (as `memstack excise` leaves it): the rest is rebuilt on next use.
+KEPT_LOCAL = (*excise_run.KEPT_LOCAL, "pending")  # pending: the fact store's record of a write under way
 
 
 class Refused(Exception):
@@ -219,10 +219,11 @@ def _purge(top: Path, store: Path, env: dict[str, str]) -> None:
     _git(top, env, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "HEAD", *refs)  # stashes kept
     _git(top, env, "gc", "-q", "--prune=now")
     local = store / ".memstack"
-    for name in CONTENT_CACHES:
-        for path in local.glob(f"{name}*"):
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                with contextlib.suppress(OSError):
-                    path.unlink()
+    for path in sorted(local.iterdir()) if local.is_dir() else []:
+        if path.name in KEPT_LOCAL:
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                path.unlink()

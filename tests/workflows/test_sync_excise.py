@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers import git, memstack
+from memstack.base.times import iso
 from team_support import clone, guarded_remote
 
 DAY = "2026-03-02T10:00:00Z"
@@ -48,28 +49,26 @@ def everything_on_disk(repo: Path) -> bytes:
     return b"".join(p.read_bytes() for p in repo.rglob("*") if p.is_file() and "objects" not in p.parts)
 
 
-def filter_repo(repo: Path, *args: str) -> None:
+def excise(alice: Path) -> dict:
+    """`memstack excise` in alice's clone, then the push it prints (accepted by the server's hook)."""
+    receipt = ok(alice, "excise", "--by", "Grace Hopper", "--reason", "an erasure request")["receipt"]
+    old = receipt["heads"]["refs/heads/main"]["old"]
+    pushed = git(alice, "push", "-q", "--no-verify", f"--force-with-lease=refs/heads/main:{old}", "origin",
+                 "refs/heads/main", check=False)
+    assert pushed.returncode == 0, pushed.stderr
+    return receipt
+
+
+def rewrite_without_receipt(alice: Path, remote: Path) -> None:
+    """History rewritten by hand (git filter-repo, no receipt) and force-pushed past the server's hook (set
+    aside: it refuses such a push): what a remote without the hook may hold."""
     tool = shutil.which("git-filter-repo", path=os.path.dirname(sys.executable)) or shutil.which("git-filter-repo")
-    if tool is None:
-        pytest.skip("git-filter-repo is not installed")
-    done = subprocess.run([tool, "--force", *args], cwd=repo, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-
-
-def rewrite(alice: Path, remote: Path, receipt: dict | None) -> str:
-    """What an excise does to the history: every commit's secret replaced, a receipt committed on top, the
-    branch force-pushed (the server's hook set aside: its acceptance of a receipt is tested elsewhere)."""
-    old = head(alice)
+    assert tool, "git-filter-repo is installed with memstack"
     expressions = alice.parent / "expressions.txt"
-    expressions.write_text(f"{SECRET}==>[excised]\n")
-    filter_repo(alice, "--replace-text", str(expressions))
-    new = head(alice)
-    if receipt is not None:
-        receipt["heads"] = {"refs/heads/main": {"old": old, "new": new}}
-        with (alice / "kb/erasures.jsonl").open("a") as handle:
-            handle.write(json.dumps(receipt, sort_keys=True) + "\n")
-        git(alice, "add", "kb/erasures.jsonl")
-        git(alice, "commit", "-q", "--no-verify", "-m", "memstack excise: erasure receipt")
+    expressions.write_text(f"{SECRET}==>[gone]\n")
+    done = subprocess.run([tool, "--force", "--replace-text", str(expressions)], cwd=alice, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
     git(alice, "remote", "add", "origin", str(remote), check=False)
     hook = remote / "hooks/pre-receive"
     hook.rename(hook.with_name("pre-receive.aside"))
@@ -78,7 +77,6 @@ def rewrite(alice: Path, remote: Path, receipt: dict | None) -> str:
     finally:
         hook.with_name("pre-receive.aside").rename(hook)
     assert pushed.returncode == 0, pushed.stderr
-    return old
 
 
 @pytest.fixture
@@ -107,35 +105,42 @@ def test_bob_syncs_after_alice_excised_and_nothing_of_it_is_left(team: tuple[Pat
        "--valid-from", DAY, "--recorded-at", "2026-03-02T11:00:00Z")
     ok(alice, "forget", record_id, "--reason", "a person's phone number")
     commit(alice, "forget a phone number")
-    old = rewrite(alice, remote, {"id": "e1", "by": "Grace Hopper", "reason": "a person's phone number",
-                                  "excised_at": 1772452800000, "records": [record_id]})
+    ok(alice, "sync")  # the tombstone on the remote; bob does not sync
+    receipt = excise(alice)
+    named = f"erasure receipt {receipt['id']} (by Grace Hopper, {iso(receipt['excised_at'])})"
 
     # bob's old history cannot go back to the remote, force-pushed or under another name
     for refspec in ("+HEAD:refs/heads/main", "HEAD:refs/heads/bob-old"):
         pushed = git(bob, "push", "--no-verify", "origin", refspec, check=False)
         assert pushed.returncode != 0, pushed.stderr
-        assert "erasure receipt e1 (by Grace Hopper, 2026-03-02T12:00:00.000Z)" in pushed.stderr, pushed.stderr
+        assert named in pushed.stderr, pushed.stderr
         assert "memstack sync" in pushed.stderr
     assert git(remote, "rev-parse", "-q", "--verify", "refs/heads/bob-old", check=False).returncode != 0
 
+    own_old = head(bob)
     said = memstack("sync", cwd=bob)
     assert said.returncode == 0, said.stderr
-    assert "rewritten by an excise (erasure receipt e1): moved 2 commits of this clone onto it" in said.stdout
+    assert f"rewritten by an excise (erasure receipt {receipt['id']}): moved 2 commits of this clone onto it" \
+        in said.stdout
     assert "purged here" in said.stdout
     # bob's memory reached the remote, on top of the rewritten history
     assert head(remote, "main") == head(bob)
     assert git(remote, "merge-base", "--is-ancestor", head(alice), "main").returncode == 0
     on_remote = git(remote, "show", "main:intake/bob/2026-03-02.jsonl").stdout
-    assert mine["id"] in on_remote and "[excised]" in on_remote and SECRET not in on_remote
+    assert mine["id"] in on_remote and "[excised sha256:" in on_remote and SECRET not in on_remote
     assert "at noon" in git(remote, "show", "main:kb/knowledge/bob/2026-03.json").stdout
     # no byte of it in bob's clone: not in any object reachable from a ref, not in .git's other files, not in
     # the work tree or .memstack/ (the search index was dropped, and rebuilds without it)
-    assert git(bob, "cat-file", "-e", old, check=False).returncode != 0
+    assert git(bob, "cat-file", "-e", own_old, check=False).returncode != 0  # bob's old head is gone
     assert SECRET.encode() not in every_object(bob)
     assert SECRET.encode() not in everything_on_disk(bob)
     assert not ok(bob, "search", "555-0199")["hits"]
     assert SECRET.encode() not in everything_on_disk(bob)
     assert memstack("check", "--range", f"{head(alice)}..HEAD", cwd=bob).returncode == 0
+    # and, after the server's documented clean-up, none on the remote nor in alice's clone
+    git(remote, "reflog", "expire", "--expire=now", "--all")
+    git(remote, "gc", "-q", "--prune=now")
+    assert SECRET.encode() not in every_object(remote) and SECRET.encode() not in every_object(alice)
 
 
 def test_a_rewrite_without_a_receipt_is_refused_and_changes_nothing(team: tuple[Path, Path, Path, str]) -> None:
@@ -144,7 +149,7 @@ def test_a_rewrite_without_a_receipt_is_refused_and_changes_nothing(team: tuple[
        "--created-at", "2026-03-02T11:00:00Z")
     commit(bob, "bob's own record")
     before, tracked = head(bob), head(bob, "origin/main")
-    rewrite(alice, remote, None)
+    rewrite_without_receipt(alice, remote)
     said = memstack("sync", cwd=bob)
     assert said.returncode == 2
     assert "the remote's history was rewritten without an erasure receipt" in said.stderr, said.stderr
