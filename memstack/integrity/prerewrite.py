@@ -96,7 +96,7 @@ def refusals(repo: Path, updates: Sequence[tuple[str, str, str]],
             continue
         sha, receipt = found[0]
         receipt = receipt or next(iter(receipts.values()))
-        refused.append((ref, f"history an excise rewrote ({receipt.named()})", [Violation(
+        refused.append((ref, f"history the {receipt.named()} rewrote", [Violation(
             ref, 0, "I1", f"the push holds commit {sha[:12]} from before the rewrite recorded by the {receipt.named()}"
                           f" in {folder}{RECEIPTS}: it still carries content that was excised",
             "run `memstack sync` in this clone (it moves your own commits onto the rewritten history and"
