@@ -66,36 +66,42 @@ def present(repo: Path, shas: Iterable[str], env: dict[str, str] | None = None) 
             if git.run(repo, "cat-file", "-e", f"{sha}^{{commit}}", env=env, ok=(0, 1, 128)).returncode == 0]
 
 
-def _rev_list(repo: Path, *revs: str) -> set[str]:
-    return set(git.run(repo, "rev-list", *revs).stdout.decode().split())
+def _rev_list(repo: Path, *revs: str, env: dict[str, str] | None = None) -> list[str]:
+    return git.run(repo, "rev-list", "--topo-order", *revs, env=env).stdout.decode().split()
+
+
+def stale_commit(repo: Path, new: str, exclude: Sequence[str], receipts: Sequence[Receipt], tips: Sequence[str],
+                 folder: str = "", env: dict[str, str] | None = None) -> tuple[str, Receipt] | None:
+    """The newest commit of `new --not EXCLUDE` from before a rewrite one of `receipts` recorded, with that
+    receipt; None when there is none. Pre-rewrite: a receipt's old head or its ancestor (while this repository
+    has them), or a commit adding a line of an excised record other than the line `tips` hold for it (old
+    heads may be gone; the commit that first wrote the content is in any such history)."""
+    owner = {old: r for r in receipts for old, _ in r.heads.values()}
+    olds = present(repo, owner, env)
+    stale = set(_rev_list(repo, *olds, "--not", *exclude, env=env)) if olds else set()
+    for sha in _rev_list(repo, new, "--not", *exclude, env=env) if stale else []:
+        if sha in stale:
+            holder = [o for o in olds if sha == o or git.run(repo, "merge-base", "--is-ancestor", sha, o, env=env,
+                                                             ok=(0, 1)).returncode == 0]
+            return sha, owner[holder[0]] if holder else receipts[0]
+    return _rewritten_line(repo, [new, "--not", *exclude], receipts, tips, folder, env)
 
 
 def refusals(repo: Path, updates: Sequence[tuple[str, str, str]],
              folder: str = "") -> list[tuple[str, str, list[Violation]]]:
-    """Pre-receive: each pushed ref (`old new ref`) whose new commits hold pre-rewrite history of a receipt the
-    server's branches hold, as (ref, what, violations) naming the receipt. A pushed commit is pre-rewrite
-    when it is a receipt's old head or its ancestor (while the server or the push has them), or when it
-    adds a line of an excised record other than the one the rewritten history holds (the server's clean-up
-    may have removed the old heads; the commit that first wrote the content is in any such push)."""
+    """Pre-receive: each pushed ref (`old new ref`) whose new commits hold pre-rewrite history (`stale_commit`)
+    of a receipt the server's branches hold, as (ref, what, violations) naming the receipt."""
     tips = git.run(repo, "for-each-ref", "--format=%(objectname)", "refs/heads/").stdout.decode().split()
-    receipts = {r.id: r for tip in tips for r in at(repo, tip, folder)}
+    receipts = list({r.id: r for tip in tips for r in at(repo, tip, folder)}.values())
     if not receipts:
         return []
-    owner = {old: r for r in receipts.values() for old, _ in r.heads.values()}
-    olds = present(repo, owner)
-    # The server's refs are not updated yet: --all is the history it holds now (the rewritten one).
-    stale = _rev_list(repo, *olds, "--not", "--all") if olds else set()
     refused = []
     for _, new, ref in updates:
-        if git.is_zero(new):
+        # The server's refs are not updated yet: --all is the history it holds now (the rewritten one).
+        found = None if git.is_zero(new) else stale_commit(repo, new, ["--all"], receipts, tips, folder)
+        if found is None:
             continue
-        pushed = git.run(repo, "rev-list", "--topo-order", new, "--not", "--all").stdout.decode().split()
-        found = [(sha, next((owner[o] for o in olds if sha == o or git.is_ancestor(repo, sha, o)), None))
-                 for sha in pushed if sha in stale][:1] or _rewritten_lines(repo, new, tips, receipts, folder)
-        if not found:
-            continue
-        sha, receipt = found[0]
-        receipt = receipt or next(iter(receipts.values()))
+        sha, receipt = found
         refused.append((ref, f"history the {receipt.named()} rewrote", [Violation(
             ref, 0, "I1", f"the push holds commit {sha[:12]} from before the rewrite recorded by the {receipt.named()}"
                           f" in {folder}{RECEIPTS}: it still carries content that was excised",
@@ -104,16 +110,16 @@ def refusals(repo: Path, updates: Sequence[tuple[str, str, str]],
     return refused
 
 
-def _rewritten_lines(repo: Path, new: str, tips: Sequence[str], receipts: dict[str, Receipt],
-                     folder: str) -> list[tuple[str, Receipt | None]]:
-    """The newest pushed commit that adds a line of an excised record other than the line the server's
-    branches hold for it, with its receipt ([] when none does)."""
-    of = {record: r for r in receipts.values() for record in r.records if record and "/" not in record}
+def _rewritten_line(repo: Path, revs: Sequence[str], receipts: Sequence[Receipt], tips: Sequence[str], folder: str,
+                    env: dict[str, str] | None) -> tuple[str, Receipt] | None:
+    """The newest commit of `revs` that adds a line of an excised record other than the line `tips` hold for
+    it, with its receipt."""
+    of = {record: r for r in receipts for record in r.records if record and "/" not in record}
     if not of:
-        return []
+        return None
     pattern = "|".join(sorted(of))
     log = git.run(repo, "log", "-U0", "--no-color", "--no-ext-diff", "--no-textconv", "--format=%x00%H",
-                  f"-G{pattern}", new, "--not", "--all", "--", f"{folder}*.jsonl" if folder else "*.jsonl").stdout
+                  f"-G{pattern}", *revs, "--", f"{folder}*.jsonl" if folder else "*.jsonl", env=env).stdout
     current: dict[str, set[bytes]] = {}
     for block in log.split(b"\0")[1:]:
         sha, _, diff = block.partition(b"\n")
@@ -124,8 +130,9 @@ def _rewritten_lines(repo: Path, new: str, tips: Sequence[str], receipts: dict[s
                 if record.encode() not in line:
                     continue
                 if record not in current:
-                    grep = git.run(repo, "grep", "-h", "-F", "-e", record, *tips, "--", "*.jsonl", ok=(0, 1)).stdout
+                    grep = git.run(repo, "grep", "-h", "-F", "-e", record, *tips, "--", "*.jsonl", env=env,
+                                   ok=(0, 1)).stdout
                     current[record] = set(grep.splitlines())
                 if line[1:] not in current[record]:
-                    return [(sha.decode(), receipt)]
-    return []
+                    return sha.decode(), receipt
+    return None

@@ -31,13 +31,15 @@ from typing import Any
 
 import orjson
 
-from memstack.base import layout
+from memstack.base import forgotten, layout
 from memstack.integrity import check, prerewrite
 from memstack.integrity.prerewrite import Receipt
 from memstack.kb import merge
 from memstack.repo import diffs, git
+from memstack.repo.store import folder_of
 from memstack.workflows.excise import run as excise_run
 
+MIN_SAID = 8  # characters: a shorter value of an excised record (a tier, a name) is not looked for when replaying
 # What of `.memstack/` stays after an excise (as `memstack excise` leaves it): the rest is rebuilt on next use.
 KEPT_LOCAL = (*excise_run.KEPT_LOCAL, "pending")  # pending: the fact store's record of a write under way
 
@@ -73,15 +75,31 @@ def receipts_for(top: Path, folder: str, env: dict[str, str], branch: str, befor
     return new
 
 
-def still_old(top: Path, folder: str, env: dict[str, str], branch: str, tips: Sequence[str]) -> Receipt | None:
-    """The receipt (of those `tips` hold) whose pre-rewrite history HEAD still holds: sync never pushes it."""
+def excised_here(top: Path, folder: str, env: dict[str, str], branch: str, theirs: str) -> Receipt | None:
+    """A receipt HEAD holds and `theirs` does not, whose old head of `branch` holds `theirs`: this clone ran the
+    excise and the remote still has the old history (merging it would bring the content back)."""
     ref = f"refs/heads/{branch}"
-    receipts = {r.id: r for tip in tips for r in prerewrite.at(top, tip, folder, env) if ref in r.heads}
-    for receipt in receipts.values():
-        for old in prerewrite.present(top, _olds([receipt], ref), env):
-            if git.is_ancestor(top, old, "HEAD"):
-                return receipt
+    known = {r.id for r in prerewrite.at(top, theirs, folder, env)}
+    for receipt in prerewrite.at(top, "HEAD", folder, env):
+        if receipt.id in known or ref not in receipt.heads:
+            continue
+        old = receipt.heads[ref][0]
+        if old == theirs or (prerewrite.present(top, [old], env) and git.is_ancestor(top, theirs, old)):
+            return receipt
     return None
+
+
+def still_old(top: Path, folder: str, env: dict[str, str], branch: str, tracking: str) -> Receipt | None:
+    """The receipt (of those HEAD and the remote-tracking branch hold) whose pre-rewrite history HEAD holds
+    beyond the remote-tracking branch (`prerewrite.stale_commit`, as pre-receive would find it): sync never
+    pushes it."""
+    ref = f"refs/heads/{branch}"
+    tips = ["HEAD", tracking] if git.rev_parse(top, tracking) else ["HEAD"]
+    receipts = list({r.id: r for tip in tips for r in prerewrite.at(top, tip, folder, env) if ref in r.heads}.values())
+    if not receipts:
+        return None
+    found = prerewrite.stale_commit(top, "HEAD", tips[1:], receipts, tips[1:] or tips, folder, env)
+    return found[1] if found else None
 
 
 def _olds(receipts: Sequence[Receipt], ref: str) -> list[str]:
@@ -91,14 +109,15 @@ def _olds(receipts: Sequence[Receipt], ref: str) -> list[str]:
 def move(store: Path, env: dict[str, str], branch: str, before: str | None, theirs: str,
          receipts: Sequence[Receipt]) -> dict[str, Any]:
     """Replay this clone's own commits onto `theirs`, move the branch there, purge the old history."""
-    top, folder = _where(store)
+    top, folder = folder_of(store)
     ref = f"refs/heads/{branch}"
     head = _git(top, env, "rev-parse", "HEAD")
     olds = prerewrite.present(top, [*_olds(receipts, ref), *([before] if before else [])], env)
     own = _git(top, env, "rev-list", "--reverse", "--topo-order", "--no-merges", "HEAD", "--not", theirs,
                *olds).split()
     excised = {record for r in receipts for record in r.records}
-    replayed = _replay(top, folder, env, theirs, own, excised) if own else []
+    said = _said(top, env, olds, excised) if own else {}
+    replayed = _replay(top, folder, env, theirs, own, excised, said) if own else []
     tip = replayed[-1][1] if replayed else theirs
     if replayed:
         report = check.commits(top, [tip, "--not", theirs], "the replayed commits", folder=folder)
@@ -116,14 +135,30 @@ def move(store: Path, env: dict[str, str], branch: str, before: str | None, thei
             "dropped": len(own) - len(replayed)}
 
 
-def _where(store: Path) -> tuple[Path, str]:
-    from memstack.repo.store import folder_of
-
-    return folder_of(store)
+def _said(top: Path, env: dict[str, str], olds: Sequence[str], excised: set[str]) -> dict[bytes, str]:
+    """What the excised records said, as the old history here holds them: each text value of theirs (of
+    MIN_SAID characters or more, outside the fields a forgotten record keeps), JSON-encoded, and its record."""
+    said: dict[bytes, str] = {}
+    for record in sorted(r for r in excised if "/" not in r):
+        for rev in olds:
+            found = git.run(top, "grep", "-h", "-F", "-e", record, rev, "--", "*.jsonl", env=env, ok=(0, 1)).stdout
+            for line in found.splitlines():
+                try:
+                    fields = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    continue
+                if not isinstance(fields, dict) or fields.get("id") != record:
+                    continue
+                for key, value in fields.items():
+                    texts = value if isinstance(value, list) else [value]
+                    for text in texts:
+                        if key not in forgotten.KEPT and isinstance(text, str) and len(text) >= MIN_SAID:
+                            said[orjson.dumps(text)[1:-1]] = record
+    return said
 
 
 def _replay(top: Path, folder: str, env: dict[str, str], theirs: str, own: Sequence[str],
-            excised: set[str]) -> list[tuple[str, str]]:
+            excised: set[str], said: dict[bytes, str]) -> list[tuple[str, str]]:
     """Each of `own` replayed onto `theirs` in a temporary index: [(old commit, new commit)]; Refused on
     what cannot be replayed (nothing has moved then)."""
     scratch = Path(tempfile.mkdtemp(prefix="memstack-resync-"))
@@ -134,7 +169,7 @@ def _replay(top: Path, folder: str, env: dict[str, str], theirs: str, own: Seque
         for sha in own:
             trees = _git(top, env, "rev-parse", f"{sha}^^{{tree}}", f"{sha}^{{tree}}").split()
             for change in diffs.tree_diffs(top, [(trees[0], trees[1])])[0]:
-                _apply(top, folder, index_env, sha, change, excised)
+                _apply(top, folder, index_env, sha, change, excised, said)
             tree = _git(top, index_env, "write-tree")
             if tree == _git(top, env, "rev-parse", f"{tip}^{{tree}}"):
                 continue  # nothing of it is left (derived files only): sync's rebuild makes them again
@@ -148,7 +183,8 @@ def _replay(top: Path, folder: str, env: dict[str, str], theirs: str, own: Seque
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _apply(top: Path, folder: str, env: dict[str, str], sha: str, change: diffs.Change, excised: set[str]) -> None:
+def _apply(top: Path, folder: str, env: dict[str, str], sha: str, change: diffs.Change, excised: set[str],
+           said: dict[bytes, str]) -> None:
     """One file of commit `sha` merged into the temporary index (`env`)."""
     inside = change.path.startswith(folder)
     place = layout.classify(change.path[len(folder):]) if inside else layout.Place(layout.OTHER)
@@ -180,6 +216,11 @@ def _apply(top: Path, folder: str, env: dict[str, str], sha: str, change: diffs.
     else:
         raise Refused(f"commit {title} changes {change.path}, which the rewritten history changed too, so nothing"
                       " moved", _KEEP)
+    added = (result or b"")[len(ours or b""):] if result and ours and result.startswith(ours) else (result or b"")
+    copied = next((record for text, record in said.items() if text in added), None)
+    if copied is not None:
+        raise Refused(f"commit {title} writes what the excised record {copied} said into {change.path} (promoted"
+                      " or copied from it before it was forgotten), so nothing moved", _KEEP)
     if result is None:
         _git(top, env, "update-index", "--force-remove", "--", change.path)
         return
@@ -212,12 +253,18 @@ def _without(data: bytes, excised: set[str]) -> tuple[bytes, set[bytes]]:
     return b"".join(kept), dropped
 
 
-def _purge(top: Path, store: Path, env: dict[str, str]) -> None:
-    """The old history's objects out of this clone, and the local indexes that hold content dropped."""
+def drop_unreachable(top: Path, env: dict[str, str]) -> None:
+    """Objects no ref reaches out of this clone: ORIG_HEAD dropped, reflogs expired (the stash's kept: it is the
+    user's), `git gc --prune=now`."""
     _git(top, env, "update-ref", "-d", "ORIG_HEAD", ok=(0, 1))
     refs = [ref for ref in _git(top, env, "for-each-ref", "--format=%(refname)").split() if ref != "refs/stash"]
-    _git(top, env, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "HEAD", *refs)  # stashes kept
+    _git(top, env, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "HEAD", *refs)
     _git(top, env, "gc", "-q", "--prune=now")
+
+
+def _purge(top: Path, store: Path, env: dict[str, str]) -> None:
+    """The old history's objects out of this clone, and the local indexes that hold content dropped."""
+    drop_unreachable(top, env)
     local = store / ".memstack"
     for path in sorted(local.iterdir()) if local.is_dir() else []:
         if path.name in KEPT_LOCAL:

@@ -186,7 +186,7 @@ def _pull(run: _Git, remote: str, branch: str) -> dict[str, Any]:
     code, theirs = run("rev-parse", "--verify", "-q", tracking, ok=(0, 1))
     if code != 0 or run("merge-base", "--is-ancestor", theirs, "HEAD", ok=(0, 1))[0] == 0:
         return {"from": before, "to": before, "merged": False, "fast_forward": False, "sources_changed": False}
-    moved = _after_excise(run, branch, tracking, fetched if known == 0 else None, theirs)
+    moved = _after_excise(run, remote, branch, fetched if known == 0 else None, theirs)
     if moved is not None:
         return {"from": before, "to": moved["to"], "merged": False, "fast_forward": False, "sources_changed": True,
                 "after_excise": moved}
@@ -207,11 +207,20 @@ def _pull(run: _Git, remote: str, branch: str) -> dict[str, Any]:
     return {"from": before, "to": after, "merged": True, "fast_forward": after == theirs, "sources_changed": changed}
 
 
-def _after_excise(run: _Git, branch: str, tracking: str, fetched: str | None, theirs: str) -> dict[str, Any] | None:
+def _after_excise(run: _Git, remote: str, branch: str, fetched: str | None, theirs: str) -> dict[str, Any] | None:
     """None when the remote branch was not rewritten; else this clone's commits moved onto the rewritten
     history and the old one purged (resync.py). A rewrite without an erasure receipt stops the sync, with the
     remote-tracking branch put back: nothing changes."""
     top, folder = store_folder(run.store)
+    tracking, ref = f"refs/remotes/{remote}/{branch}", f"refs/heads/{branch}"
+    mine = resync.excised_here(top, folder, run.env, branch, theirs)
+    if mine is not None:  # the old history fetched meanwhile leaves again, as excise left the clone
+        run("update-ref", tracking, fetched) if fetched else run("update-ref", "-d", tracking)
+        resync.drop_unreachable(top, run.env)
+        raise _Stop(f"this branch was rewritten here by `memstack excise` ({mine.named()}) and {remote}/{branch}"
+                    " still holds the old history, so nothing was merged",
+                    f"push the rewrite as excise said (`git push --force-with-lease={ref}:{mine.heads[ref][0]}"
+                    f" {remote} {ref}`), then sync again")
     try:
         receipts = resync.receipts_for(top, folder, run.env, branch, fetched, theirs)
         if receipts is None:
@@ -315,7 +324,7 @@ def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, do
     if code == 0 and ahead == "0":
         return True
     top, folder = store_folder(store)
-    stale = resync.still_old(top, folder, run.env, branch, ["HEAD", f"refs/remotes/{remote}/{branch}"])
+    stale = resync.still_old(top, folder, run.env, branch, f"refs/remotes/{remote}/{branch}")
     if stale is not None:
         raise _Stop(f"this branch still holds the history the {stale.named()} rewrote, so it was not pushed",
                     "sync again from a branch based on the rewritten history (docs/sync.md)")

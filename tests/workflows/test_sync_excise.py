@@ -155,3 +155,45 @@ def test_a_rewrite_without_a_receipt_is_refused_and_changes_nothing(team: tuple[
     assert "the remote's history was rewritten without an erasure receipt" in said.stderr, said.stderr
     assert head(bob) == before and head(bob, "origin/main") == tracked
     assert head(remote, "main") == head(alice)
+
+
+def test_a_commit_holding_what_an_excised_record_said_stops_the_sync_and_loses_nothing(
+        team: tuple[Path, Path, Path, str]) -> None:
+    remote, alice, bob, _ = team
+    record = ok(alice, "intake", "write", "--agent", "alice", "--content", "Ada wants calls on 555-0199",
+                "--subject", "ada", "--predicate", "prefers", "--object", "calls on 555-0199", "--tier", "verified",
+                "--confidence", "0.9", "--created-at", DAY)["record"]
+    ok(alice, "sync")
+    ok(bob, "sync")
+    # bob promotes it (not pushed): his fact holds what it said; alice forgets it, and excises it
+    assert memstack("promote", "--now-ts", "2026-03-02T12:00:00Z", cwd=bob).returncode == 0
+    ok(alice, "forget", record["id"], "--reason", "a person's phone number")
+    commit(alice, "forget a phone number")
+    ok(alice, "sync")
+    excise(alice)
+    before, tracked, on_remote = head(bob), head(bob, "origin/main"), head(remote, "main")
+    said = memstack("sync", cwd=bob)
+    assert said.returncode == 2, said.stdout
+    assert f"writes what the excised record {record['id']} said into kb/facts/" in said.stderr, said.stderr
+    assert "your commits stay on this branch, unpushed" in said.stderr
+    assert head(bob) == before and head(bob, "origin/main") == tracked and head(remote, "main") == on_remote
+
+
+def test_sync_in_the_excising_clone_before_its_push_merges_nothing_back(team: tuple[Path, Path, Path, str]) -> None:
+    _, alice, _, record_id = team
+    ok(alice, "forget", record_id, "--reason", "a person's phone number")
+    commit(alice, "forget a phone number")
+    ok(alice, "sync")
+    receipt = ok(alice, "excise", "--by", "Grace Hopper", "--reason", "an erasure request")["receipt"]
+    before = head(alice)
+    said = memstack("sync", cwd=alice)  # instead of the push excise printed
+    assert said.returncode == 2
+    old = receipt["heads"]["refs/heads/main"]["old"]
+    assert f"rewritten here by `memstack excise` (erasure receipt {receipt['id']}" in said.stderr, said.stderr
+    assert f"git push --force-with-lease=refs/heads/main:{old} origin refs/heads/main" in said.stderr
+    assert head(alice) == before and SECRET.encode() not in every_object(alice)
+    assert git(alice, "cat-file", "-e", old, check=False).returncode != 0  # fetched, then dropped again
+    pushed = git(alice, "push", "-q", "--no-verify", f"--force-with-lease=refs/heads/main:{old}", "origin",
+                 "refs/heads/main", check=False)
+    assert pushed.returncode == 0, pushed.stderr
+    assert ok(alice, "sync")["pushed"] is None
