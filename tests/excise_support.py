@@ -15,7 +15,8 @@ TITLE = "Quaxeltitle"
 SOIL_TEXT = "Quaxelsoilvalue"
 THREAD = "Quaxelthread to finish"
 CELL = "Quaxelcell"
-SECRETS = (INTAKE_TEXT, TITLE, SOIL_TEXT, THREAD, CELL, "Quaxel")
+SOIL_NUMBER = 5550199  # a short value, not a string: its marker hashes its JSON text
+SECRETS = (INTAKE_TEXT, TITLE, SOIL_TEXT, THREAD, CELL, "Quaxel", str(SOIL_NUMBER))
 HANDOFF = f"""---
 agent: alice
 date: 2026-03-02
@@ -78,11 +79,13 @@ def forgotten_store(store: Path) -> dict[str, str]:
        "--confidence", "0.9", "--created-at", DAY)
     ok(store, "soil", "put", "notes", "contact", "--value", json.dumps({"phone": SOIL_TEXT}))
     ok(store, "soil", "put", "notes", "kept", "--value", json.dumps({"stays": "visible"}))
+    ok(store, "soil", "put", "notes", "phone", "--value", str(SOIL_NUMBER))
     handoff = memstack("handoff", "write", "--agent", "alice", "-", cwd=store, input=HANDOFF)
     assert handoff.returncode == 0, handoff.stderr
     commit(store, "memory")
     assert memstack("promote", "--now-ts", DAY, cwd=store).returncode == 0
     fact_id = f"{record['id']}-f"
-    ok(store, "forget", record["id"], "notes/contact", HANDOFF_PATH, "--reason", "erasure request")
+    ok(store, "forget", record["id"], "notes/contact", "notes/phone", HANDOFF_PATH, "--reason", "erasure request")
     commit(store, "forget")
-    return {"intake": record["id"], "fact": fact_id, "soil": "notes/contact", "handoff": HANDOFF_PATH}
+    return {"intake": record["id"], "fact": fact_id, "soil": "notes/contact", "number": "notes/phone",
+            "handoff": HANDOFF_PATH}

@@ -17,13 +17,14 @@ import hashlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import orjson
 
-from memstack.base import jsonio, layout
+from memstack.base import ids, jsonio, layout
 from memstack.base.forgotten import KEPT, Files, find, line_with
-from memstack.base.times import iso
+from memstack.base.times import day, iso, month
 from memstack.kb import views
 
 MARK = re.compile(r"\[excised sha256:[0-9a-f]{64}\]")
@@ -90,6 +91,32 @@ class Excised:
         """Bytes one of which a blob T changes holds (a cheap filter before parsing)."""
         return [i.encode() for i in self.ids] + [h.encode() for h in self.handoffs]
 
+    @cached_property
+    def periods(self) -> frozenset[str] | None:
+        """The days and months of the excised ids (an id is bound to its file's day or month: base/ids.py);
+        None when an id has no time in it (a store's older ids): then every file is looked at."""
+        found: set[str] = set()
+        for record_id in self.ids:
+            match = ids.ID.match(record_id)
+            if match is None:
+                return None
+            ms = int(match.group(1), 16)
+            found |= {day(ms), month(ms)}
+        return frozenset(found)
+
+    def may_change(self, path: str) -> bool:
+        """Whether T may change a blob at `path` (asked before its bytes are read)."""
+        place = layout.classify(path)
+        if place.kind == layout.SOIL:
+            return path in self.soil
+        if place.kind == layout.HANDOFF:
+            return path in self.handoffs
+        if place.kind in (layout.ANCHOR, layout.WILLOW_KIND):
+            return bool(self.ids or self.handoffs)
+        if place.kind in (layout.INTAKE, layout.FACTS, layout.VIEW):
+            return bool(self.ids) and (self.periods is None or place.date in self.periods)
+        return False
+
 
 def soil_path(name: str) -> str:
     """A SOIL record's file from the `collection/key` a tombstone and a receipt name it by."""
@@ -117,12 +144,18 @@ def gather(sources: list[Files], records: list[str]) -> Excised:
     return Excised(frozenset(ids), frozenset(soil), frozenset(handoffs), facts)
 
 
+# Kept as well when excised: what points elsewhere, not what the record said, and whose schema an emptied
+# list or a marker would break (code anchors: minItems 1; the facts a fact supersedes and the intake record a
+# SOIL record became: ids by pattern).
+EXCISE_KEPT = KEPT | {"anchors", "supersedes", "graduated_to"}
+
+
 def excised_record(record: Mapping[str, Any], mark: Marker) -> dict[str, Any]:
-    """The record with its content fields marked: KEPT fields, times and nulls as they are, a string the
-    marker, a list or dict emptied, any other value the marker of its JSON text."""
+    """The record with its content fields marked: KEPT fields (and EXCISE_KEPT), times and nulls as they are,
+    a string the marker, a list or dict emptied, any other value the marker of its JSON text."""
     out: dict[str, Any] = {}
     for key, value in record.items():
-        if key in KEPT or key.endswith(("_at", "_iso")) or value is None:
+        if key in EXCISE_KEPT or key.endswith(("_at", "_iso")) or value is None:
             out[key] = value
         elif isinstance(value, str):
             out[key] = mark(value)
@@ -137,11 +170,13 @@ def excised_record(record: Mapping[str, Any], mark: Marker) -> dict[str, Any]:
 
 def transform(path: str, data: bytes, excised: Excised, mark: Marker) -> bytes | None:
     """T of the blob `data` at store-relative `path`: its new bytes, or None when T leaves it as it is."""
+    if not excised.may_change(path):
+        return None
     kind = layout.classify(path).kind
     if kind == layout.SOIL:
-        return _soil(data, mark) if path in excised.soil else None
+        return _soil(data, mark)
     if kind == layout.HANDOFF:
-        return _handoff(data, mark) if path in excised.handoffs else None
+        return _handoff(data, mark)
     if not any(needle in data for needle in excised.needles):
         return None
     try:

@@ -221,6 +221,11 @@ CASES = [
     (_args("forget", "{id}", "--reason", "ok", "--by", ""), "--by"),
     (_args("forget", "{id}", "{id}x", "--reason", "ok"), "no record of the store has this id"),
     (_args("forget", "--reason", "ok"), "ID"),
+    # excise: an empty or multi-line reason or name, an unknown option
+    (_args("excise", "--reason", ""), "--reason"),
+    (_args("excise", "--reason", "why\nnot"), "--reason"),
+    (_args("excise", "--by", "   "), "--by"),
+    (_args("excise", "--dryrun"), "--dry-run"),
 ]
 
 

@@ -79,8 +79,8 @@ def test_excise_killed_anywhere_leaves_before_or_after_and_a_rerun_finishes(stor
     if now == old:  # as before
         assert stage in ("planned", "rewritten", "receipts")
     else:  # as after: the receipt on top
-        assert stage in ("moved", "scratch") and (store / "kb/erasures.jsonl").exists() \
-            or git(store, "cat-file", "-e", "main:kb/erasures.jsonl", check=False).returncode == 0
+        assert stage in ("moved", "scratch")
+        assert git(store, "cat-file", "-e", "main:kb/erasures.jsonl", check=False).returncode == 0
     done = ok(store, "excise")
     assert done.get("resumed") is True
     assert not [text for text in SECRETS if text.encode() in every_object(store) + every_object_any(store)]
@@ -112,11 +112,20 @@ def test_every_local_branch_is_rewritten_and_carries_the_same_receipt(store: Pat
     assert not [text for text in SECRETS if text.encode() in every_object(store) + every_object_any(store)]
 
 
-def test_a_tag_on_the_history_to_rewrite_is_named_and_nothing_changes(store: Path) -> None:
+def test_a_tag_a_detached_head_or_another_work_tree_on_the_old_history_is_named_and_nothing_changes(
+        store: Path, tmp_path: Path) -> None:
     forgotten_store(store)
     git(store, "tag", "v1", "HEAD~1")
     head = git(store, "rev-parse", "HEAD").stdout.strip()
     said = memstack("excise", cwd=store)
     assert said.returncode == 2 and "refs/tags/v1" in said.stderr, said.stderr
-    assert git(store, "rev-parse", "HEAD").stdout.strip() == head
+    git(store, "tag", "-d", "v1")
+    git(store, "checkout", "-q", "--detach", "HEAD~1")
+    said = memstack("excise", cwd=store)
+    assert said.returncode == 2 and "HEAD is detached" in said.stderr, said.stderr
+    git(store, "checkout", "-q", "main")
+    git(store, "worktree", "add", "-q", str(tmp_path / "other"), "-b", "other")
+    said = memstack("excise", cwd=store)
+    assert said.returncode == 2 and "another work tree" in said.stderr, said.stderr
+    assert git(store, "rev-parse", "main").stdout.strip() == head
     assert not (store / ".memstack/excise").exists() or not list((store / ".memstack/excise").iterdir())

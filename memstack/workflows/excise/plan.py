@@ -87,7 +87,7 @@ def plan(top: Path, folder: str, mark: Marker, records: list[str] | None = None)
         seen: dict[str, bool] = {}
         for commit, path, blob in _changes(top, list(heads.values()), folder):
             if blob not in seen:
-                data = cat.read(blob) if layout.classify(path).memory else None
+                data = cat.read(blob) if found.excised.may_change(path) else None
                 new = None if data is None else excision.transform(path, data, found.excised, mark)
                 seen[blob] = new is not None
                 if new is not None:

@@ -42,6 +42,19 @@ def _refuse_unless_ready(top: Path, gitdir: Path) -> None:
                             " (`git status`)")
 
 
+def _refuse_other_checkouts(top: Path, changed: set[str]) -> None:
+    """A detached HEAD on the history to rewrite, or another work tree of this repository, would keep the
+    old history checked out."""
+    if not git.run(top, "symbolic-ref", "-q", "HEAD", ok=(0, 1)).stdout.strip() \
+            and git.rev_parse(top, "HEAD") in changed:
+        raise MemstackError("excise: HEAD is detached on a commit the rewrite changes; check out a branch first")
+    listed = git.run(top, "worktree", "list", "--porcelain", env=git.no_git_env()).stdout.decode()
+    others = [line.split(" ", 1)[1] for line in listed.splitlines() if line.startswith("worktree ")][1:]
+    if others:
+        raise MemstackError(f"excise: the repository has another work tree ({others[0]}); remove it first"
+                            " (`git worktree remove`), excise, then add it again")
+
+
 def _other_refs(top: Path, changed: set[str]) -> list[str]:
     """Refs outside refs/heads/ and the remote-tracking refs that would keep the old history alive."""
     data = git.run(top, "for-each-ref", "--format=%(refname) %(objectname) %(*objectname)").stdout.decode()
@@ -74,6 +87,7 @@ def excise(root: Path, *, by: str, reason: str, dry_run: bool = False) -> dict[s
     if held:
         raise MemstackError(f"excise: {held[0]} holds commits the rewrite changes (a tag, a stash, a note):"
                             " delete it first, excise, then make it again on the new history")
+    _refuse_other_checkouts(top, found.commits)
     receipt_id = ids.new_id(now_ms(), "excise")
     state = {"id": receipt_id, "stage": "rewriting", "old": found.heads, "records": found.records,
              "by": by, "reason": reason}
