@@ -109,8 +109,13 @@ def test_bob_syncs_after_alice_excised_and_nothing_of_it_is_left(team: tuple[Pat
     receipt = excise(alice)
     named = f"erasure receipt {receipt['id']} (by Grace Hopper, {iso(receipt['excised_at'])})"
 
-    # bob's old history cannot go back to the remote, force-pushed or under another name
+    # bob's old history cannot go back to the remote, force-pushed or under another name: found by its commits
+    # (the server still has the old head), then, after the server's clean-up, by the lines it adds
     for refspec in ("+HEAD:refs/heads/main", "HEAD:refs/heads/bob-old"):
+        if refspec.endswith("bob-old"):
+            git(remote, "reflog", "expire", "--expire=now", "--all")
+            git(remote, "gc", "-q", "--prune=now")
+            assert git(remote, "cat-file", "-e", receipt["heads"]["refs/heads/main"]["old"], check=False).returncode
         pushed = git(bob, "push", "--no-verify", "origin", refspec, check=False)
         assert pushed.returncode != 0, pushed.stderr
         assert named in pushed.stderr, pushed.stderr
