@@ -10,11 +10,13 @@ time in one clone: concurrent git commands fail on index.lock):
    anything is merged, naming the violations); merge the remote branch (merge,
    not rebase: the agent's commits keep the ids they were checked and reviewed
    under, the merge driver runs once per file rather than once per replayed
-   commit, and a failed merge is undone with one `git merge --abort`);
+   commit, and a failed merge is undone with one `git merge --abort`). A remote branch an excise rewrote
+   (its erasure receipt names it): this clone's own commits are moved onto it instead and the old history
+   purged (resync.py); a rewrite without a receipt stops the sync;
 3. rebuild the derived files (the view shards whose sources changed, boot files: O(change)) from the sources HEAD now
    holds, this clone's writes and the merged ones, and commit what changed, through the hooks: what
    sync pushes is never stale (the rebuild follows the commit, so the hook has passed what it reads);
-4. push. A push refused because the remote moved meanwhile starts again at 1
+4. push, never a branch that still holds history an erasure receipt rewrote. A push refused because the remote moved meanwhile starts again at 1
    (committing what was written meanwhile), after a randomised, growing pause,
    at most ATTEMPTS times. Each attempt holds the commit window
    (`files.committing`), which memstack's writers wait for.
