@@ -16,10 +16,10 @@ time in one clone: concurrent git commands fail on index.lock):
 3. rebuild the derived files (the view shards whose sources changed, boot files: O(change)) from the sources HEAD now
    holds, this clone's writes and the merged ones, and commit what changed, through the hooks: what
    sync pushes is never stale (the rebuild follows the commit, so the hook has passed what it reads);
-4. push, never a branch that still holds history an erasure receipt rewrote. A push refused because the remote moved meanwhile starts again at 1
-   (committing what was written meanwhile), after a randomised, growing pause,
-   at most ATTEMPTS times. Each attempt holds the commit window
-   (`files.committing`), which memstack's writers wait for.
+4. push, never a branch that still holds history an erasure receipt rewrote. A push refused because the
+   remote moved meanwhile starts again at 1 (committing what was written meanwhile), after a randomised,
+   growing pause, at most ATTEMPTS times. Each attempt holds the commit window (`files.committing`), which
+   memstack's writers wait for.
 
 Whatever cannot be done is a MemstackError (exit 2) naming the reason: no
 remote, a commit or push refused by a guard, a remote whose commits break an

@@ -3,9 +3,9 @@
 and one `git update-ref --stdin` transaction moves every branch at once (docs/forgetting.md, "Excise")."""
 
 import contextlib
+import io
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import git_filter_repo as gfr
@@ -39,11 +39,14 @@ def filter_history(top: Path, gitdir: Path, heads: dict[str, str], blobs: dict[s
         "--source", str(top), "--target", str(target), "--force", "--quiet",
         "--prune-empty", "never", "--prune-degenerate", "never", "--preserve-commit-hashes",
         "--replace-refs", "delete-no-add", "--refs", *heads])
+    said = io.StringIO()  # its progress lines ("New history written ..."), shown only when it stops
     try:
-        with contextlib.redirect_stdout(sys.stderr):
+        with contextlib.redirect_stdout(said):
             gfr.RepoFilter(args, blob_callback=replace).run()
-    except SystemExit as exc:  # filter-repo says why on stderr
-        raise MemstackError(f"git filter-repo stopped ({exc.code}); nothing of this clone was changed") from None
+    except SystemExit as exc:
+        detail = " ".join(f"{said.getvalue().strip()} {exc.code}".split())
+        raise MemstackError(f"excise: git filter-repo stopped ({detail}); nothing of this clone was changed") \
+            from None
     git.run(top, "fetch", "-q", "--no-tags", str(target), *(f"+{ref}:{NEW}{ref}" for ref in heads),
             env=git.no_git_env())
     return {ref: git.out(top, "rev-parse", f"{NEW}{ref}").strip() for ref in heads}

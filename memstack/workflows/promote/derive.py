@@ -60,6 +60,7 @@ def stale(store: Path, changed_only: bool = False) -> list[str]:
             if (store / path).is_file() if data is None else not files.holds(store / path, data):
                 found.append(path)
         built = boot.build(WorktreeSource(store))
+    found += boot.leftover(store, built)
     return sorted(found + [p for p, data in built.items() if not files.holds(store / p, data)])
 
 
