@@ -737,6 +737,90 @@ def fig_verb(*args: str, views: bool = False) -> Callable[[Bench, int], Outcome]
     return measure
 
 
+def fig_forget(b: Bench, size: int) -> Outcome:
+    """`memstack forget ID --reason R` of an intake record (a different one each run, spread over the store):
+    a tombstone appended, the facts promoted from it looked up and closed, the derived files it leaves rebuilt."""
+    if not b.has("forget"):
+        return Outcome(unavailable="`memstack forget` does not exist yet (`memstack forget --help` exits 2)")
+    store, out = b.store(size), Outcome()
+    b.ensure_index(store.root)
+    try:
+        for n in range(b.repeat):
+            record = generate.intake_id((size - 1) * n // max(1, b.repeat - 1))
+            out.add(b.ms("forget", record, "--reason", "bench: an erasure request", cwd=store.root))
+            b.reset(store)
+    finally:
+        b.reset(store)
+    out.note = "one intake record a run; nothing promoted from it"
+    return out
+
+
+EXCISE = {"commits": 10_000, "records": 10, "size": 100_000}  # the excise figure (--quick: QUICK_EXCISE commits)
+QUICK_EXCISE = 200
+
+
+def excise_history(root: Path, size: int, commits: int) -> list[str]:
+    """`commits` commits on top of the store's (one `git fast-import`, no hooks, a few seconds for 10,000): each
+    appends the next intake record (generate.py's numbering, after the store's `size`) to its agent's intake
+    day, as sessions do, so a day file has up to 144 versions. Returns the EXCISE["records"] ids to forget:
+    half written by the store's commit, half by these commits (each in every later version of its file)."""
+    tip = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
+    held: dict[str, bytes] = {}
+    importer = subprocess.Popen(["git", "fast-import", "--quiet", "--force"], cwd=root, stdin=subprocess.PIPE)
+    assert importer.stdin is not None
+    for k in range(commits):
+        [(relpath, [line])] = generate.intake(1, offset=size + k).items()
+        if relpath not in held:
+            held[relpath] = (root / relpath).read_bytes() if (root / relpath).is_file() else b""
+        held[relpath] += line
+        message = f"bench: session {k}"
+        importer.stdin.write(f"commit refs/heads/main\ncommitter Bench <bench@example.com> {1_800_000_000 + k} +0000\n"
+                             f"data {len(message)}\n{message}\n".encode()
+                             + (f"from {tip.stdout.strip()}\n".encode() if k == 0 else b"")
+                             + f"M 100644 inline {relpath}\ndata {len(held[relpath])}\n".encode() + held[relpath]
+                             + b"\n")
+    importer.stdin.close()
+    if importer.wait() != 0:
+        raise Failed("git fast-import of the excise history failed")
+    subprocess.run(["git", "reset", "-q", "--hard", "main"], cwd=root, check=True)
+    half = EXCISE["records"] // 2
+    return ([generate.intake_id(size * i // half) for i in range(half)]
+            + [generate.intake_id(size + commits * i // half) for i in range(half)])
+
+
+def excise_sizes(sizes: list[int]) -> list[int | None]:
+    """The store of EXCISE["size"] records (with --quick, the smallest store)."""
+    return [EXCISE["size"] if max(sizes) >= EXCISE["size"] else min(sizes)]
+
+
+def fig_excise(b: Bench, size: int) -> Outcome:
+    """`memstack excise` of EXCISE["records"] intake records forgotten (one commit, through the hooks) in a clone
+    of the store with the history of excise_history on top (untimed): one run (it rewrites the clone)."""
+    if not b.has("excise"):
+        return Outcome(unavailable="`memstack excise` does not exist yet (`memstack excise --help` exits 2)")
+    store, out = b.store(size), Outcome()
+    commits = QUICK_EXCISE if b.quick else EXCISE["commits"]
+    clone = b.clone(store, f"excise-{size}")
+    try:
+        subprocess.run([*b.memstack, "install"], cwd=clone, env=b.env, check=True, capture_output=True)
+        started = time.monotonic()
+        records = excise_history(clone, size, commits)
+        made = time.monotonic() - started
+        b.ms("forget", *records, "--reason", "bench: an erasure request", cwd=clone)
+        b.git(clone, "add", "-A")
+        b.git(clone, "commit", "-q", "-m", "bench: forget")
+        ran = b.ms("excise", "--reason", "bench: an erasure request", "--by", "bench", "--json", cwd=clone)
+        out.add(ran)
+        done = json.loads(ran.out)
+        assert len(done["records"]) == len(records), done["records"]
+        out.note = (f"{len(records)} intake records, {commits:,} commits after the store's (made with git fast-import"
+                    f" in {made:.0f} s, untimed), {done['commits']:,} commits and {done['blobs']:,} blobs rewritten;"
+                    f" one run; {ran.cpu:.1f} s of processor time (git included)")
+    finally:
+        b.remove(clone)
+    return out
+
+
 # ---- the PostgreSQL replica (`memstack pg`): a throwaway cluster started by the bench ----------------
 
 PG_PROBE = r"""
@@ -1192,6 +1276,9 @@ FIGURES: tuple[Figure, ...] = (
            fig_search("common")),
     Figure("search-fresh-clone", "first `memstack search` on a fresh clone (no index yet)", "< 1 s", 1.0,
            fig_search_fresh_clone),
+    Figure("forget", "`memstack forget ID --reason R` of one intake record", "< 0.5 s", 0.5, fig_forget),
+    Figure("excise", "`memstack excise` of 10 forgotten records, {excise_commits} commits of history", "info", None,
+           fig_excise, excise_sizes),
     Figure("anchors-unchanged", "`memstack anchors --json`, no anchored file changed", "< 0.5 s", 0.5,
            fig_anchors("unchanged"), anchor_sizes, unit="anchors"),
     Figure("anchors-changed", "`memstack anchors --json` after a commit changing a twentieth of the files", "< 2 s",
@@ -1259,7 +1346,8 @@ def measure_all(b: Bench, only: Iterable[str] | None = None) -> list[dict[str, A
             within = judge(figure, outcome, smallest) if median is not None or outcome.unavailable else "failed"
             rows.append({
                 "figure": figure.key,
-                "label": figure.label.format(commits=b.range_commits, blame_commits=f"{b.blame_commits:,}"),
+                "label": figure.label.format(commits=b.range_commits, blame_commits=f"{b.blame_commits:,}",
+                                             excise_commits=f"{QUICK_EXCISE if b.quick else EXCISE['commits']:,}"),
                 "size": size,
                 "size_label": size_label(figure, size, b),
                 "median_s": median, "samples_s": outcome.samples, "runs": len(outcome.samples),

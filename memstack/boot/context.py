@@ -6,12 +6,13 @@ into one Markdown file an agent can read with no tools at all. Both are pure
 functions of the files: no clock, sorted output, so a rebuild is byte-stable.
 """
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from memstack.base import jsonio, schemas
 from memstack.base.errors import MemstackError, bad
-from memstack.base.files import write_changed
+from memstack.base.files import remove, write_changed
 from memstack.base.forgotten import Forgotten
 from memstack.base.names import NAME_RE, check_name
 from memstack.base.times import iso
@@ -143,8 +144,15 @@ def render_willow(anchors: list[dict[str, Any]], facts: list[dict[str, Any]], co
     return "\n".join(out) + "\n"
 
 
+def leftover(store: Path, outputs: Mapping[str, bytes]) -> list[str]:
+    """The anchors in the store that a rebuild no longer makes: an agent whose every handoff is forgotten
+    (its anchor would still show the forgotten handoff) or whose handoffs are gone."""
+    return sorted(p.name for p in store.glob(anchor_name("*")) if p.is_file() and p.name not in outputs)
+
+
 def rebuild(store: Path, agent: str | None = None) -> list[str]:
-    """Rewrite the anchors (all, or one agent's) and willow.md; returns the paths that changed."""
+    """Rewrite the anchors (all, or one agent's) and willow.md, and delete the anchors no rebuild makes
+    (with every agent); returns the paths that changed."""
     counts = CachedCounts(store)
     outputs = build(WorktreeSource(store), counts)
     counts.save()
@@ -153,8 +161,9 @@ def rebuild(store: Path, agent: str | None = None) -> list[str]:
         if anchor_name(agent) not in outputs:
             raise bad("agent", repr(agent), "no handoff yet under handoffs/{agent}/ — write one first"
                       " (`{verb:memstack handoff write}`)", agent=agent)
-        outputs = {k: v for k, v in outputs.items() if k in (anchor_name(agent), WILLOW)}
-    return write_changed(store, outputs)
+        return write_changed(store, {k: v for k, v in outputs.items() if k in (anchor_name(agent), WILLOW)})
+    removed = [name for name in leftover(store, outputs) if remove(store / name)]
+    return sorted(write_changed(store, outputs) + removed)
 
 
 def show(store: Path, agent: str) -> dict[str, Any]:

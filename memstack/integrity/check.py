@@ -30,7 +30,7 @@ from pathlib import Path
 
 from memstack.base import progress
 from memstack.base.errors import MemstackError
-from memstack.integrity import erasure, guard
+from memstack.integrity import erasure, guard, prerewrite
 from memstack.integrity.checker import Checker
 from memstack.integrity.report import Report, Result, Step
 from memstack.integrity.violations import Violation
@@ -226,8 +226,9 @@ def pre_receive(repo: Path, lines: Iterable[str], folder: str = "") -> Report:
     pairs = [(excised[u.ref].rewritten if u.ref in excised else u.old, u.new) for u in updates]
     report = pushed(repo, pairs, ["--all"], "pre-receive", folder, verdict.survive)
     olds = {u.ref: u.old if not git.is_zero(u.old) else u.new for u in updates}
+    stale = prerewrite.refusals(repo, [(u.old, u.new, u.ref) for u in updates], folder)
     report.results += [Result(olds[ref], what, ref, violations)
-                       for ref, what, violations in [*verdict.refused, *unverified]]
+                       for ref, what, violations in [*verdict.refused, *unverified, *stale]]
     if not report.violations and verdict.remember:
         guard.remember_deletions(repo, verdict.remember)
     return report

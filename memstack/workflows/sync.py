@@ -10,14 +10,16 @@ time in one clone: concurrent git commands fail on index.lock):
    anything is merged, naming the violations); merge the remote branch (merge,
    not rebase: the agent's commits keep the ids they were checked and reviewed
    under, the merge driver runs once per file rather than once per replayed
-   commit, and a failed merge is undone with one `git merge --abort`);
+   commit, and a failed merge is undone with one `git merge --abort`). A remote branch an excise rewrote
+   (its erasure receipt names it): this clone's own commits are moved onto it instead and the old history
+   purged (resync.py); a rewrite without a receipt stops the sync;
 3. rebuild the derived files (the view shards whose sources changed, boot files: O(change)) from the sources HEAD now
    holds, this clone's writes and the merged ones, and commit what changed, through the hooks: what
    sync pushes is never stale (the rebuild follows the commit, so the hook has passed what it reads);
-4. push. A push refused because the remote moved meanwhile starts again at 1
-   (committing what was written meanwhile), after a randomised, growing pause,
-   at most ATTEMPTS times. Each attempt holds the commit window
-   (`files.committing`), which memstack's writers wait for.
+4. push, never a branch that still holds history an erasure receipt rewrote. A push refused because the
+   remote moved meanwhile starts again at 1 (committing what was written meanwhile), after a randomised,
+   growing pause, at most ATTEMPTS times. Each attempt holds the commit window (`files.committing`), which
+   memstack's writers wait for.
 
 Whatever cannot be done is a MemstackError (exit 2) naming the reason: no
 remote, a commit or push refused by a guard, a remote whose commits break an
@@ -39,7 +41,7 @@ from memstack.base.output import plural
 from memstack.integrity import check
 from memstack.repo import git
 from memstack.repo.store import folder_of as store_folder
-from memstack.workflows import promote
+from memstack.workflows import promote, resync
 
 LOCK = ".memstack/locks/git.lock"  # memstack's own git operations, one at a time per clone
 LOCK_WAIT = 600  # seconds: a sync waits for the one before it (retries and hooks included)
@@ -173,16 +175,23 @@ def _where(run: _Git) -> tuple[str, str, bool]:
 
 
 def _pull(run: _Git, remote: str, branch: str) -> dict[str, Any]:
-    """Fetch and merge the remote branch through the drivers; a conflict aborts the merge."""
+    """Fetch and merge the remote branch through the drivers; a conflict aborts the merge. A branch an excise
+    rewrote: this clone's commits moved onto it instead (resync.py)."""
+    tracking = f"refs/remotes/{remote}/{branch}"
+    known, fetched = run("rev-parse", "--verify", "-q", tracking, ok=(0, 1))
     try:
         run("fetch", "-q", remote)
     except _Failed as failed:
         raise _Stop(f"cannot fetch from {remote}", "check the remote's address and access, then sync again",
                     failed.said) from None
     _, before = run("rev-parse", "HEAD")
-    code, theirs = run("rev-parse", "--verify", "-q", f"refs/remotes/{remote}/{branch}", ok=(0, 1))
+    code, theirs = run("rev-parse", "--verify", "-q", tracking, ok=(0, 1))
     if code != 0 or run("merge-base", "--is-ancestor", theirs, "HEAD", ok=(0, 1))[0] == 0:
         return {"from": before, "to": before, "merged": False, "fast_forward": False, "sources_changed": False}
+    moved = _after_excise(run, remote, branch, fetched if known == 0 else None, theirs)
+    if moved is not None:
+        return {"from": before, "to": moved["to"], "merged": False, "fast_forward": False, "sources_changed": True,
+                "after_excise": moved}
     _check_pulled(run.store, before, theirs, f"{remote}/{branch}")
     try:
         run("merge", "-q", "--no-edit", "-m", f"memstack sync: merge {remote}/{branch}", theirs)
@@ -198,6 +207,31 @@ def _pull(run: _Git, remote: str, branch: str) -> dict[str, Any]:
     _, names = run("diff", "--name-only", "--relative", before, after)
     changed = any(name.startswith(SOURCES) for name in names.splitlines())
     return {"from": before, "to": after, "merged": True, "fast_forward": after == theirs, "sources_changed": changed}
+
+
+def _after_excise(run: _Git, remote: str, branch: str, fetched: str | None, theirs: str) -> dict[str, Any] | None:
+    """None when the remote branch was not rewritten; else this clone's commits moved onto the rewritten
+    history and the old one purged (resync.py). A rewrite without an erasure receipt stops the sync, with the
+    remote-tracking branch put back: nothing changes."""
+    top, folder = store_folder(run.store)
+    tracking, ref = f"refs/remotes/{remote}/{branch}", f"refs/heads/{branch}"
+    mine = resync.excised_here(top, folder, run.env, branch, theirs)
+    if mine is not None:  # the old history fetched meanwhile leaves again, as excise left the clone
+        run("update-ref", tracking, fetched) if fetched else run("update-ref", "-d", tracking)
+        resync.drop_unreachable(top, run.env)
+        raise _Stop(f"this branch was rewritten here by `memstack excise` ({mine.named()}) and {remote}/{branch}"
+                    " still holds the old history, so nothing was merged",
+                    f"push the rewrite as excise said (`git push --force-with-lease={ref}:{mine.heads[ref][0]}"
+                    f" {remote} {ref}`), then sync again")
+    try:
+        receipts = resync.receipts_for(top, folder, run.env, branch, fetched, theirs)
+        if receipts is None:
+            return None
+        return resync.move(run.store, run.env, branch, fetched, theirs, receipts)
+    except resync.Refused as refused:
+        if fetched is not None and run("merge-base", "--is-ancestor", fetched, "HEAD", ok=(0, 1))[0] == 0:
+            run("update-ref", tracking, fetched)  # as it was: the next sync sees the rewrite again
+        raise _Stop(refused.reason, refused.hint, refused.said) from None
 
 
 def _check_pulled(root: Path, before: str, theirs: str, name: str) -> None:
@@ -291,6 +325,11 @@ def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, do
     code, ahead = run("rev-list", "--count", f"refs/remotes/{remote}/{branch}..HEAD", ok=(0, 128))
     if code == 0 and ahead == "0":
         return True
+    top, folder = store_folder(store)
+    stale = resync.still_old(top, folder, run.env, branch, f"refs/remotes/{remote}/{branch}")
+    if stale is not None:
+        raise _Stop(f"this branch still holds the history the {stale.named()} rewrote, so it was not pushed",
+                    "sync again from a branch based on the rewritten history (docs/sync.md)")
     code, said = run("push", "-q", "--porcelain", *([] if tracked else ["-u"]), remote, f"HEAD:refs/heads/{branch}",
                      ok=tuple(range(256)))
     if code == 0:

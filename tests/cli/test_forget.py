@@ -76,8 +76,8 @@ def test_forget_takes_facts_soil_records_and_handoffs(store: Path) -> None:
         (fact_id, "fact"), ("notes/contact", "soil"), (handoff, "handoff")]
     assert done["closed"] == [fact_id]
     assert "finish the lexer" not in (store / "willow.md").read_text()  # a forgotten handoff boots no one
-    booted = memstack("boot", "show", "--json", cwd=store)
-    assert booted.returncode == 0 and "finish the lexer" not in booted.stdout, booted.stderr
+    booted = memstack("boot", "show", "--json", cwd=store)  # alice's only handoff: her anchor is gone with it
+    assert booted.returncode == 2 and "no boot anchor" in booted.stderr and "finish the lexer" not in booted.stdout
     commit(store, "forget three records")  # the hook's rebuild of the boot files agrees (I4)
     gone = "[forgotten: erasure request]"
     soil = ok(store, "soil", "get", "notes", "contact")
@@ -186,3 +186,29 @@ def test_promotion_skips_a_forgotten_intake_record(store: Path) -> None:
     assert memstack("promote", "--now-ts", DAY, cwd=store).returncode == 0
     assert ok(store, "fact", "history", "--subject", "ada")["items"] == []
     assert not any(record["id"] in p.read_text() for p in (store / "kb").rglob("promotions*") if p.is_file())
+
+
+def test_forget_then_commit_leaves_the_content_in_no_derived_file_at_head(store: Path) -> None:
+    """The record's content stays only in the source lines (intake, facts, the handoff): every derived file
+    that showed it, the boot anchor of an agent whose only handoff is forgotten included, is rebuilt or
+    deleted, and the hooks accept the commit."""
+    record_id, _ = promoted_record(store)
+    sealed = memstack("handoff", "write", "--json", cwd=store, input=HANDOFF)
+    assert sealed.returncode == 0, sealed.stderr
+    handoff = json.loads(sealed.stdout)["path"]
+    assert memstack("boot", "rebuild", cwd=store).returncode == 0
+    commit(store)
+    shown = {"555-0199", "finish the lexer"}
+    for text in shown:
+        assert "session_anchor_alice.json" in git(store, "grep", "-l", text, "HEAD").stdout
+    done = ok(store, "forget", record_id, handoff, "--reason", "erasure request")
+    assert "session_anchor_alice.json" in done["rebuilt"]
+    commit(store, "forget a phone number and a handoff")  # the hooks accept it: the anchor's deletion included
+    assert git(store, "status", "--porcelain").stdout == ""
+    sources = ("intake/", "kb/facts/", "handoffs/")
+    for text in shown:
+        found = git(store, "grep", "-l", text, "HEAD", check=False).stdout.split()
+        assert found and all(path.removeprefix("HEAD:").startswith(sources) for path in found), found
+    assert memstack("rebuild", "--check", cwd=store).returncode == 0
+    booted = memstack("boot", "show", "--json", cwd=store)
+    assert booted.returncode != 0 and "finish the lexer" not in booted.stdout + booted.stderr

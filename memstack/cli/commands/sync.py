@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from memstack.base.output import emit
+from memstack.base.output import emit, plural
 from memstack.cli.commands import doc
 from memstack.repo.store import open_store
 
@@ -23,6 +23,13 @@ def _human(found: dict[str, Any]) -> str:
     lines = [f"committed {made['commit'][:12]} {made['message'].splitlines()[0]}"
              for made in (found["committed"], *found["also_committed"]) if made]
     for pulled in found["pulls"]:
+        moved = pulled.get("after_excise")
+        if moved:
+            lines.append(f"{where} was rewritten by an excise (erasure receipt {', '.join(moved['receipts'])}):"
+                         f" moved {plural(moved['replayed'], 'commit')} of this clone onto it"
+                         f" ({moved['from'][:12]} -> {moved['to'][:12]})")
+            lines.append("purged here: the old history (reflogs expired, `git gc --prune=now`) and the local"
+                         " indexes (rebuilt on next use)")
         if pulled["merged"]:
             how = "fast-forwarded to" if pulled["fast_forward"] else "merged"
             lines.append(f"{how} {where} ({pulled['from'][:12]} -> {pulled['to'][:12]})")

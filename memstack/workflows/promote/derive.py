@@ -63,6 +63,7 @@ def stale(store: Path, changed_only: bool = False) -> list[str]:
         counts = CachedCounts(store)
         built = boot.build(WorktreeSource(store), counts)
         counts.save()
+    found += boot.leftover(store, built)
     return sorted(found + [p for p, data in built.items() if not files.holds(store / p, data)])
 
 
