@@ -226,6 +226,10 @@ CASES = [
     (_args("anchors", "check", "HEAD...HEAD", "--repo", "{dir}/code"), "bad range 'HEAD...HEAD'"),
     (_args("anchors", "check", "nowhere..HEAD", "--repo", "{dir}/code"), "no commit 'nowhere'"),
     (_args("anchors", "check", "--repo", "{dir}/code", "--", "-x..HEAD"), "bad range '-x..HEAD'"),
+    # anchors check a page at a time: a bad limit, a cursor it never handed out (before the range is read)
+    (_args("anchors", "check", "HEAD~1..HEAD", "--repo", "{dir}/code", "--limit", "0"), "limit"),
+    (_args("anchors", "check", "HEAD..HEAD", "--repo", "{dir}/code", "--cursor", "nope"),
+     "not a cursor anchors check handed out"),
 ]
 
 
