@@ -5,7 +5,8 @@ the records the store holds at B (its anchored open facts and pending intake rec
 re-checks), only the anchors that point into a file the change touched are followed, at B; those that are
 no longer fresh there (moved, drifted, orphaned) are the answer. Cost follows the change: one diff of the
 range, one `git grep` of B's store for the files that hold anchors at all, and only the touched anchors
-followed. A store that is a repository of its own (`code.repo`) is read from its work tree."""
+followed. A store that is a repository of its own (`code.repo`) is read from its work tree. A forgotten record
+and a credential are shown as every read shows them (survey.py, base/shown.py)."""
 
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from memstack.anchors.follow import STATUSES, Follower
 from memstack.anchors.records import anchored_at, anchored_facts, anchored_intake, latest, latest_of, rechecked
 from memstack.anchors.survey import cache_file, item, load_cache
 from memstack.base.errors import MemstackError
+from memstack.base.shown import Shown
 from memstack.repo import git
 from memstack.repo.codetree import Change, CodeTree
 from memstack.repo.store import Store, folder_of
@@ -39,24 +41,25 @@ def check(store: Store, spec: str, repo: str | None = None) -> dict[str, Any]:
         touched = [(kind, record, anchors) for kind, record, anchors in touched if anchors]
         follower = Follower(tree, tree.entries({a["path"] for _, _, anchors in touched for a in anchors}),
                             load_cache(cache_file(store)))
-        found = [item(kind, record, [follower.follow(a) for a in anchors]) for kind, record, anchors in touched]
+        shown = Shown.in_store(store.root)
+        found = [item(kind, record, [follower.follow(a) for a in anchors], shown) for kind, record, anchors in touched]
     finally:
         tree.close()
     files: dict[str, list[dict[str, Any]]] = {}
     for record in found:
         for anchor in record["anchors"]:
             if anchor["status"] != "fresh":
-                shown = files.setdefault(anchor["path"], [])
-                if not shown or shown[-1]["id"] != record["id"]:
-                    shown.append({**record, "anchors": []})
-                shown[-1]["anchors"].append(anchor)
+                listed = files.setdefault(anchor["path"], [])
+                if not listed or listed[-1]["id"] != record["id"]:
+                    listed.append({**record, "anchors": []})
+                listed[-1]["anchors"].append(anchor)
     for record in (r for records_of in files.values() for r in records_of):
         record["status"] = max((a["status"] for a in record["anchors"]), key=STATUSES.index)
     stale = {(r["kind"], r["id"]) for records_of in files.values() for r in records_of}
-    return {"range": spec, "base": base or start, "tip": tip, "changed_files": len(set(changes.values())),
-            "anchored_files": len({a["path"] for _, _, anchors in touched for a in anchors}),
-            "stale": len(stale),
-            "files": [{"path": path, **_change(changes[path]), "records": files[path]} for path in sorted(files)]}
+    return shown.redacted({
+        "range": spec, "base": base or start, "tip": tip, "changed_files": len(set(changes.values())),
+        "anchored_files": len({a["path"] for _, _, anchors in touched for a in anchors}), "stale": len(stale),
+        "files": [{"path": path, **_change(changes[path]), "records": files[path]} for path in sorted(files)]})
 
 
 def _change(change: Change) -> dict[str, Any]:

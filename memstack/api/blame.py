@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from memstack.base.shown import Shown
 from memstack.repo.store import Store
 from memstack.review import blame
 
@@ -14,7 +15,15 @@ def anchor_statuses(store: Store, anchors: list[dict[str, Any]]) -> list[dict[st
 
 
 def blame_document(store: Store, *, id: Any) -> dict[str, Any]:
-    """The document `blame ID --json` prints and the `blame` tool returns."""
+    """The document `blame ID --json` prints and the `blame` tool returns, as every read shows it
+    (docs/forgetting.md): each forgotten record of the chain `[forgotten: reason]`, a credential anywhere
+    (a record, a note, a commit message) `[redacted: kind]` (base/shown.py)."""
     document = blame.chain(store.root, blame.check_id(id))
     document["anchors"] = anchor_statuses(store, document["anchors"])
-    return document
+    shown = Shown.in_store(store.root)
+    for key in ("fact", "intake", "closed_by"):
+        if document[key] is not None:
+            document[key] = {**document[key], "record": shown.record(document[key]["record"])}
+    for key in ("closed", "decisions"):
+        document[key] = [{**entry, "record": shown.record(entry["record"])} for entry in document[key]]
+    return shown.redacted(document)

@@ -3,9 +3,11 @@
 unless a person at a terminal asked for it with `--reveal` (the command line sets `REVEAL`; the MCP
 server never does). Every read verb asks `Shown.in_store(root).record(...)` for what it prints."""
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from memstack.base import secrets
 from memstack.base.forgotten import Forgotten
@@ -32,8 +34,26 @@ class Shown:
     def record(self, record: Any, record_id: str | None = None) -> Any:
         """`record` as a read shows it (`record_id`: what names it, when not its `id`: a SOIL record's
         collection/key, a handoff's path)."""
-        masked = self.forgotten.mask(record, record_id)
-        return masked if REVEAL else secrets.redact(masked, self.policy)
+        return self.redacted(self.forgotten.mask(record, record_id))
+
+    def redacted(self, value: Any) -> Any:
+        """`value` (what a read hands out around records: a page of them, commit messages, code lines) with
+        each credential `[redacted: kind]`, unless revealed; one call screens a long list at once."""
+        return value if REVEAL else secrets.redact(value, self.policy)
+
+    def redacted_where(self, items: list[Any], texts: Callable[[Any], list[Any]]) -> list[Any]:
+        """`items` as `redacted` shows them, for a long list whose items are mostly ids, places and times
+        (`memstack anchors`' 10,000 records): only the items whose `texts` (the parts that can hold a
+        credential) the byte prefilter hits are walked."""
+        if REVEAL or not items:
+            return items
+        hit = secrets.flagged([orjson.dumps(texts(item)) for item in items],
+                              secrets.Policy(frozenset(), self.policy.extra))  # as redact: every detector
+        return [self.redacted(item) if n in hit else item for n, item in enumerate(items)]
+
+    def hides(self, record_id: object) -> str | None:
+        """The reason a record was forgotten (its content and what it knew are not shown), or None."""
+        return self.forgotten.reason(record_id) if isinstance(record_id, str) else None
 
     def records(self, records: Iterable[Any]) -> Iterator[Any]:
         return (self.record(r) for r in records)

@@ -50,6 +50,7 @@ TOOLS = by_name(
     store_wide.STATUS,
     store_wide.BLAME,
     store_wide.ANCHORS,
+    store_wide.ANCHORS_CHECK,
     store_wide.FORGET,
 )
 

@@ -1,5 +1,5 @@
-"""The tools over the whole store: promote, sync, search, status, blame, anchors; each one entry (`registry.Tool`),
-listed in `tools.py`."""
+"""The tools over the whole store: promote, sync, search, status, blame, anchors, anchors_check; each one entry
+(`registry.Tool`), listed in `tools.py`."""
 
 from memstack.anchors.follow import STATUSES
 from memstack.api import anchors as anchors_api
@@ -120,6 +120,15 @@ STATUS = Tool(
 )
 
 _PLACE = {"type": ["object", "null"], "description": "where the lines are now: path, start, end (null: gone)"}
+_ANCHORED = document("a record and its anchors", {
+    "kind": {"type": "string", "enum": ["fact", "intake"]}, "id": STRING, "status": {"enum": list(STATUSES)},
+    "anchors": listing(document("an anchor followed", {
+        "path": STRING, "start": {"type": ["integer", "null"]}, "end": {"type": ["integer", "null"]},
+        "commit": {"type": ["string", "null"]}, "status": {"enum": list(STATUSES)}, "now": _PLACE}, {
+        "reason": STRING, "old_lines": {"type": ["array", "null"]}, "new_lines": {"type": "array"},
+        "truncated": {"type": "boolean"}}), "its anchors")}, {
+    "subject": STRING, "predicate": STRING, "object": STRING, "title": STRING,
+    "agent": {"type": ["string", "null"]}, "reverified": {"type": "object"}})
 
 ANCHORS = Tool(
     "anchors",
@@ -135,15 +144,33 @@ ANCHORS = Tool(
     lambda store, a: anchors_api.anchors_document(
         store, **{**a, "limit": MCP_DEFAULT_LIMIT if a["limit"] is None else a["limit"]}, max_bytes=MCP_MAX_BYTES),
     title="Code anchors",
-    output=paged_output(document("a record and its anchors", {
-        "kind": {"type": "string", "enum": ["fact", "intake"]}, "id": STRING, "status": {"enum": list(STATUSES)},
-        "anchors": listing(document("an anchor followed", {
-            "path": STRING, "start": {"type": ["integer", "null"]}, "end": {"type": ["integer", "null"]},
-            "commit": {"type": ["string", "null"]}, "status": {"enum": list(STATUSES)}, "now": _PLACE}, {
-            "reason": STRING, "old_lines": {"type": ["array", "null"]}, "new_lines": {"type": "array"},
-            "truncated": {"type": "boolean"}}), "its anchors")}, {
-        "subject": STRING, "predicate": STRING, "object": STRING, "title": STRING,
-        "agent": {"type": ["string", "null"]}}), "anchored records"),
+    output=paged_output(_ANCHORED, "anchored records"),
+    hints=READS,
+)
+
+ANCHORS_CHECK = Tool(
+    "anchors_check",
+    "The memory a code change makes stale, for reviewing it: of the records the store holds at B (open facts"
+    " and pending intake records with code anchors), those with an anchor into a file the change A..B touched"
+    " (from the merge base of A and B to B, as a pull request shows it) that is moved, drifted or orphaned at"
+    " B, per changed file (files, a page at a time); stale counts the records. Re-check each before relying on"
+    " it, and capture what holds now (capture with contradicts) where it no longer does.",
+    {"range": text("the code change as git names it, A..B (e.g. origin/main..HEAD)", required=True),
+     "limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
+    lambda store, a: anchors_api.check_document(
+        store, **{**a, "limit": MCP_DEFAULT_LIMIT if a["limit"] is None else a["limit"]}, max_bytes=MCP_MAX_BYTES),
+    title="Memory a code change makes stale",
+    output=document("the records the change makes stale, per changed file", {
+        "range": STRING, "base": STRING, "tip": STRING,
+        "changed_files": {"type": "integer", "description": "files the change touched"},
+        "anchored_files": {"type": "integer", "description": "of them, files some anchor points into"},
+        "stale": {"type": "integer", "description": "records made stale (every page)"},
+        "files": listing(document("a changed file and the records it makes stale", {
+            "path": STRING, "change": STRING, "records": listing(_ANCHORED, "records made stale: their anchors"
+                                                                 " into this file")}, {
+            "to": STRING}), "changed files with stale records"),
+        "next_cursor": {"type": ["string", "null"], "description": "pass as cursor for the next page; null: no more"},
+        "remaining": {"type": "integer", "minimum": 0, "description": "how many files follow this page"}}),
     hints=READS,
 )
 

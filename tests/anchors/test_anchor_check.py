@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 
 from helpers import git, memstack
+from mcp_support import ok as tool_ok
+from mcp_support import refused, run, server
 
 MEMORY = ".memory"
 
@@ -172,3 +174,30 @@ def test_a_fact_rechecked_in_the_same_range_is_not_stale(code: Path) -> None:
     _commit(code, "still mondays")
     found = _check(code, f"{base}..HEAD", 0)
     assert (found["stale"], found["anchored_files"]) == (0, 1)
+
+
+def test_the_files_come_a_page_at_a_time_on_the_command_line_and_over_mcp(code: Path) -> None:
+    _capture(code, "deploys", "app.py:4-5")
+    _capture(code, "helpers", "lib/util.py")
+    base = _commit(code, "memory")
+    _edit(code, "app.py", "return 'monday'", "return 'friday'")
+    git(code, "rm", "-q", "lib/util.py")
+    _commit(code, "fridays, no helpers")
+    whole = _check(code, f"{base}..HEAD", 1)
+    assert (whole["stale"], whole["next_cursor"], whole["remaining"]) == (2, None, 0)
+    first = json.loads(memstack("anchors", "check", f"{base}..HEAD", "--json", "--limit", "1", cwd=code).stdout)
+    assert (first["stale"], first["remaining"], [f["path"] for f in first["files"]]) == (2, 1, ["app.py"])
+    second = memstack("anchors", "check", f"{base}..HEAD", "--limit", "1", "--cursor", first["next_cursor"], cwd=code)
+    assert second.returncode == 1 and "lib/util.py (deleted)" in second.stdout and "app.py" not in second.stdout
+    bad = memstack("anchors", "check", f"{base}..HEAD", "--cursor", "nope", cwd=code)
+    assert bad.returncode == 2 and "bad cursor 'nope'" in bad.stderr
+
+    async def over_mcp() -> None:
+        async with server("--store", str(code / MEMORY)) as client:
+            page = await tool_ok(client, "anchors_check", range=f"{base}..HEAD", limit=1)
+            assert page == first
+            rest = await tool_ok(client, "anchors_check", range=f"{base}..HEAD", cursor=page["next_cursor"])
+            assert rest == {**whole, "files": whole["files"][1:]}
+            assert "bad range 'HEAD'" in await refused(client, "anchors_check", range="HEAD")
+
+    run(over_mcp)

@@ -231,6 +231,10 @@ CASES = [
     (_args("excise", "--reason", "why\nnot"), "--reason"),
     (_args("excise", "--by", "   "), "--by"),
     (_args("excise", "--dryrun"), "--dry-run"),
+    # anchors check a page at a time: a bad limit, a cursor it never handed out (before the range is read)
+    (_args("anchors", "check", "HEAD~1..HEAD", "--repo", "{dir}/code", "--limit", "0"), "limit"),
+    (_args("anchors", "check", "HEAD..HEAD", "--repo", "{dir}/code", "--cursor", "nope"),
+     "not a cursor anchors check handed out"),
 ]
 
 

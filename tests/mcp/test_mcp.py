@@ -28,7 +28,8 @@ IMPLEMENTED = {"intake_write", "soil_put", "soil_get", "soil_update", "handoff_w
                "capture", "fact_add", "fact_get_valid_at", "fact_history", "fact_invalidate", "binder_list",
                "sync", "boot_rebuild", "promote", "intake_list", "soil_list", "soil_expire", "handoff_show",
                "binder_ratify", "binder_reject", "search",
-               "soil_graduate", "binder_file", "binder_edge", "related", "status", "blame", "anchors", "forget"}
+               "soil_graduate", "binder_file", "binder_edge", "related", "status", "blame", "anchors", "forget",
+               "anchors_check"}
 
 def test_the_registry_holds_the_implemented_tools_with_valid_schemas() -> None:
     assert set(tools.TOOLS) == IMPLEMENTED
@@ -80,6 +81,7 @@ def _cli_options(*verb: str) -> set[str]:
     ("blame", ("blame",), set(), set()),
     ("anchors", ("anchors",), {"repo", "verb"}, set()),  # `anchors reverify`: a person's word, on the command line
     ("forget", ("forget",), set(), set()),
+    ("anchors_check", ("anchors", "check"), {"repo"}, set()),
 ])
 def test_tool_arguments_are_the_cli_options(tool: str, verb: tuple[str, ...], cli_only: set[str],
                                             tool_only: set[str]) -> None:

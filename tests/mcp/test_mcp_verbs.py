@@ -106,6 +106,23 @@ class Checked:
         return await refused(self.client, tool, **arguments)
 
 
+def _code_with_memory(code: Path) -> Path:
+    """A code repository with a store in `.memory/` holding a fact anchored to `app.py`, committed."""
+    code.mkdir()
+    git(code, "init", "-q", "-b", "main")
+    (code / "app.py").write_text("def deploy_day():\n    return 'monday'\n")
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "code")
+    for args in (("init", ".memory", "--agent", "alice"),
+                 ("capture", "--subject", "deploys", "--predicate", "decided", "--object", "monday",
+                  "--anchor", "app.py:1-2")):
+        done = memstack(*args, cwd=code)
+        assert done.returncode == 0, done.stderr
+    git(code, "add", "-A")
+    git(code, "commit", "-q", "-m", "memory")
+    return code / ".memory"
+
+
 def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) -> None:
     guarded_remote(store, tmp_path)
     day = "2026-04-01T10:00:00Z"
@@ -242,6 +259,7 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             anchored = await c.ok("anchors")  # nothing written here carries a code anchor
             assert (anchored["items"], anchored["next_cursor"]) == ([], None)
             assert "bad status 'stale'" in await c.refused("anchors", status="stale")
+            assert "not a folder of a code repository" in await c.refused("anchors_check", range="HEAD~1..HEAD")
 
             # forget: recorded as the agent's (via mcp), refused as the command line refuses, pushed below
             gone = await c.ok("forget", id=[waiting[2]["id"]], reason="pasted by mistake")
@@ -260,7 +278,14 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
 
             done = await c.ok("sync")
             assert done["ok"] and done["pushed"]
-            assert c.called == set(tools.TOOLS), set(tools.TOOLS) - c.called  # a new tool joins this scenario
+        async with server("--store", str(_code_with_memory(tmp_path / "code"))) as client:  # code anchors
+            coded = Checked(client)
+            (tmp_path / "code" / "app.py").write_text("def deploy_day():\n    return 'friday'\n")
+            git(tmp_path / "code", "commit", "-q", "-am", "fridays")
+            checked = await coded.ok("anchors_check", range="HEAD~1..HEAD")
+            assert (checked["stale"], checked["files"][0]["path"], checked["next_cursor"]) == (1, "app.py", None)
+            c.called |= coded.called
+        assert c.called == set(tools.TOOLS), set(tools.TOOLS) - c.called  # a new tool joins this scenario
 
     run(session)
 

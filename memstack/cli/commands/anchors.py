@@ -50,6 +50,7 @@ def register(sub: Any, common: Any) -> None:
                                "memstack anchors check HEAD~1..HEAD --json"))
     c.add_argument("range", metavar="A..B", help="the code change, as git names it (e.g. origin/main..HEAD)")
     c.add_argument("--repo", metavar="PATH", help="the code repository (as for `memstack anchors`)")
+    page_options(c, "changed files")
     c.set_defaults(func=run_check)
 
 
@@ -117,6 +118,7 @@ def _checked(document: dict[str, Any]) -> str:
 def run_check(args: Any) -> int:
     from memstack.api.anchors import check_document  # lazy: --help stays quick
 
-    document = check_document(open_store(args.store), range=args.range, repo=args.repo)
-    emit(args, document, lambda: _checked(document))
+    document = check_document(open_store(args.store), range=args.range, repo=args.repo, limit=args.limit,
+                              cursor=args.cursor)
+    emit_page(args, document, lambda: _checked(document))
     return 1 if document["stale"] else 0
