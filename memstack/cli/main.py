@@ -24,6 +24,11 @@ COMMANDS = ("init", "agent", "intake", "soil", "handoff", "boot", "identity", "n
             "promote", "binder", "check", "review", "merge", "mcp", "pg", "sync",
             "query", "import_", "export", "hook", "search", "status", "related", "test", "migrate", "blame",
             "anchors", "forget")
+# The verbs not named as their module, and the modules not named as a verb (tests/cli/test_help.py checks both).
+VERB_MODULE = {"install": "init", "rebuild": "promote", "merge-driver": "merge", "textconv": "merge",
+               "import": "import_"}
+NOT_VERBS = ("merge", "import_")
+GLOBAL_OPTIONS = ("--store", "--agent", "--json", "--reveal")  # --store and --agent take a value
 
 
 def _common() -> argparse.ArgumentParser:
@@ -40,7 +45,23 @@ def _common() -> argparse.ArgumentParser:
     return common
 
 
-def parser() -> Parser:
+def _verb_module(argv: Sequence[str]) -> str | None:
+    """The module of the verb a command line names, when nothing before it needs every verb (`--help`, a
+    typo, an abbreviated option): a command then imports its own verb's module only, not all of them."""
+    rest = iter(argv)
+    for arg in rest:
+        if arg in GLOBAL_OPTIONS[:2]:
+            next(rest, None)
+        elif not arg.startswith("-"):
+            module = VERB_MODULE.get(arg, arg)
+            return module if module in COMMANDS and arg not in NOT_VERBS else None
+        elif arg.split("=", 1)[0] not in GLOBAL_OPTIONS:
+            return None
+    return None
+
+
+def parser(argv: Sequence[str] | None = None) -> Parser:
+    """The command line's parser: every verb, or only the one `argv` names (the rest parse the same)."""
     common = _common()
     top = Parser(
         prog="memstack", parents=[common],
@@ -51,7 +72,8 @@ def parser() -> Parser:
                      help="the agent, for a command that takes --agent: the same as --agent after the command")
     top.add_argument("--version", action="version", version=f"memstack {__version__}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
+    verb = None if argv is None else _verb_module(argv)
+    for name in COMMANDS if verb is None else (verb,):
         importlib.import_module(f"memstack.cli.commands.{name}").register(sub, common)
     return top
 
@@ -72,7 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"memstack: bad argument {bad!r}: not valid UTF-8", file=sys.stderr)
         return 2
     try:
-        args = parser().parse_args(argv)
+        given = sys.argv[1:] if argv is None else argv
+        args = parser(given).parse_args(given)
         args.store = getattr(args, "store", None)
         args.json = getattr(args, "json", False)
         if hasattr(args, "global_agent"):

@@ -104,3 +104,16 @@ def test_mcp_offers_no_json_and_still_takes_a_store() -> None:
     assert "--json" not in usage and "--store PATH" in usage
     proc = memstack("mcp", "--json")
     assert proc.returncode == 2 and "unrecognized argument --json" in proc.stderr
+
+
+def test_a_command_line_parses_with_its_own_verb_alone_as_with_every_verb() -> None:
+    """`main` builds the parser of the verb a command line names (its module only, for a faster start):
+    every verb is found that way, and anything else (a typo, --help before the verb) gets every verb."""
+    tops = sorted({path[0] for path in ALL})
+    for verb in tops:
+        for argv in ([verb], ["--store", "s", "--json", verb], ["--agent=a", "--reveal", verb, "x"]):
+            [listing] = [a for a in parser(argv)._actions if isinstance(a, argparse._SubParsersAction)]
+            assert verb in listing.choices, argv
+    for argv in (["merge"], ["import_"], ["-h", "init"], ["--sto", "s", "init"], ["nosuch"], []):
+        [listing] = [a for a in parser(argv)._actions if isinstance(a, argparse._SubParsersAction)]
+        assert sorted(listing.choices) == tops, argv
