@@ -1,6 +1,7 @@
 """Fixtures: real git repositories in temporary folders, never the real $HOME; the order and the skips
 of the collected tests (slow ones first; the ones that need the network only when asked for)."""
 
+import compileall
 import os
 import shutil
 import sys
@@ -9,7 +10,16 @@ from pathlib import Path
 
 import pytest
 
+import memstack
 from memstack.workflows import install
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _compiled() -> None:
+    """memstack's modules compiled to bytecode once, as `pip install` does: a run starts thousands of `memstack`
+    processes, and where PYTHONDONTWRITEBYTECODE is set (or after an edit to an editable install) each of
+    them would otherwise compile every changed module again (compileall writes only what is out of date)."""
+    compileall.compile_dir(os.path.dirname(memstack.__file__), quiet=2)  # a read-only install: as it is
 
 
 @pytest.fixture(autouse=True, scope="session")

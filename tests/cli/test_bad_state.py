@@ -9,10 +9,13 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from check_support import copy_store, states, store_template  # noqa: F401  (fixtures)
 from helpers import MEMSTACK, git, items, memstack, tree_snapshot
 
 NOW = "2026-03-01T00:00:00Z"
@@ -27,9 +30,7 @@ def refused(result: subprocess.CompletedProcess[str], names: str) -> str:
     return lines[0]
 
 
-@pytest.fixture
-def filled(store: Path) -> Path:
-    """A store with an intake record pending, a fact and a SOIL record, all committed."""
+def fill(store: Path) -> None:
     for args in (("intake", "write", "--content", "c", "--tier", "verified", "--confidence", "0.9",
                   "--created-at", "2026-01-02T00:00:00Z"),
                  ("capture", *FACT, "--valid-from", "2026-01-01T00:00:00Z", "--recorded-at", "2026-01-01T00:00:00Z"),
@@ -37,7 +38,13 @@ def filled(store: Path) -> Path:
         assert memstack(*args, cwd=store).returncode == 0
     git(store, "add", "-A")
     git(store, "commit", "-q", "-m", "memory")
-    return store
+
+
+@pytest.fixture
+def filled(states: Callable[[str, Callable[[Path], Any]], Path], tmp_path: Path) -> Path:
+    """A store with an intake record pending, a fact and a SOIL record, all committed: filled once, copied
+    for each test."""
+    return copy_store(states("filled", fill), tmp_path)
 
 
 def test_promote_in_a_copy_without_git_is_refused_before_writing(filled: Path, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from check_support import append, refused, repo, store_template  # noqa: F401
+from check_support import append, copy_store, refused, repo, store_template  # noqa: F401
 from helpers import git, memstack, tree_snapshot
 from mcp_support import refused as mcp_refused
 from mcp_support import run, server
@@ -79,9 +79,7 @@ def test_related_escapes_control_characters_that_reach_it(repo: Path) -> None:  
 
 # ---- a credential in a decision's note ------------------------------------------------------------
 
-@pytest.fixture
-def waiting(store: Path) -> tuple[Path, str]:
-    """A store with one intake record waiting in the Binder queue (committed)."""
+def _waiting(store: Path) -> str:
     assert memstack("intake", "write", "--content", "maybe", "--created-at", "2026-01-02T00:00:00Z",
                     cwd=store).returncode == 0
     git(store, "add", "-A")
@@ -90,7 +88,20 @@ def waiting(store: Path) -> tuple[Path, str]:
     git(store, "add", "-A")
     git(store, "commit", "-q", "-m", "promoted", check=False)  # promote commits its own work
     queue = json.loads(memstack("binder", "list", "--json", cwd=store).stdout)["items"]
-    return store, queue[0]["id"]
+    return queue[0]["id"]
+
+
+@pytest.fixture(scope="session")
+def _waiting_template(tmp_path_factory: pytest.TempPathFactory, store_template: Path) -> tuple[Path, str]:  # noqa: F811
+    root = copy_store(store_template, tmp_path_factory.mktemp("waiting"))
+    return root, _waiting(root)
+
+
+@pytest.fixture
+def waiting(_waiting_template: tuple[Path, str], tmp_path: Path) -> tuple[Path, str]:
+    """A store with one intake record waiting in the Binder queue (committed): made once, copied for each test."""
+    template, waiting_id = _waiting_template
+    return copy_store(template, tmp_path), waiting_id
 
 
 @pytest.mark.parametrize("verb", ["ratify", "reject"])
