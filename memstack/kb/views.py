@@ -6,7 +6,8 @@
   `distilled_at` is the fact's `recorded_at`, the transaction time its promotion (or `fact add`,
   `capture`) gave it, so the same facts give the same bytes on every clone.
 - `kb/binder_queue/<agent>/YYYY-MM-DD.json`: the records of `intake/<agent>/YYYY-MM-DD.jsonl` routed to
-  the binder (its ledger shard, base/ledger.py) and not decided (`kb/binder.jsonl`), by created_at and id.
+  the binder (its ledger shard, base/ledger.py), not decided (`kb/binder.jsonl`) nor forgotten (a tombstone),
+  by created_at and id.
 
 Each shard is a JSON array, one entry a line, so its diff reads as entries added and removed; a shard
 with no entries is not written. Disagreements between agents are not written into any view: they are
@@ -21,6 +22,7 @@ from typing import Any
 import orjson
 
 from memstack.base import ids, ledger, progress
+from memstack.base.forgotten import Forgotten
 from memstack.base.jsonio import compact, iter_jsonl
 from memstack.base.layout import DECISIONS, FACT_VIEWS, INTAKE, LEDGER_DIR, QUEUE_VIEW, classify, view_shard
 from memstack.base.spill import sorted_runs
@@ -89,10 +91,16 @@ class Shards:
         found = (d.get("intake_id") for d in iter_jsonl(self.source.read(DECISIONS) or b"", DECISIONS))
         return frozenset(i for i in found if isinstance(i, str))
 
+    @cached_property
+    def forgotten(self) -> Forgotten:
+        """The state's tombstones: a forgotten record waits in no queue (its content would stay in the view)."""
+        return Forgotten.of(self.source)
+
     def queue(self, intake_file: str) -> bytes | None:
         """The Binder queue's shard of one intake file."""
+        left = self.decided | self.forgotten.by_id.keys()  # read before the ledger shard streams from the source
         routed = {line["intake_id"] for line in ledger.shard_lines(self.source, intake_file)
-                  if line.get("sub_tier") == "binder" and isinstance(line.get("intake_id"), str)} - self.decided
+                  if line.get("sub_tier") == "binder" and isinstance(line.get("intake_id"), str)} - left
         if not routed:
             return None
         records = [r for r in iter_jsonl(self.source.read(intake_file) or b"", intake_file) if r.get("id") in routed]

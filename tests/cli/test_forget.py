@@ -212,3 +212,21 @@ def test_forget_then_commit_leaves_the_content_in_no_derived_file_at_head(store:
     assert memstack("rebuild", "--check", cwd=store).returncode == 0
     booted = memstack("boot", "show", "--json", cwd=store)
     assert booted.returncode != 0 and "finish the lexer" not in booted.stdout + booted.stderr
+
+
+def test_a_forgotten_record_waiting_for_the_binder_leaves_its_queue_shard(store: Path) -> None:
+    """An intake record routed to the Binder is copied into the queue view: forget rebuilds that shard without
+    it (here: deletes it, the record was its only entry), and the hooks accept the commit."""
+    record = ok(store, "intake", "write", "--content", SECRET_TEXT, "--subject", "ada", "--predicate", "prefers",
+                "--object", "phone 555-0199", "--tier", "observed", "--confidence", "0.5",
+                "--created-at", DAY)["record"]
+    commit(store)
+    assert memstack("promote", "--now-ts", DAY, cwd=store).returncode == 0
+    queue = git(store, "grep", "-l", "555-0199", "HEAD", "--", "kb/binder_queue").stdout.split()
+    assert queue, "the record should wait in the Binder queue view"
+    done = ok(store, "forget", record["id"], "--reason", "a person's phone number")
+    assert [p.removeprefix("HEAD:") for p in queue] == done["rebuilt"]
+    commit(store, "forget a phone number")
+    found = git(store, "grep", "-l", "555-0199", "HEAD", check=False).stdout.split()
+    assert found == [f"HEAD:intake/alice/{DAY[:10]}.jsonl"], found
+    assert memstack("rebuild", "--check", cwd=store).returncode == 0

@@ -13,6 +13,7 @@ import git_filter_repo as gfr
 from memstack.base import jsonio, layout
 from memstack.base.errors import MemstackError
 from memstack.repo import git
+from memstack.repo.objects import blob_id
 
 NEW = "refs/memstack-excise/new/"  # the rewritten heads, fetched from the scratch repository (temporary)
 
@@ -23,33 +24,50 @@ def scratch(gitdir: Path) -> Path:
 
 def filter_history(top: Path, gitdir: Path, heads: dict[str, str], blobs: dict[str, bytes]) -> dict[str, str]:
     """Rewrite `heads`' history with every blob of `blobs` (old id -> new bytes) replaced, everything else
-    kept (no commit pruned, messages' commit ids mapped); the new heads, by ref."""
+    kept (no commit pruned, messages' commit ids mapped); the new heads, by ref.
+
+    git-filter-repo runs in a scratch repository whose object store is this clone's (a symbolic link) and whose
+    refs are only the heads: filtering in place, it streams no file's content (`fast-export --no-data`), only
+    the commits, and swaps the blob ids of `blobs` in their file changes for those of the new bytes, written
+    first; the new objects land in this clone's store, so nothing is fetched back. (Streaming every blob of
+    every commit through a callback, then fetching the new history, took most of an excise's time.)"""
     target = scratch(gitdir) / "rewrite.git"
     shutil.rmtree(target, ignore_errors=True)
     target.parent.mkdir(parents=True, exist_ok=True)
-    git.run(top, "init", "-q", "--bare", str(target))
-    wanted = {sha.encode(): data for sha, data in blobs.items()}
+    env = git.no_git_env()
+    git.run(top, "init", "-q", "--bare", str(target), env=env)
+    shutil.rmtree(target / "objects")  # this clone's own object store: nothing to fetch back afterwards
+    (target / "objects").symlink_to((top / git.out(top, "rev-parse", "--git-path", "objects").strip()).resolve())
+    for key in ("gc.auto", "gc.autoPackLimit"):  # a gc there would prune this clone's objects its refs miss
+        git.run(target, "config", key, "0", env=env)
+    git.run(target, "update-ref", "--stdin", input="".join(f"update {ref} {sha}\n" for ref, sha in heads.items())
+            .encode(), env=env)
+    git.run(target, "fast-import", "--quiet", input=b"".join(b"blob\ndata %d\n%s\n" % (len(data), data)
+                                                             for data in blobs.values()), env=env)
+    wanted = {sha.encode(): blob_id(data, sha).encode() for sha, data in blobs.items()}
 
-    def replace(blob: "gfr.Blob", _metadata: object) -> None:
-        new = wanted.get(blob.original_id)
-        if new is not None:
-            blob.data = new
+    def replace(commit: "gfr.Commit", _metadata: object) -> None:
+        for change in commit.file_changes:
+            new = wanted.get(change.blob_id) if change.type == b"M" else None
+            if new is not None:
+                change.blob_id = new
 
     args = gfr.FilteringOptions.parse_args([
-        "--source", str(top), "--target", str(target), "--force", "--quiet",
+        "--source", str(target), "--target", str(target), "--force", "--quiet",
         "--prune-empty", "never", "--prune-degenerate", "never", "--preserve-commit-hashes",
         "--replace-refs", "delete-no-add", "--refs", *heads])
     said = io.StringIO()  # its progress lines ("New history written ..."), shown only when it stops
     try:
         with contextlib.redirect_stdout(said):
-            gfr.RepoFilter(args, blob_callback=replace).run()
+            gfr.RepoFilter(args, commit_callback=replace).run()
     except SystemExit as exc:
         detail = " ".join(f"{said.getvalue().strip()} {exc.code}".split())
         raise MemstackError(f"excise: git filter-repo stopped ({detail}); nothing of this clone was changed") \
             from None
-    git.run(top, "fetch", "-q", "--no-tags", str(target), *(f"+{ref}:{NEW}{ref}" for ref in heads),
-            env=git.no_git_env())
-    return {ref: git.out(top, "rev-parse", f"{NEW}{ref}").strip() for ref in heads}
+    rewritten = {ref: git.out(target, "rev-parse", ref).strip() for ref in heads}
+    git.run(top, "update-ref", "--stdin", input="".join(f"update {NEW}{ref} {sha}\n" for ref, sha in rewritten.items())
+            .encode(), env=env)  # held by refs of this clone until the move (a gc keeps them)
+    return rewritten
 
 
 def commit_receipt(top: Path, gitdir: Path, folder: str, ref: str, head: str, line: bytes, message: str) -> str:

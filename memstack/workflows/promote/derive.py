@@ -7,6 +7,7 @@ from pathlib import Path
 
 from memstack.base import files, layout
 from memstack.base.errors import MemstackError
+from memstack.base.forgotten import Forgotten
 from memstack.base.jsonio import iter_jsonl
 from memstack.boot import context as boot
 from memstack.kb import views
@@ -15,7 +16,7 @@ from memstack.repo.counts import CachedCounts
 from memstack.repo.sources import WorktreeSource
 from memstack.repo.store import folder_of
 
-_SOURCES = ("kb/facts", "intake", layout.LEDGER_DIR, layout.DECISIONS, *views.VIEW_DIRS)
+_SOURCES = ("kb/facts", "intake", layout.LEDGER_DIR, layout.DECISIONS, layout.FORGOTTEN_DIR, *views.VIEW_DIRS)
 
 
 @contextmanager
@@ -81,13 +82,15 @@ def touched(store: Path, source: WorktreeSource) -> set[str] | None:
         return None
     changes = diffs.changes_since(top, base, diffs.WORKTREE, list(_SOURCES), folder)
     paths = [c.path for c in changes]
-    decided: list[str] | None = []
+    decided: list[str] = []
     if layout.DECISIONS in paths:
         appended = _appended(top, base, folder + layout.DECISIONS, store / layout.DECISIONS)
         if appended is None:
             return None
         decided = [d["intake_id"] for d in iter_jsonl(appended, layout.DECISIONS)
                    if isinstance(d.get("intake_id"), str)]
+    if any(p.startswith(layout.FORGOTTEN_DIR + "/") for p in paths):  # a forgotten record leaves its queue shard
+        decided += [i for i, t in Forgotten.of(source).by_id.items() if t.get("kind") == "intake"]
     return views.touched(source, paths, (), decided)  # a changed ledger shard names its queue shard
 
 
