@@ -738,20 +738,24 @@ def fig_verb(*args: str, views: bool = False) -> Callable[[Bench, int], Outcome]
 
 
 def fig_forget(b: Bench, size: int) -> Outcome:
-    """`memstack forget ID --reason R` of an intake record (a different one each run, spread over the store):
-    a tombstone appended, the facts promoted from it looked up and closed, the derived files it leaves rebuilt."""
+    """`memstack forget ID --reason R` of an intake record (a different one each run, spread over the store)
+    in the promoted clone (a store as it is after use, its views committed): a tombstone appended, the fact
+    promoted from it closed with a tombstone of its own, the derived files it changes rebuilt."""
     if not b.has("forget"):
         return Outcome(unavailable="`memstack forget` does not exist yet (`memstack forget --help` exits 2)")
-    store, out = b.store(size), Outcome()
-    b.ensure_index(store.root)
+    out = Outcome()
+    clone, base = promoted_clone(b, size)
+    b.ensure_index(clone)
     try:
         for n in range(b.repeat):
             record = generate.intake_id((size - 1) * n // max(1, b.repeat - 1))
-            out.add(b.ms("forget", record, "--reason", "bench: an erasure request", cwd=store.root))
-            b.reset(store)
+            out.add(b.ms("forget", record, "--reason", "bench: an erasure request", cwd=clone))
+            b.git(clone, "reset", "-q", "--hard", base)
+            b.git(clone, "clean", "-fdq")
     finally:
-        b.reset(store)
-    out.note = "one intake record a run; nothing promoted from it"
+        b.git(clone, "reset", "-q", "--hard", base)
+        b.git(clone, "clean", "-fdq")
+    out.note = "one intake record a run, in the promoted store: the facts promoted from it are closed too"
     return out
 
 

@@ -1,6 +1,5 @@
 """The Binder's verbs: the queue, a human's decision, a filed document, a confirmed edge."""
 
-import getpass
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -63,11 +62,6 @@ def queue(store: Store) -> Iterator[dict[str, Any]]:
     yield from sorted(disputes.waiting(store.root), key=queue_key)
 
 
-def who(store: Store) -> str:
-    name = git.run(store.root, "config", "user.name", env=git.no_git_env(), ok=(0, 1, 128)).stdout.strip()
-    return name.decode() if name else getpass.getuser()
-
-
 def decide_document(store: Store, verb: str, id: str, by: str | None = None, note: str | None = None, *,
                     mcp: bool = False, agent: str | None = None) -> dict[str, Any]:
     """Ratify or reject; the document `binder ratify|reject --json` prints and the `binder_*` tools return
@@ -89,7 +83,7 @@ def _by(store: Store, by: str | None, note: str | None, mcp: bool, agent: str | 
     check_printable(by, "--by")
     if mcp:
         return by_agent(store, by, agent), "mcp"
-    return _listed(store, by or who(store)), None
+    return _listed(store, by or git.person(store.root)), None
 
 
 def by_agent(store: Store, by: str | None, agent: str | None) -> str:

@@ -2,8 +2,8 @@
 
 from typing import Any
 
-from memstack.api.binder import who
 from memstack.base.errors import bad
+from memstack.repo import git
 from memstack.repo.store import Store
 from memstack.workflows.excise.run import excise
 
@@ -17,5 +17,5 @@ def excise_document(store: Store, *, by: str | None = None, reason: str | None =
     for field, value in (("--by", by), ("--reason", reason)):
         if value is not None and (not value.strip() or any(ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in value)):
             raise bad(field, repr(value), "give a non-empty text on one line without control characters")
-    return excise(store.root, by=who(store) if by is None else by, reason=reason or DEFAULT_REASON,
+    return excise(store.root, by=git.person(store.root) if by is None else by, reason=reason or DEFAULT_REASON,
                   dry_run=dry_run)

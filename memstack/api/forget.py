@@ -2,12 +2,12 @@
 
 from typing import Any
 
-from memstack.api.binder import who
 from memstack.base.errors import bad
 from memstack.base.times import now_ms
 from memstack.kb import tombstones
+from memstack.repo import git
 from memstack.repo.store import Store, resolve_agent
-from memstack.workflows import promote
+from memstack.workflows import derived
 
 
 def forget_document(store: Store, *, id: Any, reason: Any, by: str | None = None, agent: str | None = None,
@@ -20,8 +20,8 @@ def forget_document(store: Store, *, id: Any, reason: Any, by: str | None = None
     if mcp and by is not None and by != name:
         raise bad("--by", repr(by), "over MCP a tombstone is recorded as made by the agent itself ({agent}), never"
                   " in another's name: leave by out", agent=name)
-    forgetter = name if mcp else who(store) if by is None else by
+    forgetter = name if mcp else git.person(store.root) if by is None else by
     document = tombstones.forget(store.root, record_ids, reason, forgetter, name, now_ms(), via="mcp" if mcp else None)
     # the closed facts leave the views, a forgotten handoff the boot files, in the same commit as the tombstones
-    document["rebuilt"] = promote.rebuild(store.root, changed_only=True)
+    document["rebuilt"] = derived.rebuild(store.root, changed_only=True)
     return document

@@ -69,6 +69,14 @@ def run(cwd: Path, *args: str, input: bytes | None = None, env: Mapping[str, str
     raise MemstackError(locked_message(lock.group(1) or lock.group(2)))
 
 
+def person(cwd: Path) -> str:
+    """Who is at the keyboard: git's `user.name` for the repository at `cwd`, else the login name."""
+    import getpass  # deferred: only the verbs that record who decided
+
+    name = run(cwd, "config", "user.name", env=no_git_env(), ok=(0, 1, 128)).stdout.strip()
+    return name.decode() if name else getpass.getuser()
+
+
 def refuse_locked(cwd: Path) -> None:
     """Exit 2 naming git's index lock if it is there now (before memstack writes anything it would commit)."""
     lock = Path(out(cwd, "rev-parse", "--git-path", "index.lock", env=no_git_env()).strip())

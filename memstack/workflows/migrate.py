@@ -6,7 +6,7 @@ From the committed store (HEAD: uncommitted memory is refused first, so nothing 
 2. the old ledger, `kb/promotions.jsonl` at HEAD, streamed: each line appended, unchanged, to the shard of its
    record's intake file (`integrity.migration.Routing`), buffered up to BUFFER bytes (bounded memory);
 3. the old ledger and the one-file views deleted;
-4. the views and boot files rebuilt (`promote.derive.rebuild`);
+4. the views and boot files rebuilt (`workflows/derived.rebuild`);
 5. memstack.yaml's `format` set to 2 (nothing else in it touched);
 6. one commit through the hooks, whose checks verify it (integrity/migration.py); the note removed.
 
@@ -25,7 +25,7 @@ from memstack.integrity.migration import Routing, format_attributes
 from memstack.repo import git, objects
 from memstack.repo.sources import GitSource
 from memstack.repo.store import folder_of
-from memstack.workflows.promote.derive import rebuild
+from memstack.workflows.derived import rebuild
 from memstack.workflows.status import uncommitted
 
 BUFFER = 16 << 20  # ledger bytes held before they are appended to their shards

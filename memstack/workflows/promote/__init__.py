@@ -36,7 +36,7 @@ derived, so facts already written are not written twice, and whatever the
 ledger holds is committed with the rebuilt views.
 """
 
-from memstack.workflows.promote.derive import rebuild, stale
+from memstack.workflows.derived import rebuild, stale
 from memstack.workflows.promote.planner import fact_id_for, plan
 from memstack.workflows.promote.run import promote
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from memstack.base import clock, files, progress
 from memstack.kb import factstore
+from memstack.workflows.derived import rebuild
 from memstack.workflows.promote import pending
 from memstack.workflows.promote.commit import can_commit, commit_message, make_commit, uncommitted_ledger
-from memstack.workflows.promote.derive import rebuild
 from memstack.workflows.promote.gather import gather
 from memstack.workflows.promote.planner import Planner, Routed
 from memstack.workflows.promote.supersede import supersede, write_facts, write_ledger
