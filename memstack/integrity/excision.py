@@ -92,6 +92,12 @@ class Excised:
         return [i.encode() for i in self.ids] + [h.encode() for h in self.handoffs]
 
     @cached_property
+    def willow_needles(self) -> list[bytes]:
+        """The same for willow.md, which names a fact by its line, not its id: the excised facts' lines and
+        the handoffs' paths."""
+        return [_fact_line(f).encode() for f in self.facts.values()] + [h.encode() for h in self.handoffs]
+
+    @cached_property
     def periods(self) -> frozenset[str] | None:
         """The days and months of the excised ids (an id is bound to its file's day or month: base/ids.py);
         None when an id has no time in it (a store's older ids): then every file is looked at."""
@@ -177,7 +183,8 @@ def transform(path: str, data: bytes, excised: Excised, mark: Marker) -> bytes |
         return _soil(data, mark)
     if kind == layout.HANDOFF:
         return _handoff(data, mark)
-    if not any(needle in data for needle in excised.needles):
+    needles = excised.willow_needles if kind == layout.WILLOW_KIND else excised.needles
+    if not any(needle in data for needle in needles):
         return None
     try:
         if kind in (layout.INTAKE, layout.FACTS):

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from excise_support import SECRETS, every_object, forgotten_store, ok
+from excise_support import SECRETS, commit, every_object, forgotten_store, ok
 
 from helpers import git, memstack
 
@@ -126,3 +126,28 @@ def test_a_rewrite_that_changed_one_other_byte_is_refused(excised: tuple[Path, d
     # and the rewrite pushed without any receipt is refused as any force push is
     refused(store, remote, tampered, "force push")
     assert memstack("check", "--range", "main", cwd=store).returncode == 0
+
+
+def test_a_fact_willow_showed_is_excised_and_the_guarded_remote_takes_the_rewrite(store: Path, remote: Path) -> None:
+    """willow.md shows a fact by its line, without its id: that line is excised in every commit that showed it,
+    as a rebuild of the excised commit would make it, and the remote's verification agrees."""
+    [fact] = ok(store, "capture", "--subject", "Quaxwillowsubject", "--predicate", "phone", "--object",
+                "Quaxwillowobject")
+    assert memstack("rebuild", cwd=store).returncode == 0
+    assert "Quaxwillowobject" in (store / "willow.md").read_text()
+    commit(store, "a fact willow shows")
+    git(store, "remote", "add", "origin", str(remote))
+    assert push(store, "origin", "main").returncode == 0
+    ok(store, "forget", fact["id"], "--reason", "erasure request")
+    commit(store, "forget")
+    assert push(store, "origin", "main").returncode == 0
+
+    done = memstack("excise", cwd=store)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "willow.md: 1 version(s)" in done.stdout
+    assert b"Quaxwillow" not in every_object(store)
+    shown = git(store, "show", "main~2:willow.md").stdout  # the commit that showed the fact, rewritten
+    assert "- **[excised sha256:" in shown and "Quaxwillow" not in shown
+    pushed = push(store, "--force", "origin", "main")
+    assert pushed.returncode == 0, pushed.stderr
+    assert remote_head(remote) == git(store, "rev-parse", "main").stdout.strip()

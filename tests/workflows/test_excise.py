@@ -69,6 +69,25 @@ def test_excise_refuses_a_dirty_work_tree_in_one_line(store: Path) -> None:
     assert git(store, "rev-parse", "HEAD").stdout.strip() == head
 
 
+def test_excise_refuses_while_a_stash_exists_and_drops_the_stashes_only_when_asked(store: Path) -> None:
+    forgotten_store(store)
+    (store / "notes.txt").write_text("work in progress\n")
+    git(store, "add", "notes.txt")
+    git(store, "stash", "push", "-q", "-m", "my work")  # made on the old history: it holds the old content
+    head = git(store, "rev-parse", "HEAD").stdout.strip()
+    said = memstack("excise", cwd=store)
+    assert said.returncode == 2 and len(said.stderr.splitlines()) == 1, said.stdout + said.stderr
+    assert "1 stash" in said.stderr and "git stash pop" in said.stderr and "--drop-stashes" in said.stderr
+    assert git(store, "rev-parse", "HEAD").stdout.strip() == head
+    assert "my work" in git(store, "stash", "list").stdout  # nothing lost
+
+    ok(store, "excise", "--drop-stashes")
+    assert git(store, "stash", "list").stdout == ""
+    assert git(store, "rev-parse", "-q", "--verify", "refs/stash", check=False).returncode != 0
+    everything = every_object(store) + every_object_any(store)
+    assert not [text for text in SECRETS if text.encode() in everything]
+
+
 @pytest.mark.parametrize("stage", ["planned", "rewritten", "receipts", "moved", "scratch"])
 def test_excise_killed_anywhere_leaves_before_or_after_and_a_rerun_finishes(store: Path, stage: str) -> None:
     forgotten_store(store)

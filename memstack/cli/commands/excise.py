@@ -16,18 +16,22 @@ def register(sub: Any, common: Any) -> None:
               " files and Binder queue that copied it are changed the same way. Commit structure, authors, dates"
               " and messages are kept. An erasure receipt (kb/erasures.jsonl) is committed on top of each"
               " rewritten branch; reflogs are expired and old objects pruned. Then force-push each branch as"
-              " printed. Refused with a dirty work tree or a merge or rebase in progress.",
+              " printed. Refused with a dirty work tree, a merge or rebase in progress, or a stash (pop or drop it"
+              " first, or pass --drop-stashes).",
               "memstack excise --dry-run", "memstack excise --reason 'erasure request' --by 'Ada Lovelace'"))
     p.add_argument("--dry-run", action="store_true", help="say what would be rewritten; change nothing")
     p.add_argument("--reason", metavar="TEXT", help="why (recorded in the receipt)")
     p.add_argument("--by", metavar="NAME", help="who excises (default: git user.name, else the login name)")
+    p.add_argument("--drop-stashes", action="store_true",
+                   help="drop every stash (they hold the old content); without it a stash refuses the excise")
     p.set_defaults(func=run)
 
 
 def run(args: Any) -> int:
     from memstack.api.excise import excise_document  # lazy: --help stays quick
 
-    document = excise_document(open_store(args.store), by=args.by, reason=args.reason, dry_run=args.dry_run)
+    document = excise_document(open_store(args.store), by=args.by, reason=args.reason, dry_run=args.dry_run,
+                               drop_stashes=args.drop_stashes)
     emit(args, document, lambda: human(document))
     return 0
 

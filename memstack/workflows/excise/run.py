@@ -24,6 +24,7 @@ from memstack.workflows.excise.plan import Plan, plan
 STATE = "memstack-excise.json"  # in the git directory: the old heads, while an excise is under way
 SALTS = ".memstack/excise"  # <receipt id>.salt: the salt of an excise's markers, never committed
 KEPT_LOCAL = ("locks", "excise")  # what of .memstack/ stays; the rest (indexes, caches) is rebuilt from the files
+STASH = "refs/stash"
 IN_PROGRESS = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply", "BISECT_LOG")
 
 
@@ -40,6 +41,22 @@ def _refuse_unless_ready(top: Path, gitdir: Path) -> None:
     if dirty.strip():
         raise MemstackError("excise: the work tree has uncommitted changes; commit or discard them first"
                             " (`git status`)")
+
+
+def _refuse_stashes(top: Path, drop_stashes: bool) -> None:
+    """A stash made before the excise holds the old content; the clean-up (reflogs expired) would lose it
+    without a word, so it is dropped only when asked (--drop-stashes)."""
+    if drop_stashes or git.rev_parse(top, STASH) is None:
+        return
+    count = len(git.run(top, "reflog", "show", "--format=%H", STASH, ok=(0, 128)).stdout.split()) or 1
+    raise MemstackError(f"excise: the repository has {count} stash(es), which would keep the content to excise"
+                        " and which the clean-up would drop; `git stash pop` or `git stash drop` each first, or"
+                        " pass --drop-stashes to drop them")
+
+
+def _drop_stashes(top: Path) -> None:
+    if git.rev_parse(top, STASH) is not None:
+        git.run(top, "update-ref", "-d", STASH, env=git.no_git_env())  # the ref and its reflog
 
 
 def _refuse_other_checkouts(top: Path, changed: set[str]) -> None:
@@ -62,12 +79,13 @@ def _other_refs(top: Path, changed: set[str]) -> list[str]:
     for line in data.splitlines():
         ref, sha, *peeled = line.split(" ")
         target = peeled[0] if peeled and peeled[0] else sha
-        if not ref.startswith(("refs/heads/", "refs/remotes/", rewrite.NEW)) and target in changed:
+        if not ref.startswith(("refs/heads/", "refs/remotes/", rewrite.NEW)) and ref != STASH and target in changed:
             held.append(ref)
     return held
 
 
-def excise(root: Path, *, by: str, reason: str, dry_run: bool = False) -> dict[str, Any]:
+def excise(root: Path, *, by: str, reason: str, dry_run: bool = False, drop_stashes: bool = False
+           ) -> dict[str, Any]:
     top, folder = folder_of(root)
     gitdir = _gitdir(top)
     state_path = gitdir / STATE
@@ -76,6 +94,7 @@ def excise(root: Path, *, by: str, reason: str, dry_run: bool = False) -> dict[s
         if dry_run:
             raise MemstackError(f"excise: an excise was interrupted ({state_path}); run `memstack excise` to"
                                 " finish it first")
+        _refuse_stashes(top, drop_stashes or bool(state.get("drop_stashes")))
         return _resume(root, top, folder, gitdir, state)
     _refuse_unless_ready(top, gitdir)
     salt = os.urandom(32)
@@ -83,6 +102,7 @@ def excise(root: Path, *, by: str, reason: str, dry_run: bool = False) -> dict[s
     document = _document(found, dry_run)
     if not found.records or dry_run:
         return document
+    _refuse_stashes(top, drop_stashes)
     held = _other_refs(top, found.commits)
     if held:
         raise MemstackError(f"excise: {held[0]} holds commits the rewrite changes (a tag, a stash, a note):"
@@ -90,7 +110,7 @@ def excise(root: Path, *, by: str, reason: str, dry_run: bool = False) -> dict[s
     _refuse_other_checkouts(top, found.commits)
     receipt_id = ids.new_id(now_ms(), "excise")
     state = {"id": receipt_id, "stage": "rewriting", "old": found.heads, "records": found.records,
-             "by": by, "reason": reason}
+             "by": by, "reason": reason, "drop_stashes": drop_stashes}
     files.write_atomic(state_path, jsonio.dumps_line(state))
     salt_file = root / SALTS / f"{receipt_id}.salt"
     salt_file.parent.mkdir(parents=True, exist_ok=True)
@@ -146,7 +166,7 @@ def _resume(root: Path, top: Path, folder: str, gitdir: Path, state: dict[str, A
     rewrite.drop_scratch(top, gitdir)
     (gitdir / STATE).unlink()
     (root / SALTS / f"{state['id']}.salt").unlink(missing_ok=True)
-    document = excise(root, by=state["by"], reason=state["reason"])
+    document = excise(root, by=state["by"], reason=state["reason"], drop_stashes=bool(state.get("drop_stashes")))
     document["resumed"] = True
     return document
 
@@ -163,6 +183,8 @@ def _finish(root: Path, top: Path, gitdir: Path, state: dict[str, Any]) -> dict[
     if remotes:
         git.run(top, "update-ref", "--stdin", input="".join(f"delete {r}\n" for r in remotes).encode(),
                 env=git.no_git_env())
+    if state.get("drop_stashes"):
+        _drop_stashes(top)
     rewrite.clean_objects(top)
     local = root / ".memstack"
     for path in sorted(local.iterdir()) if local.is_dir() else []:
