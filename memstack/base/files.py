@@ -14,8 +14,10 @@ it found it).
 write step (`crash_point`): the crash tests use it to interrupt a run anywhere.
 """
 
+import contextlib
 import fcntl
 import os
+import shutil
 import signal
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -50,6 +52,20 @@ def undone_on_error(store: Path) -> Iterator[None]:
         return
     with undo.recording(undo.UndoLog(store, local_dir(store, "tmp"))):
         yield
+
+
+def clear_local(store: Path, kept: tuple[str, ...]) -> None:
+    """Empty `<store>/.memstack/` but for the entries named in `kept`: the indexes and caches there are
+    rebuilt from the files (after a history rewrite they may hold what left the history)."""
+    local = store / LOCAL
+    for path in sorted(local.iterdir()) if local.is_dir() and not local.is_symlink() else []:
+        if path.name in kept:
+            continue
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                path.unlink()
 
 
 def local_dir(store: Path, name: str) -> Path:

@@ -22,7 +22,6 @@ With one:
    `.memstack/` holds dropped (indexes, caches; as excise leaves it): rebuilt on next use.
 """
 
-import contextlib
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -31,7 +30,7 @@ from typing import Any
 
 import orjson
 
-from memstack.base import forgotten, layout
+from memstack.base import files, forgotten, layout
 from memstack.integrity import check, prerewrite
 from memstack.integrity.prerewrite import Receipt
 from memstack.kb import merge
@@ -265,12 +264,4 @@ def drop_unreachable(top: Path, env: dict[str, str]) -> None:
 def _purge(top: Path, store: Path, env: dict[str, str]) -> None:
     """The old history's objects out of this clone, and the local indexes that hold content dropped."""
     drop_unreachable(top, env)
-    local = store / ".memstack"
-    for path in sorted(local.iterdir()) if local.is_dir() else []:
-        if path.name in KEPT_LOCAL:
-            continue
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                path.unlink()
+    files.clear_local(store, KEPT_LOCAL)

@@ -3,29 +3,21 @@ else that rewrites a branch: a forged receipt, a receipt with a wrong map, a rew
 byte. After the server's documented clean-up it holds no byte of the excised content."""
 
 import json
-import os
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from excise_support import SECRETS, commit, every_object, forgotten_store, ok
 
+from check_support import bare  # noqa: F401  (a fixture)
 from helpers import git, memstack
 
 
 @pytest.fixture
-def remote(tmp_path: Path) -> Iterator[Path]:
-    from memstack.base.resources import data_dir
-
-    path = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(path)], check=True)
-    hook = path / "hooks" / "pre-receive"
-    shutil.copyfile(data_dir("hooks") / "pre-receive", hook)
-    os.chmod(hook, 0o755)
-    yield path
+def remote(bare: Path) -> Path:
+    """The guarded remote: a bare repository with memstack's pre-receive hook (check_support.bare)."""
+    return bare
 
 
 def push(store: Path, *args: str) -> subprocess.CompletedProcess[str]:

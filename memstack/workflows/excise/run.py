@@ -7,7 +7,6 @@ before the move it starts again from the old heads; after it, it finishes the cl
 """
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -186,14 +185,7 @@ def _finish(root: Path, top: Path, gitdir: Path, state: dict[str, Any]) -> dict[
     if state.get("drop_stashes"):
         _drop_stashes(top)
     rewrite.clean_objects(top)
-    local = root / ".memstack"
-    for path in sorted(local.iterdir()) if local.is_dir() else []:
-        if path.name in KEPT_LOCAL:
-            continue
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            path.unlink(missing_ok=True)
+    files.clear_local(root, KEPT_LOCAL)
     (gitdir / STATE).unlink()
     receipt = state["receipt"]
     return {"receipt": receipt, "dropped_remote_refs": remotes,
