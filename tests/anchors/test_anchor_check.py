@@ -5,31 +5,14 @@ anchored lines (exit 0), the store as B holds it, and a bad range (exit 2)."""
 import json
 from pathlib import Path
 
+from anchors_support import capture, edit
+
+from check_support import committed
 from helpers import git, memstack
 from mcp_support import ok as tool_ok
 from mcp_support import refused, run, server
 
 MEMORY = ".memory"
-
-
-def _capture(code: Path, subject: str, *anchors: str) -> str:
-    result = memstack("capture", "--subject", subject, "--predicate", "decided", "--object", "monday", "--json",
-                      *(arg for anchor in anchors for arg in ("--anchor", anchor)), cwd=code)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)[0]["id"]
-
-
-def _commit(code: Path, message: str) -> str:
-    git(code, "add", "-A")
-    result = git(code, "commit", "-q", "-m", message, check=False)
-    assert result.returncode == 0, result.stderr
-    return git(code, "rev-parse", "HEAD").stdout.strip()
-
-
-def _edit(code: Path, path: str, old: str, new: str) -> None:
-    text = (code / path).read_text()
-    assert old in text
-    (code / path).write_text(text.replace(old, new))
 
 
 def _check(code: Path, spec: str, expect: int) -> dict:
@@ -39,16 +22,16 @@ def _check(code: Path, spec: str, expect: int) -> dict:
 
 
 def test_a_change_lists_the_records_it_makes_stale_per_file_and_exits_1(code: Path) -> None:
-    day = _capture(code, "deploys", "app.py:4-5")
-    region = _capture(code, "regions", "app.py:8-9")
-    helper = _capture(code, "helpers", "lib/util.py")
-    kept = _capture(code, "imports", "app.py:1")
-    base = _commit(code, "memory about the code")
-    _edit(code, "app.py", "return 'monday'", "return 'friday'")
-    _edit(code, "app.py", "\n\ndef region():\n    return 'eu'\n", "\n")
+    day = capture(code, "deploys", "monday", "app.py:4-5")
+    region = capture(code, "regions", "monday", "app.py:8-9")
+    helper = capture(code, "helpers", "monday", "lib/util.py")
+    kept = capture(code, "imports", "monday", "app.py:1")
+    base = committed(code, "memory about the code")
+    edit(code, "app.py", "return 'monday'", "return 'friday'")
+    edit(code, "app.py", "\n\ndef region():\n    return 'eu'\n", "\n")
     git(code, "rm", "-q", "lib/util.py")
     (code / "README").write_text("docs\n")
-    tip = _commit(code, "fridays, no regions, no helpers")
+    tip = committed(code, "fridays, no regions, no helpers")
     found = _check(code, f"{base}..HEAD", 1)
     assert (found["base"], found["tip"], found["changed_files"], found["anchored_files"], found["stale"]) \
         == (base, tip, 3, 2, 3)
@@ -70,11 +53,11 @@ def test_a_change_lists_the_records_it_makes_stale_per_file_and_exits_1(code: Pa
 
 
 def test_a_renamed_file_shows_where_its_lines_went(code: Path) -> None:
-    fact = _capture(code, "regions", "app.py:8-9")
-    base = _commit(code, "memory")
+    fact = capture(code, "regions", "monday", "app.py:8-9")
+    base = committed(code, "memory")
     (code / "src").mkdir()
     git(code, "mv", "app.py", "src/app.py")
-    _commit(code, "move the app")
+    committed(code, "move the app")
     [changed] = _check(code, f"{base}..HEAD", 1)["files"]
     assert (changed["path"], changed["change"], changed["to"]) == ("app.py", "renamed", "src/app.py")
     [record] = changed["records"]
@@ -83,12 +66,12 @@ def test_a_renamed_file_shows_where_its_lines_went(code: Path) -> None:
 
 
 def test_a_change_that_touches_no_anchored_lines_exits_0(code: Path) -> None:
-    _capture(code, "deploys", "app.py:4-5")
-    _capture(code, "helpers", "lib/util.py:1-2")
-    base = _commit(code, "memory")
-    _edit(code, "app.py", "import os\n", "import os\nimport sys\n\n")  # shifts the lines: still fresh
+    capture(code, "deploys", "monday", "app.py:4-5")
+    capture(code, "helpers", "monday", "lib/util.py:1-2")
+    base = committed(code, "memory")
+    edit(code, "app.py", "import os\n", "import os\nimport sys\n\n")  # shifts the lines: still fresh
     (code / "NOTES").write_text("unrelated\n")
-    _commit(code, "imports")
+    committed(code, "imports")
     found = _check(code, f"{base}..HEAD", 0)
     assert (found["stale"], found["files"], found["anchored_files"], found["changed_files"]) == (0, [], 1, 2)
     text = memstack("anchors", "check", f"{base}..HEAD", cwd=code)
@@ -96,12 +79,12 @@ def test_a_change_that_touches_no_anchored_lines_exits_0(code: Path) -> None:
 
 
 def test_only_the_change_counts_not_what_was_stale_before_it(code: Path) -> None:
-    _capture(code, "helpers", "lib/util.py:1-2")
-    _commit(code, "memory")
-    _edit(code, "lib/util.py", "42", "43")
-    base = _commit(code, "helpers answer 43")  # the helper fact is stale from here on
-    _edit(code, "app.py", "'eu'", "'us'")
-    _commit(code, "regions")
+    capture(code, "helpers", "monday", "lib/util.py:1-2")
+    committed(code, "memory")
+    edit(code, "lib/util.py", "42", "43")
+    base = committed(code, "helpers answer 43")  # the helper fact is stale from here on
+    edit(code, "app.py", "'eu'", "'us'")
+    committed(code, "regions")
     assert _check(code, f"{base}..HEAD", 0)["stale"] == 0  # ...but this range did not touch lib/util.py
     assert _check(code, f"{base}~1..HEAD", 1)["files"][0]["path"] == "lib/util.py"
 
@@ -109,16 +92,16 @@ def test_only_the_change_counts_not_what_was_stale_before_it(code: Path) -> None
 def test_the_records_are_those_of_the_store_at_b_whatever_is_checked_out(code: Path) -> None:
     base = git(code, "rev-parse", "HEAD").stdout.strip()
     git(code, "checkout", "-q", "-b", "feature")
-    fact = _capture(code, "deploys", "app.py:4-5")
-    _commit(code, "memory on the branch")
+    fact = capture(code, "deploys", "monday", "app.py:4-5")
+    committed(code, "memory on the branch")
     intake = memstack("intake", "write", "--content", "regions are eu", "--tier", "verified", "--confidence", "0.9",
                       "--anchor", "app.py:8-9", "--json", cwd=code)
     assert intake.returncode == 0, intake.stderr
     pending = json.loads(intake.stdout)["record"]["id"]
-    _commit(code, "pending memory on the branch")
-    _edit(code, "app.py", "return 'monday'", "return 'friday'")
-    _edit(code, "app.py", "'eu'", "'us'")
-    _commit(code, "the code moves on")
+    committed(code, "pending memory on the branch")
+    edit(code, "app.py", "return 'monday'", "return 'friday'")
+    edit(code, "app.py", "'eu'", "'us'")
+    committed(code, "the code moves on")
     git(code, "checkout", "-q", "main")  # main's store has none of these records
     found = _check(code, f"{base}..feature", 1)
     [app] = found["files"]
@@ -127,8 +110,8 @@ def test_the_records_are_those_of_the_store_at_b_whatever_is_checked_out(code: P
 
 
 def test_a_bad_range_exits_2_with_one_line_and_writes_nothing(code: Path) -> None:
-    _capture(code, "deploys", "app.py:4-5")
-    _commit(code, "memory")
+    capture(code, "deploys", "monday", "app.py:4-5")
+    committed(code, "memory")
     before = git(code, "status", "--porcelain", "--ignored").stdout
     for spec, says in (("HEAD", "expected A..B"), ("no-such..HEAD", "no commit 'no-such'"),
                        ("HEAD..", "expected A..B"), ("HEAD...HEAD~1", "expected A..B")):
@@ -141,11 +124,11 @@ def test_a_bad_range_exits_2_with_one_line_and_writes_nothing(code: Path) -> Non
 
 
 def test_review_shows_the_code_anchors_the_range_made_stale(code: Path) -> None:
-    day = _capture(code, "deploys", "app.py:4-5")
-    base = _commit(code, "memory")
+    day = capture(code, "deploys", "monday", "app.py:4-5")
+    base = committed(code, "memory")
     git(code, "mv", "lib/util.py", "lib/helpers.py")
-    _edit(code, "app.py", "return 'monday'", "return 'friday'")
-    _commit(code, "fridays")
+    edit(code, "app.py", "return 'monday'", "return 'friday'")
+    committed(code, "fridays")
     markdown = memstack("review", f"{base}..HEAD", cwd=code / MEMORY)
     assert markdown.returncode == 0, markdown.stderr
     assert "### Code anchors made stale (1 record in 1 file)" in markdown.stdout
@@ -164,25 +147,25 @@ def test_review_shows_the_code_anchors_the_range_made_stale(code: Path) -> None:
 
 
 def test_a_fact_rechecked_in_the_same_range_is_not_stale(code: Path) -> None:
-    fact = _capture(code, "deploys", "app.py:4-5")
-    base = _commit(code, "memory")
-    _edit(code, "app.py", "def deploy_day():", "def deploy_day() -> str:")
-    _commit(code, "types")
+    fact = capture(code, "deploys", "monday", "app.py:4-5")
+    base = committed(code, "memory")
+    edit(code, "app.py", "def deploy_day():", "def deploy_day() -> str:")
+    committed(code, "types")
     assert [r["id"] for r in _check(code, f"{base}..HEAD", 1)["files"][0]["records"]] == [fact]
     rechecked = memstack("anchors", "reverify", fact, "--by", "ada", "--note", "a type only", cwd=code)
     assert rechecked.returncode == 0, rechecked.stderr
-    _commit(code, "still mondays")
+    committed(code, "still mondays")
     found = _check(code, f"{base}..HEAD", 0)
     assert (found["stale"], found["anchored_files"]) == (0, 1)
 
 
 def test_the_files_come_a_page_at_a_time_on_the_command_line_and_over_mcp(code: Path) -> None:
-    _capture(code, "deploys", "app.py:4-5")
-    _capture(code, "helpers", "lib/util.py")
-    base = _commit(code, "memory")
-    _edit(code, "app.py", "return 'monday'", "return 'friday'")
+    capture(code, "deploys", "monday", "app.py:4-5")
+    capture(code, "helpers", "monday", "lib/util.py")
+    base = committed(code, "memory")
+    edit(code, "app.py", "return 'monday'", "return 'friday'")
     git(code, "rm", "-q", "lib/util.py")
-    _commit(code, "fridays, no helpers")
+    committed(code, "fridays, no helpers")
     whole = _check(code, f"{base}..HEAD", 1)
     assert (whole["stale"], whole["next_cursor"], whole["remaining"]) == (2, None, 0)
     first = json.loads(memstack("anchors", "check", f"{base}..HEAD", "--json", "--limit", "1", cwd=code).stdout)

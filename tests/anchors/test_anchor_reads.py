@@ -5,31 +5,14 @@ commits; only the returned records' anchors are followed; a store with no code r
 import json
 from pathlib import Path
 
+from anchors_support import capture, edit
+
+from check_support import committed
 from helpers import HANDOFF, git, memstack
 from mcp_support import ok, run, server
 from memstack.base.pages import MCP_MAX_BYTES
 
 MEMORY = ".memory"
-
-
-def _capture(code: Path, subject: str, obj: str, *anchors: str, store: Path | None = None) -> str:
-    where = ["--store", str(store)] if store is not None else []
-    result = memstack("capture", *where, "--subject", subject, "--predicate", "decided", "--object", obj, "--json",
-                      *(arg for anchor in anchors for arg in ("--anchor", anchor)), cwd=code)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)[0]["id"]
-
-
-def _commit(code: Path, message: str) -> None:
-    git(code, "add", "-A")
-    result = git(code, "commit", "-q", "-m", message, check=False)
-    assert result.returncode == 0, result.stderr
-
-
-def _edit(code: Path, path: str, old: str, new: str) -> None:
-    text = (code / path).read_text()
-    assert old in text
-    (code / path).write_text(text.replace(old, new))
 
 
 def _json(code: Path, *args: str) -> dict:
@@ -43,15 +26,15 @@ def _by_id(items: list[dict]) -> dict[str, dict]:
 
 
 def test_recall_get_valid_at_and_history_carry_the_status_and_a_marker(code: Path) -> None:
-    drifting = _capture(code, "deploys", "monday", "app.py:4-5")
-    plain = _capture(code, "deploys", "weekly")  # no anchors: no status, no marker
-    _commit(code, "memory")
-    _edit(code, "app.py", "import os\n", "import os\nimport sys\n")  # shifts the lines: still fresh
+    drifting = capture(code, "deploys", "monday", "app.py:4-5")
+    plain = capture(code, "deploys", "weekly")  # no anchors: no status, no marker
+    committed(code, "memory")
+    edit(code, "app.py", "import os\n", "import os\nimport sys\n")  # shifts the lines: still fresh
     [fresh] = [f for f in _json(code, "recall", "--subject", "deploys")["items"] if f["id"] == drifting]
     assert fresh["code_status"] == {"status": "fresh", "anchors": [
         {"status": "fresh", "now": {"path": "app.py", "start": 5, "end": 6}}]}
-    _edit(code, "app.py", "return 'monday'", "return 'friday'")
-    _commit(code, "deploy on fridays")
+    edit(code, "app.py", "return 'monday'", "return 'friday'")
+    committed(code, "deploy on fridays")
     for args in (("recall", "--subject", "deploys"), ("fact", "get-valid-at", "--ts", "now", "--subject", "deploys"),
                  ("fact", "get-valid-at", "--ts", "now", "--as-of", "now"), ("fact", "get-valid-at", "--ts", "now"),
                  ("fact", "history", "--subject", "deploys")):
@@ -66,14 +49,14 @@ def test_recall_get_valid_at_and_history_carry_the_status_and_a_marker(code: Pat
 
 
 def test_search_hits_of_facts_and_pending_intake_carry_the_status(code: Path) -> None:
-    fact = _capture(code, "regions", "eu", "app.py:8-9")
+    fact = capture(code, "regions", "eu", "app.py:8-9")
     written = memstack("intake", "write", "--content", "the helper answers fortytwo", "--anchor", "lib/util.py",
                        "--json", cwd=code)
     assert written.returncode == 0, written.stderr
     record = json.loads(written.stdout)["record"]["id"]
-    _commit(code, "memory")
+    committed(code, "memory")
     git(code, "rm", "-q", "lib/util.py")
-    _commit(code, "no helper")
+    committed(code, "no helper")
     hits = _by_id(_json(code, "search", "eu")["hits"])
     assert hits[fact]["code_status"]["status"] == "fresh"
     [hit] = _json(code, "search", "fortytwo")["hits"]
@@ -85,10 +68,10 @@ def test_search_hits_of_facts_and_pending_intake_carry_the_status(code: Path) ->
 
 
 def test_only_the_returned_records_anchors_are_followed(code: Path) -> None:
-    _capture(code, "deploys", "monday", "app.py:4-5")
-    _capture(code, "regions", "eu", "app.py:8-9")
-    _commit(code, "memory")
-    _edit(code, "app.py", "import os\n", "import os\nimport sys\n")  # both shift: each found, and cached
+    capture(code, "deploys", "monday", "app.py:4-5")
+    capture(code, "regions", "eu", "app.py:8-9")
+    committed(code, "memory")
+    edit(code, "app.py", "import os\n", "import os\nimport sys\n")  # both shift: each found, and cached
     cache = code / MEMORY / ".memstack" / "anchors" / "followed.json"
     assert _json(code, "recall", "--subject", "deploys")["items"][0]["code_status"]["status"] == "fresh"
     assert list(json.loads(cache.read_text()).values()) == [5]  # deploys' lines only, not regions'
@@ -97,10 +80,10 @@ def test_only_the_returned_records_anchors_are_followed(code: Path) -> None:
 
 
 def test_the_mcp_read_tools_carry_the_compact_status(code: Path) -> None:
-    fact = _capture(code, "deploys", "monday", "app.py:4-5")
-    _commit(code, "memory")
+    fact = capture(code, "deploys", "monday", "app.py:4-5")
+    committed(code, "memory")
     git(code, "mv", "app.py", "main.py")
-    _commit(code, "rename")
+    committed(code, "rename")
     moved = {"status": "moved", "anchors": [{"status": "moved", "now": {"path": "main.py", "start": 4, "end": 5}}]}
 
     async def check() -> None:
@@ -167,15 +150,15 @@ def test_mcp_pages_of_anchored_facts_keep_within_the_byte_budget_with_their_stat
 
 
 def test_boot_show_lists_the_agents_facts_to_reverify_live(code: Path) -> None:
-    drifting = _capture(code, "deploys", "monday", "app.py:4-5")
-    gone = _capture(code, "helpers", "fortytwo", "lib/util.py:1-2")
-    _capture(code, "regions", "eu", "app.py:8-9")  # stays fresh: not listed
+    drifting = capture(code, "deploys", "monday", "app.py:4-5")
+    gone = capture(code, "helpers", "fortytwo", "lib/util.py:1-2")
+    capture(code, "regions", "eu", "app.py:8-9")  # stays fresh: not listed
     written = memstack("handoff", "write", "--agent", "alice", input=HANDOFF, cwd=code)
     assert written.returncode == 0, written.stderr
     assert memstack("boot", "rebuild", cwd=code).returncode == 0
-    _commit(code, "memory")
+    committed(code, "memory")
     assert _json(code, "boot", "show")["to_reverify"] == []
-    _edit(code, "app.py", "return 'monday'", "return 'friday'")  # live: not committed
+    edit(code, "app.py", "return 'monday'", "return 'friday'")  # live: not committed
     (code / "lib" / "util.py").unlink()
     shown = _json(code, "boot", "show")
     assert [(f["id"], f["code_status"]["status"]) for f in shown["to_reverify"]] == [(gone, "orphaned"),

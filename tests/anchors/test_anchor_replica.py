@@ -5,7 +5,8 @@ tables, and `--pg` reads show anchors (and, inside a clone, their status) as the
 import json
 from pathlib import Path
 
-from helpers import git, memstack
+from check_support import committed
+from helpers import memstack
 from pgcluster import Cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
 
 
@@ -13,12 +14,6 @@ def _ok(*args: str, cwd: Path) -> dict:
     result = memstack(*args, "--json", cwd=cwd)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
-
-
-def _commit(code: Path, message: str) -> None:
-    git(code, "add", "-A")
-    result = git(code, "commit", "-q", "-m", message, check=False)
-    assert result.returncode == 0, result.stderr
 
 
 def test_pg_sync_keeps_anchors_and_pg_reads_show_them_as_the_files_do(code: Path, tmp_path: Path,
@@ -30,7 +25,7 @@ def test_pg_sync_keeps_anchors_and_pg_reads_show_them_as_the_files_do(code: Path
     [plain] = _ok("fact", "add", "--subject", "deploys", "--predicate", "prefers", "--object", "mornings", cwd=code)
     pending = _ok("intake", "write", "--content", "the helper answers 42", "--anchor", "lib/util.py:2",
                   cwd=code)["record"]
-    _commit(code, "memory")
+    committed(code, "memory")
     assert _ok("pg", "sync", pg_dsn, cwd=code)["mode"] == "full"
     with psycopg.connect(pg_dsn) as conn:
         facts = dict(conn.execute("SELECT id, anchors FROM memstack.facts").fetchall())

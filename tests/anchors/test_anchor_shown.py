@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from helpers import git, memstack
+from check_support import committed
+from helpers import memstack
 from mcp_support import ok as tool_ok
 from mcp_support import run, server
 from secret_corpus import AWS_ID
@@ -30,14 +31,7 @@ def _text(code: Path, *args: str, expect: int = 0) -> str:
     return result.stdout
 
 
-def _commit(code: Path, message: str) -> str:
-    git(code, "add", "-A")
-    result = git(code, "commit", "-q", "-m", message, check=False)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return git(code, "rev-parse", "HEAD").stdout.strip()
-
-
-def _edit(code: Path, old: str, new: str) -> None:
+def edit(code: Path, old: str, new: str) -> None:
     text = (code / "app.py").read_text()
     assert old in text
     (code / "app.py").write_text(text.replace(old, new))
@@ -49,10 +43,10 @@ def test_a_forgotten_anchored_record_shows_neither_its_content_nor_the_lines_it_
                     "--object", "0170 555 0199", "--tier", "verified", "--confidence", "0.9",
                     "--anchor", "app.py:4-5")
     record_id = written["record"]["id"]
-    base = _commit(code, "memory about deploys")
+    base = committed(code, "memory about deploys")
     _json(code, "forget", record_id, "--reason", REASON)
-    _edit(code, "return 'monday'", "return 'friday'")
-    _commit(code, "fridays, and forget the phone number")
+    edit(code, "return 'monday'", "return 'friday'")
+    committed(code, "fridays, and forget the phone number")
 
     [listed] = _json(code, "anchors")["items"]
     assert (listed["id"], listed["kind"], listed["status"]) == (record_id, "intake", "drifted")
@@ -86,9 +80,9 @@ def test_a_forgotten_fact_is_forgotten_in_blame(code: Path) -> None:
     captured = _json(code, "capture", "--subject", "ada-phone", "--predicate", "is", "--object", "0170 555 0199",
                      "--anchor", "app.py:4-5")
     fact_id = captured[0]["id"]
-    _commit(code, "a phone number")
+    committed(code, "a phone number")
     _json(code, "forget", fact_id, "--reason", REASON)
-    _commit(code, "forget it")
+    committed(code, "forget it")
     blamed = _json(code, "blame", fact_id)
     assert blamed["fact"]["record"]["id"] == fact_id and blamed["fact"]["record"]["object"] == FORGOTTEN
     text = _text(code, "blame", fact_id)
@@ -98,9 +92,9 @@ def test_a_forgotten_fact_is_forgotten_in_blame(code: Path) -> None:
 def test_a_credential_in_a_drifted_anchors_code_lines_is_redacted(code: Path) -> None:
     fact_id = _json(code, "capture", "--subject", "deploys", "--predicate", "decided", "--object", "monday",
                     "--anchor", "app.py:4-5")[0]["id"]
-    base = _commit(code, "memory about deploys")
-    _edit(code, "return 'monday'", f"return '{AWS_ID}'")
-    _commit(code, "a key in the code")
+    base = committed(code, "memory about deploys")
+    edit(code, "return 'monday'", f"return '{AWS_ID}'")
+    committed(code, "a key in the code")
 
     [listed] = _json(code, "anchors")["items"]
     assert listed["id"] == fact_id and listed["anchors"][0]["new_lines"] == ["def deploy_day():", REDACTED]

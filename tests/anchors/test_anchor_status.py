@@ -6,6 +6,9 @@ import json
 import os
 from pathlib import Path
 
+from anchors_support import edit
+
+from check_support import committed
 from helpers import git, memstack
 from mcp_support import ok, run, server
 
@@ -17,14 +20,8 @@ def _anchor(code: Path, *anchors: str, subject: str = "deploys") -> str:
     result = memstack("capture", "--subject", subject, "--predicate", "decided", "--object", "monday", "--json",
                       *(arg for anchor in anchors for arg in ("--anchor", anchor)), cwd=code)
     assert result.returncode == 0, result.stderr
-    _commit(code, "memory")
+    committed(code, "memory")
     return json.loads(result.stdout)[0]["id"]
-
-
-def _commit(code: Path, message: str) -> None:
-    git(code, "add", "-A")
-    result = git(code, "commit", "-q", "-m", message, check=False)
-    assert result.returncode == 0, result.stderr
 
 
 def _items(code: Path, *args: str) -> list[dict]:
@@ -40,35 +37,29 @@ def _only(code: Path, *args: str) -> dict:
     return anchor
 
 
-def _edit(code: Path, path: str, old: str, new: str) -> None:
-    text = (code / path).read_text()
-    assert old in text
-    (code / path).write_text(text.replace(old, new))
-
-
 def test_unchanged_lines_are_fresh_in_place(code: Path) -> None:
     _anchor(code, "app.py:4-5")
-    _edit(code, "lib/util.py", "42", "43")
-    _commit(code, "elsewhere")
+    edit(code, "lib/util.py", "42", "43")
+    committed(code, "elsewhere")
     anchor = _only(code)
     assert anchor["status"] == "fresh" and anchor["now"] == {"path": "app.py", "start": 4, "end": 5}
 
 
 def test_an_edit_above_shifts_the_lines_and_they_are_followed(code: Path) -> None:
     _anchor(code, "app.py:4-5")
-    _edit(code, "app.py", "import os\n", "import os\nimport sys\n\n# deploys\n")
-    _commit(code, "imports")
+    edit(code, "app.py", "import os\n", "import os\nimport sys\n\n# deploys\n")
+    committed(code, "imports")
     anchor = _only(code)
     assert anchor["status"] == "fresh" and anchor["now"] == {"path": "app.py", "start": 7, "end": 8}
-    _edit(code, "app.py", "    return 'monday'", "\treturn  'monday'")  # whitespace only, not committed
+    edit(code, "app.py", "    return 'monday'", "\treturn  'monday'")  # whitespace only, not committed
     assert _only(code)["now"] == {"path": "app.py", "start": 7, "end": 8}
 
 
 def test_an_edit_inside_the_range_drifts_showing_old_and_new_lines(code: Path) -> None:
     fact = _anchor(code, "app.py:4-5")
-    _edit(code, "app.py", "import os\n", "import os\nimport sys\n")
-    _edit(code, "app.py", "return 'monday'", "return 'friday'")
-    _commit(code, "deploy on fridays")
+    edit(code, "app.py", "import os\n", "import os\nimport sys\n")
+    edit(code, "app.py", "return 'monday'", "return 'friday'")
+    committed(code, "deploy on fridays")
     [item] = _items(code)
     assert (item["id"], item["kind"], item["status"], item["subject"]) == (fact, "fact", "drifted", "deploys")
     [anchor] = item["anchors"]
@@ -83,11 +74,11 @@ def test_a_renamed_file_is_moved_with_its_new_place(code: Path) -> None:
     _anchor(code, "app.py:8-9")
     (code / "src").mkdir()
     git(code, "mv", "app.py", "src/app.py")
-    _commit(code, "move the app")
+    committed(code, "move the app")
     anchor = _only(code)
     assert anchor["status"] == "moved" and anchor["now"] == {"path": "src/app.py", "start": 8, "end": 9}
-    _edit(code, "src/app.py", "'eu'", "'us'")  # git still pairs the rename: the lines drifted in the new file
-    _commit(code, "regions")
+    edit(code, "src/app.py", "'eu'", "'us'")  # git still pairs the rename: the lines drifted in the new file
+    committed(code, "regions")
     anchor = _only(code)
     assert anchor["status"] == "drifted" and anchor["now"] == {"path": "src/app.py", "start": 8, "end": 9}
     assert anchor["old_lines"][1:] == ["    return 'eu'"] and anchor["new_lines"][1:] == ["    return 'us'"]
@@ -95,9 +86,9 @@ def test_a_renamed_file_is_moved_with_its_new_place(code: Path) -> None:
 
 def test_lines_moved_to_another_file_are_moved_there(code: Path) -> None:
     _anchor(code, "app.py:8-9")
-    _edit(code, "app.py", "\n\ndef region():\n    return 'eu'\n", "\nfrom lib.regions import region\n")
+    edit(code, "app.py", "\n\ndef region():\n    return 'eu'\n", "\nfrom lib.regions import region\n")
     (code / "lib" / "regions.py").write_text("# where we run\n\ndef region():\n    return 'eu'\n")
-    _commit(code, "regions in their own module")
+    committed(code, "regions in their own module")
     anchor = _only(code)
     assert anchor["status"] == "moved" and anchor["now"] == {"path": "lib/regions.py", "start": 3, "end": 4}
 
@@ -106,8 +97,8 @@ def test_a_deleted_file_or_deleted_lines_are_orphaned(code: Path) -> None:
     _anchor(code, "lib/util.py")
     _anchor(code, "app.py:8-9", subject="regions")
     git(code, "rm", "-q", "lib/util.py")
-    _edit(code, "app.py", "\n\ndef region():\n    return 'eu'\n", "\n")
-    _commit(code, "no more helpers, no regions")
+    edit(code, "app.py", "\n\ndef region():\n    return 'eu'\n", "\n")
+    committed(code, "no more helpers, no regions")
     util = _only(code, "--subject", "deploys")
     assert (util["status"], util["now"], util["reason"]) == ("orphaned", None, "deleted")
     lines = _only(code, "--subject", "regions")
@@ -120,7 +111,7 @@ def test_a_file_made_binary_or_replaced_by_a_symlink_is_orphaned(code: Path) -> 
     (code / "app.py").write_bytes(b"\x7fELF\x00\x01\x02 compiled")
     (code / "lib" / "util.py").unlink()
     os.symlink("../app.py", code / "lib" / "util.py")
-    _commit(code, "compiled, linked")
+    committed(code, "compiled, linked")
     assert (_only(code, "--subject", "deploys")["status"], _only(code, "--subject", "deploys")["reason"]) \
         == ("orphaned", "a binary file now")
     assert _only(code, "--subject", "helpers")["reason"] == "a symbolic link now"
@@ -128,10 +119,10 @@ def test_a_file_made_binary_or_replaced_by_a_symlink_is_orphaned(code: Path) -> 
 
 def test_rev_answers_against_a_revision_and_the_work_tree_by_default(code: Path) -> None:
     _anchor(code, "app.py:4-5")
-    _edit(code, "app.py", "return 'monday'", "return 'sunday'")
+    edit(code, "app.py", "return 'monday'", "return 'sunday'")
     assert _only(code)["status"] == "drifted"  # the work tree, not yet committed
     assert _only(code, "--rev", "HEAD")["status"] == "fresh"
-    _commit(code, "sundays")
+    committed(code, "sundays")
     assert _only(code, "--rev", "HEAD")["status"] == "drifted"
     assert _only(code, "--rev", "HEAD~1")["status"] == "fresh"
     bad = memstack("anchors", "--rev", "no-such-branch", cwd=code)
@@ -143,8 +134,8 @@ def test_pending_intake_then_its_fact_after_promotion_closed_facts_left_out(code
                        "0.9", "--subject", "deploys", "--predicate", "decided", "--object", "monday",
                        "--anchor", "app.py:4-5", "--json", cwd=code)
     record = json.loads(written.stdout)["record"]
-    _commit(code, "memory")
-    _edit(code, "app.py", "import os\n", "import os\nimport re\n")
+    committed(code, "memory")
+    edit(code, "app.py", "import os\n", "import os\nimport re\n")
     [pending] = _items(code)
     assert (pending["kind"], pending["id"], pending["status"]) == ("intake", record["id"], "fresh")
     assert pending["anchors"][0]["now"]["start"] == 5
@@ -161,7 +152,7 @@ def test_pending_intake_then_its_fact_after_promotion_closed_facts_left_out(code
 def test_status_and_subject_filter_and_pages(code: Path) -> None:
     _anchor(code, "app.py:4-5")
     _anchor(code, "app.py:8-9", subject="regions")
-    _edit(code, "app.py", "'eu'", "'us'")
+    edit(code, "app.py", "'eu'", "'us'")
     assert [i["subject"] for i in _items(code, "--status", "drifted")] == ["regions"]
     assert [i["subject"] for i in _items(code, "--status", "fresh")] == ["deploys"]
     assert _items(code, "--status", "orphaned") == []
@@ -176,7 +167,7 @@ def test_status_and_subject_filter_and_pages(code: Path) -> None:
 
 def test_a_changed_file_is_followed_once_then_answered_from_the_cache(code: Path) -> None:
     _anchor(code, "app.py:4-5")
-    _edit(code, "app.py", "import os\n", "import os\nimport sys\n")
+    edit(code, "app.py", "import os\n", "import os\nimport sys\n")
     assert _only(code)["now"]["start"] == 5
     cache = code / MEMORY / ".memstack" / "anchors" / "followed.json"
     [(key, start)] = json.loads(cache.read_text()).items()
@@ -189,7 +180,7 @@ def test_a_changed_file_is_followed_once_then_answered_from_the_cache(code: Path
 
 def test_the_mcp_anchors_tool(code: Path) -> None:
     _anchor(code, "app.py:4-5")
-    _edit(code, "app.py", "return 'monday'", "return 'friday'")
+    edit(code, "app.py", "return 'monday'", "return 'friday'")
 
     async def check() -> None:
         async with server(cwd=code / MEMORY) as client:
@@ -210,7 +201,7 @@ def test_status_counts_the_records_of_each_status(code: Path) -> None:
     _anchor(code, "app.py:4-5")
     _anchor(code, "app.py:8-9", subject="regions")
     _anchor(code, "lib/util.py", subject="helpers")
-    _edit(code, "app.py", "'eu'", "'us'")
+    edit(code, "app.py", "'eu'", "'us'")
     (code / "lib" / "util.py").unlink()
     assert counts() == {"fresh": 1, "moved": 0, "drifted": 1, "orphaned": 1}
     assert "code anchors: 1 fresh, 0 moved, 1 drifted, 1 orphaned" in memstack("status", cwd=code).stdout
@@ -219,9 +210,9 @@ def test_status_counts_the_records_of_each_status(code: Path) -> None:
 def test_reverify_records_a_recheck_and_the_fact_is_fresh_at_the_new_lines(code: Path) -> None:
     fact = _anchor(code, "app.py:4-5")
     facts_before = {p: p.read_bytes() for p in (code / MEMORY / "kb" / "facts").rglob("*.jsonl")}
-    _edit(code, "app.py", "import os\n", "import os\nimport sys\n")
-    _edit(code, "app.py", "def deploy_day():", "def deploy_day() -> str:")
-    _commit(code, "typed")
+    edit(code, "app.py", "import os\n", "import os\nimport sys\n")
+    edit(code, "app.py", "def deploy_day():", "def deploy_day() -> str:")
+    committed(code, "typed")
     assert _only(code)["status"] == "drifted"
     result = memstack("anchors", "reverify", fact, "--by", "ada", "--note", "still monday", "--json", cwd=code)
     assert result.returncode == 0, result.stderr
@@ -234,9 +225,9 @@ def test_reverify_records_a_recheck_and_the_fact_is_fresh_at_the_new_lines(code:
     assert item["anchors"][0]["now"] == {"path": "app.py", "start": 5, "end": 6}
     binder = (code / MEMORY / "kb" / "binder.jsonl").read_text().splitlines()
     assert json.loads(binder[-1]) == entry
-    _commit(code, "reverified")  # through the hooks: the Binder log only grew, the fact never changed
+    committed(code, "reverified")  # through the hooks: the Binder log only grew, the fact never changed
     assert {p: p.read_bytes() for p in (code / MEMORY / "kb" / "facts").rglob("*.jsonl")} == facts_before
-    _edit(code, "app.py", "'monday'", "'friday'")
+    edit(code, "app.py", "'monday'", "'friday'")
     assert _only(code)["old_lines"] == ["def deploy_day() -> str:", "    return 'monday'"]
 
 
