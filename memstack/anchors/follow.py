@@ -19,6 +19,11 @@ SHOWN_LINES = 50  # the most old or new lines a drifted anchor shows
 Anchor = dict[str, Any]
 
 
+def worst(followed: list[dict[str, Any]]) -> str:
+    """A record's status: its worst anchor's (fresh when it has none)."""
+    return STATUSES[max((RANK[a["status"]] for a in followed), default=0)]
+
+
 def cache_key(anchor: Anchor, blob_now: str) -> str:
     """What an anchor's place in a changed file depends on: its lines (hash, range) and the file's blob now."""
     return f"{anchor['blob']}:{anchor['start']}-{anchor['end']}:{anchor['lines_sha256']}:{blob_now}"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.anchors.coderepo import code_repository
-from memstack.anchors.follow import RANK, STATUSES, Follower
+from memstack.anchors.follow import STATUSES, Follower, worst
 from memstack.anchors.records import anchored_facts, anchored_intake, latest, rechecked
 from memstack.base import files, jsonio
 from memstack.base.errors import MemstackError, bad
@@ -30,9 +30,8 @@ def item(kind: str, record: dict[str, Any], followed: list[dict[str, Any]], show
     if reason is not None:
         record = shown.forgotten.mask(record)
         followed = [{**a, "old_lines": [marker(reason)]} if a.get("old_lines") else a for a in followed]
-    worst = max([RANK[a["status"]] for a in followed]) if followed else 0
     found: dict[str, Any] = {"kind": kind, "id": record["id"], "agent": record.get("agent"),
-                             "status": STATUSES[worst], "anchors": followed}
+                             "status": worst(followed), "anchors": followed}
     for key in ("subject", "predicate", "object"):
         if key in record:
             found[key] = record[key]

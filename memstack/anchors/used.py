@@ -11,8 +11,8 @@ from types import TracebackType
 from typing import Any
 
 from memstack.anchors.coderepo import code_repository
-from memstack.anchors.follow import STATUSES, Follower
-from memstack.anchors.records import anchored_facts, latest
+from memstack.anchors.follow import Follower, worst
+from memstack.anchors.records import anchored_facts, latest, rechecked
 from memstack.anchors.survey import CACHE, load_cache
 from memstack.base import files, jsonio
 from memstack.base.errors import MemstackError
@@ -22,11 +22,6 @@ from memstack.repo.store import Store
 FIELD = "code_status"
 TO_REVERIFY = ("drifted", "orphaned")  # the statuses an agent is asked to re-check at the start of a session
 BOOT_MOST = 50  # the most facts to re-verify `boot show` lists (the most recently recorded)
-
-
-def worst(followed: list[dict[str, Any]]) -> str:
-    """A record's status: its worst anchor's (fresh, moved, drifted, orphaned from best to worst)."""
-    return STATUSES[max((STATUSES.index(a["status"]) for a in followed), default=0)]
 
 
 def compact(followed: list[dict[str, Any]]) -> dict[str, Any]:
@@ -81,8 +76,8 @@ class CodeStatus:
 
     def anchors_of(self, record: dict[str, Any]) -> list[dict[str, Any]]:
         """The anchors to follow: a reverified fact's as `anchors reverify` took them again."""
-        checked = (self._checked or {}).get(record.get("id", ""))
-        return checked["anchors"] if checked is not None else record["anchors"]
+        anchors: list[dict[str, Any]] = rechecked(record, self._checked or {})["anchors"]
+        return anchors
 
     def add(self, records: Iterable[Any]) -> list[Any]:
         """`records` with `code_status` on each that has anchors (a list, in order)."""
