@@ -1,7 +1,8 @@
 """A code repository with memory about it, for the `anchors` figures: `files` Python files of 60 lines,
 committed, a store in `.memory/` (made by `memstack init`) holding `anchors` open facts, each anchored to
-three lines of one file (written straight in the fact format, committed once without hooks), and the
-commit that changes `changed` of those files (a line added at the top: every anchor into them shifts)."""
+two lines of one file, and `plain` facts with no anchor, in the months before (written straight in the fact
+format, committed once without hooks), and the commit that changes `changed` of those files (a line added
+at the top: every anchor into them shifts)."""
 
 import subprocess
 from pathlib import Path
@@ -10,6 +11,7 @@ import orjson
 
 from memstack.anchors import lines
 from memstack.base.ids import agent_tag
+from memstack.base.times import month
 from memstack.repo import objects
 
 START = 1_796_000_000_000  # 2026-12
@@ -25,7 +27,7 @@ def source(n: int) -> str:
     return "".join(f"def f{n}_{k}(x):\n    return x + {k}  # file {n}\n\n" for k in range(FILE_LINES // 3))
 
 
-def make(root: Path, files: int, anchors: int, memstack: list[str], env: dict[str, str]) -> Path:
+def make(root: Path, files: int, anchors: int, memstack: list[str], env: dict[str, str], plain: int = 0) -> Path:
     """The repository at `root` (its store `root/.memory`); returns `root`."""
     (root / "src").mkdir(parents=True)
     texts = {f"src/mod{n:05d}.py": source(n) for n in range(files)}
@@ -55,6 +57,16 @@ def make(root: Path, files: int, anchors: int, memstack: list[str], env: dict[st
     facts = root / ".memory" / "kb" / "facts" / "bench"
     facts.mkdir(parents=True, exist_ok=True)
     (facts / "2026-12.jsonl").write_bytes(b"".join(out))
+    months: dict[str, list[bytes]] = {}
+    for n in range(plain):  # one a minute, back from the anchored ones: the rest of a store's memory
+        ts = START - (plain - n) * 60_000
+        months.setdefault(month(ts), []).append(orjson.dumps({
+            "id": f"{ts:012x}{anchors + n:012x}{agent_tag('bench')}", "subject": f"topic-{n}",
+            "predicate": "decided", "object": f"value {n}", "valid_from": ts, "valid_to": None, "confidence": 0.9,
+            "recorded_at": ts, "table": "knowledge", "expired_at": None, "superseded_by": None, "source": None,
+            "agent": "bench", "intake_id": None}, option=LINE))
+    for name, lines_of in months.items():
+        (facts / f"{name}.jsonl").write_bytes(b"".join(lines_of))
     _git(root, "add", "-A")
     _git(root, "commit", "-q", "--no-verify", "-m", "memory about the code")
     return root

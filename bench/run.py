@@ -55,6 +55,7 @@ RANGE = {"commits": 100, "intake": 10, "facts": 10, "closed": 1}  # each commit 
 MERGE_LINES = 100_000  # each side of the merge driver's files
 ANCHORS = 10_000  # the `anchors` figures: open facts with one code anchor each (--quick: QUICK_ANCHORS) into
 QUICK_ANCHORS = 1_000  # ANCHORS // 5 files of 60 lines, ANCHORS // 20 of them changed by one commit
+ANCHORED_STORE = 10  # the anchored facts are a tenth of the store's open facts (100,000 for 10,000 anchors)
 WARM_QUERIES = 20  # warm queries per API probe process
 LINE = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
 # Variables that point git at one repository (set inside hooks); the bench's git calls must not inherit them.
@@ -1132,7 +1133,8 @@ def fig_anchors(kind: str) -> Callable[[Bench, int], Outcome]:
     def measure(b: Bench, size: int) -> Outcome:
         root = b.cache.get(("anchored", size))
         if root is None:
-            root = anchored.make(b.work / f"anchored-{size}", size // 5, size, b.memstack, b.env)
+            root = anchored.make(b.work / f"anchored-{size}", size // 5, size, b.memstack, b.env,
+                                 plain=size * (ANCHORED_STORE - 1))
             b.cache[("anchored", size)] = root
         if kind == "changed" and not b.cache.get(("anchored-changed", size)):
             anchored.change(root, size // 20)
@@ -1145,8 +1147,8 @@ def fig_anchors(kind: str) -> Callable[[Bench, int], Outcome]:
             out.add(ran)
         document = orjson.loads(ran.out)
         statuses = sorted({item["status"] for item in document["items"]})
-        out.note = f"{len(document['items']):,} records, {', '.join(statuses)}; {size // 20:,} files changed" \
-            if kind == "changed" else f"{len(document['items']):,} records, {', '.join(statuses)}"
+        store = f"{len(document['items']):,} anchored records of {size * ANCHORED_STORE:,} facts, {', '.join(statuses)}"
+        out.note = f"{store}; {size // 20:,} files changed" if kind == "changed" else store
         return out
     return measure
 
