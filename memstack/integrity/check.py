@@ -35,7 +35,7 @@ from memstack.integrity.checker import Checker
 from memstack.integrity.report import Report, Result, Step
 from memstack.integrity.violations import Violation
 from memstack.repo import diffs, git
-from memstack.repo.sources import GitSource, WorktreeSource
+from memstack.repo.sources import WorktreeSource
 
 __all__ = ["FORCE_PUSH", "RECREATED", "Report", "Result", "audit", "check_range", "commits", "pre_push",
            "pre_push_updates", "pre_receive", "pushed", "pushed_revs", "range_revs", "receive_updates", "staged",
@@ -50,7 +50,7 @@ def staged(repo: Path, folder: str = "") -> Report:
     if not changes:  # a code-only commit: nothing of the store staged, nothing to read
         return Report("staged", f"the staged changes (against {against})", [Result(None, "", against, [], 0)])
     with Checker(repo, folder) as checker:
-        step = Step(changes, GitSource(repo, checker.blobs.cat, None, folder), restore="`git checkout HEAD -- {path}`")
+        step = Step(changes, checker.source(None), restore="`git checkout HEAD -- {path}`")
         violations = checker.step(step)
     return Report("staged", f"the staged changes (against {against})",
                   [Result(None, "", against, violations, len(changes))])
@@ -74,7 +74,7 @@ def audit(repo: Path, folder: str = "") -> Report:
         return Report("all", "HEAD (no commits yet)")
     changes = diffs.tree_diffs(repo, [(git.EMPTY_TREE, tree)], folder)[0]
     with Checker(repo, folder) as checker, progress.bar(len(changes), "checking", "files") as checker.shown:
-        step = Step(changes, GitSource(repo, checker.blobs.cat, "HEAD", folder),
+        step = Step(changes, checker.source("HEAD"),
                     restore="`git checkout HEAD -- {path}`", audit=True)
         violations = checker.step(step)
     return Report("all", "every file at HEAD", [Result("HEAD", "", "the empty tree", violations, len(changes))],
@@ -113,7 +113,7 @@ def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tupl
             inherited = frozenset(c.path for c in per_parent[0] if any(c.path not in o for o in others))
             found: set[Violation] = set()
             for index, (parent, changes) in enumerate(zip(parents, per_parent, strict=True)):
-                step = Step(changes, GitSource(repo, checker.blobs.cat, commit.sha, folder), prefix=index == 0,
+                step = Step(changes, checker.source(commit.sha), prefix=index == 0,
                             restore=f"`git checkout {parent[:12]} -- {{path}}` in a rewrite of this commit",
                             inherited=inherited, commit=commit.sha, others=tuple(commit.parents[1:]))
                 found.update(checker.step(step))
@@ -121,7 +121,7 @@ def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tupl
                                          sorted(found), sum(map(len, per_parent))))
         for old, new, subject in rewritten:
             changes = next(pending)
-            step = Step(changes, GitSource(repo, checker.blobs.cat, new, folder), prefix=False,
+            step = Step(changes, checker.source(new), prefix=False,
                         restore=f"`git checkout {old[:12]} -- {{path}}` in a new commit, or push without --force")
             report.results.append(Result(new, subject, old[:12], checker.step(step), len(changes)))
     return report

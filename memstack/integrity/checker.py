@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import clock, config, files, ids, jsonio, layout, secrets
+from memstack.base.errors import MemstackError
 from memstack.base.layout import Place
 from memstack.base.times import now_ms
 from memstack.integrity import binderlog, migration, policies, rebuilt, rules, signed, successors, tombstones
@@ -25,6 +26,7 @@ from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.violations import Violation, path_problems, shifted
 from memstack.repo import git, objects
+from memstack.repo.counts import BlobCounts
 from memstack.repo.diffs import Change
 from memstack.repo.sources import GitSource
 
@@ -49,11 +51,21 @@ class Checker:
         self.policy: secrets.Policy | None = None  # I8's `secrets:` block in force in this step, once read
         self.shown: Any = None  # a progress bar (progress.bar) counting the changes checked, if one is drawn
         self.tails: dict[str, tuple[bytes, int]] = {}  # each log's appended bytes, lines before them (I1), for I8
+        self.counts = _counts(repo / folder)  # the entries of the shards counted, by blob id (boot files' counts)
         self.history: dict[str, Callable[[Step, Change, Place, bool], list[Violation]]] = {
             **dict.fromkeys(layout.LOGS, self.log), layout.FACTS: self.fact_file,
             layout.BINDER_FILE: self.filed_document, layout.HANDOFF: self.handoff, layout.ATTRIBUTES: self.attributes}
 
+    def source(self, rev: str | None) -> GitSource:
+        """The files of commit `rev` (the index: None), read through this check's cat-file process."""
+        return GitSource(self.repo, self.blobs.cat, rev, self.folder, self.counts)
+
     def close(self) -> None:
+        if isinstance(self.counts, BlobCounts):
+            try:
+                self.counts.save()
+            except (OSError, MemstackError):  # a cache: what is not kept is counted again next time
+                pass
         self.blobs.close()
         objects.forget_appended()  # a long-lived process (the MCP server) keeps no log's tail
 
@@ -134,8 +146,8 @@ class Checker:
                                    change.path)
         found += self.dangling(step) + self.tombstones.check(step.source)
         found += self.binder.check(step, lambda: policies.binder_people(step, self.blobs))
-        found += signed.violations(step, self.binder.lines, self.repo, self.blobs, lambda rev: GitSource(
-            self.repo, self.blobs.cat, rev, self.folder).read(layout.DECISIONS))
+        found += signed.violations(step, self.binder.lines, self.repo, self.blobs, lambda rev: self.source(
+            rev).read(layout.DECISIONS))
         found = rules.redacted(found)
         if self.folder:
             found = [dataclasses.replace(v, path=self.folder + v.path) for v in found]
@@ -357,3 +369,14 @@ class Checker:
         top = "intake" if place.kind == layout.INTAKE else "kb/facts"
         return [rules.tag_clash(path, place.agent, other, tag) for other in step.source.listdir(top)
                 if other != place.agent and ids.agent_tag(other) == tag]
+
+
+def _counts(store: Path) -> dict[str, int]:
+    """Shard counts kept in the store's `.memstack/` between checks where the check runs in a clone; a
+    server's repository (no store's work tree) keeps them for this check only."""
+    if not (store / layout.CONFIG).is_file():
+        return {}
+    try:
+        return BlobCounts(store)
+    except (OSError, MemstackError):
+        return {}

@@ -154,20 +154,22 @@ Appended = Callable[[Path, str, os.stat_result | None, os.stat_result, Sequence[
 Rewritten = Callable[[Path, str, os.stat_result, os.stat_result, bytes, Sequence[tuple[int, int, bytes, Fact]]], None]
 
 
-def append(store: Path, new: Sequence[Fact], noted: Appended | None = None) -> list[str]:
-    """Append facts (each validated first; nothing is written if one is bad), one write per file; `noted`
-    hears of each file's append.
+def append(store: Path, new: Sequence[Fact], noted: Appended | None = None, checked: bool = False) -> list[str]:
+    """Append facts (each validated and screened for credentials first, unless `checked`: a commit's check
+    does both; nothing is written if one is bad), one write per file; `noted` hears of each file's append.
 
     Returns the store-relative paths written, sorted.
     """
     groups: dict[str, list[int]] = defaultdict(list)
     for number, fact in enumerate(new):
-        schemas.validate("fact", fact, f"fact {number + 1} of {len(new)}" if len(new) > 1 else "")
+        if not checked:
+            schemas.validate("fact", fact, f"fact {number + 1} of {len(new)}" if len(new) > 1 else "")
         groups[relpath_for(fact)].append(number)
     lines = [jsonio.dumps_line(fact) for fact in new]
-    from memstack.base.secrets import refuse_secrets_in  # deferred: only a write screens for credentials
+    if not checked:
+        from memstack.base.secrets import refuse_secrets_in  # deferred: only a write screens for credentials
 
-    refuse_secrets_in(new, lines, store=store)
+        refuse_secrets_in(new, lines, store=store)
     for relpath, numbers in sorted(groups.items()):
         path = store / relpath
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,32 @@ Counter = Callable[[str, Source], int]  # the entries of a shard (its path, read
 
 def count_entries(path: str, source: Source) -> int:
     """How many entries a shard holds: its lines less the array's two (one entry a line)."""
-    return max((source.read(path) or b"").count(b"\n") - 2, 0)
+    return source.entries(path)
+
+
+class BlobCounts(dict[str, int]):
+    """The entries of the shards a check counted in git (`GitSource.counts`), by blob id, kept in
+    `.memstack/blob-counts.json` (never committed): a blob's count never changes, so the next check of a
+    commit that changes a few shards reads only those. `save` keeps the ids counted or used this run."""
+
+    def __init__(self, store: Path) -> None:
+        super().__init__()
+        self.path = files.local_dir(store, "") / "blob-counts.json"
+        try:
+            kept = orjson.loads(self.path.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            kept = {}
+        self.kept: dict[str, Any] = kept if isinstance(kept, dict) else {}
+
+    def get(self, key: str, default: Any = None) -> Any:
+        found = super().get(key)
+        if found is None and isinstance(self.kept.get(key), int):
+            found = self[key] = self.kept[key]
+        return default if found is None else found
+
+    def save(self) -> None:
+        if dict(self) != self.kept:
+            files.write_atomic(self.path, orjson.dumps(dict(self)))
 
 
 class CachedCounts:

@@ -107,6 +107,12 @@ class CatFile:
 
     def size(self, spec: str) -> int | None:
         """The size of `spec` without its content (one process for every size asked, as for the content)."""
+        found = self.check(spec)
+        return None if found is None else found[2]
+
+    def check(self, spec: str) -> tuple[str, str, int] | None:
+        """The object id, type and size of `spec` without its content (`git cat-file --batch-check`), or None
+        if git has no such object."""
         if self._sizes is None:
             cwd, env = self._where
             self._sizes = subprocess.Popen(["git", "cat-file", "--batch-check"], cwd=cwd, stdin=subprocess.PIPE,
@@ -118,7 +124,9 @@ class CatFile:
         if not header:
             raise MemstackError("git cat-file --batch-check stopped answering")
         parts = header.split()
-        return int(parts[2]) if len(parts) == 3 and parts[2].isdigit() else None
+        if len(parts) != 3 or not parts[2].isdigit():
+            return None
+        return parts[0].decode(), parts[1].decode(), int(parts[2])
 
     def read(self, spec: str) -> bytes | None:
         """The content of `spec` (a SHA or `rev:path`), or None if git has no such object."""

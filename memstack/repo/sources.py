@@ -6,7 +6,7 @@ file system, and the checks can hand them a commit's blobs instead.
 """
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from pathlib import Path
 from typing import Protocol
 
@@ -23,6 +23,14 @@ class Source(Protocol):
 
     def listdir(self, relpath: str) -> list[str]:
         """The names of the entries directly inside a folder (empty if none)."""
+
+    def entries(self, relpath: str) -> int:
+        """How many entries the derived shard at `relpath` holds (`shard_entries`; 0 if it does not exist)."""
+
+
+def shard_entries(data: bytes | None) -> int:
+    """The entries of a derived shard (a JSON array written one entry a line): its lines less the array's two."""
+    return max((data or b"").count(b"\n") - 2, 0)
 
 
 class WorktreeSource:
@@ -49,6 +57,9 @@ class WorktreeSource:
         except (FileNotFoundError, NotADirectoryError):
             return []
 
+    def entries(self, relpath: str) -> int:
+        return shard_entries(self.read(relpath))
+
 
 class GitSource:
     """The files of a commit (`rev`), or of the index when `rev` is None, read through one cat-file batch.
@@ -56,13 +67,17 @@ class GitSource:
     Reading the index honours GIT_INDEX_FILE, so inside a pre-commit hook this is
     exactly what is being committed (also for `git commit -a` and `git commit PATH`).
     Paths are store-relative; `prefix` is the store's folder in the repository (`.memory/`).
+    `counts`: the entries of shards already counted, by blob id (repo/counts.py keeps them between runs),
+    so a shard is read to be counted only once in any version.
     """
 
-    def __init__(self, repo: Path, blobs: objects.CatFile, rev: str | None, prefix: str = "") -> None:
+    def __init__(self, repo: Path, blobs: objects.CatFile, rev: str | None, prefix: str = "",
+                 counts: MutableMapping[str, int] | None = None) -> None:
         self.repo = repo
         self.blobs = blobs
         self.rev = rev
         self.prefix = prefix
+        self.counts = counts
         self._trees: dict[str, dict[str, set[str]]] = {}  # the index: a folder listed -> its subfolders' names
 
     def _spec(self, relpath: str) -> str:
@@ -77,6 +92,17 @@ class GitSource:
         """The file's bytes a piece at a time (nothing when it does not exist); read to the end before
         reading another."""
         return self.blobs.stream(self._spec(relpath))
+
+    def entries(self, relpath: str) -> int:
+        if self.counts is None:
+            return shard_entries(self.read(relpath))
+        found = self.blobs.check(self._spec(relpath))
+        if found is None or found[1] != "blob":
+            return 0
+        count = self.counts.get(found[0])
+        if count is None:
+            count = self.counts[found[0]] = shard_entries(self.blobs.read(found[0]))
+        return count
 
     def listdir(self, relpath: str) -> list[str]:
         relpath = relpath.strip("/")

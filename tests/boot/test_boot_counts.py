@@ -53,3 +53,41 @@ def test_the_older_months_are_counted_once_then_only_where_a_shard_was_replaced(
     count, read = summary(tmp_path)
     assert count == boot.BOOT_FACTS + 23 and "kb/knowledge/bob/2025-12.json" not in read
     assert "kb/knowledge/alice/2026-02.json" in read
+
+
+def test_a_check_counts_each_shard_version_once_and_keeps_the_counts_by_blob_id(store: Path, monkeypatch) -> None:
+    """A check rebuilds willow.md from git (the staged files, a commit), counting the older months' shards
+    there: each blob is read to be counted once, then its count is kept by blob id in
+    `.memstack/blob-counts.json`, so the next commit's check reads only the shards that changed."""
+    from helpers import git, memstack
+    from memstack.integrity import check
+    from memstack.repo import objects
+
+    folder = store / "kb" / "knowledge" / "alice"
+    folder.mkdir(parents=True)
+    months = {"2026-01": 5, "2026-02": 6, "2026-03": boot.BOOT_FACTS + 5}
+    for month, entries in months.items():
+        (folder / f"{month}.json").write_bytes(shard(entries, month))
+    assert memstack("boot", "rebuild", cwd=store).returncode == 0
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "knowledge (views written by hand: no fact files)")
+
+    counted: list[str] = []
+    real = objects.CatFile.read
+    monkeypatch.setattr(objects.CatFile, "read", lambda self, spec: counted.append(spec) or real(self, spec))
+    check.audit(store)  # `check --all`: HEAD's files, willow.md rebuilt from them
+    older = {git(store, "rev-parse", f"HEAD:kb/knowledge/alice/{m}.json").stdout.strip(): n
+             for m, n in months.items() if m != "2026-03"}
+    assert set(older) <= set(counted)
+    assert older.items() <= json.loads((store / ".memstack" / "blob-counts.json").read_bytes()).items()
+
+    files.write_atomic(folder / "2026-02.json", shard(7, "2026-02"))  # as a rebuild replaces a shard
+    assert memstack("boot", "rebuild", cwd=store).returncode == 0
+    git(store, "add", "-A")
+    counted.clear()
+    found = check.staged(store).violations
+    changed = git(store, "rev-parse", ":kb/knowledge/alice/2026-02.json").stdout.strip()
+    unchanged = git(store, "rev-parse", "HEAD:kb/knowledge/alice/2026-01.json").stdout.strip()
+    assert changed in counted and unchanged not in counted  # the unchanged month's count is the kept one
+    assert not [v for v in found if "willow" in v.path]  # and willow.md's total is right: 7 + 5 + 25
+    assert json.loads((store / ".memstack" / "blob-counts.json").read_bytes())[changed] == 7

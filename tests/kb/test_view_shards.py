@@ -138,3 +138,24 @@ def test_export_knowledge_is_every_shard_as_one_array_in_view_order(store: Path,
     assert json.loads(written.stdout)["facts"] == 0 and (tmp_path / "o.json").read_text() == "[]\n"
     bad = memstack("export", "knowledge", "--table", "binder", cwd=store)
     assert bad.returncode == 2 and "--table" in bad.stderr
+
+
+def test_an_audit_builds_and_compares_the_shards_a_few_sources_at_a_time(store: Path, monkeypatch) -> None:
+    """`check --all` checks every shard of the store: it builds and compares them a few source files at a
+    time (SOURCES_AT_ONCE), so what it holds stays bounded; a shard edited by hand is still the one named."""
+    from memstack.integrity import check, derived, rebuilt
+
+    filled(store)
+    shard = store / "kb/knowledge/bob/2026-02.json"
+    shard.write_text(shard.read_text().replace("sure bob", "edited bob"))
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "a view edited by hand, past the hook")
+    asked: list[int] = []
+    real = derived.Derived.build
+    monkeypatch.setattr(derived.Derived, "build", lambda self, source, paths: asked.append(len(list(paths))) or
+                        real(self, source, paths) if self.shards else real(self, source, paths))
+    monkeypatch.setattr(rebuilt, "SOURCES_AT_ONCE", 1)
+    report = check.audit(store)
+    assert [p for p in report.stale if p.startswith("kb/")] == ["kb/knowledge/bob/2026-02.json"]
+    assert not [v for r in report.results for v in r.violations]
+    assert len(asked) == 12 and max(asked) == 1  # 6 fact files and 6 intake days, one at a time

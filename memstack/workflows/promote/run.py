@@ -47,7 +47,7 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
                     continue
                 decided = supersede(store, made)
                 facts_added += len(decided.append)
-                superseded += write_facts(store, made, decided)
+                superseded += write_facts(store, made, decided, checked=commit)
                 fact_ids = decided.fact_ids + [None] * (len(routed) - len(decided.fact_ids))
                 write_ledger(store, routed[:len(keys)], fact_ids[:len(keys)])
                 later += zip((item.order for item in found), routed[len(keys):], fact_ids[len(keys):], strict=True)

@@ -96,11 +96,12 @@ def facts_to_append(made: list[Made], decided: Decided) -> Iterator[list[Fact]]:
         yield batch
 
 
-def write_facts(store: Path, made: list[Made], decided: Decided) -> int:
+def write_facts(store: Path, made: list[Made], decided: Decided, checked: bool = False) -> int:
     """Append the new facts BATCH at a time, then the closings; returns how many facts this superseded
     (`facts.superseded_by_change`: what `review` of the commit lists). Facts an interrupted run already wrote
     are not written again; where that run left one open and this run closes it (a record that arrived
-    since), the closing is written."""
+    since), the closing is written. `checked`: the promotion's commit check validates and screens every
+    line written (factstore.append_many), so it is done once, there."""
     closings = list(decided.closings)
     superseded = 0
     for batch in facts_to_append(made, decided):
@@ -111,7 +112,7 @@ def write_facts(store: Path, made: list[Made], decided: Decided) -> int:
                 closings.append(Closing(fact["id"], fact["valid_to"], fact["expired_at"], fact["superseded_by"]))
             else:  # new to the commit (an interrupted run commits nothing); a closing is counted below
                 superseded += facts.superseded_by_change(None, fact)
-        factstore.append_many(store, [f for f in batch if f["id"] not in on_disk], check_ids=False)
+        factstore.append_many(store, [f for f in batch if f["id"] not in on_disk], check_ids=False, checked=checked)
     if closings:
         superseded += sum(facts.superseded_by_change(before, after)
                           for before, after in factstore.close_many_changes(store, closings))
