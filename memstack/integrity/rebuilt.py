@@ -90,7 +90,14 @@ def missing_shards(step: Step, present: set[str]) -> list[str]:
     (a source written since the last promotion, say): stale, as a lagging shard is."""
     wanted = views.touched(step.source, [c.path for c in step.changes], set(), [])
     absent = sorted(p for p in wanted or () if p not in present and not p.startswith("kb/binder_queue/"))
-    return sorted(p for p, data in views.Shards(step.source).of(absent).items() if data is not None and p in absent)
+    by_source: dict[str, list[str]] = {}
+    for path in absent:
+        by_source.setdefault(str(views.source_of(path)), []).append(path)
+    groups, made = [by_source[key] for key in sorted(by_source)], []
+    for at in range(0, len(groups), SOURCES_AT_ONCE):  # a few sources' shards held at a time, as in `check`
+        batch = {p for group in groups[at:at + SOURCES_AT_ONCE] for p in group}
+        made += [p for p, data in views.Shards(step.source).of(batch).items() if data is not None and p in batch]
+    return sorted(made)
 
 
 def compare(path: str, actual: bytes | None, expected: bytes | None, rebuild: str) -> list[Violation]:
