@@ -96,11 +96,18 @@ def file_pieces(path: Path, piece: int | None = None) -> Iterator[bytes]:
             yield data
 
 
+# A cat-file that reads a whole store (`check --all` of a million records reads every blob of a 700 MB
+# pack) maps the pack in windows of 1 GiB and caches 96 MiB of delta bases by default: its resident size
+# grew to 240 MiB. These keep it to a fraction of that, at no measured cost in time.
+BOUNDED = ("-c", "core.packedGitWindowSize=32m", "-c", "core.packedGitLimit=128m",
+           "-c", "core.deltaBaseCacheLimit=32m")
+
+
 class CatFile:
     """One long-running `git cat-file --batch`: ~50 ms for 1,000 blobs instead of ~1.7 s."""
 
     def __init__(self, cwd: Path, env: Mapping[str, str] | None = None) -> None:
-        self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=cwd, stdin=subprocess.PIPE,
+        self._proc = subprocess.Popen(["git", *BOUNDED, "cat-file", "--batch"], cwd=cwd, stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, env=None if env is None else dict(env))
         self._where = (cwd, env)
         self._sizes: subprocess.Popen[bytes] | None = None  # a `git cat-file --batch-check`, once a size is asked
@@ -115,7 +122,7 @@ class CatFile:
         if git has no such object."""
         if self._sizes is None:
             cwd, env = self._where
-            self._sizes = subprocess.Popen(["git", "cat-file", "--batch-check"], cwd=cwd, stdin=subprocess.PIPE,
+            self._sizes = subprocess.Popen(["git", *BOUNDED, "cat-file", "--batch-check"], cwd=cwd, stdin=subprocess.PIPE,
                                            stdout=subprocess.PIPE, env=None if env is None else dict(env))
         assert self._sizes.stdin and self._sizes.stdout
         self._sizes.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
