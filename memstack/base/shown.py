@@ -4,6 +4,7 @@ unless a person at a terminal asked for it with `--reveal` (the command line set
 server never does). Every read verb asks `Shown.in_store(root).record(...)` for what it prints."""
 
 from collections.abc import Callable, Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from memstack.base import secrets
 from memstack.base.forgotten import Forgotten
 
 REVEAL = False  # set by the command line's --reveal (a person at a terminal), never by the MCP server
+CHUNK = 1024  # records screened at a time by `Shown.records`
 
 
 class Shown:
@@ -56,4 +58,12 @@ class Shown:
         return self.forgotten.reason(record_id) if isinstance(record_id, str) else None
 
     def records(self, records: Iterable[Any]) -> Iterator[Any]:
-        return (self.record(r) for r in records)
+        """Each of `records` as `record` shows it, a chunk at a time: a chunk is screened as one list (the
+        byte prefilter over each record's JSON; only the records it hits are walked), so a listing of every
+        waiting record costs a prefilter pass, not a walk of each string of each record."""
+        if REVEAL:
+            yield from (self.forgotten.mask(r) for r in records)
+            return
+        it = iter(records)
+        while chunk := [self.forgotten.mask(r) for r in islice(it, CHUNK)]:
+            yield from self.redacted(chunk)

@@ -122,8 +122,9 @@ class CatFile:
         if git has no such object."""
         if self._sizes is None:
             cwd, env = self._where
-            self._sizes = subprocess.Popen(["git", *BOUNDED, "cat-file", "--batch-check"], cwd=cwd, stdin=subprocess.PIPE,
-                                           stdout=subprocess.PIPE, env=None if env is None else dict(env))
+            self._sizes = subprocess.Popen(["git", *BOUNDED, "cat-file", "--batch-check"], cwd=cwd,
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                           env=None if env is None else dict(env))
         assert self._sizes.stdin and self._sizes.stdout
         self._sizes.stdin.write(spec.encode("utf-8", "surrogateescape") + b"\n")
         self._sizes.stdin.flush()

@@ -89,3 +89,25 @@ def test_a_sneaked_credential_is_redacted_everywhere_and_promote_skips_it(store:
     assert git(store, "commit", "-q", "-m", "forget the token", check=False).returncode == 0
     again = memstack("promote", "--now-ts", DAY, cwd=store)
     assert again.returncode == 0 and "credential" not in again.stderr, again.stderr
+
+
+def test_a_long_listing_is_screened_a_chunk_at_a_time_and_still_redacts(store: Path) -> None:
+    """A listing of many records is screened as one list a chunk at a time (base/shown.py: the byte
+    prefilter over each record's JSON, only the records it hits walked): the one record of seventy that
+    holds a credential is still shown redacted, the others as written."""
+    written = ok(store, "intake", "write", "--content", "the build takes 3 s", "--created-at", DAY)
+    lines = []
+    for n in range(70):
+        content = f"token {GH}" if n == 66 else f"the build takes {n} s"
+        lines.append(json.dumps({**written["record"], "id": written["record"]["id"][:12] + f"{n:012x}"
+                                 + written["record"]["id"][24:], "content": content}) + "\n")
+    with open(store / written["path"], "a") as out:
+        out.writelines(lines)
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "past the checks")
+    listed = memstack("intake", "list", "--json", "--limit", "100", cwd=store)
+    assert listed.returncode == 0, listed.stderr
+    assert GH not in listed.stdout
+    items = {r["id"]: r["content"] for r in json.loads(listed.stdout)["items"]}
+    assert items[written["record"]["id"][:12] + f"{66:012x}" + written["record"]["id"][24:]] == REDACTED
+    assert sum(1 for text in items.values() if text.startswith("the build takes")) == 70
