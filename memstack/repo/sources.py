@@ -6,12 +6,14 @@ file system, and the checks can hand them a commit's blobs instead.
 """
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Protocol
 
 from memstack.base import logfiles
 from memstack.repo import git, objects
+
+REGULAR = ("100644", "100755")  # git's modes of a regular file (not a symbolic link, not a submodule)
 
 
 class Source(Protocol):
@@ -24,8 +26,50 @@ class Source(Protocol):
     def listdir(self, relpath: str) -> list[str]:
         """The names of the entries directly inside a folder (empty if none)."""
 
+    def blob_ids(self, relpath: str) -> dict[str, str]:
+        """The git blob id of every file under a folder (recursively), by store-relative path."""
+
+    def code(self, paths: Iterable[str]) -> dict[str, bytes] | None:
+        """The bytes of each regular file (no symbolic link, no submodule) among `paths`, which are taken
+        from the top of the git repository the store is a folder of; None when the store is no folder of
+        one (it is a repository of its own, or in none)."""
+
+    def cache_dir(self) -> Path | None:
+        """The store's folder in a work tree, where its per-clone caches live (None: a bare repository)."""
+
+
+def _entries(listing: bytes) -> Iterator[tuple[str, str, str]]:
+    """(mode, blob id, path) of each blob of a `git ls-files -s -z` listing (stage 0 only: a conflicted path
+    is no file there) or a `git ls-tree -z` one."""
+    for raw in listing.split(b"\0"):
+        meta, tab, path = raw.partition(b"\t")
+        parts = meta.decode().split(" ")
+        if not tab or len(parts) != 3:
+            continue
+        if parts[1] == "blob":  # ls-tree: mode, type, id
+            yield parts[0], parts[2], git.decode_path(path)
+        elif parts[2] == "0" and parts[1] not in ("tree", "commit"):  # ls-files: mode, id, stage
+            yield parts[0], parts[1], git.decode_path(path)
+
+
+def _code_files(listing: bytes, wanted: set[str]) -> dict[str, str]:
+    """The regular files of a listing (`_entries`) that are among `wanted`, with their blob ids."""
+    return {path: sha for mode, sha, path in _entries(listing) if path in wanted and mode in REGULAR}
+
+
+def _read_blobs(cat: objects.CatFile, shas: dict[str, str]) -> dict[str, bytes]:
+    found = {}
+    for path, sha in shas.items():
+        data = cat.read(sha)
+        if data is not None:
+            found[path] = data
+    return found
+
 
 class WorktreeSource:
+    """The store's files in its work tree. Code (`code`) is read as the index stages it: what the next
+    commit of a derived file holds (HEAD's code, unless changes of the code are staged)."""
+
     def __init__(self, root: Path) -> None:
         self.root = root
 
@@ -48,6 +92,41 @@ class WorktreeSource:
             return sorted(os.listdir(os.path.join(self.root, relpath)))
         except (FileNotFoundError, NotADirectoryError):
             return []
+
+    def blob_ids(self, relpath: str) -> dict[str, str]:
+        """Each file's blob id: the index's for a file git says is unchanged (no read), else hashed."""
+        folder = os.path.join(self.root, relpath)
+        names = [os.path.relpath(os.path.join(d, n), self.root).replace(os.sep, "/")
+                 for d, _, found in os.walk(folder) for n in found]
+        top = git.worktree_top(self.root)
+        known: dict[str, str] = {}
+        if top is not None and names:
+            env = git.no_git_env()
+            prefix = self.root.resolve().relative_to(top.resolve()).as_posix()
+            prefix = "" if prefix == "." else prefix + "/"
+            listed = git.run(top, "--literal-pathspecs", "ls-files", "-s", "-z", "--", prefix + relpath, env=env)
+            dirty = git.run(top, "--literal-pathspecs", "diff-files", "--name-only", "-z", "--", prefix + relpath,
+                            env=env).stdout
+            changed = {git.decode_path(raw) for raw in dirty.split(b"\0") if raw}
+            known = {p[len(prefix):]: sha for p, sha in _code_files(listed.stdout, {prefix + n for n in names})
+                     .items() if p not in changed}
+        return {name: known.get(name) or objects.blob_id((self.root / name).read_bytes(), "0" * 40)
+                for name in sorted(names)}
+
+    def code(self, paths: Iterable[str]) -> dict[str, bytes] | None:
+        top = git.worktree_top(self.root)
+        if top is None or top.resolve() == self.root.resolve():
+            return None
+        wanted = set(paths)
+        if not wanted:
+            return {}
+        env = git.no_git_env()
+        listed = git.run(top, "--literal-pathspecs", "ls-files", "-s", "-z", "--", *sorted(wanted), env=env).stdout
+        with objects.CatFile(top, env) as cat:
+            return _read_blobs(cat, _code_files(listed, wanted))
+
+    def cache_dir(self) -> Path | None:
+        return self.root
 
 
 class GitSource:
@@ -84,6 +163,29 @@ class GitSource:
             return sorted(self._listed(relpath).get(relpath, ()))
         found = self.blobs.read_object(self._spec(relpath))
         return sorted(git.tree_names(found[1])) if found is not None and found[0] == "tree" else []
+
+    def blob_ids(self, relpath: str) -> dict[str, str]:
+        spec = self.prefix + relpath.strip("/")
+        listed = git.run(self.repo, "--literal-pathspecs", "ls-files", "-s", "-z", "--", spec).stdout \
+            if self.rev is None else \
+            git.run(self.repo, "--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", self.rev, "--", spec).stdout
+        return {path[len(self.prefix):]: sha for _, sha, path in _entries(listed) if path.startswith(self.prefix)}
+
+    def code(self, paths: Iterable[str]) -> dict[str, bytes] | None:
+        if not self.prefix:
+            return None
+        wanted = set(paths)
+        if not wanted:
+            return {}
+        listed = git.run(self.repo, "--literal-pathspecs", "ls-files", "-s", "-z", "--", *sorted(wanted)).stdout \
+            if self.rev is None else \
+            git.run(self.repo, "--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", self.rev, "--",
+                    *sorted(wanted)).stdout
+        return _read_blobs(self.blobs, _code_files(listed, wanted))
+
+    def cache_dir(self) -> Path | None:
+        folder = self.repo / self.prefix
+        return folder if (folder / "memstack.yaml").is_file() else None
 
     def _listed(self, relpath: str) -> dict[str, set[str]]:
         """Each folder under `relpath` in the index, with the names directly in it, from one `git ls-files`
