@@ -14,6 +14,7 @@ of anchored open facts is kept by blob id in `.memstack/boot/anchored.json` (con
 bare repository just reads); a blob not known is read and only its lines that hold anchors are parsed.
 """
 
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -155,9 +156,14 @@ def render(listed: list[dict[str, Any]], count: int) -> list[str]:
         where = ", ".join(f"`{place(a)}` " + ("changed" if a["status"] == "drifted" else
                                                "not at its path: moved or deleted; `memstack anchors` tells which")
                           for a in fact["stale"])
-        out.append(f"- {fact['status']}: **{fact['subject']}** {fact['predicate']} {fact['object']}"
-                   f" (fact `{fact['id']}`): {where}")
+        out.append(f"- {fact['status']}: {entry_head(fact)}: {where}")
     if count > len(listed):
         out.append(f"{count - len(listed)} more: run `memstack anchors --status drifted`")
     return out + [""]
+
+
+
+def entry_head(fact: Mapping[str, Any]) -> str:
+    """What an entry says of its fact: its triple and id (excision.py marks an excised fact's triple in it)."""
+    return f"**{fact['subject']}** {fact['predicate']} {fact['object']} (fact `{fact['id']}`)"
 
