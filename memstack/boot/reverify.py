@@ -14,6 +14,7 @@ of anchored open facts is kept by blob id in `.memstack/boot/anchored.json` (con
 bare repository just reads); a blob not known is read and only its lines that hold anchors are parsed.
 """
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,6 +30,14 @@ FACTS_DIR = "kb/facts"
 KEY = b'"anchors"'
 SHOWN = 50  # the most facts willow.md lists; the rest are counted
 CACHE = "anchored.json"
+HEADING = "## To re-verify"
+INTRO = ("Facts whose anchored lines were no longer at their place in the code when this file was built: check",
+         "each against the code (`memstack anchors` shows the change), then `memstack anchors reverify ID --by",
+         "NAME` if it still holds, or capture what holds now with `memstack capture --contradicts`.")
+MORE = "run `memstack anchors --status drifted`"
+_ENTRY = re.compile(r"^- (drifted|gone): (.*)$")
+_TAG = re.compile(r"\(fact `([^`]+)`\): ")
+_COUNTED = re.compile(r"^[1-9][0-9]* more: " + re.escape(MORE) + "$")
 
 
 def _anchored_lines(data: bytes, relpath: str) -> list[dict[str, Any]]:
@@ -148,22 +157,54 @@ def render(listed: list[dict[str, Any]], count: int) -> list[str]:
     """The section's lines (none when nothing is to be re-verified: willow.md is then as it always was)."""
     if not count:
         return []
-    out = ["## To re-verify", "",
-           "Facts whose anchored lines are no longer at their place in this commit's code: check each against",
-           "the code (`memstack anchors` shows the change), then `memstack anchors reverify ID --by NAME` if it",
-           "still holds, or capture what holds now with `memstack capture --contradicts`.", ""]
+    out = [HEADING, "", *INTRO, ""]
     for fact in listed:
         where = ", ".join(f"`{place(a)}` " + ("changed" if a["status"] == "drifted" else
                                                "not at its path: moved or deleted; `memstack anchors` tells which")
                           for a in fact["stale"])
         out.append(f"- {fact['status']}: {entry_head(fact)}: {where}")
     if count > len(listed):
-        out.append(f"{count - len(listed)} more: run `memstack anchors --status drifted`")
+        out.append(f"{count - len(listed)} more: {MORE}")
     return out + [""]
-
-
 
 def entry_head(fact: Mapping[str, Any]) -> str:
     """What an entry says of its fact: its triple and id (excision.py marks an excised fact's triple in it)."""
     return f"**{fact['subject']}** {fact['predicate']} {fact['object']} (fact `{fact['id']}`)"
 
+
+
+def _split(text: str) -> tuple[str, list[str]]:
+    """willow.md's text without its To re-verify section, and that section's lines."""
+    lines = text.split("\n")
+    if HEADING not in lines:
+        return text, []
+    start = lines.index(HEADING)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return "\n".join(lines[:start] + lines[end:]), lines[start:end]
+
+
+def lags(actual: bytes, built: bytes, source: Source) -> bool:
+    """Whether willow.md's bytes `actual` differ from the rebuild `built` only in the To re-verify section, and
+    that section lists only open anchored facts of this state (not forgotten), each by the very triple and id
+    a rebuild names it by: a section built against other code, which a rebase or a merge brought in with no
+    change to the store. It lags as derived files may (`memstack rebuild` refreshes it); nothing in it is
+    made up, and nothing forgotten is kept."""
+    try:
+        rest, section = _split(actual.decode("utf-8"))
+    except UnicodeDecodeError:
+        return False
+    if rest != _split(built.decode("utf-8"))[0]:
+        return False
+    forgotten = Forgotten.of(source)
+    facts = {f["id"]: f for f in anchored_open(source) if f["id"] not in forgotten}
+    fixed = {HEADING, "", *INTRO}
+    for line in section:
+        entry = _ENTRY.match(line)
+        if entry is None:
+            if line not in fixed and _COUNTED.match(line) is None:
+                return False
+            continue
+        named = [facts[i] for i in _TAG.findall(entry.group(2)) if i in facts]
+        if not any(entry.group(2).startswith(entry_head(f) + ": `") for f in named):
+            return False
+    return True

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from anchors_support import capture, edit
 
-from check_support import committed, head
+from check_support import committed, head, refused
 from helpers import git, memstack
 from team_support import check_history, clone, guarded_remote, pushed
 
@@ -163,3 +163,47 @@ def test_excise_marks_a_listed_fact_as_every_other_copy_and_every_commit_still_p
     assert "quaxelsecret" not in everything
     assert "(fact `" + day + "`)" in everything and "[excised sha256:" in everything
     check_history(code)
+
+
+def test_a_promotion_rebased_onto_changed_code_lags_and_passes_every_gate_until_a_rebuild(
+        code: Path, tmp_path: Path) -> None:
+    capture(code, "deploys", "monday", "app.py:4-5")
+    committed(code, "memory")
+    _promoted(code)
+    remote = guarded_remote(code, tmp_path)
+    alice = clone(remote, tmp_path / "alice")
+    bob = clone(remote, tmp_path / "bob")
+    for who in (alice, bob):
+        git(who, "config", "user.name", who.name)
+        git(who, "config", "user.email", f"{who.name}@example.com")
+    edit(alice, "app.py", "return 'monday'", "return 'friday'")
+    committed(alice, "alice: fridays")
+    pushed(alice)
+    capture(bob, "regions", "eu", "app.py:8-9")
+    _promoted(bob)
+    rebased = git(bob, "pull", "-q", "--rebase", "origin", "main", check=False)
+    assert rebased.returncode == 0, rebased.stdout + rebased.stderr
+    assert _listed(bob) == []  # replayed onto alice's code, built against bob's: it lags
+    check_history(bob)
+    pushed(bob)  # pre-push and the remote's pre-receive
+    assert memstack("rebuild", "--check", cwd=bob / MEMORY).returncode == 1
+    _promoted(bob)
+    assert len(_listed(bob)) == 1
+    check_history(bob)
+    pushed(bob)
+
+
+def test_a_hand_edit_of_the_section_is_refused(code: Path) -> None:
+    day = capture(code, "deploys", "monday", "app.py:4-5")
+    committed(code, "memory")
+    edit(code, "app.py", "return 'monday'", "return 'friday'")
+    committed(code, "fridays")
+    _promoted(code)
+    willow = code / MEMORY / "willow.md"
+    text = willow.read_text()
+    willow.write_text(text.replace("decided monday (fact", "decided tuesday (fact"))
+    refused(code, "willow.md", "I4")
+    willow.write_text(text.replace(f"`{day}`", "`01a23c837ed41e099a3b044a2bd806c9`"))
+    refused(code, "willow.md", "I4")
+    willow.write_text(text.replace("## To re-verify", "## To re-verify\n\nall is well"))
+    refused(code, "willow.md", "I4")
