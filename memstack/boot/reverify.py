@@ -23,7 +23,6 @@ import orjson
 from memstack.base import codelines, config, files, jsonio
 from memstack.base.forgotten import Forgotten
 from memstack.base.layout import CONFIG, DECISIONS
-from memstack.repo.objects import blob_id
 from memstack.repo.sources import Source
 
 FACTS_DIR = "kb/facts"
@@ -49,29 +48,50 @@ def _anchored_lines(data: bytes, relpath: str) -> list[dict[str, Any]]:
             and f.get("expired_at") is None]
 
 
-def anchored_open(source: Source) -> list[dict[str, Any]]:
-    """Every open fact with code anchors, file by file."""
-    folder = source.cache_dir()
-    path = None if folder is None else files.local_dir(folder, "boot") / CACHE
-    kept: dict[str, Any] = {}
-    if path is not None:
-        try:
-            loaded = orjson.loads(path.read_bytes())
-            kept = loaded if isinstance(loaded, dict) else {}
-        except (FileNotFoundError, orjson.JSONDecodeError):
-            kept = {}
-    now: dict[str, Any] = {}
+class Kept:
+    """`.memstack/boot/anchored.json` (per clone, never committed; none in a bare repository), keyed by content
+    so it is never wrong: each fact file's anchored open facts by the file's blob id (`facts`), and whether
+    an anchor holds in a file by the anchor's lines and the file's blob id (`found`). What a build did not
+    use is let go when it is saved."""
+
+    def __init__(self, source: Source) -> None:
+        folder = source.cache_dir()
+        self.path = None if folder is None else files.local_dir(folder, "boot") / CACHE
+        kept: Any = {}
+        if self.path is not None:
+            try:
+                kept = orjson.loads(self.path.read_bytes())
+            except (FileNotFoundError, orjson.JSONDecodeError):
+                kept = {}
+        self.facts: dict[str, Any] = kept.get("facts", {}) if isinstance(kept, dict) else {}
+        self.found: dict[str, Any] = kept.get("found", {}) if isinstance(kept, dict) else {}
+        self.used: dict[str, dict[str, Any]] = {"facts": {}, "found": {}}
+
+    def save(self) -> None:
+        if self.path is not None and self.used != {"facts": self.facts, "found": self.found}:
+            files.write_atomic(self.path, orjson.dumps(self.used))
+
+
+def _slim(fact: dict[str, Any]) -> dict[str, Any]:
+    """What the section needs of a fact (kept in the cache: a tenth of the record)."""
+    return {"id": fact["id"], "subject": fact.get("subject"), "predicate": fact.get("predicate"),
+            "object": fact.get("object"), "recorded_at": fact.get("recorded_at", 0),
+            "anchors": [{k: a.get(k) for k in ("path", "start", "end", "blob", "lines_sha256")}
+                        for a in fact["anchors"] if isinstance(a, dict)]}
+
+
+def anchored_open(source: Source, kept: Kept | None = None) -> list[dict[str, Any]]:
+    """Every open fact with code anchors, file by file (what the section needs of each: `_slim`)."""
+    kept = kept if kept is not None else Kept(source)
     found: list[dict[str, Any]] = []
     for relpath, sha in source.blob_ids(FACTS_DIR).items():
         if not relpath.endswith(".jsonl"):
             continue
-        facts = kept.get(sha)
+        facts = kept.facts.get(sha)
         if not isinstance(facts, list):
-            facts = _anchored_lines(source.read(relpath) or b"", relpath)
-        now[sha] = facts
+            facts = [_slim(f) for f in _anchored_lines(source.read(relpath) or b"", relpath)]
+        kept.used["facts"][sha] = facts
         found += facts
-    if path is not None and now != kept:
-        files.write_atomic(path, orjson.dumps(now))
     return found
 
 
@@ -114,37 +134,44 @@ def to_reverify(source: Source, forgotten: Forgotten) -> tuple[list[dict[str, An
     """The facts to re-verify, most recently recorded first (at most SHOWN), each with its `status` (gone
     when an anchor is gone, else drifted) and its `stale` anchors, and how many there are in all; None when
     the code is not in this state (a store that is a repository of its own, or that names one)."""
-    facts = [f for f in anchored_open(source) if f["id"] not in forgotten]
-    if not facts:
-        return [], 0
-    if _standalone(source):
+    if source.code(()) is None:  # a store that is a repository of its own: no code in this state
         return None
-    checked = _rechecks(source)
+    kept = Kept(source)
+    facts = [f for f in anchored_open(source, kept) if f["id"] not in forgotten]
+    if facts and _standalone(source):
+        return None
+    checked = _rechecks(source) if facts else {}
     anchors = {f["id"]: checked.get(f["id"], f["anchors"]) for f in facts}
     paths = {a["path"] for listed in anchors.values() for a in listed if isinstance(a, dict)}
-    code = source.code(paths)
-    if code is None:
-        return None
-    blobs: dict[str, str] = {}
+    code = source.code(paths) or {}
+    said: dict[str, str] = {}  # an anchor's status, by its lines and the file's blob now
+    for listed in anchors.values():
+        for anchor in listed:
+            blob = code.get(anchor["path"])
+            key = f"{anchor['lines_sha256']}:{anchor['start']}-{anchor['end']}:{blob}"
+            if blob is None or blob == anchor.get("blob"):
+                said[key] = "gone" if blob is None else "holds"
+            elif isinstance(kept.found.get(key), str):
+                said[key] = kept.used["found"][key] = kept.found[key]
+    unknown = {code[a["path"]] for listed in anchors.values() for a in listed
+               if f"{a['lines_sha256']}:{a['start']}-{a['end']}:{code.get(a['path'])}" not in said}
+    texts = source.code_blobs(unknown)
     found = []
     for fact in facts:
         stale = []
         for anchor in anchors[fact["id"]]:
-            data = code.get(anchor["path"])
-            if data is not None and anchor.get("blob") == blobs.setdefault(anchor["path"], _blob(data, anchor)):
-                continue
-            said = status(anchor, data)
-            if said != "holds":
-                stale.append({**anchor, "status": said})
+            blob = code.get(anchor["path"])
+            key = f"{anchor['lines_sha256']}:{anchor['start']}-{anchor['end']}:{blob}"
+            if key not in said:
+                said[key] = kept.used["found"][key] = status(anchor, texts.get(str(blob)))
+            if said[key] != "holds":
+                stale.append({**anchor, "status": said[key]})
         if stale:
             worst = "gone" if any(a["status"] == "gone" for a in stale) else "drifted"
             found.append({**fact, "status": worst, "stale": stale})
+    kept.save()
     found.sort(key=lambda f: (-int(f.get("recorded_at", 0)), str(f["id"])))
     return found[:SHOWN], len(found)
-
-
-def _blob(data: bytes, anchor: dict[str, Any]) -> str:
-    return blob_id(data, str(anchor.get("blob") or "0" * 40))
 
 
 def place(anchor: dict[str, Any]) -> str:

@@ -29,10 +29,13 @@ class Source(Protocol):
     def blob_ids(self, relpath: str) -> dict[str, str]:
         """The git blob id of every file under a folder (recursively), by store-relative path."""
 
-    def code(self, paths: Iterable[str]) -> dict[str, bytes] | None:
-        """The bytes of each regular file (no symbolic link, no submodule) among `paths`, which are taken
+    def code(self, paths: Iterable[str]) -> dict[str, str] | None:
+        """The blob id of each regular file (no symbolic link, no submodule) among `paths`, which are taken
         from the top of the git repository the store is a folder of; None when the store is no folder of
         one (it is a repository of its own, or in none)."""
+
+    def code_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
+        """The bytes of the blobs `shas` of that repository (by id; one missing is left out)."""
 
     def cache_dir(self) -> Path | None:
         """The store's folder in a work tree, where its per-clone caches live (None: a bare repository)."""
@@ -57,12 +60,12 @@ def _code_files(listing: bytes, wanted: set[str]) -> dict[str, str]:
     return {path: sha for mode, sha, path in _entries(listing) if path in wanted and mode in REGULAR}
 
 
-def _read_blobs(cat: objects.CatFile, shas: dict[str, str]) -> dict[str, bytes]:
+def _read_blobs(cat: objects.CatFile, shas: Iterable[str]) -> dict[str, bytes]:
     found = {}
-    for path, sha in shas.items():
-        data = cat.read(sha)
-        if data is not None:
-            found[path] = data
+    for sha in shas:
+        data = cat.read_object(sha)
+        if data is not None and data[0] == "blob":
+            found[sha] = data[1]
     return found
 
 
@@ -72,6 +75,8 @@ class WorktreeSource:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._code_top: Path | None = None
+        self._asked = False
 
     def read(self, relpath: str) -> bytes | None:
         try:
@@ -113,17 +118,32 @@ class WorktreeSource:
         return {name: known.get(name) or objects.blob_id((self.root / name).read_bytes(), "0" * 40)
                 for name in sorted(names)}
 
-    def code(self, paths: Iterable[str]) -> dict[str, bytes] | None:
-        top = git.worktree_top(self.root)
-        if top is None or top.resolve() == self.root.resolve():
+    def _top(self) -> Path | None:
+        """The top of the repository the store is a folder of (None: at its top, or in none); asked once."""
+        if not self._asked:
+            top = git.worktree_top(self.root)
+            self._code_top = None if top is None or top.resolve() == self.root.resolve() else top
+            self._asked = True
+        return self._code_top
+
+    def code(self, paths: Iterable[str]) -> dict[str, str] | None:
+        top = self._top()
+        if top is None:
             return None
         wanted = set(paths)
         if not wanted:
             return {}
-        env = git.no_git_env()
-        listed = git.run(top, "--literal-pathspecs", "ls-files", "-s", "-z", "--", *sorted(wanted), env=env).stdout
-        with objects.CatFile(top, env) as cat:
-            return _read_blobs(cat, _code_files(listed, wanted))
+        listed = git.run(top, "--literal-pathspecs", "ls-files", "-s", "-z", "--", *sorted(wanted),
+                         env=git.no_git_env()).stdout
+        return _code_files(listed, wanted)
+
+    def code_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
+        wanted = sorted(set(shas))
+        top = self._top() if wanted else None
+        if top is None:
+            return {}
+        with objects.CatFile(top, git.no_git_env()) as cat:
+            return _read_blobs(cat, wanted)
 
     def cache_dir(self) -> Path | None:
         return self.root
@@ -171,7 +191,7 @@ class GitSource:
             git.run(self.repo, "--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", self.rev, "--", spec).stdout
         return {path[len(self.prefix):]: sha for _, sha, path in _entries(listed) if path.startswith(self.prefix)}
 
-    def code(self, paths: Iterable[str]) -> dict[str, bytes] | None:
+    def code(self, paths: Iterable[str]) -> dict[str, str] | None:
         if not self.prefix:
             return None
         wanted = set(paths)
@@ -181,7 +201,10 @@ class GitSource:
             if self.rev is None else \
             git.run(self.repo, "--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", self.rev, "--",
                     *sorted(wanted)).stdout
-        return _read_blobs(self.blobs, _code_files(listed, wanted))
+        return _code_files(listed, wanted)
+
+    def code_blobs(self, shas: Iterable[str]) -> dict[str, bytes]:
+        return _read_blobs(self.blobs, sorted(set(shas)))
 
     def cache_dir(self) -> Path | None:
         folder = self.repo / self.prefix
