@@ -9,9 +9,11 @@ lines shifted); a whole-file anchor holds when the file's hash is the same. Else
 lines are not (`drifted`), or no text file is at the path (`gone`: moved or deleted, or a symbolic link or
 binary file now; `memstack anchors` tells which, following renames, which a state alone cannot).
 
-Cost: the fact files are named with their blob ids (one `git ls-files`/`ls-tree`), and what each blob holds
-of anchored open facts is kept by blob id in `.memstack/boot/anchored.json` (content-keyed: never wrong; a
-bare repository just reads); a blob not known is read and only its lines that hold anchors are parsed.
+Cost: the fact files are named with their blob ids (one `git ls-files`/`ls-tree`); what each blob holds of
+anchored open facts, and whether an anchor holds in a code file of a given blob, are kept by those ids in
+`.memstack/boot/anchored.json` (content-keyed: never wrong; a bare repository just reads). A fact file not
+known is read and only its lines that hold anchors are parsed; only code files whose blob is neither the
+anchored one nor known are read.
 """
 
 import re
@@ -21,6 +23,7 @@ from typing import Any
 import orjson
 
 from memstack.base import codelines, config, files, jsonio
+from memstack.base.errors import MemstackError
 from memstack.base.forgotten import Forgotten
 from memstack.base.layout import CONFIG, DECISIONS
 from memstack.repo.sources import Source
@@ -56,20 +59,23 @@ class Kept:
 
     def __init__(self, source: Source) -> None:
         folder = source.cache_dir()
-        self.path = None if folder is None else files.local_dir(folder, "boot") / CACHE
         kept: Any = {}
-        if self.path is not None:
-            try:
-                kept = orjson.loads(self.path.read_bytes())
-            except (FileNotFoundError, orjson.JSONDecodeError):
-                kept = {}
+        self.path = None
+        try:
+            self.path = None if folder is None else files.local_dir(folder, "boot") / CACHE
+            kept = {} if self.path is None else orjson.loads(self.path.read_bytes())
+        except (OSError, MemstackError, orjson.JSONDecodeError):  # none yet, or a store we may not write to
+            kept = {}
         self.facts: dict[str, Any] = kept.get("facts", {}) if isinstance(kept, dict) else {}
         self.found: dict[str, Any] = kept.get("found", {}) if isinstance(kept, dict) else {}
         self.used: dict[str, dict[str, Any]] = {"facts": {}, "found": {}}
 
     def save(self) -> None:
         if self.path is not None and self.used != {"facts": self.facts, "found": self.found}:
-            files.write_atomic(self.path, orjson.dumps(self.used))
+            try:
+                files.write_atomic(self.path, orjson.dumps(self.used))
+            except OSError:  # a store we may not write to: the next build reads again
+                self.path = None
 
 
 def _slim(fact: dict[str, Any]) -> dict[str, Any]:

@@ -207,3 +207,47 @@ def test_a_hand_edit_of_the_section_is_refused(code: Path) -> None:
     refused(code, "willow.md", "I4")
     willow.write_text(text.replace("## To re-verify", "## To re-verify\n\nall is well"))
     refused(code, "willow.md", "I4")
+
+
+def test_a_store_whose_code_is_not_in_its_commits_has_no_section(store: Path, code: Path) -> None:
+    """A store that is a repository of its own (anchors taken with --repo), and a store in a folder of a
+    repository that names another one with code.repo: their commits hold no code to read the anchors in."""
+    _ok(store, "capture", "--subject", "x", "--predicate", "decided", "--object", "y", "--anchor", "app.py:4-5",
+        "--repo", str(code), "--valid-from", "now", "--recorded-at", "now")
+    edit(code, "app.py", "return 'monday'", "return 'friday'")
+    committed(code, "fridays")
+    _ok(store, "boot", "rebuild")
+    assert HEADING not in (store / "willow.md").read_text()
+
+    day = capture(code, "deploys", "tuesday", "app.py:4-5")
+    committed(code, "memory")
+    edit(code, "app.py", "return 'friday'", "return 'sunday'")
+    committed(code, "sundays")
+    _promoted(code)
+    assert [line.split("(fact `")[1][:len(day)] for line in _listed(code)] == [day]
+    with (code / MEMORY / "memstack.yaml").open("a") as config:
+        config.write(f"code:\n  repo: {code}\n")
+    _ok(code, "boot", "rebuild")
+    assert HEADING not in _willow(code)
+    committed(code, "code.repo named")
+    check_history(code)
+
+
+def test_the_list_is_the_same_with_the_cache_warm_cold_or_unwritable(code: Path) -> None:
+    capture(code, "deploys", "monday", "app.py:4-5")
+    committed(code, "memory")
+    edit(code, "app.py", "return 'monday'", "return 'friday'")
+    committed(code, "fridays")
+    _promoted(code)
+    listed = _listed(code)
+    cache = code / MEMORY / ".memstack" / "boot" / "anchored.json"
+    assert len(listed) == 1 and cache.is_file()
+    cache.write_text('{"facts": {}, "found": {"not": "a status"}}')  # a stale or broken cache is only a cache
+    _ok(code, "boot", "rebuild")
+    assert _listed(code) == listed
+    cache.unlink()
+    cache.parent.rmdir()
+    cache.parent.write_text("not a folder")  # the cache cannot be kept: the list is read all the same
+    (code / MEMORY / "willow.md").unlink()
+    _ok(code, "boot", "rebuild")
+    assert _listed(code) == listed
