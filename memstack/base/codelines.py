@@ -30,6 +30,17 @@ def sha256(lines: Sequence[str]) -> str:
     return hashlib.sha256("\n".join(normalised(line) for line in lines).encode()).hexdigest()
 
 
+def _digest(keys: Sequence[str]) -> str:
+    """The hash of lines already normalised (`sha256` of the lines they were made from)."""
+    return hashlib.sha256("\n".join(keys).encode()).hexdigest()
+
+
+def runs(keys: Sequence[str], count: int) -> set[str]:
+    """The hash of every run of `count` lines of a text (`keys`: its lines normalised): to ask of many anchors
+    into one text whether their lines are somewhere in it, each run hashed once."""
+    return {_digest(keys[at:at + count]) for at in range(len(keys) - count + 1)} if count > 0 else set()
+
+
 def find(keys: Sequence[str], digest: str, count: int, near: int, first: str | None = None) -> int | None:
     """The 1-based start of a run of `count` lines hashing to `digest`, the one nearest line `near` when
     several do; None when none does. `keys`: the text's lines normalised (`normalised`); `first`: the run's
@@ -40,7 +51,7 @@ def find(keys: Sequence[str], digest: str, count: int, near: int, first: str | N
     for at in range(len(keys) - count + 1):
         if first is not None and keys[at] != first:
             continue
-        if hashlib.sha256("\n".join(keys[at:at + count]).encode()).hexdigest() == digest:
+        if _digest(keys[at:at + count]) == digest:
             if best is None or abs(at + 1 - near) < abs(best - near):
                 best = at + 1
     return best

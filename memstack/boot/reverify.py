@@ -121,19 +121,34 @@ def _rechecks(source: Source) -> dict[str, list[dict[str, Any]]]:
             and isinstance(line.get("anchors"), list)}
 
 
-def status(anchor: dict[str, Any], data: bytes | None) -> str:
-    """`holds`, `drifted` or `gone`: the anchor against the bytes at its path (None: no file there)."""
-    if data is None:
-        return "gone"
-    lines = codelines.text_lines(data)
-    if lines is None:
-        return "gone"
-    start, end = anchor.get("start"), anchor.get("end")
-    if start is None or end is None:
-        return "holds" if codelines.sha256(lines) == anchor["lines_sha256"] else "drifted"
-    keys = [codelines.normalised(line) for line in lines]
-    found = codelines.find(keys, anchor["lines_sha256"], end - start + 1, start)
-    return "holds" if found is not None else "drifted"
+class Texts:
+    """The code files read, by blob id: each one's lines normalised, and the hashes of its runs of lines by
+    their length, made once however many anchors point into it."""
+
+    def __init__(self, data: dict[str, bytes]) -> None:
+        self.data = data
+        self._keys: dict[str, list[str] | None] = {}
+        self._runs: dict[tuple[str, int], set[str]] = {}
+
+    def keys(self, blob: str) -> list[str] | None:
+        if blob not in self._keys:
+            data = self.data.get(blob)
+            lines = None if data is None else codelines.text_lines(data)
+            self._keys[blob] = None if lines is None else [codelines.normalised(line) for line in lines]
+        return self._keys[blob]
+
+    def status(self, anchor: dict[str, Any], blob: str | None) -> str:
+        """`holds`, `drifted` or `gone`: the anchor against the file of blob `blob` at its path (None: none)."""
+        keys = None if blob is None else self.keys(blob)
+        if blob is None or keys is None:
+            return "gone"  # no file, or no text file (binary)
+        start, end = anchor.get("start"), anchor.get("end")
+        if start is None or end is None:
+            return "holds" if codelines.sha256(keys) == anchor["lines_sha256"] else "drifted"
+        count = end - start + 1
+        if (blob, count) not in self._runs:
+            self._runs[(blob, count)] = codelines.runs(keys, count)
+        return "holds" if anchor["lines_sha256"] in self._runs[(blob, count)] else "drifted"
 
 
 def to_reverify(source: Source, forgotten: Forgotten) -> tuple[list[dict[str, Any]], int] | None:
@@ -161,7 +176,7 @@ def to_reverify(source: Source, forgotten: Forgotten) -> tuple[list[dict[str, An
                 said[key] = kept.used["found"][key] = kept.found[key]
     unknown = {code[a["path"]] for listed in anchors.values() for a in listed
                if f"{a['lines_sha256']}:{a['start']}-{a['end']}:{code.get(a['path'])}" not in said}
-    texts = source.code_blobs(unknown)
+    texts = Texts(source.code_blobs(unknown))
     found = []
     for fact in facts:
         stale = []
@@ -169,7 +184,7 @@ def to_reverify(source: Source, forgotten: Forgotten) -> tuple[list[dict[str, An
             blob = code.get(anchor["path"])
             key = f"{anchor['lines_sha256']}:{anchor['start']}-{anchor['end']}:{blob}"
             if key not in said:
-                said[key] = kept.used["found"][key] = status(anchor, texts.get(str(blob)))
+                said[key] = kept.used["found"][key] = texts.status(anchor, blob)
             if said[key] != "holds":
                 stale.append({**anchor, "status": said[key]})
         if stale:
