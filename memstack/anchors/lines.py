@@ -1,14 +1,16 @@
-"""An anchor's lines: the `--anchor` text parsed, a file's text split into lines, the whitespace-normalised
-hash of a run of lines, and where a run of lines is found again in a text."""
+"""An anchor's lines: the `--anchor` text parsed, and a range of lines followed through an edit. A file's
+lines, their whitespace-normalised hash and where a run of them is found again are base/codelines.py's
+(the boot context's list of facts to re-verify uses them too), named here as well."""
 
-import hashlib
 import re
 from collections.abc import Sequence
 
+from memstack.base.codelines import find, normalised, sha256, text_lines
 from memstack.base.errors import bad
 
+__all__ = ["MAX_ANCHORS", "find", "follow_range", "normalised", "parse", "sha256", "text_lines"]
+
 _RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
-_SPACE = re.compile(r"\s+")
 MAX_ANCHORS = 64  # per record, as schemas/intake.schema.json and fact.schema.json say
 
 
@@ -27,43 +29,6 @@ def parse(text: str) -> tuple[str, int | None, int | None]:
     if not path:
         raise bad("--anchor", repr(text), "give PATH, PATH:LINE or PATH:START-END")
     return path, start, end
-
-
-def text_lines(data: bytes) -> list[str] | None:
-    """The lines of a text file (without their ends), or None when it is not UTF-8 text (binary)."""
-    if b"\0" in data:
-        return None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return text.splitlines()
-
-
-def normalised(line: str) -> str:
-    """A line as its hash sees it: whitespace runs made one space, none at either end."""
-    return _SPACE.sub(" ", line).strip()
-
-
-def sha256(lines: Sequence[str]) -> str:
-    """`lines_sha256`: the lines normalised, joined with newlines, UTF-8, hashed."""
-    return hashlib.sha256("\n".join(normalised(line) for line in lines).encode()).hexdigest()
-
-
-def find(keys: Sequence[str], digest: str, count: int, near: int, first: str | None = None) -> int | None:
-    """The 1-based start of a run of `count` lines hashing to `digest`, the one nearest line `near` when
-    several do; None when none does. `keys`: the text's lines normalised (`normalised`); `first`: the run's
-    first line normalised, when known (only the runs starting with it are hashed)."""
-    if count <= 0 or count > len(keys):
-        return None
-    best: int | None = None
-    for at in range(len(keys) - count + 1):
-        if first is not None and keys[at] != first:
-            continue
-        if hashlib.sha256("\n".join(keys[at:at + count]).encode()).hexdigest() == digest:
-            if best is None or abs(at + 1 - near) < abs(best - near):
-                best = at + 1
-    return best
 
 
 def follow_range(old: Sequence[str], new: Sequence[str], start: int, end: int) -> tuple[int, int] | None:

@@ -2,8 +2,9 @@
 
 Each anchor is built from the agent's latest handoff and the knowledge view's shards
 (`kb/knowledge/<agent>/YYYY-MM.json`, the derived view of valid knowledge); `willow.md` gathers every agent's anchor
-into one Markdown file an agent can read with no tools at all. Both are pure
-functions of the files: no clock, sorted output, so a rebuild is byte-stable.
+into one Markdown file an agent can read with no tools at all, with the facts whose anchored code changed
+(reverify.py: "To re-verify", against the code of the same state). Both are pure functions of the files:
+no clock, sorted output, so a rebuild is byte-stable.
 """
 
 from collections.abc import Mapping
@@ -16,6 +17,7 @@ from memstack.base.files import remove, write_changed
 from memstack.base.forgotten import Forgotten
 from memstack.base.names import NAME_RE, check_name
 from memstack.base.times import iso
+from memstack.boot import reverify
 from memstack.handoff import sealed as handoff
 from memstack.repo.counts import CachedCounts, Counter, count_entries
 from memstack.repo.sources import Source, WorktreeSource
@@ -112,11 +114,13 @@ def build(source: Source, counted: Counter = count_entries) -> dict[str, bytes]:
             if latest is not None:
                 anchors.append(build_anchor(agent, latest, facts))
     outputs = {anchor_name(a["agent"]): jsonio.dumps_pretty(a) for a in anchors}
-    outputs[WILLOW] = render_willow(anchors, facts, count).encode("utf-8")
+    stale = reverify.to_reverify(source, forgotten)  # against this state's code: a function of it alone
+    outputs[WILLOW] = render_willow(anchors, facts, count, stale).encode("utf-8")
     return outputs
 
 
-def render_willow(anchors: list[dict[str, Any]], facts: list[dict[str, Any]], count: int | None = None) -> str:
+def render_willow(anchors: list[dict[str, Any]], facts: list[dict[str, Any]], count: int | None = None,
+                  stale: tuple[list[dict[str, Any]], int] | None = None) -> str:
     out = ["# Willow — boot context", "",
            "Derived by `memstack boot rebuild` from the latest handoffs and the knowledge base;",
            "never edit by hand. Start here: read your agent's section, then the knowledge.", ""]
@@ -135,6 +139,7 @@ def render_willow(anchors: list[dict[str, Any]], facts: list[dict[str, Any]], co
         else:
             out.append("(none listed)")
         out.append("")
+    out += reverify.render(*stale) if stale is not None else []
     recent = recent_knowledge(facts)
     out += [f"## Knowledge ({len(recent)} most recent of {len(facts) if count is None else count} valid facts)",
             ""]

@@ -25,6 +25,7 @@ import orjson
 from memstack.base import ids, jsonio, layout
 from memstack.base.forgotten import KEPT, Files, find, line_with
 from memstack.base.times import day, iso, month
+from memstack.boot import reverify
 from memstack.kb import views
 
 MARK = re.compile(r"\[excised sha256:[0-9a-f]{64}\]")
@@ -95,7 +96,8 @@ class Excised:
     def willow_needles(self) -> list[bytes]:
         """The same for willow.md, which names a fact by its line, not its id: the excised facts' lines and
         the handoffs' paths."""
-        return [_fact_line(f).encode() for f in self.facts.values()] + [h.encode() for h in self.handoffs]
+        return [_fact_line(f).encode() for f in self.facts.values()] + [h.encode() for h in self.handoffs] \
+            + [reverify.entry_head(f).encode() for f in self.facts.values()]
 
     @cached_property
     def periods(self) -> frozenset[str] | None:
@@ -299,6 +301,8 @@ def _willow(data: bytes, excised: Excised, mark: Marker) -> bytes | None:
     """willow.md: the excised facts' lines, and the open threads and capability rows of an agent section
     whose latest handoff is excised, as the boot builder renders them from the excised sources."""
     facts = {_fact_line(f): _fact_line(excised_record(f, mark)) for f in excised.facts.values()}
+    # A fact listed To re-verify (it keeps its anchors) is named by its triple and id, marked alike.
+    heads = {reverify.entry_head(f): reverify.entry_head(excised_record(f, mark)) for f in excised.facts.values()}
     out, in_excised, section = [], False, ""
     for line in data.decode().split("\n"):
         if line.startswith("## "):
@@ -309,6 +313,8 @@ def _willow(data: bytes, excised: Excised, mark: Marker) -> bytes | None:
             section = line[4:].strip()
         elif line in facts:
             line = facts[line]
+        elif line.startswith(("- drifted: ", "- gone: ")) and section == "" and not in_excised:
+            line = next((line.replace(head, marked, 1) for head, marked in heads.items() if head in line), line)
         elif in_excised and section == "Open threads" and line.startswith("- "):
             line = "- " + mark(line[2:])
         elif in_excised and section == "Capabilities" and line.startswith("|") and not _SEPARATOR.match(line):
