@@ -14,7 +14,7 @@ from memstack.base import secrets
 from memstack.base.forgotten import Forgotten
 
 REVEAL = False  # set by the command line's --reveal (a person at a terminal), never by the MCP server
-CHUNK = 1024  # records screened at a time by `Shown.records`
+CHUNK = 128  # records screened at a time by `Shown.records` (a few hundred KiB: reads run in 64 MiB too)
 
 
 class Shown:

@@ -17,8 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from memstack.base import clock, config, files, ids, jsonio, layout, secrets
-from memstack.base.errors import MemstackError
+from memstack.base import clock, config, files, jsonio, layout, secrets
 from memstack.base.layout import Place
 from memstack.base.times import now_ms
 from memstack.integrity import binderlog, migration, policies, rebuilt, rules, signed, successors, tombstones
@@ -51,7 +50,7 @@ class Checker:
         self.policy: secrets.Policy | None = None  # I8's `secrets:` block in force in this step, once read
         self.shown: Any = None  # a progress bar (progress.bar) counting the changes checked, if one is drawn
         self.tails: dict[str, tuple[bytes, int]] = {}  # each log's appended bytes, lines before them (I1), for I8
-        self.counts = _counts(repo / folder)  # the entries of the shards counted, by blob id (boot files' counts)
+        self.counts = BlobCounts(repo / folder)  # the entries of the shards counted, by blob id (willow.md's)
         self.history: dict[str, Callable[[Step, Change, Place, bool], list[Violation]]] = {
             **dict.fromkeys(layout.LOGS, self.log), layout.FACTS: self.fact_file,
             layout.BINDER_FILE: self.filed_document, layout.HANDOFF: self.handoff, layout.ATTRIBUTES: self.attributes}
@@ -61,11 +60,7 @@ class Checker:
         return GitSource(self.repo, self.blobs.cat, rev, self.folder, self.counts)
 
     def close(self) -> None:
-        if isinstance(self.counts, BlobCounts):
-            try:
-                self.counts.save()
-            except (OSError, MemstackError):  # a cache: what is not kept is counted again next time
-                pass
+        self.counts.save()
         self.blobs.close()
         objects.forget_appended()  # a long-lived process (the MCP server) keeps no log's tail
 
@@ -102,7 +97,8 @@ class Checker:
             if validate and not change.deleted:
                 found += path_problems(change, place)
                 if change.added and place.kind in (layout.INTAKE, layout.FACTS):
-                    found += self.tag_clash(step, change.path, place)
+                    found += rules.tag_clash(change.path, place, step.source.listdir(
+                        "intake" if place.kind == layout.INTAKE else "kb/facts"))
                 if change.added and place.kind == layout.BINDER_FILE:
                     self.binder.document(change.path)
             history = self.history.get(place.kind)
@@ -146,8 +142,8 @@ class Checker:
                                    change.path)
         found += self.dangling(step) + self.tombstones.check(step.source)
         found += self.binder.check(step, lambda: policies.binder_people(step, self.blobs))
-        found += signed.violations(step, self.binder.lines, self.repo, self.blobs, lambda rev: self.source(
-            rev).read(layout.DECISIONS))
+        found += signed.violations(step, self.binder.lines, self.repo, self.blobs, lambda rev: self.source(rev).read(
+            layout.DECISIONS))
         found = rules.redacted(found)
         if self.folder:
             found = [dataclasses.replace(v, path=self.folder + v.path) for v in found]
@@ -362,21 +358,3 @@ class Checker:
         missing = self.pending.resolve(agents, lambda path: rules.ids_in(step.source.read(path) or b""),
                                        lambda agent: step.source.listdir(f"kb/facts/{agent}"))
         return [rules.dangling(path, number, successor) for path, number, successor in missing]  # step sorts
-
-    def tag_clash(self, step: Step, path: str, place: Place) -> list[Violation]:
-        """A new agent folder's id tag must be no other agent's (ids are bound to a folder by that tag)."""
-        tag = ids.agent_tag(place.agent)
-        top = "intake" if place.kind == layout.INTAKE else "kb/facts"
-        return [rules.tag_clash(path, place.agent, other, tag) for other in step.source.listdir(top)
-                if other != place.agent and ids.agent_tag(other) == tag]
-
-
-def _counts(store: Path) -> dict[str, int]:
-    """Shard counts kept in the store's `.memstack/` between checks where the check runs in a clone; a
-    server's repository (no store's work tree) keeps them for this check only."""
-    if not (store / layout.CONFIG).is_file():
-        return {}
-    try:
-        return BlobCounts(store)
-    except (OSError, MemstackError):
-        return {}

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from memstack.base import files
+from memstack.base.errors import MemstackError
 from memstack.repo.sources import Source
 
 Counter = Callable[[str, Source], int]  # the entries of a shard (its path, read through the source)
@@ -22,17 +23,22 @@ def count_entries(path: str, source: Source) -> int:
 
 class BlobCounts(dict[str, int]):
     """The entries of the shards a check counted in git (`GitSource.counts`), by blob id, kept in
-    `.memstack/blob-counts.json` (never committed): a blob's count never changes, so the next check of a
-    commit that changes a few shards reads only those. `save` keeps the ids counted or used this run."""
+    `.memstack/blob-counts.json` (never committed) where the check runs in a clone: a blob's count never
+    changes, so the next check of a commit that changes a few shards reads only those. A server's
+    repository (no store's work tree) keeps them for that one check. `save` keeps the ids used this run."""
 
     def __init__(self, store: Path) -> None:
         super().__init__()
-        self.path = files.local_dir(store, "") / "blob-counts.json"
+        self.path: Path | None = None
+        self.kept: dict[str, Any] = {}
+        if not (store / "memstack.yaml").is_file():
+            return
         try:
+            self.path = files.local_dir(store, "") / "blob-counts.json"
             kept = orjson.loads(self.path.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            kept = {}
-        self.kept: dict[str, Any] = kept if isinstance(kept, dict) else {}
+            self.kept = kept if isinstance(kept, dict) else {}
+        except (OSError, orjson.JSONDecodeError, MemstackError):  # a cache: missing or broken is counted again
+            pass
 
     def get(self, key: str, default: Any = None) -> Any:
         found = super().get(key)
@@ -41,8 +47,11 @@ class BlobCounts(dict[str, int]):
         return default if found is None else found
 
     def save(self) -> None:
-        if dict(self) != self.kept:
-            files.write_atomic(self.path, orjson.dumps(dict(self)))
+        if self.path is not None and dict(self) != self.kept:
+            try:
+                files.write_atomic(self.path, orjson.dumps(dict(self)))
+            except (OSError, MemstackError):  # not kept: counted again next time
+                pass
 
 
 class CachedCounts:

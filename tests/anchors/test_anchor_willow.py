@@ -116,7 +116,8 @@ def test_a_forgotten_fact_is_not_listed(code: Path) -> None:
     check_history(code)
 
 
-def test_two_clones_meet_by_a_merge_and_by_sync_and_every_gate_passes(code: Path, tmp_path: Path) -> None:
+def _two_clones(code: Path, tmp_path: Path) -> tuple[str, Path, Path, Path]:
+    """A promoted fact anchored to the deploy day, pushed to a guarded remote; alice's and bob's clones of it."""
     day = capture(code, "deploys", "monday", "app.py:4-5")
     committed(code, "memory")
     _promoted(code)
@@ -126,6 +127,11 @@ def test_two_clones_meet_by_a_merge_and_by_sync_and_every_gate_passes(code: Path
     for who in (alice, bob):
         git(who, "config", "user.name", who.name)
         git(who, "config", "user.email", f"{who.name}@example.com")
+    return day, remote, alice, bob
+
+
+def test_two_clones_meet_by_a_merge_and_by_sync_and_every_gate_passes(code: Path, tmp_path: Path) -> None:
+    day, remote, alice, bob = _two_clones(code, tmp_path)
 
     edit(alice, "app.py", "return 'monday'", "return 'friday'")
     committed(alice, "alice: fridays")  # code alone
@@ -167,15 +173,7 @@ def test_excise_marks_a_listed_fact_as_every_other_copy_and_every_commit_still_p
 
 def test_a_promotion_rebased_onto_changed_code_lags_and_passes_every_gate_until_a_rebuild(
         code: Path, tmp_path: Path) -> None:
-    capture(code, "deploys", "monday", "app.py:4-5")
-    committed(code, "memory")
-    _promoted(code)
-    remote = guarded_remote(code, tmp_path)
-    alice = clone(remote, tmp_path / "alice")
-    bob = clone(remote, tmp_path / "bob")
-    for who in (alice, bob):
-        git(who, "config", "user.name", who.name)
-        git(who, "config", "user.email", f"{who.name}@example.com")
+    _, remote, alice, bob = _two_clones(code, tmp_path)
     edit(alice, "app.py", "return 'monday'", "return 'friday'")
     committed(alice, "alice: fridays")
     pushed(alice)

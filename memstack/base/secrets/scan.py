@@ -103,12 +103,10 @@ def _strings(value: Any, field: str) -> Iterator[tuple[str, str]]:
 _LINK = "://"  # the one first-stage word of the basic-auth detector: in every link a record holds
 _USER_AT = re.compile(r"://[^:/?#\[\]@\s]+:[^:/?#\[\]@\s]+@")  # its shape: a user and password before an @
 _CUT: dict[str, list[str]] = {}  # the start of a token detector's word -> the rests that complete it
-for _word in TOKEN_WORDS:
-    for _at in range(1, len(_word)):
-        _CUT.setdefault(_word[:_at], []).append(_word[_at:])
+for _word, _at in ((word, at) for word in TOKEN_WORDS for at in range(1, len(word))):
+    _CUT.setdefault(_word[:_at], []).append(_word[_at:])
 _LONGEST = max(map(len, TOKEN_WORDS))
-_STARTS = tuple(_CUT)  # every string a token's word can be cut after
-_RESTS = tuple({rest for rests in _CUT.values() for rest in rests})  # and every rest it can be cut into
+_STARTS, _RESTS = tuple(_CUT), tuple({rest for rests in _CUT.values() for rest in rests})  # a word's cuts, rests
 
 
 def _only_links(value: Any, low: str) -> bool:

@@ -68,6 +68,10 @@ def bindings(path: str, place: Place, numbered: Iterable[tuple[int, bytes]], *, 
     return found, successors, new_ids
 
 
-def tag_clash(path: str, agent: str, other: str, tag: str) -> Violation:
-    return Violation(path, 0, "I7", f"agent {agent!r} has the id tag {tag} of agent {other!r}: ids could not tell"
-                                    " their files apart", "name the agent differently")
+def tag_clash(path: str, place: Place, agents: Iterable[str]) -> list[Violation]:
+    """A new agent folder's id tag must be no other agent's among `agents` (ids are bound to a folder by
+    that tag)."""
+    tag = ids.agent_tag(place.agent)
+    return [Violation(path, 0, "I7", f"agent {place.agent!r} has the id tag {tag} of agent {other!r}: ids could"
+                                     " not tell their files apart", "name the agent differently")
+            for other in agents if other != place.agent and ids.agent_tag(other) == tag]
