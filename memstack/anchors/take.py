@@ -55,7 +55,9 @@ def relative_path(top: Path, base: Path, text: str, path: str) -> str:
             raise bad("--anchor", repr(text), "{name} is a symbolic link: anchor the file it points to",
                       name=str(walked.relative_to(top)))
     if not full.exists():
-        raise bad("--anchor", repr(text), "no such file in the code repository {top}", top=str(top))
+        here = "" if base == top else f" (a relative path is taken from the folder you run in: {base.relative_to(top)})"
+        raise bad("--anchor", repr(text), "no such file {file} in the code repository {top}{here}",
+                  file=relative.as_posix(), top=str(top), here=here)
     if not full.is_file():
         raise bad("--anchor", repr(text), "not a file")
     return relative.as_posix()

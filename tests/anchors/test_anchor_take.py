@@ -146,6 +146,19 @@ def test_bad_anchors_are_refused_naming_the_anchor_and_nothing_is_written(code: 
     assert tree_snapshot(code / MEMORY) == before
 
 
+def test_a_missing_file_is_named_by_the_path_looked_at(code: Path) -> None:
+    """Run inside the store's folder, `--anchor app.py` is taken from there: the refusal names the file it
+    looked for and says why, so the user sees to run from the top (or name the path from there)."""
+    inside = memstack("capture", *FACT, "--anchor", "app.py:1", cwd=code / MEMORY)
+    assert inside.returncode == 2
+    assert f"no such file {MEMORY}/app.py in the code repository" in inside.stderr
+    assert f"a relative path is taken from the folder you run in: {MEMORY})" in inside.stderr
+    top = memstack("capture", *FACT, "--anchor", "nope.py", cwd=code)
+    assert top.returncode == 2 and "no such file nope.py in the code repository" in top.stderr
+    assert "a relative path is taken" not in top.stderr
+    assert memstack("capture", *FACT, "--anchor", "app.py:1", cwd=code).returncode == 0
+
+
 def test_the_mcp_tools_that_write_take_anchors(code: Path) -> None:
     async def check() -> None:
         async with server(cwd=code / MEMORY) as client:
