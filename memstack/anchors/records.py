@@ -5,8 +5,6 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from memstack.base import jsonio
 from memstack.base.layout import DECISIONS
 from memstack.base.ledger import routed_ids
@@ -33,11 +31,7 @@ def anchored_facts(store: Path, subject: str | None) -> Iterator[dict[str, Any]]
 
 def _holding_key(data: bytes, relpath: str) -> list[dict[str, Any]]:
     """The records of a JSONL file's bytes whose line holds anchors (only those lines are parsed)."""
-    try:
-        found = [orjson.loads(line) for line in data.splitlines() if KEY in line]
-    except orjson.JSONDecodeError:  # say which line
-        found = [jsonio.loads(line, relpath) for line in data.splitlines() if KEY in line]
-    return [record for record in found if type(record) is dict and record.get("anchors")]
+    return [record for record in jsonio.records_holding(data, KEY, relpath) if record.get("anchors")]
 
 
 def anchored_intake(store: Path, subject: str | None) -> Iterator[dict[str, Any]]:

@@ -38,6 +38,15 @@ def loads(data: bytes | str, where: str = "input") -> Any:
         raise MemstackError(f"{where}: invalid JSON ({exc})") from None
 
 
+def records_holding(data: bytes, key: bytes, where: str) -> list[dict[str, Any]]:
+    """The JSON objects on the lines of JSONL `data` that hold the bytes `key`; only those lines are parsed
+    (`memstack anchors` and willow.md's To re-verify find the few anchored records of a large fact file)."""
+    if key not in data:
+        return []
+    found = [loads(line, where) for line in data.splitlines() if key in line]
+    return [record for record in found if type(record) is dict]
+
+
 def parse_value(text: str, field: str) -> Any:
     """A JSON value given on the command line; a number that is not finite is refused."""
     try:

@@ -44,10 +44,7 @@ _COUNTED = re.compile(r"^[1-9][0-9]* more: " + re.escape(MORE) + "$")
 
 def _anchored_lines(data: bytes, relpath: str) -> list[dict[str, Any]]:
     """The open facts with anchors of a fact file's bytes (only the lines that hold anchors are parsed)."""
-    if KEY not in data:
-        return []
-    found = [jsonio.loads(line, relpath) for line in data.splitlines() if KEY in line]
-    return [f for f in found if isinstance(f, dict) and f.get("anchors") and f.get("valid_to") is None
+    return [f for f in jsonio.records_holding(data, KEY, relpath) if f.get("anchors") and f.get("valid_to") is None
             and f.get("expired_at") is None]
 
 

@@ -6,7 +6,9 @@ a rebuild makes, so an unchanged file is never read. In an audit (`--all`) a vie
 it is said (stale), not refused.
 """
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from memstack.base import files
 from memstack.base.errors import MemstackError
@@ -44,21 +46,26 @@ def check(step: Step, changes: list[Change], repo: Path, folder: str, blobs: Blo
     return found
 
 
+T = TypeVar("T")
 SOURCES_AT_ONCE = 64  # source files whose shards are built and compared at a time: an audit's are all of them
 
 
 def _batches(entry: derived.Derived, changes: list[Change]) -> list[list[Change]]:
-    """A sharded view's changes, the shards of SOURCES_AT_ONCE source files at a time (each source's shards
-    together, so each source is read once): what is built and held for comparing stays bounded also when a
-    step changes every shard (an audit of a million records: 185 MB of views)."""
-    if entry.shards is None:
-        return [changes]
-    by_source: dict[str, list[Change]] = {}
-    for change in changes:
-        found = views.source_of(change.path)
-        by_source.setdefault(found[1] if found else change.path, []).append(change)
-    ordered = [by_source[key] for key in sorted(by_source)]
-    return [[c for group in ordered[at:at + SOURCES_AT_ONCE] for c in group]
+    """A sharded view's changes, SOURCES_AT_ONCE source files' shards at a time (`by_sources`): what is built
+    and held for comparing stays bounded also when a step changes every shard (an audit of a million
+    records: 185 MB of views)."""
+    return [changes] if entry.shards is None else by_sources(changes, lambda change: change.path)
+
+
+def by_sources(items: list[T], path_of: Callable[[T], str]) -> list[list[T]]:
+    """`items` (shard paths or changes of them) in batches of the shards of SOURCES_AT_ONCE source files, each
+    source's shards together, so each source is read once."""
+    grouped: dict[str, list[T]] = {}
+    for item in items:
+        found = views.source_of(path_of(item))
+        grouped.setdefault(found[1] if found else path_of(item), []).append(item)
+    ordered = [grouped[key] for key in sorted(grouped)]
+    return [[item for group in ordered[at:at + SOURCES_AT_ONCE] for item in group]
             for at in range(0, len(ordered), SOURCES_AT_ONCE)]
 
 
@@ -95,12 +102,9 @@ def missing_shards(step: Step, present: set[str]) -> list[str]:
     (a source written since the last promotion, say): stale, as a lagging shard is."""
     wanted = views.touched(step.source, [c.path for c in step.changes], set(), [])
     absent = sorted(p for p in wanted or () if p not in present and not p.startswith("kb/binder_queue/"))
-    by_source: dict[str, list[str]] = {}
-    for path in absent:
-        by_source.setdefault(str(views.source_of(path)), []).append(path)
-    groups, made = [by_source[key] for key in sorted(by_source)], []
-    for at in range(0, len(groups), SOURCES_AT_ONCE):  # a few sources' shards held at a time, as in `check`
-        batch = {p for group in groups[at:at + SOURCES_AT_ONCE] for p in group}
+    made = []
+    for paths in by_sources(absent, lambda path: path):  # a few sources' shards held at a time, as in `check`
+        batch = set(paths)
         made += [p for p, data in views.Shards(step.source).of(batch).items() if data is not None and p in batch]
     return sorted(made)
 
