@@ -102,12 +102,19 @@ def test_a_deleted_file_a_symlink_and_a_binary_file_are_gone_and_the_history_pas
     assert git(remote, "rev-parse", "main").stdout.strip() == head(code)
 
 
-def test_a_forgotten_fact_is_not_listed(code: Path) -> None:
-    day = capture(code, "deploys", "monday", "app.py:4-5")
+def _drifted(code: Path, day: str) -> str:
+    """A promoted fact anchored to the deploy day's lines, whose code is then changed and committed:
+    listed as drifted (the promotion is after the edit). Its id."""
+    fact = capture(code, "deploys", day, "app.py:4-5")
     committed(code, "memory")
     edit(code, "app.py", "return 'monday'", "return 'friday'")
     committed(code, "fridays")
     _promoted(code)
+    return fact
+
+
+def test_a_forgotten_fact_is_not_listed(code: Path) -> None:
+    day = _drifted(code, "monday")
     assert len(_listed(code)) == 1
     _ok(code, "forget", day, "--reason", "wrong all along")
     _ok(code, "boot", "rebuild")
@@ -155,11 +162,7 @@ def test_two_clones_meet_by_a_merge_and_by_sync_and_every_gate_passes(code: Path
 
 
 def test_excise_marks_a_listed_fact_as_every_other_copy_and_every_commit_still_passes(code: Path) -> None:
-    day = capture(code, "deploys", "quaxelsecret", "app.py:4-5")
-    committed(code, "memory")
-    edit(code, "app.py", "return 'monday'", "return 'friday'")
-    committed(code, "fridays")
-    _promoted(code)
+    day = _drifted(code, "quaxelsecret")
     assert "quaxelsecret" in _listed(code)[0]
     _ok(code, "forget", day, "--reason", "erasure request")
     _promoted(code)
@@ -192,11 +195,7 @@ def test_a_promotion_rebased_onto_changed_code_lags_and_passes_every_gate_until_
 
 
 def test_a_hand_edit_of_the_section_is_refused(code: Path) -> None:
-    day = capture(code, "deploys", "monday", "app.py:4-5")
-    committed(code, "memory")
-    edit(code, "app.py", "return 'monday'", "return 'friday'")
-    committed(code, "fridays")
-    _promoted(code)
+    day = _drifted(code, "monday")
     willow = code / MEMORY / "willow.md"
     text = willow.read_text()
     willow.write_text(text.replace("decided monday (fact", "decided tuesday (fact"))
@@ -232,11 +231,7 @@ def test_a_store_whose_code_is_not_in_its_commits_has_no_section(store: Path, co
 
 
 def test_the_list_is_the_same_with_the_cache_warm_cold_or_unwritable(code: Path) -> None:
-    capture(code, "deploys", "monday", "app.py:4-5")
-    committed(code, "memory")
-    edit(code, "app.py", "return 'monday'", "return 'friday'")
-    committed(code, "fridays")
-    _promoted(code)
+    _drifted(code, "monday")
     listed = _listed(code)
     cache = code / MEMORY / ".memstack" / "boot" / "anchored.json"
     assert len(listed) == 1 and cache.is_file()
