@@ -33,7 +33,7 @@ def reverify(store: Store, fact_id: str, by: str, now: int, *, note: str | None 
         raise bad("ID", repr(fact_id), "no open fact with code anchors has this id (`{verb:memstack anchors}`)")
     anchors = latest(store.root).get(fact_id, found[0])["anchors"]
     top = code_repository(store, repo)
-    tree = CodeTree(top)
+    tree = CodeTree(top, store=store.root)
     try:
         follower = Follower(tree, tree.entries({a["path"] for a in anchors}))
         followed = [follower.follow(anchor) for anchor in anchors]

@@ -64,7 +64,7 @@ def survey(store: Store, *, rev: str | None = None, repo: str | None = None, sub
         if rev is not None or repo is not None:
             CodeTree(code_repository(store, repo), rev).close()  # a bad --rev or --repo is still said
         return []
-    tree = CodeTree(code_repository(store, repo), rev)
+    tree = CodeTree(code_repository(store, repo), rev, store.root)
     cache_path = cache_file(store)
     known = load_cache(cache_path)
     try:

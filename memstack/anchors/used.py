@@ -60,7 +60,7 @@ class CodeStatus:
             except MemstackError:  # standalone without code.repo (or a broken one): reads go on without status
                 self._none = True
                 return None
-            self._tree = CodeTree(top)
+            self._tree = CodeTree(top, store=self.store)
             try:
                 self._known = load_cache(files.local_dir(self.store, "anchors") / CACHE)
             except (OSError, MemstackError):  # a store we may not write to: read without the cache

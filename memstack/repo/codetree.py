@@ -1,6 +1,11 @@
 """A code repository as code anchors read it: the work tree or a revision, what each file is (a file and its
 blob id, a symbolic link, nothing), its bytes, and what changed since a commit (renames paired by git).
-Everything through `git` and one `CatFile`; the work tree's unchanged files are named by the index."""
+Everything through `git` and one `CatFile`; the work tree's unchanged files are named by the index.
+
+The store's own folder (`store`, when it is a folder of this repository) is left out of git's look at the work
+tree: memstack rewrites its files and commits them at once, so git's index holds them as "racily clean" and
+would read every one of them (tens of MB) to tell whether it changed; an anchor into that folder is read from
+the file itself."""
 
 import os
 from collections.abc import Iterable
@@ -23,11 +28,13 @@ class Change(NamedTuple):
 
 
 class CodeTree:
-    """The work tree of the repository at `top` (rev None) or its revision `rev`."""
+    """The work tree of the repository at `top` (rev None) or its revision `rev`; `store`: the memstack
+    store whose folder git need not look at (module docstring)."""
 
-    def __init__(self, top: Path, rev: str | None = None) -> None:
+    def __init__(self, top: Path, rev: str | None = None, store: Path | None = None) -> None:
         self.top, self.env = top, git.no_git_env()
         self.rev = None if rev is None else self._commit(rev)
+        self.skip = _folder_in(store, top)
         self._cat: objects.CatFile | None = None
         self._changes: dict[str, dict[str, Change]] = {}
 
@@ -58,8 +65,11 @@ class CodeTree:
             return {name: entry for name, entry in _listed(data, " ", wanted)}
         data = git.run(self.top, "ls-files", "-s", "-z", env=self.env).stdout
         index = dict(_listed(data, "index", wanted))
-        dirty = git.run(self.top, "diff-files", "--name-only", "-z", env=self.env).stdout
+        outside = [".", f":(exclude,literal){self.skip}"] if self.skip else []
+        dirty = git.run(self.top, "diff-files", "--name-only", "-z", "--", *outside, env=self.env).stdout
         changed = {git.decode_path(raw) for raw in dirty.split(b"\0") if raw} & wanted
+        if self.skip:  # not looked at by git: read from the file
+            changed |= {path for path in wanted if path.startswith(self.skip)}
         found = {}
         for path in wanted:
             entry = index.get(path)
@@ -115,6 +125,17 @@ class CodeTree:
                             found.setdefault(named, change)
             self._changes[since] = found
         return self._changes[since]
+
+
+def _folder_in(store: Path | None, top: Path) -> str | None:
+    """The folder ("path/") the store at `store` is in the repository at `top`; None: not a folder of it."""
+    if store is None:
+        return None
+    try:
+        rel = store.resolve().relative_to(top.resolve()).as_posix()
+    except ValueError:
+        return None
+    return None if rel == "." else rel + "/"
 
 
 def _listed(data: bytes, how: str, wanted: set[str]) -> Iterable[tuple[str, Entry]]:

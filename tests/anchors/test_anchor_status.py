@@ -117,6 +117,18 @@ def test_a_file_made_binary_or_replaced_by_a_symlink_is_orphaned(code: Path) -> 
     assert _only(code, "--subject", "helpers")["reason"] == "a symbolic link now"
 
 
+def test_a_file_in_the_store_folder_is_followed_in_the_work_tree_like_any_other(code: Path) -> None:
+    (code / MEMORY / "runbook.md").write_text("# deploys\nrestart the web tier first\nthen the workers\n")
+    committed(code, "runbook")
+    _anchor(code, f"{MEMORY}/runbook.md:2-3")
+    _anchor(code, "app.py:4-5", subject="days")
+    assert _only(code, "--subject", "deploys")["status"] == "fresh"
+    edit(code, f"{MEMORY}/runbook.md", "web tier", "db tier")  # same size: only the bytes tell, not committed
+    drifted = _only(code, "--subject", "deploys")
+    assert (drifted["status"], drifted["new_lines"][0]) == ("drifted", "restart the db tier first"), drifted
+    assert _only(code, "--subject", "days")["status"] == "fresh"
+
+
 def test_rev_answers_against_a_revision_and_the_work_tree_by_default(code: Path) -> None:
     _anchor(code, "app.py:4-5")
     edit(code, "app.py", "return 'monday'", "return 'sunday'")
