@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from memstack.base.errors import bad
 from memstack.repo import git, objects
+from memstack.repo.store import folder_in
 
 
 class Entry(NamedTuple):
@@ -34,7 +35,7 @@ class CodeTree:
     def __init__(self, top: Path, rev: str | None = None, store: Path | None = None) -> None:
         self.top, self.env = top, git.no_git_env()
         self.rev = None if rev is None else self._commit(rev)
-        self.skip = _folder_in(store, top)
+        self.skip = None if store is None else folder_in(store, top)  # "": the store is the repository
         self._cat: objects.CatFile | None = None
         self._changes: dict[str, dict[str, Change]] = {}
 
@@ -125,17 +126,6 @@ class CodeTree:
                             found.setdefault(named, change)
             self._changes[since] = found
         return self._changes[since]
-
-
-def _folder_in(store: Path | None, top: Path) -> str | None:
-    """The folder ("path/") the store at `store` is in the repository at `top`; None: not a folder of it."""
-    if store is None:
-        return None
-    try:
-        rel = store.resolve().relative_to(top.resolve()).as_posix()
-    except ValueError:
-        return None
-    return None if rel == "." else rel + "/"
 
 
 def _listed(data: bytes, how: str, wanted: set[str]) -> Iterable[tuple[str, Entry]]:

@@ -119,8 +119,16 @@ def folder_of(root: Path) -> tuple[Path, str]:
     if top is None:
         raise MemstackError.marked("{root} is not in a git work tree — `{verb:memstack init {root}}` makes a store",
                                    root=root)
-    rel = root.resolve().relative_to(top.resolve()).as_posix()
-    return top, "" if rel == "." else f"{rel}/"
+    return top, folder_in(root, top) or ""
+
+
+def folder_in(path: Path, top: Path) -> str | None:
+    """The folder ("path/") `path` is in the work tree at `top`: "" for the top itself, None outside it."""
+    try:
+        rel = path.resolve().relative_to(top.resolve()).as_posix()
+    except ValueError:
+        return None
+    return "" if rel == "." else f"{rel}/"
 
 
 def open_store(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None,

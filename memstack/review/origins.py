@@ -17,6 +17,7 @@ from typing import Any
 
 from memstack.repo import git
 from memstack.repo.objects import CatFile
+from memstack.repo.store import folder_in
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +40,7 @@ class History:
         self.root = root
         top = git.worktree_top(root)
         self.top = top or root
-        folder = root.resolve().relative_to(top.resolve()).as_posix() if top else "."
-        self.prefix = "" if folder == "." else f"{folder}/"  # the store's folder in the repository
+        self.prefix = (folder_in(root, top) or "") if top else ""  # the store's folder in the repository
         self.head = git.rev_parse(root, f"{rev}^{{commit}}") if top else None  # None: no commit yet
         self._cat: CatFile | None = None
         self._details: dict[str, git.CommitDetails] = {}
