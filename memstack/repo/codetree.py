@@ -5,7 +5,10 @@ Everything through `git` and one `CatFile`; the work tree's unchanged files are 
 The store's own folder (`store`, when it is a folder of this repository) is left out of git's look at the work
 tree: memstack rewrites its files and commits them at once, so git's index holds them as "racily clean" and
 would read every one of them (tens of MB) to tell whether it changed; an anchor into that folder is read from
-the file itself."""
+the file itself. Nor is that folder part of what changed since a commit (`changes`): lines of code do not
+move into memory, and every memstack commit changes its files (a fact file of a large store is tens of
+thousands of lines, each read where an anchor's lines are looked for in the files that changed); an
+anchor into that folder is followed in its own file alone (a rename there reads as a delete)."""
 
 import os
 from collections.abc import Iterable
@@ -66,8 +69,7 @@ class CodeTree:
             return {name: entry for name, entry in _listed(data, " ", wanted)}
         data = git.run(self.top, "ls-files", "-s", "-z", env=self.env).stdout
         index = dict(_listed(data, "index", wanted))
-        outside = [".", f":(exclude,literal){self.skip}"] if self.skip else []
-        dirty = git.run(self.top, "diff-files", "--name-only", "-z", "--", *outside, env=self.env).stdout
+        dirty = git.run(self.top, "diff-files", "--name-only", "-z", "--", *self._outside(), env=self.env).stdout
         changed = {git.decode_path(raw) for raw in dirty.split(b"\0") if raw} & wanted
         if self.skip:  # not looked at by git: read from the file
             changed |= {path for path in wanted if path.startswith(self.skip)}
@@ -85,6 +87,10 @@ class CodeTree:
             elif os.path.lexists(full):
                 found[path] = Entry("other", None)
         return found
+
+    def _outside(self) -> list[str]:
+        """The pathspec of everything but the store's folder (module docstring)."""
+        return [".", f":(exclude,literal){self.skip}"] if self.skip else []
 
     def read(self, path: str) -> bytes | None:
         """The bytes of file `path` now (None: no such file)."""
@@ -109,7 +115,7 @@ class CodeTree:
             if known.returncode == 0:
                 to = () if self.rev is None else (self.rev,)
                 data = git.run(self.top, "diff", "--name-status", "-z", "-M", "--no-ext-diff", since, *to, "--",
-                               env=self.env).stdout
+                               *self._outside(), env=self.env).stdout
                 parts = [git.decode_path(raw) for raw in data.split(b"\0") if raw]
                 at = 0
                 while at < len(parts):
