@@ -32,7 +32,7 @@ def check(store: Store, spec: str, repo: str | None = None) -> dict[str, Any]:
     (`anchors`: only their anchors into that file); `stale` counts the records."""
     top = code_repository(store, repo)
     base, start, tip = git.range_ends(top, spec, env=git.no_git_env())
-    tree = CodeTree(top, tip)
+    tree = CodeTree(top, tip, store.root)
     try:
         changes = tree.changes(base or start)
         records = _records(store, top, tip, tree)

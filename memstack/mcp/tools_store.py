@@ -162,7 +162,7 @@ ANCHORS_CHECK = Tool(
     title="Memory a code change makes stale",
     output=document("the records the change makes stale, per changed file", {
         "range": STRING, "base": STRING, "tip": STRING,
-        "changed_files": {"type": "integer", "description": "files the change touched"},
+        "changed_files": {"type": "integer", "description": "code files the change touched (not the store's own)"},
         "anchored_files": {"type": "integer", "description": "of them, files some anchor points into"},
         "stale": {"type": "integer", "description": "records made stale (every page)"},
         "files": listing(document("a changed file and the records it makes stale", {

@@ -71,6 +71,7 @@ def test_a_change_that_touches_no_anchored_lines_exits_0(code: Path) -> None:
     base = committed(code, "memory")
     edit(code, "app.py", "import os\n", "import os\nimport sys\n\n")  # shifts the lines: still fresh
     (code / "NOTES").write_text("unrelated\n")
+    capture(code, "notes", "kept")  # memory in the same commit: the store's files are not code
     committed(code, "imports")
     found = _check(code, f"{base}..HEAD", 0)
     assert (found["stale"], found["files"], found["anchored_files"], found["changed_files"]) == (0, [], 1, 2)
