@@ -216,14 +216,18 @@ def run_check(root: Path, *args: str, stdin: str | None = None,
 @pytest.fixture
 def bare(tmp_path: Path) -> Iterator[Path]:
     """A bare repository with memstack's pre-receive hook installed."""
+    yield guarded_bare(tmp_path / "remote.git")
+
+
+def guarded_bare(path: Path) -> Path:
+    """A new bare repository at `path` with memstack's pre-receive hook installed."""
     from memstack.base.resources import data_dir
 
-    path = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(path)], check=True)
     hook = path / "hooks" / "pre-receive"
     shutil.copyfile(data_dir("hooks") / "pre-receive", hook)
     os.chmod(hook, 0o755)
-    yield path
+    return path
 
 
 # ---- a store with two remotes, and an attack every gate must refuse --------------------------------
