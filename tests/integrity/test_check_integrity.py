@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from check_support import (  # noqa: F401
+from check_support import (
     DAY,
     JAN,
     append,
-    bare,
     closed,
     committed,
     fact,
@@ -30,10 +29,8 @@ from check_support import (  # noqa: F401
     push,
     refused,
     refused_everywhere,
-    repo,
     run_check,
     sneak,
-    store_template,
     with_remotes,
     write,
 )

@@ -4,20 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from check_support import (  # noqa: F401
-    append,
-    bare,
-    commit,
-    committed,
-    head,
-    intake,
-    jsonl,
-    repo,
-    run_check,
-    sneak,
-    store_template,
-    write,
-)
+from check_support import append, committed, head, intake, jsonl, run_check, sneak, write
 from helpers import git
 
 LOG = "intake/alice/2026-01-01.jsonl"

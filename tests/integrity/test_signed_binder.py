@@ -13,19 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from check_support import (  # noqa: F401
-    commit,
-    committed,
-    copy_store,
-    guarded_bare,
-    head,
-    push,
-    refused,
-    repo,
-    run_check,
-    sneak,
-    store_template,
-)
+from check_support import commit, committed, copy_store, guarded_bare, head, push, refused, run_check, sneak
 from helpers import git, memstack
 from mcp_support import ok, run, server
 from mcp_support import refused as mcp_refused

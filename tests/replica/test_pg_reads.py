@@ -22,7 +22,7 @@ from memstack.kb import factstore
 from memstack.kb.readers import FileReader
 from memstack.replica import replicate as sync
 from memstack.replica.reads import ReplicaReader
-from pgcluster import Cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
+from pgcluster import Cluster
 
 JAN_MS = 1_767_225_600_000
 DAY = 86_400_000

@@ -17,7 +17,7 @@ from helpers import MEMSTACK, git, items, memstack
 from memstack.base import layout
 from memstack.replica.tables import BY_KIND, TABLES
 from memstack.repo import objects
-from pgcluster import Cluster, new_cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
+from pgcluster import Cluster, new_cluster
 
 JAN = "2026-01-01T00:00:00Z"
 
