@@ -76,14 +76,15 @@ def copy_store(template: Path, tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def states(store_template: Path,
            tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[Path], Any]], Path]:
-    """`states(name, setup)`: the template store after `setup(root)` (committing through the hook), made once."""
-    made: dict[str, Path] = {}
+    """`states(name, setup)`: the template store after `setup(root)` (committing through the hook), made once
+    per test process (one fixture for every module: conftest.py), by name and setup."""
+    made: dict[tuple[str, Callable[[Path], Any]], Path] = {}
 
     def state(name: str, setup: Callable[[Path], Any]) -> Path:
-        if name not in made:
-            made[name] = copy_store(store_template, tmp_path_factory.mktemp(name))
-            setup(made[name])
-        return made[name]
+        if (name, setup) not in made:
+            made[name, setup] = copy_store(store_template, tmp_path_factory.mktemp(name))
+            setup(made[name, setup])
+        return made[name, setup]
 
     return state
 
