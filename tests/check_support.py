@@ -76,14 +76,15 @@ def copy_store(template: Path, tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def states(store_template: Path,
            tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, Callable[[Path], Any]], Path]:
-    """`states(name, setup)`: the template store after `setup(root)` (committing through the hook), made once."""
-    made: dict[str, Path] = {}
+    """`states(name, setup)`: the template store after `setup(root)` (committing through the hook), made once
+    per test process (one fixture for every module: conftest.py), by name and setup."""
+    made: dict[tuple[str, Callable[[Path], Any]], Path] = {}
 
     def state(name: str, setup: Callable[[Path], Any]) -> Path:
-        if name not in made:
-            made[name] = copy_store(store_template, tmp_path_factory.mktemp(name))
-            setup(made[name])
-        return made[name]
+        if (name, setup) not in made:
+            made[name, setup] = copy_store(store_template, tmp_path_factory.mktemp(name))
+            setup(made[name, setup])
+        return made[name, setup]
 
     return state
 
@@ -216,14 +217,18 @@ def run_check(root: Path, *args: str, stdin: str | None = None,
 @pytest.fixture
 def bare(tmp_path: Path) -> Iterator[Path]:
     """A bare repository with memstack's pre-receive hook installed."""
+    yield guarded_bare(tmp_path / "remote.git")
+
+
+def guarded_bare(path: Path) -> Path:
+    """A new bare repository at `path` with memstack's pre-receive hook installed."""
     from memstack.base.resources import data_dir
 
-    path = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(path)], check=True)
     hook = path / "hooks" / "pre-receive"
     shutil.copyfile(data_dir("hooks") / "pre-receive", hook)
     os.chmod(hook, 0o755)
-    yield path
+    return path
 
 
 # ---- a store with two remotes, and an attack every gate must refuse --------------------------------

@@ -7,11 +7,16 @@ import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import memstack
 from memstack.workflows import install
+
+# The fixtures of the support modules, registered once for every test here: a session fixture imported into a test
+# module would be that module's own, made again for each module importing it.
+pytest_plugins = ["check_support", "excise_support", "pgcluster"]
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -63,14 +68,46 @@ def store(tmp_path: Path, _store_template: Path) -> Path:
 NETWORK = "MEMSTACK_TEST_NETWORK"
 
 
+# The modules one worker runs whole: each makes a costly fixture once for the module (two clones met in every way,
+# a store made by an older release, a store larger than the memory limit, a signed store with its remotes, an
+# excised one, the corpus's committed before-states, histories of decisions, a team after a sync), which a module
+# split between the workers would make on each.
+WHOLE_MODULES = frozenset({"tests/workflows/test_promote_merge.py", "tests/kb/test_disagree.py",
+                           "tests/workflows/test_migrate.py", "tests/test_scale.py",
+                           "tests/integrity/test_signed_binder.py", "tests/integrity/test_erasure_receive.py",
+                           "tests/integrity/test_corpus.py", "tests/replica/test_pg_reads.py",
+                           "tests/workflows/test_sync_excise.py", "tests/replica/test_pg_sync.py"})
+
+
+def _module(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """pytest-xdist's `--dist load` (what `-n` alone gives) with WHOLE_MODULES each handed to one worker as one
+    unit of work, the rest a test at a time, in the order of the collection (`--no-loadscope-reorder`,
+    pyproject.toml): a worker that frees takes the next unit. (`--dist loadgroup` would do it by mark, but it
+    relies on a private attribute of the test ids that pytest 9 no longer reads.)"""
+    if config.getvalue("dist") != "load":
+        return None  # a --dist of the command line: as it says
+    from xdist.scheduler import LoadScopeScheduling
+
+    class WholeModules(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _module(nodeid) if _module(nodeid) in WHOLE_MODULES else nodeid
+
+    return WholeModules(config, log)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The tests marked `slow` first: pytest-xdist (`--maxschedchunk 1`, pyproject.toml) hands out the
-    tests in this order, one at a time as a worker frees, so a long test never starts last and keeps
-    one core busy after the other has finished (a stable sort: the rest keep their order).
+    """The tests marked `slow` first, then WHOLE_MODULES, then the rest: pytest-xdist hands out the tests in
+    this order as a worker frees (pytest_xdist_make_scheduler), so a long test or module never starts last
+    and keeps one core busy after the other has finished (a stable sort: the rest keep their order).
 
     The tests marked `network` install from a package index: skipped, saying so, unless
     MEMSTACK_TEST_NETWORK=1 (`.ci/run` sets it), so the README's `pytest` never reaches the network."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, _module(item.nodeid) not in WHOLE_MODULES))
     if os.environ.get(NETWORK) != "1":
         offline = pytest.mark.skip(reason=f"pip installs from the package index (the network): run with {NETWORK}=1"
                                           " (.ci/run does)")

@@ -2,9 +2,12 @@
 sealed handoff, all forgotten; the bytes of every object of a repository."""
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from helpers import git, memstack
 
@@ -38,6 +41,7 @@ Talked about Quaxel plans.
 | {CELL} | ok |
 """
 HANDOFF_PATH = "handoffs/alice/session_handoff-2026-03-02_alice.md"
+Forgotten = tuple[Path, dict[str, str]]  # a store after `forgotten_store`, and the names it returned
 
 
 def ok(store: Path, *args: str, env: dict[str, str] | None = None) -> Any:
@@ -89,3 +93,20 @@ def forgotten_store(store: Path) -> dict[str, str]:
     commit(store, "forget")
     return {"intake": record["id"], "fact": fact_id, "soil": "notes/contact", "number": "notes/phone",
             "handoff": HANDOFF_PATH}
+
+
+@pytest.fixture(scope="session")
+def _forgotten_template(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Forgotten:
+    """`forgotten_store` of a new store, made once per test process; and the names it returned."""
+    root = tmp_path_factory.mktemp("forgotten") / "store"
+    shutil.copytree(_store_template, root, symlinks=True)
+    return root, forgotten_store(root)
+
+
+@pytest.fixture
+def forgotten(_forgotten_template: Forgotten, tmp_path: Path) -> Forgotten:
+    """A copy of a store after `forgotten_store` (tmp_path / "store"), and the names excise takes."""
+    template, names = _forgotten_template
+    root = tmp_path / "store"
+    shutil.copytree(template, root, symlinks=True)
+    return root, dict(names)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from check_support import committed
 from helpers import memstack
-from pgcluster import Cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
 
 
 def _ok(*args: str, cwd: Path) -> dict:

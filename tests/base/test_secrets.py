@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from check_support import (  # noqa: F401
+from check_support import (
     append,
-    bare,
     committed,
     fact,
     handoff_text,
@@ -23,10 +22,8 @@ from check_support import (  # noqa: F401
     publish,
     refused,
     refused_everywhere,
-    repo,
     run_check,
     sneak,
-    store_template,
     with_remotes,
     write,
 )

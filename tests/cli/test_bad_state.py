@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from check_support import copy_store, states, store_template  # noqa: F401  (fixtures)
+from check_support import copy_store
 from helpers import MEMSTACK, git, items, memstack, tree_snapshot
 
 NOW = "2026-03-01T00:00:00Z"

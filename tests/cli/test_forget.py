@@ -2,8 +2,11 @@
 forgotten content; the facts it takes with it closed."""
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from helpers import HANDOFF, git, memstack, tree_snapshot
 
@@ -23,6 +26,9 @@ def commit(store: Path, message: str = "memory") -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+Promoted = tuple[Path, tuple[str, str]]  # a store after `promoted_record`, and what it returned
+
+
 def promoted_record(store: Path) -> tuple[str, str]:
     """An intake record promoted to a knowledge fact: (its id, the fact's id)."""
     record = ok(store, "intake", "write", "--content", SECRET_TEXT, "--subject", "ada", "--predicate", "prefers",
@@ -34,13 +40,28 @@ def promoted_record(store: Path) -> tuple[str, str]:
     return record["id"], fact["id"]
 
 
+@pytest.fixture(scope="module")
+def _promoted(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Promoted:
+    root = tmp_path_factory.mktemp("promoted") / "store"
+    shutil.copytree(_store_template, root, symlinks=True)
+    return root, promoted_record(root)
+
+
+@pytest.fixture
+def promoted(store: Path, _promoted: Promoted) -> Promoted:
+    """`store` after `promoted_record` (made once for the module, copied in), and its (record id, fact id)."""
+    made, value = _promoted
+    shutil.rmtree(store)
+    shutil.copytree(made, store, symlinks=True)
+    return store, value
+
 def tombstones(store: Path) -> list[dict]:
     return [json.loads(line) for path in sorted((store / "kb/forgotten").rglob("*.jsonl"))
             for line in path.read_text().splitlines()]
 
 
-def test_forget_appends_a_tombstone_closes_the_promoted_fact_and_commits_through_the_hooks(store: Path) -> None:
-    record_id, fact_id = promoted_record(store)
+def test_forget_appends_a_tombstone_closes_the_promoted_fact_and_commits_through_the_hooks(promoted: Promoted) -> None:
+    store, (record_id, fact_id) = promoted
     done = ok(store, "forget", record_id, "--reason", "a person's phone number", "--by", "Grace Hopper")
     assert done["closed"] == [fact_id]
     tombstone, of_fact = done["tombstones"]  # the fact promoted from the record holds its content: forgotten too
@@ -90,8 +111,8 @@ def test_forget_takes_facts_soil_records_and_handoffs(store: Path) -> None:
         assert "ada@example.com" not in printed and "finish the lexer" not in printed, args
 
 
-def test_bad_input_writes_nothing(store: Path) -> None:
-    record_id, _ = promoted_record(store)
+def test_bad_input_writes_nothing(promoted: Promoted) -> None:
+    store, (record_id, _) = promoted
     before = tree_snapshot(store)
     for args, names in (
         (["forget", "0190f3a1b2c3d4e5f6a7b8c9d0e1f2a3", "--reason", "x"], "no record of the store has this id"),
@@ -109,8 +130,8 @@ def test_bad_input_writes_nothing(store: Path) -> None:
     assert result.returncode == 2 and "already forgotten (a phone number)" in result.stderr
 
 
-def test_the_hooks_refuse_a_tombstone_edited_removed_made_up_or_repeating_the_content(store: Path) -> None:
-    record_id, _ = promoted_record(store)
+def test_the_hooks_refuse_a_tombstone_edited_removed_made_up_or_repeating_the_content(promoted: Promoted) -> None:
+    store, (record_id, _) = promoted
     done = ok(store, "forget", record_id, "--reason", "a phone number")
     commit(store)
     path = store / done["path"]
@@ -146,8 +167,8 @@ def _leaks(store: Path, *texts: str) -> list[str]:
             if any(t.encode() in p.read_bytes() for t in texts)]
 
 
-def test_a_forgotten_record_reads_as_forgotten_on_every_read_verb_and_in_the_search_index(store: Path) -> None:
-    record_id, fact_id = promoted_record(store)
+def test_a_forgotten_record_reads_as_forgotten_on_every_read_verb_and_in_the_search_index(promoted: Promoted) -> None:
+    store, (record_id, fact_id) = promoted
     assert memstack("search", "phone", cwd=store).returncode == 0  # the index holds it before the tombstone
     assert _leaks(store, "555-0199")
     ok(store, "forget", record_id, "--reason", "a phone number")
@@ -188,11 +209,11 @@ def test_promotion_skips_a_forgotten_intake_record(store: Path) -> None:
     assert not any(record["id"] in p.read_text() for p in (store / "kb").rglob("promotions*") if p.is_file())
 
 
-def test_forget_then_commit_leaves_the_content_in_no_derived_file_at_head(store: Path) -> None:
+def test_forget_then_commit_leaves_the_content_in_no_derived_file_at_head(promoted: Promoted) -> None:
     """The record's content stays only in the source lines (intake, facts, the handoff): every derived file
     that showed it, the boot anchor of an agent whose only handoff is forgotten included, is rebuilt or
     deleted, and the hooks accept the commit."""
-    record_id, _ = promoted_record(store)
+    store, (record_id, _) = promoted
     sealed = memstack("handoff", "write", "--json", cwd=store, input=HANDOFF)
     assert sealed.returncode == 0, sealed.stderr
     handoff = json.loads(sealed.stdout)["path"]

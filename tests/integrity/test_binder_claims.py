@@ -12,20 +12,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from check_support import (  # noqa: F401
-    append,
-    committed,
-    dumps,
-    fact,
-    head,
-    intake,
-    refused,
-    repo,
-    run_check,
-    sneak,
-    store_template,
-    write,
-)
+from check_support import append, committed, dumps, fact, head, intake, refused, run_check, sneak, write
 from helpers import git, memstack, tree_snapshot
 
 DECISIONS = "kb/binder.jsonl"

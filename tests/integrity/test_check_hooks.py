@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from check_support import append, commit, committed, intake, jsonl, repo, store_template, write  # noqa: F401
+from check_support import append, commit, committed, intake, jsonl, write
 from helpers import git
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,20 +9,23 @@ commit`); committed anyway with --no-verify it must be refused by `memstack chec
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from check_support import (  # noqa: F401
+from check_support import (
     DAY,
     JAN,
     append,
-    bare,
     closed,
     committed,
+    copy_store,
     fact,
     fid,
     flagged,
+    guarded_bare,
     head,
     intake,
     jsonl,
@@ -30,10 +33,8 @@ from check_support import (  # noqa: F401
     push,
     refused,
     refused_everywhere,
-    repo,
     run_check,
     sneak,
-    store_template,
     with_remotes,
     write,
 )
@@ -45,6 +46,7 @@ JAN_FACTS = "kb/facts/alice/2026-01.jsonl"
 FEB_FACTS = "kb/facts/alice/2026-02.jsonl"
 FEB = JAN + 31 * DAY
 Y2099 = 4070908800000  # 2099-01-01T00:00:00Z
+Published = tuple[Path, dict[str, Any]]  # a store after `with_facts`, and its fact
 
 
 @pytest.fixture
@@ -61,16 +63,35 @@ def with_facts(root: Path) -> dict:  # type: ignore[type-arg]
     return first
 
 
+@pytest.fixture(scope="module")
+def _published(store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Published:
+    """The folder of `published`, made once for the module (`store`, `remote.git`, `plain.git`)."""
+    folder = tmp_path_factory.mktemp("published")
+    store = with_remotes(copy_store(store_template, folder), guarded_bare(folder / "remote.git"), folder)
+    return folder, with_facts(store)
+
+
+@pytest.fixture
+def published(_published: Published, tmp_path: Path) -> Published:
+    """`store` after `with_facts` (a fact committed and pushed to both remotes), and that fact: a copy of
+    `_published`, its remotes copied with it."""
+    folder, first = _published
+    shutil.copytree(folder, tmp_path, symlinks=True, dirs_exist_ok=True)
+    for remote, bare_name in (("guarded", "remote.git"), ("plain", "plain.git")):
+        git(tmp_path / "store", "remote", "set-url", remote, str(tmp_path / bare_name))
+    return tmp_path / "store", dict(first)
+
+
 # ---- 1, 2: ids reused in another file --------------------------------------------------------------
 
-def test_a_fact_id_reused_in_another_month_is_refused(store: Path) -> None:
-    first = with_facts(store)
+def test_a_fact_id_reused_in_another_month_is_refused(published: Published) -> None:
+    store, first = published
     write(store, FEB_FACTS, jsonl({**first, "recorded_at": FEB, "object": "a second open version"}))
     refused_everywhere(store, f"{FEB_FACTS}:1: I5 id '{first['id']}' does not carry the record's transaction time")
 
 
-def test_a_fact_id_reused_in_another_agents_file_is_refused(store: Path) -> None:
-    first = with_facts(store)
+def test_a_fact_id_reused_in_another_agents_file_is_refused(published: Published) -> None:
+    store, first = published
     write(store, "kb/facts/bob/2026-01.jsonl", jsonl({**first, "agent": "bob"}))
     refused_everywhere(store, f"kb/facts/bob/2026-01.jsonl:1: I5 id '{first['id']}' does not carry agent 'bob'")
 
@@ -130,23 +151,23 @@ def test_an_agent_whose_id_tag_is_anothers_cannot_get_files(store: Path) -> None
      "expired_at 1767225600500 must not be before recorded_at 1767225601000"),
     ({"valid_to": JAN + DAY, "expired_at": 0, "superseded_by": None}, "expired_at 0 must not be before recorded_at"),
 ], ids=["dangling-successor", "expired-before-recorded", "expired-zero"])
-def test_a_closing_must_be_real(store: Path, closing: dict, expected: str) -> None:  # type: ignore[type-arg]
-    first = with_facts(store)
+def test_a_closing_must_be_real(published: Published, closing: dict, expected: str) -> None:  # type: ignore[type-arg]
+    store, first = published
     write(store, JAN_FACTS, jsonl({**first, **closing}))
     refused_everywhere(store, f"{JAN_FACTS}:1: I", expected)
 
 
-def test_a_new_fact_born_closed_needs_a_real_successor(store: Path) -> None:
-    with_facts(store)
+def test_a_new_fact_born_closed_needs_a_real_successor(published: Published) -> None:
+    store, _ = published
     born = closed(fact("born", valid_from=JAN - DAY), valid_to=JAN, expired_at=JAN + 2000, superseded_by=fid("gone"))
     append(store, JAN_FACTS, jsonl(born))
     refused_everywhere(store, f"{JAN_FACTS}:2: I2 superseded_by {fid('gone')} names no fact")
 
 
-def test_successors_are_found_in_other_files_and_in_earlier_commits(store: Path) -> None:
+def test_successors_are_found_in_other_files_and_in_earlier_commits(published: Published) -> None:
     """What promotion and capture do: a successor appended in another month's file of the same commit,
     and a fact born closed whose successor another agent committed before."""
-    first = with_facts(store)
+    store, first = published
     successor = fact("february", valid_from=FEB, recorded_at=FEB)
     write(store, JAN_FACTS, jsonl(closed(first, valid_to=FEB, expired_at=FEB, superseded_by=successor["id"])))
     write(store, FEB_FACTS, jsonl(successor))
@@ -194,8 +215,8 @@ def test_an_audit_finds_each_successor_in_the_file_its_id_is_bound_to(store: Pat
 
 # ---- 4: transaction times in the future -------------------------------------------------------------
 
-def test_a_fact_recorded_in_2099_is_refused(store: Path) -> None:
-    with_facts(store)
+def test_a_fact_recorded_in_2099_is_refused(published: Published) -> None:
+    store, _ = published
     future = {**fact("future"), "recorded_at": Y2099, "id": f"{Y2099:012x}{'0' * 12}{agent_tag('alice')}"}
     write(store, "kb/facts/alice/2099-01.jsonl", jsonl(future))
     refused_everywhere(store, "kb/facts/alice/2099-01.jsonl:1: I5 recorded_at 2099-01-01T00:00:00.000Z: lies in the"
@@ -209,8 +230,8 @@ def test_an_intake_record_created_in_9999_is_refused(store: Path) -> None:
                               " future")
 
 
-def test_a_closing_recorded_in_the_future_is_refused(store: Path) -> None:
-    first = with_facts(store)
+def test_a_closing_recorded_in_the_future_is_refused(published: Published) -> None:
+    store, first = published
     write(store, JAN_FACTS, jsonl(closed(first, valid_to=JAN + DAY, expired_at=Y2099, superseded_by=None)))
     refused_everywhere(store, f"{JAN_FACTS}:1: I5 expired_at 2099-01-01T00:00:00.000Z: lies in the future")
 
@@ -260,8 +281,8 @@ def test_the_clock_skew_is_configurable(store: Path) -> None:
     (["fact", "invalidate", "--subject", "project", "--predicate", "decided", "--valid-to", "2026-02-01",
       "--recorded-at", "2099-01-01"], "bad recorded-at"),
 ], ids=["intake", "fact-add", "capture", "invalidate"])
-def test_writes_refuse_a_future_transaction_time(store: Path, args: list[str], field: str) -> None:
-    with_facts(store)
+def test_writes_refuse_a_future_transaction_time(published: Published, args: list[str], field: str) -> None:
+    store, _ = published
     before = tree_snapshot(store)
     proc = memstack(*args, cwd=store)
     assert proc.returncode == 2, proc.stdout + proc.stderr

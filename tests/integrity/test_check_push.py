@@ -1,23 +1,11 @@
 """Pushes: the server-side pre-receive hook on a real bare repository, and pre-commit's pre-push stage."""
 
+import shutil
 from pathlib import Path
 
 import pytest
 
-from check_support import (  # noqa: F401
-    append,
-    bare,
-    commit,
-    committed,
-    head,
-    intake,
-    jsonl,
-    repo,
-    run_check,
-    sneak,
-    store_template,
-    write,
-)
+from check_support import append, committed, copy_store, guarded_bare, head, intake, jsonl, run_check, sneak, write
 from helpers import git
 
 LOG = "intake/alice/2026-01-01.jsonl"
@@ -33,14 +21,29 @@ def remote_head(remote: Path, ref: str = "refs/heads/main") -> str:
     return git(remote, "rev-parse", "--verify", "-q", ref, check=False).stdout.strip()
 
 
-@pytest.fixture
-def origin(repo: Path, bare: Path) -> Path:  # noqa: F811
-    """The store's main branch pushed to a bare remote guarded by hooks/pre-receive."""
-    git(repo, "remote", "add", "origin", str(bare))
-    code, out = push(repo, "main")
+@pytest.fixture(scope="module")
+def _origin(store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The template store's main branch pushed to a bare remote guarded by hooks/pre-receive, once for the
+    module."""
+    folder = tmp_path_factory.mktemp("origin")
+    store = copy_store(store_template, folder)
+    git(store, "remote", "add", "origin", str(guarded_bare(folder / "remote.git")))
+    code, out = push(store, "main")
     assert code == 0, out
     assert "memstack check: ok" in out  # the hook ran: the root commit was checked against the empty tree
-    return bare
+    return folder / "remote.git"
+
+
+@pytest.fixture
+def origin(repo: Path, tmp_path: Path, _origin: Path) -> Path:
+    """The store's main branch pushed to a bare remote guarded by hooks/pre-receive: a copy of `_origin` (the
+    same commit as `repo`'s), fetched as the push leaves it."""
+    remote = tmp_path / "remote.git"
+    shutil.copytree(_origin, remote, symlinks=True)
+    git(repo, "remote", "add", "origin", str(remote))
+    git(repo, "fetch", "-q", "origin")
+    assert remote_head(remote) == head(repo)
+    return remote
 
 
 # ---- pre-receive (server side) ---------------------------------------------------------------------

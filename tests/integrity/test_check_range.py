@@ -17,12 +17,9 @@ from check_support import (
     handoff_text,
     head,
     intake,
-    jsonl,  # noqa: F401
-    repo,  # noqa: F401  (a fixture)
+    jsonl,
     run_check,
     sneak,
-    states,  # noqa: F401  (a fixture)
-    store_template,  # noqa: F401  (a fixture)
     write,
 )
 from helpers import git, memstack

@@ -18,13 +18,10 @@ from check_support import (
     flagged,
     handoff_text,
     head,
-    intake,  # noqa: F401
+    intake,
     jsonl,
     refused,
-    repo,  # noqa: F401  (a fixture)
     run_check,
-    states,  # noqa: F401  (a fixture)
-    store_template,  # noqa: F401  (a fixture)
     write,
 )
 from helpers import git, memstack

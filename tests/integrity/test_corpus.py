@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from check_support import commit, copy_store, head, run_check, sneak, store_template  # noqa: F401
+from check_support import commit, copy_store, head, run_check, sneak
 from helpers import git, memstack
 from secret_corpus import SECRETS
 

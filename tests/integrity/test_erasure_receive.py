@@ -3,14 +3,15 @@ else that rewrites a branch: a forged receipt, a receipt with a wrong map, a rew
 byte. After the server's documented clean-up it holds no byte of the excised content."""
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from excise_support import SECRETS, commit, every_object, forgotten_store, ok
+from excise_support import SECRETS, Forgotten, commit, every_object, ok
 
-from check_support import bare  # noqa: F401  (a fixture)
+from check_support import guarded_bare
 from helpers import git, memstack
 
 
@@ -24,15 +25,28 @@ def push(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return git(store, "push", "--no-verify", *args, check=False)
 
 
-@pytest.fixture
-def excised(store: Path, remote: Path) -> tuple[Path, dict]:
-    """A store whose forgotten history was pushed to the guarded remote, then excised here (not pushed yet)."""
-    forgotten_store(store)
-    git(store, "remote", "add", "origin", str(remote))
+@pytest.fixture(scope="module")
+def _excised(_forgotten_template: Forgotten, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """The folder of `excised`, made once for the module: `store` (its forgotten history pushed to the guarded
+    `remote.git`, then excised here, not pushed yet); and the excise's receipt."""
+    folder = tmp_path_factory.mktemp("excised")
+    store = folder / "store"
+    shutil.copytree(_forgotten_template[0], store, symlinks=True)
+    git(store, "remote", "add", "origin", str(guarded_bare(folder / "remote.git")))
     pushed = push(store, "origin", "main")
     assert pushed.returncode == 0, pushed.stderr
     done = ok(store, "excise")
-    return store, done["receipt"]
+    return folder, done["receipt"]
+
+
+@pytest.fixture
+def excised(_excised: tuple[Path, dict], tmp_path: Path) -> tuple[Path, dict, Path]:
+    """A store whose forgotten history was pushed to the guarded remote, then excised here (not pushed yet):
+    a copy of `_excised`. Returns (the store, the receipt, the remote)."""
+    folder, receipt = _excised
+    shutil.copytree(folder, tmp_path, symlinks=True, dirs_exist_ok=True)
+    git(tmp_path / "store", "remote", "set-url", "origin", str(tmp_path / "remote.git"))
+    return tmp_path / "store", receipt, tmp_path / "remote.git"
 
 
 def remote_head(remote: Path) -> str:
@@ -59,9 +73,8 @@ def commit_receipt(store: Path, base: str, receipt: dict) -> str:
     return git(store, "rev-parse", "HEAD").stdout.strip()
 
 
-def test_the_excise_is_accepted_and_the_server_clean_up_leaves_no_byte(excised: tuple[Path, dict],
-                                                                        remote: Path) -> None:
-    store, receipt = excised
+def test_the_excise_is_accepted_and_the_server_clean_up_leaves_no_byte(excised: tuple[Path, dict, Path]) -> None:
+    store, receipt, remote = excised
     old = receipt["heads"]["refs/heads/main"]["old"]
     assert remote_head(remote) == old
     said = push(store, f"--force-with-lease=main:{old}", "origin", "main")
@@ -75,8 +88,8 @@ def test_the_excise_is_accepted_and_the_server_clean_up_leaves_no_byte(excised: 
     assert not [text for text in SECRETS if text.encode() in everything]
 
 
-def test_a_forged_receipt_on_a_hand_made_rewrite_is_refused(excised: tuple[Path, dict], remote: Path) -> None:
-    store, receipt = excised
+def test_a_forged_receipt_on_a_hand_made_rewrite_is_refused(excised: tuple[Path, dict, Path]) -> None:
+    store, receipt, remote = excised
     old = receipt["heads"]["refs/heads/main"]["old"]
     # a rewrite by hand: the old history's last commit made again without the tombstones
     git(store, "fetch", "-q", "origin")
@@ -89,8 +102,8 @@ def test_a_forged_receipt_on_a_hand_made_rewrite_is_refused(excised: tuple[Path,
     refused(store, remote, forged, "is not the one receipt", "does not keep")
 
 
-def test_a_receipt_with_a_wrong_map_is_refused(excised: tuple[Path, dict], remote: Path) -> None:
-    store, receipt = excised
+def test_a_receipt_with_a_wrong_map_is_refused(excised: tuple[Path, dict, Path]) -> None:
+    store, receipt, remote = excised
     new = receipt["heads"]["refs/heads/main"]["new"]
     other = git(store, "rev-parse", f"{new}~1").stdout.strip()
     wrong = commit_receipt(store, "main", {**receipt, "id": receipt["id"][:-8] + "00000000",
@@ -101,8 +114,8 @@ def test_a_receipt_with_a_wrong_map_is_refused(excised: tuple[Path, dict], remot
     refused(store, remote, unmapped, "its map does not move refs/heads/main")
 
 
-def test_a_rewrite_that_changed_one_other_byte_is_refused(excised: tuple[Path, dict], remote: Path) -> None:
-    store, receipt = excised
+def test_a_rewrite_that_changed_one_other_byte_is_refused(excised: tuple[Path, dict, Path]) -> None:
+    store, receipt, remote = excised
     heads = receipt["heads"]["refs/heads/main"]
     git(store, "branch", "-f", "tamper", heads["new"])
     script = ("import git_filter_repo as g\n"

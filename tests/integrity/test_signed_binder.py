@@ -13,18 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from check_support import (  # noqa: F401
-    bare,
-    commit,
-    committed,
-    head,
-    push,
-    refused,
-    repo,
-    run_check,
-    sneak,
-    store_template,
-)
+from check_support import commit, committed, copy_store, guarded_bare, head, push, refused, run_check, sneak
 from helpers import git, memstack
 from mcp_support import ok, run, server
 from mcp_support import refused as mcp_refused
@@ -72,22 +61,39 @@ def waiting(root: Path, count: int = 4) -> list[str]:
     return [r["id"] for r in json.loads(memstack("binder", "list", "--json", cwd=root).stdout)["items"]]
 
 
-@pytest.fixture
-def signed_store(repo: Path, bare: Path, tmp_path: Path) -> tuple[Path, Path, dict[str, Path], list[str]]:  # noqa: F811
-    """The store with Ada listed as a signer (committed alone, unsigned: no Binder line in it), records
-    waiting, pushed to a bare remote guarded by hooks/pre-receive (`guarded`) and to one without hooks
-    (`plain`: only the clone's pre-push hook guards it)."""
-    keys = {name: key(tmp_path, name) for name in ("ada", "eve")}
+@pytest.fixture(scope="module")
+def _signed_origin(store_template: Path,  # noqa: F811
+                   tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """The folder of `signed_store`, made once for the module (`store`, `remote.git`, `plain.git`, `keys`), and
+    the ids of the records waiting."""
+    folder = tmp_path_factory.mktemp("signed")
+    repo = copy_store(store_template, folder)
+    keys = {name: key(folder, name) for name in ("ada", "eve")}
     signers_config(repo, ("Ada", keys["ada"]))
     committed(repo, "Ada signs Binder decisions")
     ids = waiting(repo)
-    git(repo, "remote", "add", "guarded", str(bare))
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(tmp_path / "plain.git"))
-    git(repo, "remote", "add", "plain", str(tmp_path / "plain.git"))
+    git(repo, "remote", "add", "guarded", str(guarded_bare(folder / "remote.git")))
+    git(folder, "init", "-q", "--bare", "-b", "main", str(folder / "plain.git"))
+    git(repo, "remote", "add", "plain", str(folder / "plain.git"))
     for remote in ("guarded", "plain"):
         code, out = push(repo, remote, "main")
         assert code == 0, out
-    return repo, bare, keys, ids
+    return folder, ids
+
+
+@pytest.fixture
+def signed_store(_signed_origin: tuple[Path, list[str]],
+                 tmp_path: Path) -> tuple[Path, Path, dict[str, Path], list[str]]:
+    """The store with Ada listed as a signer (committed alone, unsigned: no Binder line in it), records
+    waiting, pushed to a bare remote guarded by hooks/pre-receive (`guarded`) and to one without hooks
+    (`plain`: only the clone's pre-push hook guards it). Made once (`_signed_origin`), copied for each test
+    with its remotes and keys."""
+    folder, ids = _signed_origin
+    shutil.copytree(folder, tmp_path, symlinks=True, dirs_exist_ok=True)
+    repo = tmp_path / "store"
+    for remote, bare_name in (("guarded", "remote.git"), ("plain", "plain.git")):
+        git(repo, "remote", "set-url", remote, str(tmp_path / bare_name))
+    return repo, tmp_path / "remote.git", {name: tmp_path / "keys" / name for name in ("ada", "eve")}, ids
 
 
 def ratify(root: Path, intake_id: str, by: str = "Ada") -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from check_support import refused, repo, store_template, write  # noqa: F401
+from check_support import refused, write
 from helpers import git, memstack, tree_snapshot
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from check_support import append, copy_store, refused, repo, store_template  # noqa: F401
+from check_support import append, copy_store, refused
 from helpers import git, memstack, tree_snapshot
 from mcp_support import refused as mcp_refused
 from mcp_support import run, server

@@ -2,6 +2,7 @@
 
 import json
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,17 +17,27 @@ from memstack.kb import merge
 FACTS = "kb/facts/alice/2026-01.jsonl"
 
 
-@pytest.fixture
-def clones(store: Path, tmp_path: Path) -> tuple[Path, Path]:
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "clone", "-q", "--bare", str(store), str(remote))
-    pair = []
+@pytest.fixture(scope="module")
+def _clones(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bare remote of a new store and two clones of it, the hooks and drivers installed: made once for the
+    module (`remote.git`, `a`, `b`)."""
+    folder = tmp_path_factory.mktemp("clones")
+    remote = folder / "remote.git"
+    git(folder, "clone", "-q", "--bare", str(_store_template), str(remote))
     for name in ("a", "b"):
-        clone = tmp_path / name
-        git(tmp_path, "clone", "-q", str(remote), str(clone))
+        clone = folder / name
+        git(folder, "clone", "-q", str(remote), str(clone))
         assert memstack("install", cwd=clone).returncode == 0
-        pair.append(clone)
-    return pair[0], pair[1]
+    return folder
+
+
+@pytest.fixture
+def clones(_clones: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """A copy of `_clones`: the two clones, each with `origin` the copied remote."""
+    shutil.copytree(_clones, tmp_path, symlinks=True, dirs_exist_ok=True)
+    for name in ("a", "b"):
+        git(tmp_path / name, "remote", "set-url", "origin", str(tmp_path / "remote.git"))
+    return tmp_path / "a", tmp_path / "b"
 
 
 def commit_all(clone: Path, message: str, verify: bool = True) -> None:

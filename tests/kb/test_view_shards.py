@@ -3,11 +3,15 @@ promoted, a promotion's diff holding only the shards it touched, the Binder queu
 `rebuild --check`, `check --all` and `export knowledge`."""
 
 import json
+import shutil
 from pathlib import Path
+
+import pytest
 
 from helpers import git, items, memstack, view_entries, view_files
 
 DAYS = ("2026-01-15", "2026-02-10", "2026-03-05")
+Filled = tuple[Path, dict[str, str]]  # a store after `filled`, and what it returned
 
 
 def note(store: Path, agent: str, when: str, text: str, *, sure: bool, subject: str | None = None) -> str:
@@ -37,12 +41,27 @@ def filled(store: Path) -> dict[str, str]:
     return waiting
 
 
+@pytest.fixture(scope="module")
+def _made_filled(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Filled:
+    root = tmp_path_factory.mktemp("made_filled") / "store"
+    shutil.copytree(_store_template, root, symlinks=True)
+    return root, filled(root)
+
+
+@pytest.fixture
+def made_filled(store: Path, _made_filled: Filled) -> Filled:
+    """`store` after `filled` (made once for the module, copied in), and what `filled` returned."""
+    made, value = _made_filled
+    shutil.rmtree(store)
+    shutil.copytree(made, store, symlinks=True)
+    return store, value
+
 def changed(store: Path) -> list[str]:
     return git(store, "show", "--name-only", "--format=", "HEAD").stdout.split()
 
 
-def test_each_source_file_has_its_shard_and_a_promotion_rewrites_only_those_it_touched(store: Path) -> None:
-    filled(store)
+def test_each_source_file_has_its_shard_and_a_promotion_rewrites_only_those_it_touched(made_filled: Filled) -> None:
+    store, _ = made_filled
     shards = view_files(store)
     assert sorted(shards) == sorted(
         [f"kb/knowledge/{a}/{d[:7]}.json" for a in ("alice", "bob") for d in DAYS]
@@ -64,8 +83,8 @@ def test_each_source_file_has_its_shard_and_a_promotion_rewrites_only_those_it_t
 
 
 def test_a_decided_record_leaves_the_queue_at_once_and_its_empty_shard_goes_at_the_next_promotion(
-        store: Path) -> None:
-    waiting = filled(store)
+        made_filled: Filled) -> None:
+    store, waiting = made_filled
     ident = waiting["bob 2026-03-05"]
     assert memstack("binder", "ratify", ident, "--by", "ada", cwd=store).returncode == 0
     listed = [r["id"] for r in items(json.loads(memstack("binder", "list", "--json", cwd=store).stdout))]
@@ -80,8 +99,8 @@ def test_a_decided_record_leaves_the_queue_at_once_and_its_empty_shard_goes_at_t
     assert memstack("rebuild", "--check", cwd=store).returncode == 0
 
 
-def test_binder_list_pages_walk_the_queue_across_days_and_count_what_is_left(store: Path) -> None:
-    waiting = filled(store)
+def test_binder_list_pages_walk_the_queue_across_days_and_count_what_is_left(made_filled: Filled) -> None:
+    store, waiting = made_filled
     seen, cursor = [], None
     while True:
         args = ["binder", "list", "--json", "--limit", "2"] + (["--cursor", cursor] if cursor else [])
@@ -101,8 +120,8 @@ def test_binder_list_pages_walk_the_queue_across_days_and_count_what_is_left(sto
     assert json.loads(memstack("binder", "list", "--json", "--limit", "1", cwd=store).stdout)["remaining"] == 6
 
 
-def test_a_hand_edited_shard_is_named_and_refused_alone(store: Path) -> None:
-    filled(store)
+def test_a_hand_edited_shard_is_named_and_refused_alone(made_filled: Filled) -> None:
+    store, _ = made_filled
     shard = store / "kb/knowledge/bob/2026-02.json"
     shard.write_text(shard.read_text().replace("sure bob", "edited bob"))
     checked = memstack("rebuild", "--check", cwd=store)
@@ -119,8 +138,8 @@ def test_a_hand_edited_shard_is_named_and_refused_alone(store: Path) -> None:
     assert not (store / "kb/knowledge/bob/2099-01.json").exists()
 
 
-def test_export_knowledge_is_every_shard_as_one_array_in_view_order(store: Path, tmp_path: Path) -> None:
-    filled(store)
+def test_export_knowledge_is_every_shard_as_one_array_in_view_order(made_filled: Filled, tmp_path: Path) -> None:
+    store, _ = made_filled
     note(store, "bob", "2026-02-11T10:00:00Z", "b", sure=True, subject="aa")
     note(store, "alice", "2026-03-07T10:00:00Z", "a", sure=True, subject="ab")
     promote(store)
@@ -140,12 +159,12 @@ def test_export_knowledge_is_every_shard_as_one_array_in_view_order(store: Path,
     assert bad.returncode == 2 and "--table" in bad.stderr
 
 
-def test_an_audit_builds_and_compares_the_shards_a_few_sources_at_a_time(store: Path, monkeypatch) -> None:
+def test_an_audit_builds_and_compares_the_shards_a_few_sources_at_a_time(made_filled: Filled, monkeypatch) -> None:
     """`check --all` checks every shard of the store: it builds and compares them a few source files at a
     time (SOURCES_AT_ONCE), so what it holds stays bounded; a shard edited by hand is still the one named."""
     from memstack.integrity import check, derived, rebuilt
 
-    filled(store)
+    store, _ = made_filled
     shard = store / "kb/knowledge/bob/2026-02.json"
     shard.write_text(shard.read_text().replace("sure bob", "edited bob"))
     git(store, "add", "-A")

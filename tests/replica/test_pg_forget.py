@@ -8,7 +8,6 @@ import psycopg
 
 from helpers import git, memstack
 from memstack.replica.tables import SCHEMA, TABLES
-from pgcluster import Cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
 
 DAY = "2026-03-02T10:00:00Z"
 GONE = "[forgotten: a phone number]"

@@ -5,6 +5,7 @@ server run as subprocesses, as users run them.
 """
 
 import json
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from memstack.kb import factstore
 from memstack.kb.readers import FileReader
 from memstack.replica import replicate as sync
 from memstack.replica.reads import ReplicaReader
-from pgcluster import Cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
+from pgcluster import Cluster
 
 JAN_MS = 1_767_225_600_000
 DAY = 86_400_000
@@ -52,14 +53,30 @@ def build_history(store: Path) -> None:
     git(store, "commit", "-q", "-m", "decisions")
 
 
+@pytest.fixture(scope="module")
+def _history(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("history") / "store"
+    shutil.copytree(_store_template, root, symlinks=True)
+    build_history(root)
+    return root
+
+
+@pytest.fixture
+def history(_history: Path, tmp_path: Path) -> Path:
+    """A new store after `build_history` (made once for the module, copied for each test)."""
+    root = tmp_path / "store"
+    shutil.copytree(_history, root, symlinks=True)
+    return root
+
+
 # Before anything, a change's instant, just after it, after the invalidation (the in-process property below
 # covers every instant; each probe here costs subprocesses).
 PROBES = [JAN_MS - 1, JAN_MS + 5 * DAY, JAN_MS + 5 * DAY + 1, JAN_MS + 9 * DAY]
 
 
 @pytest.mark.slow
-def test_every_read_verb_answers_the_same_document_from_the_replica(store: Path, pg_dsn: str) -> None:
-    build_history(store)
+def test_every_read_verb_answers_the_same_document_from_the_replica(history: Path, pg_dsn: str) -> None:
+    store = history
     stdout("pg", "sync", pg_dsn, cwd=store)
     asked = 0
     for ts in map(str, PROBES):
@@ -79,8 +96,8 @@ def test_every_read_verb_answers_the_same_document_from_the_replica(store: Path,
         assert stdout(*verb, "--pg", pg_dsn, cwd=store) == stdout(*verb, cwd=store)
 
 
-def test_a_host_with_no_clone_recalls_from_the_replica(store: Path, tmp_path: Path, pg_dsn: str) -> None:
-    build_history(store)
+def test_a_host_with_no_clone_recalls_from_the_replica(history: Path, tmp_path: Path, pg_dsn: str) -> None:
+    store = history
     config = store / "memstack.yaml"
     config.write_text(config.read_text().replace("recall_limit: 50", "recall_limit: 1")
                       if "recall_limit: 50" in config.read_text()
@@ -107,8 +124,8 @@ def test_a_database_never_synced_is_a_clear_error(store: Path, pg_dsn: str) -> N
     assert wrong.returncode == 2 and "bad ts 'yesterday'" in wrong.stderr  # bad input is bad before any query
 
 
-def test_mcp_serves_the_read_tools_from_the_replica(store: Path, tmp_path: Path, pg_dsn: str) -> None:
-    build_history(store)
+def test_mcp_serves_the_read_tools_from_the_replica(history: Path, tmp_path: Path, pg_dsn: str) -> None:
+    store = history
     stdout("pg", "sync", pg_dsn, cwd=store)
     ts = str(JAN_MS + 7 * DAY)
     expected = {
@@ -213,8 +230,8 @@ def test_any_sequence_of_writes_reads_the_same_from_the_replica(pg_cluster: Clus
 PROPERTY_DB: dict[str, str] = {}
 
 
-def test_pages_and_recall_notes_are_the_same_from_the_replica(store: Path, pg_dsn: str) -> None:
-    build_history(store)
+def test_pages_and_recall_notes_are_the_same_from_the_replica(history: Path, pg_dsn: str) -> None:
+    store = history
     stdout("capture", "--subject", "gamma", "--predicate", "uses", "--object", "git", "--valid-from", str(JAN_MS),
            "--recorded-at", str(JAN_MS), cwd=store)
     stdout("intake", "write", "--content", "gamma prefers tabs", "--subject", "gamma", "--predicate", "prefers",

@@ -13,11 +13,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from helpers import MEMSTACK, git, items, memstack
 from memstack.base import layout
 from memstack.replica.tables import BY_KIND, TABLES
 from memstack.repo import objects
-from pgcluster import Cluster, new_cluster, pg_cluster, pg_dsn  # noqa: F401  (fixtures)
+from pgcluster import Cluster, new_cluster
 
 JAN = "2026-01-01T00:00:00Z"
 
@@ -93,8 +95,24 @@ def populate(store: Path) -> None:
     commit(store, "decisions")
 
 
-def test_a_full_sync_copies_every_committed_line(store: Path, pg_dsn: str) -> None:
-    populate(store)
+
+@pytest.fixture(scope="module")
+def _populated(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("populated") / "store"
+    shutil.copytree(_store_template, root, symlinks=True)
+    populate(root)
+    return root
+
+
+@pytest.fixture
+def populated(store: Path, _populated: Path) -> Path:
+    """`store` after `populate` (made once for the module, copied in)."""
+    shutil.rmtree(store)
+    shutil.copytree(_populated, store, symlinks=True)
+    return store
+
+def test_a_full_sync_copies_every_committed_line(populated: Path, pg_dsn: str) -> None:
+    store = populated
     report = ok("pg", "sync", pg_dsn, cwd=store)
     assert report["mode"] == "full" and report["previous"] is None
     assert report["commit"] == git(store, "rev-parse", "HEAD").stdout.strip()
@@ -108,8 +126,8 @@ def test_a_full_sync_copies_every_committed_line(store: Path, pg_dsn: str) -> No
     assert state(pg_dsn)[3] == memstack("--version").stdout.split()[-1]
 
 
-def test_typed_columns_and_the_validity_range(store: Path, pg_dsn: str) -> None:
-    populate(store)
+def test_typed_columns_and_the_validity_range(populated: Path, pg_dsn: str) -> None:
+    store = populated
     ok("pg", "sync", pg_dsn, cwd=store)
     import psycopg
 
@@ -136,8 +154,8 @@ def test_typed_columns_and_the_validity_range(store: Path, pg_dsn: str) -> None:
         assert any("gist (validity)" in k for k in kinds) and any("WHERE (valid_to IS NULL)" in k for k in kinds)
 
 
-def test_an_incremental_sync_applies_only_the_change_and_closings_in_place(store: Path, pg_dsn: str) -> None:
-    populate(store)
+def test_an_incremental_sync_applies_only_the_change_and_closings_in_place(populated: Path, pg_dsn: str) -> None:
+    store = populated
     first = ok("pg", "sync", pg_dsn, cwd=store)
     before = replica(pg_dsn)
     new = ok("capture", "--subject", "acme", "--predicate", "decided", "--object", "duckdb", "--contradicts",
@@ -155,8 +173,8 @@ def test_an_incremental_sync_applies_only_the_change_and_closings_in_place(store
     assert len(changed) == 2 and any(closed_id in r[2] and '"valid_to":null' not in r[2] for r in changed)
 
 
-def test_a_second_sync_changes_nothing(store: Path, pg_dsn: str) -> None:
-    populate(store)
+def test_a_second_sync_changes_nothing(populated: Path, pg_dsn: str) -> None:
+    store = populated
     ok("pg", "sync", pg_dsn, cwd=store)
     held, synced = replica(pg_dsn), state(pg_dsn)
     again = ok("pg", "sync", pg_dsn, cwd=store)
@@ -167,8 +185,8 @@ def test_a_second_sync_changes_nothing(store: Path, pg_dsn: str) -> None:
     assert empty["mode"] == "incremental" and empty["files"] == 0 and replica(pg_dsn) == held
 
 
-def test_uncommitted_and_staged_memory_is_never_replicated(store: Path, pg_dsn: str) -> None:
-    populate(store)
+def test_uncommitted_and_staged_memory_is_never_replicated(populated: Path, pg_dsn: str) -> None:
+    store = populated
     ok("fact", "add", "--subject", "draft", "--predicate", "decided", "--object", "x", "--valid-from", JAN,
        "--recorded-at", JAN, cwd=store)
     ok("intake", "write", "--agent", "bob", "--content", "not committed", cwd=store)
@@ -180,8 +198,8 @@ def test_uncommitted_and_staged_memory_is_never_replicated(store: Path, pg_dsn: 
     assert ok("fact", "history", "--subject", "draft", "--pg", pg_dsn, cwd=store) == []
 
 
-def test_a_rewritten_history_is_followed(store: Path, pg_dsn: str) -> None:
-    populate(store)
+def test_a_rewritten_history_is_followed(populated: Path, pg_dsn: str) -> None:
+    store = populated
     base = git(store, "rev-parse", "HEAD").stdout.strip()
     ok("capture", "--subject", "acme", "--predicate", "decided", "--object", "mysql", "--contradicts",
        "--valid-from", "2026-05-01T00:00:00Z", "--recorded-at", "2026-05-01T00:00:00Z", cwd=store)
@@ -198,8 +216,8 @@ def test_a_rewritten_history_is_followed(store: Path, pg_dsn: str) -> None:
     assert not any("mysql" in r[2] for r in replica(pg_dsn)["facts"])
 
 
-def test_a_replica_fed_by_another_clone_is_copied_whole(store: Path, tmp_path: Path, pg_dsn: str) -> None:
-    populate(store)
+def test_a_replica_fed_by_another_clone_is_copied_whole(populated: Path, tmp_path: Path, pg_dsn: str) -> None:
+    store = populated
     other = tmp_path / "other"
     git(tmp_path, "clone", "-q", str(store), str(other))
     ok("fact", "add", "--subject", "only-here", "--predicate", "decided", "--object", "x", "--valid-from", JAN,
@@ -219,8 +237,8 @@ def test_a_replica_fed_by_another_clone_is_copied_whole(store: Path, tmp_path: P
         assert ("acme",) in conn.execute("SELECT subject FROM public.subjects").fetchall()
 
 
-def test_behind_head_is_counted(store: Path, pg_dsn: str) -> None:
-    populate(store)
+def test_behind_head_is_counted(populated: Path, pg_dsn: str) -> None:
+    store = populated
     ok("pg", "sync", pg_dsn, cwd=store)
     for n in range(2):
         git(store, "commit", "-q", "--allow-empty", "-m", f"later {n}")
@@ -229,9 +247,9 @@ def test_behind_head_is_counted(store: Path, pg_dsn: str) -> None:
     assert "2 commit(s) behind HEAD" in memstack("pg", "status", pg_dsn, cwd=store).stdout
 
 
-def test_a_store_inside_a_code_repository(tmp_path: Path, store: Path, pg_dsn: str) -> None:
+def test_a_store_inside_a_code_repository(tmp_path: Path, populated: Path, pg_dsn: str) -> None:
     """The store is a folder of a larger repository: paths in the replica are relative to the store."""
-    populate(store)
+    store = populated
     repo = tmp_path / "code"
     (repo / "src").mkdir(parents=True)
     (repo / "src" / "main.py").write_text("print('hi')\n")
@@ -243,8 +261,8 @@ def test_a_store_inside_a_code_repository(tmp_path: Path, store: Path, pg_dsn: s
     assert replica(pg_dsn) == committed(store)
 
 
-def test_the_dsn_from_memstack_yaml(store: Path, pg_dsn: str) -> None:
-    populate(store)
+def test_the_dsn_from_memstack_yaml(populated: Path, pg_dsn: str) -> None:
+    store = populated
     config = store / "memstack.yaml"
     config.write_text(config.read_text() + f"replica:\n  postgres: \"{pg_dsn}\"\n")
     commit(store, "replica configured")
@@ -255,8 +273,8 @@ def test_the_dsn_from_memstack_yaml(store: Path, pg_dsn: str) -> None:
 
 
 def test_no_dsn_bad_dsn_unreachable_and_missing_privileges_exit_2_writing_nothing(
-        store: Path, pg_cluster: Cluster, pg_dsn: str) -> None:
-    populate(store)
+        populated: Path, pg_cluster: Cluster, pg_dsn: str) -> None:
+    store = populated
     assert "no PostgreSQL DSN" in refused("pg", "sync", cwd=store)
     assert "bad DSN" in refused("pg", "sync", "not a dsn", cwd=store)
     assert "cannot connect" in refused("pg", "sync", f"host=127.0.0.1 port={pg_cluster.port + 1} connect_timeout=3"

@@ -32,9 +32,28 @@ def no_temporaries_beside_memory(store: Path) -> None:
     assert not strays
 
 
+def made_once(store: Path, template: Path) -> Path:
+    """`store` replaced by a copy of `template` (a module fixture: a state made once for the module)."""
+    shutil.rmtree(store)
+    shutil.copytree(template, store, symlinks=True)
+    return store
+
+
+@pytest.fixture(scope="module")
+def _pending(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("pending") / "store"
+    shutil.copytree(_store_template, root, symlinks=True)
+    return make_pending(root)
+
+
 @pytest.fixture
-def pending(store: Path) -> Path:
-    """A store with intake waiting: facts that supersede each other, a citation, a binder record."""
+def pending(store: Path, _pending: Path) -> Path:
+    """A store with intake waiting: facts that supersede each other, a citation, a binder record (`make_pending`,
+    made once for the module)."""
+    return made_once(store, _pending)
+
+
+def make_pending(store: Path) -> Path:
     writes = [
         ("--tier", "verified", "--confidence", "0.9", "--subject", "build", "--predicate", "uses",
          "--object", "make", "--created-at", "2026-01-01T00:00:00Z"),
@@ -121,8 +140,20 @@ CAPTURE = ("capture", "--subject", "db", "--predicate", "decided", "--object", "
            "2026-02-01T00:00:00Z", "--recorded-at", "2026-02-01T00:00:00Z", "--contradicts")
 
 
+@pytest.fixture(scope="module")
+def _decided(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("decided") / "store"
+    shutil.copytree(_store_template, root, symlinks=True)
+    return make_decided(root)
+
+
 @pytest.fixture
-def decided(store: Path) -> Path:
+def decided(store: Path, _decided: Path) -> Path:
+    """A store with one decision committed (`make_decided`, made once for the module)."""
+    return made_once(store, _decided)
+
+
+def make_decided(store: Path) -> Path:
     first = memstack("capture", "--subject", "db", "--predicate", "decided", "--object", "sqlite",
                      "--valid-from", "2026-01-01T00:00:00Z", "--recorded-at", "2026-01-01T00:00:00Z", cwd=store)
     assert first.returncode == 0

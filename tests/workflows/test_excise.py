@@ -5,14 +5,14 @@ import json
 from pathlib import Path
 
 import pytest
-from excise_support import DAY, SECRETS, commit, every_object, every_object_any, forgotten_store, ok
+from excise_support import DAY, SECRETS, Forgotten, commit, every_object, every_object_any, ok
 
 from helpers import git, memstack
 
 
 def test_excise_removes_every_byte_of_the_forgotten_content_and_every_commit_still_passes_the_checks(
-        store: Path) -> None:
-    names = forgotten_store(store)
+        forgotten: Forgotten) -> None:
+    store, names = forgotten
     assert all(text.encode() in every_object(store) for text in SECRETS)
     assert memstack("search", "unrelated", cwd=store).returncode == 0  # the local indexes are built
     assert memstack("fact", "get-valid-at", "--ts", DAY, cwd=store).returncode == 0
@@ -60,8 +60,8 @@ def test_nothing_forgotten_is_nothing_to_excise(store: Path) -> None:
     assert git(store, "rev-parse", "HEAD").stdout.strip() == head
 
 
-def test_excise_refuses_a_dirty_work_tree_in_one_line(store: Path) -> None:
-    forgotten_store(store)
+def test_excise_refuses_a_dirty_work_tree_in_one_line(forgotten: Forgotten) -> None:
+    store, _ = forgotten
     (store / "notes.txt").write_text("not committed\n")
     head = git(store, "rev-parse", "HEAD").stdout.strip()
     said = memstack("excise", cwd=store)
@@ -69,8 +69,8 @@ def test_excise_refuses_a_dirty_work_tree_in_one_line(store: Path) -> None:
     assert git(store, "rev-parse", "HEAD").stdout.strip() == head
 
 
-def test_excise_refuses_while_a_stash_exists_and_drops_the_stashes_only_when_asked(store: Path) -> None:
-    forgotten_store(store)
+def test_excise_refuses_while_a_stash_exists_and_drops_the_stashes_only_when_asked(forgotten: Forgotten) -> None:
+    store, _ = forgotten
     (store / "notes.txt").write_text("work in progress\n")
     git(store, "add", "notes.txt")
     git(store, "stash", "push", "-q", "-m", "my work")  # made on the old history: it holds the old content
@@ -89,8 +89,8 @@ def test_excise_refuses_while_a_stash_exists_and_drops_the_stashes_only_when_ask
 
 
 @pytest.mark.parametrize("stage", ["planned", "rewritten", "receipts", "moved", "scratch"])
-def test_excise_killed_anywhere_leaves_before_or_after_and_a_rerun_finishes(store: Path, stage: str) -> None:
-    forgotten_store(store)
+def test_excise_killed_anywhere_leaves_before_or_after_and_a_rerun_finishes(forgotten: Forgotten, stage: str) -> None:
+    store, _ = forgotten
     old = git(store, "rev-parse", "main").stdout.strip()
     killed = memstack("excise", cwd=store, env={"MEMSTACK_EXCISE_KILL_AT": stage})
     assert killed.returncode == -9
@@ -107,8 +107,8 @@ def test_excise_killed_anywhere_leaves_before_or_after_and_a_rerun_finishes(stor
     assert len((store / "kb/erasures.jsonl").read_text().splitlines()) == 1
 
 
-def test_every_local_branch_is_rewritten_and_carries_the_same_receipt(store: Path) -> None:
-    names = forgotten_store(store)
+def test_every_local_branch_is_rewritten_and_carries_the_same_receipt(forgotten: Forgotten) -> None:
+    store, names = forgotten
     git(store, "checkout", "-q", "-b", "side")
     ok(store, "soil", "put", "notes", "side", "--value", json.dumps({"on": "the side branch"}))
     commit(store, "side work")
@@ -132,8 +132,8 @@ def test_every_local_branch_is_rewritten_and_carries_the_same_receipt(store: Pat
 
 
 def test_a_tag_a_detached_head_or_another_work_tree_on_the_old_history_is_named_and_nothing_changes(
-        store: Path, tmp_path: Path) -> None:
-    forgotten_store(store)
+        forgotten: Forgotten, tmp_path: Path) -> None:
+    store, _ = forgotten
     git(store, "tag", "v1", "HEAD~1")
     head = git(store, "rev-parse", "HEAD").stdout.strip()
     said = memstack("excise", cwd=store)

@@ -5,6 +5,7 @@ pull request. Malformed files are in the bad-input corpus (tests/cli/test_bad_in
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,8 +27,7 @@ def write(store: Path, *args: str) -> Any:
     return document
 
 
-@pytest.fixture
-def memory(store: Path) -> dict[str, str]:
+def make_memory(store: Path) -> dict[str, str]:
     """A store whose deploy day was friday, then monday (friday superseded), a note about the lexer, and a
     verified intake record promoted into a fact; the ids of what was written."""
     friday = write(store, "capture", "--subject", "deploys", "--predicate", "decided", "--object", "friday",
@@ -46,6 +46,22 @@ def memory(store: Path) -> dict[str, str]:
     [friday_id] = [fact["id"] for fact in friday if fact["object"] == "friday"]
     [monday_id] = [fact["id"] for fact in monday if fact["object"] == "monday"]
     return {"friday": friday_id, "monday": monday_id, "lexer": lexer["record"]["id"], "cache": cache["record"]["id"]}
+
+
+@pytest.fixture(scope="module")
+def _memory(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    root = tmp_path_factory.mktemp("memory") / "store"
+    shutil.copytree(_store_template, root, symlinks=True)
+    return root, make_memory(root)
+
+
+@pytest.fixture
+def memory(store: Path, _memory: tuple[Path, dict[str, str]]) -> dict[str, str]:
+    """`store` as `make_memory` leaves it (made once for the module, copied in); the ids of what was written."""
+    made, ids = _memory
+    shutil.rmtree(store)
+    shutil.copytree(made, store, symlinks=True)
+    return dict(ids)
 
 
 PASSING = """\

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from migrate_support import copy, git_bytes, ledger_lines, make_store, old_code, old_ok, shard_of
 
-from check_support import bare, push  # noqa: F401  (bare: a fixture)
+from check_support import push
 from helpers import git, memstack, tree_snapshot
 
 

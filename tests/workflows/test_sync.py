@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,9 +12,25 @@ from helpers import MEMSTACK, git, memstack, tree_snapshot
 from team_support import check_history, clone, guarded_remote
 
 
+@pytest.fixture(scope="module")
+def _remote(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The template store pushed to a guarded remote, once for the module."""
+    folder = tmp_path_factory.mktemp("guarded")
+    store = folder / "store"
+    shutil.copytree(_store_template, store, symlinks=True)
+    return guarded_remote(store, folder)
+
+
 @pytest.fixture
-def remote(store: Path, tmp_path: Path) -> Path:
-    return guarded_remote(store, tmp_path)
+def remote(store: Path, tmp_path: Path, _remote: Path) -> Path:
+    """The store's main branch on a bare remote guarded by hooks/pre-receive, its `origin` (as
+    team_support.guarded_remote leaves it: a copy of `_remote`, fetched)."""
+    copied = tmp_path / "remote.git"
+    shutil.copytree(_remote, copied, symlinks=True)
+    git(store, "remote", "add", "origin", str(copied))
+    git(store, "fetch", "-q", "origin")
+    assert git(store, "rev-parse", "HEAD").stdout == git(store, "rev-parse", "origin/main").stdout
+    return copied
 
 
 def sync(repo: Path) -> dict:

@@ -79,19 +79,36 @@ def rewrite_without_receipt(alice: Path, remote: Path) -> None:
     assert pushed.returncode == 0, pushed.stderr
 
 
-@pytest.fixture
-def team(store: Path, tmp_path: Path) -> tuple[Path, Path, Path, str]:
-    """alice and bob, each a clone of one guarded remote; bob's intake record holding SECRET is on the
-    remote and in both clones (bob searched for it, so his search index holds it too). Returns (remote,
-    alice, bob, the record's id)."""
-    remote = guarded_remote(store, tmp_path)
-    alice, bob = clone(remote, tmp_path / "alice"), clone(remote, tmp_path / "bob")
+@pytest.fixture(scope="module")
+def _team(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The folder of `team`, made once for the module (`store`, `remote.git`, `alice`, `bob`), and the id of
+    bob's record holding SECRET."""
+    folder = tmp_path_factory.mktemp("team")
+    store = folder / "store"
+    shutil.copytree(_store_template, store, symlinks=True)
+    remote = guarded_remote(store, folder)
+    alice, bob = clone(remote, folder / "alice"), clone(remote, folder / "bob")
     record = ok(alice, "intake", "write", "--agent", "bob", "--content", SECRET, "--created-at", DAY)["record"]
     ok(alice, "sync")
     ok(bob, "sync")
     assert SECRET in (bob / "intake/bob/2026-03-02.jsonl").read_text()
     assert ok(bob, "search", "phone")["hits"]
-    return remote, alice, bob, record["id"]
+    return folder, record["id"]
+
+
+@pytest.fixture
+def team(_team: tuple[Path, str], tmp_path: Path) -> tuple[Path, Path, Path, str]:
+    """alice and bob, each a clone of one guarded remote; bob's intake record holding SECRET is on the
+    remote and in both clones (bob searched for it, so his search index holds it too; a sync after an excise
+    drops the indexes of .memstack/ by path, whether a copy's inodes left them current or not): a copy of
+    `_team`. Returns (remote, alice, bob, the record's id)."""
+    folder, record_id = _team
+    shutil.copytree(folder, tmp_path, symlinks=True, dirs_exist_ok=True)
+    remote = tmp_path / "remote.git"
+    for repo in ("store", "alice", "bob"):
+        git(tmp_path / repo, "remote", "set-url", "origin", str(remote))
+    assert SECRET.encode() in everything_on_disk(tmp_path / "bob")
+    return remote, tmp_path / "alice", tmp_path / "bob", record_id
 
 
 def test_bob_syncs_after_alice_excised_and_nothing_of_it_is_left(team: tuple[Path, Path, Path, str]) -> None:
