@@ -132,7 +132,9 @@ def _document(text: str) -> Any:
 _parsed = lru_cache(maxsize=16)(_document)
 
 
-def load(store: Path) -> Config:
+def load(store: Path, changing: bool = True) -> Config:
+    """The store's memstack.yaml, validated. Not `changing` (`read`): the document parsed once a process,
+    shared by every reader (a round-trip parse costs ~15 ms), which must not change it."""
     path = store / CONFIG_NAME
     try:
         text = path.read_text(encoding="utf-8")
@@ -140,9 +142,14 @@ def load(store: Path) -> Config:
         raise MemstackError(f"{store} is not a memstack store (no {CONFIG_NAME})") from None
     except UnicodeDecodeError as exc:
         raise MemstackError(f"{path}: not valid YAML ({exc})") from None
-    document = parse(text, str(path), fresh=True)  # Config.save changes it
+    document = parse(text, str(path), fresh=changing)  # Config.save changes it
     validate(document, path)
     return Config(path, document)
+
+
+def read(store: Path) -> Config:
+    """The store's memstack.yaml to read, not to change (see `load`)."""
+    return load(store, changing=False)
 
 
 def store_format(document: Any) -> Any:
