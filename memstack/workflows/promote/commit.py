@@ -51,15 +51,15 @@ def _boot_files(store: Path) -> list[str]:
     return ["willow.md", *(p.name for p in anchors), *(h for h in read_by_boot if isinstance(h, str))]
 
 
-def _committed_sizes(top: Path, folder: str, shards: list[str]) -> dict[str, int]:
+def _committed_sizes(store: Path, shards: list[str]) -> dict[str, int]:
     """The size at HEAD of each of `shards` (the hook refuses a commit whose shard does not begin with
     HEAD's, so only the sizes are asked of git: one `cat-file --batch-check`, no content)."""
-    if not shards or git.rev_parse(top, "HEAD") is None:
+    if not shards:
         return {}
-    asked = "".join(f"HEAD:{folder}{shard}\n" for shard in shards).encode()
-    told = git.run(top, "cat-file", "--batch-check=%(objectsize)", input=asked, env=git.no_git_env()).stdout
+    asked = "".join(f"HEAD:./{shard}\n" for shard in shards).encode()  # ./: from the store's folder
+    told = git.run(store, "cat-file", "--batch-check=%(objectsize)", input=asked, env=git.no_git_env()).stdout
     return {shard: int(size) for shard, size in zip(shards, told.decode().splitlines(), strict=True)
-            if size.isdigit()}  # `HEAD:path missing`: a shard new since HEAD
+            if size.isdigit()}  # `HEAD:./path missing`: a shard new since HEAD (or no HEAD yet)
 
 
 def uncommitted_ledger(store: Path, changed: list[str]) -> tuple[Counter[str], int]:
@@ -69,8 +69,7 @@ def uncommitted_ledger(store: Path, changed: list[str]) -> tuple[Counter[str], i
     ratified = 0
     prefix = layout.LEDGER_DIR + "/"
     shards = [p for p in changed if p.startswith(prefix) and p.endswith(ledger.SUFFIX) and (store / p).is_file()]
-    top, folder = folder_of(store)
-    committed = _committed_sizes(top, folder, shards)
+    committed = _committed_sizes(store, shards)
     for shard in shards:
         start = committed.get(shard, 0)
         with open(store / shard, "rb") as handle:
@@ -94,23 +93,24 @@ def make_commit(store: Path, message: str, changed: list[str]) -> str | None:
     top, folder = folder_of(store)
     # A handoff an anchor reads since the rebuild goes along (one git already has is staged unchanged).
     paths = sorted(folder + path for path in {*changed, *_boot_files(store)})  # relative to the top
-    head = git.rev_parse(top, "HEAD")
-    if head is not None and not _other_hooks(top):  # nothing for git commit to run: the paths alone
-        return _commit_paths(top, folder, head, paths, message)
+    proc = git.run(top, "rev-parse", "HEAD", "HEAD^{tree}", "--", ok=(0, 128))  # 128: no commit yet
+    head = tuple(proc.stdout.decode().split()[:2]) if proc.returncode == 0 else ()  # (`--` is echoed)
+    if len(head) == 2 and not _other_hooks(top):  # nothing for git commit to run: the paths alone
+        return _commit_paths(top, folder, (head[0], head[1]), paths, message)
     with git.index_kept(top):  # refused: the index as it was (promote then puts the files back: run.py)
         return _commit(top, folder, [folder + path for path in memory_changes(store)], message)
 
 
-def _commit_paths(top: Path, folder: str, head: str, paths: list[str], message: str) -> str | None:
+def _commit_paths(top: Path, folder: str, head: tuple[str, str], paths: list[str], message: str) -> str | None:
     """The commit of `paths` on HEAD through a private index (repo/pathcommit.py): what the user staged
     elsewhere stays out of the commit and stays staged, their index takes the committed entries of
     `paths`, and the check runs on the private index in this process. Killed anywhere, the next run's
     `memory_changes` still names what is left (the files, or the index entries, that differ from HEAD)."""
     env = git.commit_env(top)
-    with pathcommit.PrivateIndex(top, head, env) as index:
+    with pathcommit.PrivateIndex(top, head[0], env) as index:  # HEAD and its tree
         index.stage(paths)
         tree = index.tree()
-        moved = tree != git.out(top, "rev-parse", f"{head}^{{tree}}", env=env).strip()
+        moved = tree != head[1]
         if moved:
             with index.current():
                 check_here(top, folder)
@@ -122,7 +122,7 @@ def _commit_paths(top: Path, folder: str, head: str, paths: list[str], message: 
                 return None
             files.crash_point()  # the user's index holds the commit's entries; HEAD has not moved
             try:
-                sha = pathcommit.commit(top, tree, head, message, env)
+                sha = pathcommit.commit(top, tree, head[0], message, env)
             except MemstackError as exc:
                 raise _refused(top, exc) from None
         files.crash_point()  # committed; the private index not removed yet
