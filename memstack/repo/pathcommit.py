@@ -127,8 +127,11 @@ def set_entries(top: Path, info: bytes, env: Mapping[str, str]) -> None:
 
 
 def commit(top: Path, tree: str, parent: str, message: str, env: Mapping[str, str]) -> str:
-    """A commit of `tree` on `parent`, made HEAD only if HEAD is still `parent` (git's words otherwise)."""
-    sha = git.run(top, "commit-tree", tree, "-p", parent, "-F", "-", input=message.encode(), env=env).stdout
+    """A commit of `tree` on `parent`, made HEAD only if HEAD is still `parent` (git's words otherwise);
+    signed when `commit.gpgSign` asks `git commit` to sign (`commit-tree` does not read it)."""
+    signs = git.run(top, "config", "--type=bool", "--get", "commit.gpgSign", env=env, ok=(0, 1)).stdout.strip()
+    sign = ["-S"] if signs == b"true" else []
+    sha = git.run(top, "commit-tree", *sign, tree, "-p", parent, "-F", "-", input=message.encode(), env=env).stdout
     new = sha.decode().strip()
     subject = message.split("\n", 1)[0]
     git.run(top, "update-ref", "-m", f"commit: {subject}", "HEAD", new, parent, env=env)

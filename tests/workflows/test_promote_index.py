@@ -3,9 +3,12 @@
 What the user has staged outside the memory (a new file, a change of a tracked one) stays out of the
 promotion commit and stays staged; a memory file they staged half-way is committed as the work tree holds
 it; after the promotion the index holds HEAD's memory files, so `git status` shows no memory change. For
-a store at the top of its repository and for a store in a folder of a code repository.
+a store at the top of its repository and for a store in a folder of a code repository. A clone that signs
+its commits (`commit.gpgSign`) gets a signed promotion commit, as from `git commit`.
 """
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -65,3 +68,17 @@ def test_a_promotion_commits_only_memory_and_keeps_what_the_user_staged(where: t
     assert git(top, "diff", "--cached", "--name-only", "HEAD", "--", *memory).stdout == ""
     assert git(top, "status", "--porcelain", "--untracked-files=all", "--", *memory).stdout == ""
     assert memstack("check", "--range", f"{before}..HEAD", cwd=store).returncode == 0
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+def test_a_clone_that_signs_its_commits_gets_a_signed_promotion_commit(store: Path, tmp_path: Path) -> None:
+    key = tmp_path / "key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    for name, value in (("gpg.format", "ssh"), ("user.signingkey", str(key)), ("commit.gpgsign", "true")):
+        git(store, "config", name, value)
+    write_intake(store, "postgres")
+    before = git(store, "rev-parse", "HEAD").stdout.strip()
+    promoted = memstack("promote", cwd=store)
+    assert promoted.returncode == 0, promoted.stderr
+    assert git(store, "rev-parse", "HEAD^").stdout.strip() == before
+    assert "\ngpgsig " in git(store, "cat-file", "-p", "HEAD").stdout
