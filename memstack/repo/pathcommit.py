@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from memstack.base.errors import MemstackError
 from memstack.repo import git
 
 _NAME = "memstack-index-"  # the private index in the git dir: `memstack-index-<pid>`
@@ -127,12 +128,21 @@ def set_entries(top: Path, info: bytes, env: Mapping[str, str]) -> None:
 
 
 def commit(top: Path, tree: str, parent: str, message: str, env: Mapping[str, str]) -> str:
-    """A commit of `tree` on `parent`, made HEAD only if HEAD is still `parent` (git's words otherwise);
-    signed when `commit.gpgSign` asks `git commit` to sign (`commit-tree` does not read it)."""
-    signs = git.run(top, "config", "--type=bool", "--get", "commit.gpgSign", env=env, ok=(0, 1)).stdout.strip()
-    sign = ["-S"] if signs == b"true" else []
+    """A commit of `tree` on `parent`, made HEAD only if HEAD is still `parent` (git's words otherwise).
+    What `git commit` does beside that and `commit-tree` does not, done too: signed when `commit.gpgSign`
+    asks for it, and git's automatic maintenance run after (unless `maintenance.auto` is false), which
+    packs the loose objects promotions write once there are many."""
+    listed = git.run(top, "config", "--type=bool", "--get-regexp", r"^(commit\.gpgsign|maintenance\.auto)$",
+                     env=env, ok=(0, 1)).stdout.decode().splitlines()
+    settings = dict(line.partition(" ")[::2] for line in listed)
+    sign = ["-S"] if settings.get("commit.gpgsign") == "true" else []
     sha = git.run(top, "commit-tree", *sign, tree, "-p", parent, "-F", "-", input=message.encode(), env=env).stdout
     new = sha.decode().strip()
     subject = message.split("\n", 1)[0]
     git.run(top, "update-ref", "-m", f"commit: {subject}", "HEAD", new, parent, env=env)
+    if settings.get("maintenance.auto") != "false":
+        try:  # as after `git commit`: quick when there is nothing to do, in the background when there is
+            git.run(top, "maintenance", "run", "--auto", "--quiet", env=env, ok=range(256))
+        except MemstackError:  # the commit is made: maintenance that cannot run now runs after a later one
+            pass
     return new
