@@ -70,7 +70,7 @@ def for_store(store: Path) -> Clock:
     """The wall clock with the skew of the store's memstack.yaml (read only if needed)."""
     def skew() -> int:
         try:
-            return config.skew_seconds(config.load(store).document)
+            return config.skew_seconds(config.read(store).document)
         except MemstackError:
             return config.DEFAULT_SKEW_SECONDS
 

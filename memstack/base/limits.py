@@ -35,7 +35,7 @@ def limit(store: Path | None, name: str) -> int:
     if store is None:
         return DEFAULTS[name]
     try:
-        document = config.load(store).document
+        document = config.read(store).document
     except MemstackError:
         return DEFAULTS[name]  # a broken memstack.yaml is reported where it is read for its own sake
     section = document.get("limits") if isinstance(document, dict) else None

@@ -7,6 +7,7 @@ into one Markdown file an agent can read with no tools at all, with the facts wh
 no clock, sorted output, so a rebuild is byte-stable.
 """
 
+import heapq
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,7 @@ def _recency(fact: dict[str, Any]) -> tuple[int, str]:
 
 
 def recent_facts(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(facts, key=_recency)[:BOOT_FACTS]
+    return heapq.nsmallest(BOOT_FACTS, facts, key=_recency)  # sorted()[:BOOT_FACTS], without sorting them all
 
 
 def recent_knowledge(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:

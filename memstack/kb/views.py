@@ -16,7 +16,7 @@ found in the facts wherever they are shown (disputes.py: `binder list`, `review`
 
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 import orjson
@@ -69,9 +69,16 @@ def source_of(shard: str) -> tuple[str, str] | None:
 
 
 def fact_shards(data: bytes | None, fact_file: str) -> dict[str, bytes | None]:
-    """The three fact views' shards of one fact file (None: no entry, no shard)."""
+    """The three fact views' shards of one fact file (None: no entry, no shard). The last two built are
+    kept: a promotion builds the shards of the fact files it changed, then its commit's check builds
+    them again from the same bytes in git's index."""
+    return dict(_fact_shards(data or b"", fact_file))
+
+
+@lru_cache(maxsize=2)
+def _fact_shards(data: bytes, fact_file: str) -> dict[str, bytes | None]:
     by_table: dict[str, list[tuple[tuple[str, str, int, str], bytes]]] = {table: [] for table in FACT_VIEWS}
-    for fact in iter_jsonl(data or b"", fact_file):
+    for fact in iter_jsonl(data, fact_file):
         if fact.get("valid_to") is None:
             fact["distilled_at"] = fact["recorded_at"]
             by_table[fact["table"]].append((fact_order(fact), line(fact)))

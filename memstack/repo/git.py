@@ -227,12 +227,6 @@ def commits(cwd: Path, *revs: str) -> list[Commit]:
     return found
 
 
-def ls_files(cwd: Path, folder: str) -> list[str]:
-    """The index's paths under `folder` (recursive)."""
-    data = run(cwd, "--literal-pathspecs", "ls-files", "-z", "--", f"{folder}/").stdout
-    return [decode_path(raw) for raw in data.split(b"\0") if raw]
-
-
 def index_blobs(cwd: Path, prefix: str = "") -> dict[str, str]:
     """The blob id of every file the index holds in the store folder `prefix` (store-relative paths),
     as `:path` names it: stage 0 only (a conflicted path is no file there), submodules left out. One

@@ -178,6 +178,7 @@ class GitSource:
         self.prefix = prefix
         self.counts = counts
         self._trees: dict[str, dict[str, set[str]]] = {}  # the index: a folder listed -> its subfolders' names
+        self._ids: dict[str, str] = {}  # the index: the blob id of each file listed (no cat-file asked for it)
 
     def _spec(self, relpath: str) -> str:
         relpath = self.prefix + relpath
@@ -195,12 +196,15 @@ class GitSource:
     def entries(self, relpath: str) -> int:
         if self.counts is None:
             return shard_entries(self.read(relpath))
-        found = self.blobs.check(self._spec(relpath))
-        if found is None or found[1] != "blob":
-            return 0
-        count = self.counts.get(found[0])
+        sha = self._ids.get(relpath) if self.rev is None else None  # a listed folder's file: its id known
+        if sha is None:
+            found = self.blobs.check(self._spec(relpath))
+            if found is None or found[1] != "blob":
+                return 0
+            sha = found[0]
+        count = self.counts.get(sha)
         if count is None:
-            count = self.counts[found[0]] = shard_entries(self.blobs.read(found[0]))
+            count = self.counts[sha] = shard_entries(self.blobs.read(sha))
         return count
 
     def listdir(self, relpath: str) -> list[str]:
@@ -246,8 +250,17 @@ class GitSource:
                 return listed
         folders: dict[str, set[str]] = {}
         first = relpath.count("/") + 1 if relpath else 0
-        for path in git.ls_files(self.repo, self.prefix + relpath):
-            parts = path[len(self.prefix):].split("/")
+        listing = git.run(self.repo, "--literal-pathspecs", "ls-files", "-s", "-z", "--",
+                          f"{self.prefix + relpath}/").stdout
+        for raw in listing.split(b"\0"):
+            meta, tab, name = raw.partition(b"\t")
+            if not tab:
+                continue
+            mode, sha, stage = meta.decode().split(" ")
+            path = git.decode_path(name)[len(self.prefix):]
+            if stage == "0" and mode != git.GITLINK:
+                self._ids[path] = sha
+            parts = path.split("/")
             for depth in range(first, len(parts)):
                 folders.setdefault("/".join(parts[:depth]), set()).add(parts[depth])
         self._trees[relpath] = folders

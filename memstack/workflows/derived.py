@@ -1,7 +1,7 @@
 """The derived files a promotion rewrites: the view shards whose sources changed (kb/views.py), and the
 boot files that read them. `rebuild` without `changed_only` makes every shard from every source."""
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,19 +31,21 @@ def _readable() -> Iterator[None]:
                             f" not valid ({type(exc).__name__}: {exc}); `memstack check` names it (I5)") from None
 
 
-def _built(store: Path, changed_only: bool) -> Iterable[tuple[str, bytes | None]]:
+def _built(store: Path, changed_only: bool, dirty: Sequence[str] | None = None
+           ) -> Iterable[tuple[str, bytes | None]]:
     source = WorktreeSource(store)
-    wanted = touched(store, source) if changed_only else None
+    wanted = touched(store, source, dirty) if changed_only else None
     shards = views.Shards(source)
     return shards.every() if wanted is None else shards.of(wanted).items()
 
 
-def rebuild(store: Path, changed_only: bool = False) -> list[str]:
+def rebuild(store: Path, changed_only: bool = False, dirty: Sequence[str] | None = None) -> list[str]:
     """Rewrite the view shards (all, or with `changed_only` those whose sources changed since the last
-    commit that changed a shard), then the boot files that read them; returns the paths that changed."""
+    commit that changed a shard), then the boot files that read them; returns the paths that changed.
+    `dirty`: the store's files that differ from HEAD, when the caller has asked git already (`touched`)."""
     written = []
     with _readable():
-        for path, data in _built(store, changed_only):
+        for path, data in _built(store, changed_only, dirty):
             if data is None:
                 if files.remove(store / path):
                     written.append(path)
@@ -68,10 +70,12 @@ def stale(store: Path, changed_only: bool = False) -> list[str]:
     return sorted(found + [p for p, data in built.items() if not files.holds(store / p, data)])
 
 
-def touched(store: Path, source: WorktreeSource) -> set[str] | None:
+def touched(store: Path, source: WorktreeSource, dirty: Sequence[str] | None = None) -> set[str] | None:
     """The shards whose sources changed in the work tree since the last commit that changed a shard
     (a promotion, a rebuild): names from git, and the lines appended to the ledger and the decisions
-    since. None: every shard (no such commit, or a change whose records cannot be told)."""
+    since. None: every shard (no such commit, or a change whose records cannot be told). `dirty`: the
+    store's files that differ from HEAD (staged or not, new ones included), which name the changed
+    sources when that commit is HEAD, so git need not compare the work tree again."""
     if not (git.is_worktree(store) and git.has_commits(store)):
         return None
     top, folder = folder_of(store)
@@ -80,8 +84,10 @@ def touched(store: Path, source: WorktreeSource) -> set[str] | None:
                    env=env).strip()
     if not base:
         return None
-    changes = diffs.changes_since(top, base, diffs.WORKTREE, list(_SOURCES), folder)
-    paths = [c.path for c in changes]
+    if dirty is not None and base == git.rev_parse(top, "HEAD"):
+        paths = [p for p in dirty if any(p == s or p.startswith(s + "/") for s in _SOURCES)]
+    else:
+        paths = [c.path for c in diffs.changes_since(top, base, diffs.WORKTREE, list(_SOURCES), folder)]
     decided: list[str] = []
     if layout.DECISIONS in paths:
         appended = _appended(top, base, folder + layout.DECISIONS, store / layout.DECISIONS)

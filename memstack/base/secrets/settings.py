@@ -45,7 +45,7 @@ def for_store(store: Path) -> Policy:
 def _loaded(path: Path, mtime_ns: int, size: int) -> Policy:
 
     try:
-        return policy(config.load(path.parent).document)
+        return policy(config.read(path.parent).document)
     except MemstackError as exc:
         if exc.message.startswith(str(path)):
             raise

@@ -11,7 +11,7 @@ from memstack.base.errors import MemstackError
 from memstack.base.output import plural
 from memstack.integrity import check
 from memstack.kb.routing import SUB_TIERS
-from memstack.repo import git
+from memstack.repo import git, pathcommit
 from memstack.repo.store import folder_of
 
 TRAILERS = {"knowledge": "Knowledge", "jeles_atoms": "Jeles-Atoms", "opus_atoms": "Opus-Atoms", "binder": "Binder"}
@@ -32,36 +32,47 @@ def commit_message(counts: Counter[str], ratified: int, superseded: int) -> str:
                         "\n".join(trailers)]) + "\n"
 
 
-def _committed_sizes(store: Path) -> dict[str, int]:
-    """The size at HEAD of each ledger shard (the hook refuses a commit whose shard does not begin with
-    HEAD's, so only the sizes are asked of git: one listing, no content)."""
-    env = git.no_git_env()
-    if git.rev_parse(store, "HEAD") is None:
+def memory_changes(store: Path) -> list[str]:
+    """The files a promotion commit holds that differ from HEAD (staged or not, new ones included), store-
+    relative: kb/, intake/, the boot files and the handoffs they read. One `git status`, taken before the
+    views are rebuilt (what the rebuild writes is added to it: `derived.rebuild` says what it wrote), so the
+    work tree is compared with the index once in a promotion."""
+    top, folder = folder_of(store)
+    wanted = ["kb", "intake", *_boot_files(store)]
+    changed = git.out(top, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--",
+                      *(folder + w for w in wanted))
+    return sorted({entry[3 + len(folder):] for entry in changed.split("\0") if len(entry) > 3})
+
+
+def _boot_files(store: Path) -> list[str]:
+    """willow.md, the anchors and the handoffs they read (store-relative)."""
+    anchors = sorted(store.glob("session_anchor_*.json"))
+    read_by_boot = [jsonio.loads(p.read_bytes(), p.name).get("handoff") for p in anchors]
+    return ["willow.md", *(p.name for p in anchors), *(h for h in read_by_boot if isinstance(h, str))]
+
+
+def _committed_sizes(store: Path, shards: list[str]) -> dict[str, int]:
+    """The size at HEAD of each of `shards` (the hook refuses a commit whose shard does not begin with
+    HEAD's, so only the sizes are asked of git: one `cat-file --batch-check`, no content)."""
+    if not shards:
         return {}
-    listed = git.out(store, "ls-tree", "-r", "-l", "-z", "--full-name", "HEAD", "--", layout.LEDGER_DIR, env=env)
-    _, folder = folder_of(store)
-    sizes = {}
-    for entry in filter(None, listed.split("\0")):
-        meta, path = entry.split("\t", 1)
-        size = meta.split()[-1]
-        if size.isdigit():
-            sizes[path[len(folder):]] = int(size)
-    return sizes
+    asked = "".join(f"HEAD:./{shard}\n" for shard in shards).encode()  # ./: from the store's folder
+    told = git.run(store, "cat-file", "--batch-check=%(objectsize)", input=asked, env=git.no_git_env()).stdout
+    return {shard: int(size) for shard, size in zip(shards, told.decode().splitlines(), strict=True)
+            if size.isdigit()}  # `HEAD:./path missing`: a shard new since HEAD (or no HEAD yet)
 
 
-def uncommitted_ledger(store: Path) -> tuple[Counter[str], int]:
-    """Ledger lines not in HEAD, counted by sub-tier (ratified records apart): each shard read from
-    its size at HEAD on (a shard the same size as at HEAD is not read)."""
+def uncommitted_ledger(store: Path, changed: list[str]) -> tuple[Counter[str], int]:
+    """Ledger lines not in HEAD, counted by sub-tier (ratified records apart): each of the `changed`
+    shards (`memory_changes`) read from its size at HEAD on."""
     counts: Counter[str] = Counter()
     ratified = 0
-    committed = _committed_sizes(store)
-    root = str(store)  # joined as strings: one stat a shard, pathlib would cost more than the stats
-    for shard in ledger.shards(store):
+    prefix = layout.LEDGER_DIR + "/"
+    shards = [p for p in changed if p.startswith(prefix) and p.endswith(ledger.SUFFIX) and (store / p).is_file()]
+    committed = _committed_sizes(store, shards)
+    for shard in shards:
         start = committed.get(shard, 0)
-        path = f"{root}/{shard}"
-        if os.stat(path).st_size <= start:
-            continue
-        with open(path, "rb") as handle:
+        with open(store / shard, "rb") as handle:
             handle.seek(start)
             for entry in jsonio.iter_jsonl(handle.read(), shard):
                 if entry.get("via") == "binder":
@@ -71,25 +82,64 @@ def uncommitted_ledger(store: Path) -> tuple[Counter[str], int]:
     return counts, ratified
 
 
-def make_commit(store: Path, message: str) -> str | None:
-    """Commit kb/, intake/, the boot files and the handoffs they read (nothing else); None when
-    they hold no change. Intake and those handoffs go along so the commit holds every source of
-    what it derives, also when a second run finishes an interrupted one. A store in a folder of a
-    code repository commits only that folder's memory (git runs at the work tree's top)."""
-    top, folder = folder_of(store)
-    anchors = sorted(store.glob("session_anchor_*.json"))
-    read_by_boot = [jsonio.loads(p.read_bytes(), p.name).get("handoff") for p in anchors]
-    wanted = ["kb", "intake", "willow.md", *(p.name for p in anchors), *(h for h in read_by_boot if h)]
-    changed = git.out(top, "status", "--porcelain", "-z", "--untracked-files=all", "--",
-                      *(folder + w for w in wanted))
-    paths = sorted({entry[3:] for entry in changed.split("\0") if len(entry) > 3})  # relative to the top
-    if not paths:
+def make_commit(store: Path, message: str, changed: list[str]) -> str | None:
+    """Commit `changed` (store-relative: `memory_changes` and what the rebuild wrote after it; nothing
+    else); None when they hold no change. Intake and the handoffs the boot files read go along so the
+    commit holds every source of what it derives, also when a second run finishes an interrupted one. A
+    store in a folder of a code repository commits only that folder's memory (git runs at the work
+    tree's top)."""
+    if not changed:
         return None
+    top, folder = folder_of(store)
+    # A handoff an anchor reads since the rebuild goes along (one git already has is staged unchanged).
+    paths = sorted(folder + path for path in {*changed, *_boot_files(store)})  # relative to the top
+    proc = git.run(top, "rev-parse", "HEAD", "HEAD^{tree}", "--", ok=(0, 128))  # 128: no commit yet
+    head = tuple(proc.stdout.decode().split()[:2]) if proc.returncode == 0 else ()  # (`--` is echoed)
+    if len(head) == 2 and not _other_hooks(top, also=_UNDER_WAY):  # nothing for git commit to run: the paths alone
+        return _commit_paths(top, folder, (head[0], head[1]), paths, message)
     with git.index_kept(top):  # refused: the index as it was (promote then puts the files back: run.py)
-        return _commit(top, folder, paths, message)
+        return _commit(top, folder, [folder + path for path in memory_changes(store)], message)
+
+
+def _commit_paths(top: Path, folder: str, head: tuple[str, str], paths: list[str], message: str) -> str | None:
+    """The commit of `paths` on HEAD through a private index (repo/pathcommit.py): what the user staged
+    elsewhere stays out of the commit and stays staged, their index takes the committed entries of
+    `paths`, and the check runs on the private index in this process. Killed anywhere, the next run's
+    `memory_changes` still names what is left (the files, or the index entries, that differ from HEAD)."""
+    env = git.commit_env(top)
+    with pathcommit.PrivateIndex(top, head[0], env) as index:  # HEAD and its tree
+        index.stage(paths)
+        tree = index.tree()
+        moved = tree != head[1]
+        if moved:
+            with index.current():
+                check_here(top, folder)
+        files.crash_point()
+        with git.index_kept(top):  # the user's index, as `git commit PATHS` leaves it (put back if refused)
+            if not index.install():
+                pathcommit.set_entries(top, index.entries(paths), env)
+            if not moved:  # nothing to commit (a run killed after its commit is finished so)
+                return None
+            files.crash_point()  # the user's index holds the commit's entries; HEAD has not moved
+            try:
+                sha = pathcommit.commit(top, tree, head[0], message, env)
+            except MemstackError as exc:
+                raise _refused(top, exc) from None
+        files.crash_point()  # committed; the private index not removed yet
+    return sha
+
+
+def _refused(top: Path, exc: MemstackError) -> MemstackError:
+    if exc.message.startswith("git is locked"):
+        return exc
+    detail = exc.message.partition(f"failed in {top}: ")[2] or exc.message
+    return MemstackError.marked("the promotion commit was refused (nothing was written; fix what the hook"
+                                " says, then run `{verb:memstack promote}` again): {detail}", detail=detail)
 
 
 def _commit(top: Path, folder: str, paths: list[str], message: str) -> str | None:
+    if not paths:
+        return None
     git.run(top, "add", "-A", "--", *paths)
     if not git.out(top, "diff", "--cached", "--name-only", "--", *paths).strip():
         return None
@@ -107,12 +157,7 @@ def _commit(top: Path, folder: str, paths: list[str], message: str) -> str | Non
     try:
         git.run(top, "commit", "-q", *verify, "-m", message, *only, env=env)  # through the other hooks
     except MemstackError as exc:
-        if exc.message.startswith("git is locked"):
-            raise
-        detail = exc.message.partition(f"failed in {top}: ")[2] or exc.message
-        raise MemstackError.marked("the promotion commit was refused (nothing was written; fix what the hook"
-                                   " says, then run `{verb:memstack promote}` again): {detail}",
-                                   detail=detail) from None
+        raise _refused(top, exc) from None
     return git.out(top, "rev-parse", "HEAD").strip()
 
 
@@ -130,11 +175,18 @@ def check_here(top: Path, folder: str) -> None:
                                    found="\n".join(map(str, found)))
 
 
-def _other_hooks(top: Path) -> bool:
+_UNDER_WAY = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD")  # a merge, cherry-pick or revert git commit ends
+
+
+def _other_hooks(top: Path, also: tuple[str, ...] = ()) -> bool:
     """Whether a commit in `top` would run a hook besides memstack's own (pre-commit configured with
-    another hook, or a pre-commit or commit-msg hook pre-commit did not install)."""
-    hooks = top / git.out(top, "rev-parse", "--git-path", "hooks").strip()
-    for name in ("pre-commit", "commit-msg"):
+    another hook, or a commit hook pre-commit did not install), or (`also`) any of those files is in the
+    git dir: then the commit is made by `git commit`."""
+    asked = [arg for name in ("hooks", *also) for arg in ("--git-path", name)]
+    hooks, *others = (top / line for line in git.out(top, "rev-parse", *asked).splitlines())
+    if any(path.exists() for path in others):
+        return True
+    for name in ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit"):
         script = hooks / name
         if script.exists() and b"# File generated by pre-commit:" not in script.read_bytes()[:200]:
             return True

@@ -57,7 +57,7 @@ class Found:
     whose record is not yet a fact (with their records and files), and how far the decisions were read."""
 
     read: list[str] = field(default_factory=list)  # the intake files opened (their shards with them)
-    marks: dict[str, list[int]] = field(default_factory=dict)  # every intake file's signature, as read
+    marks: dict[str, list[int]] = field(default_factory=dict)  # every intake file's and its shard's, as read
     ratified: list[dict[str, Any]] = field(default_factory=list)  # in the decisions' order
     by_id: dict[str, dict[str, Any]] = field(default_factory=dict)  # their records
     files: dict[str, str] = field(default_factory=dict)  # and the intake file of each
@@ -75,11 +75,13 @@ def _state(store: Path) -> dict[str, Any]:
     return state if ok else {}
 
 
-def save(store: Path, marks: dict[str, list[int]], decisions: list[int]) -> None:
+def save(store: Path, marks: dict[str, list[int]], decisions: list[int], opened: set[str]) -> None:
     """Record how far this promotion read, after its ledger lines are written: each intake file's
-    signature as read beside its shard's now."""
+    signature as read beside its shard's now (stat again only for the `opened` files, whose shards the
+    promotion may have written; the others' as the scan read them)."""
     root = str(store)
-    known = {rel: [*mark, *signature(f"{root}/{layout.ledger_shard(rel)}")] for rel, mark in marks.items()}
+    known = {rel: [*mark[:3], *signature(f"{root}/{layout.ledger_shard(rel)}")] if rel in opened else mark
+             for rel, mark in marks.items()}
     document = {"version": _VERSION, "files": known, "decisions": decisions}
     files.write_atomic(files.local_dir(store, "") / STATE, jsonio.dumps_line(document))
 
@@ -97,9 +99,9 @@ def scan(store: Path, take: Take) -> Found:
     relpaths = intake_files(store)
     root = str(store)
     for relpath in progress.each(relpaths, len(relpaths), "promote: reading intake", "files"):
-        mark = signature(f"{root}/{relpath}")
-        if known.get(relpath) == [*mark, *signature(f"{root}/{layout.ledger_shard(relpath)}")]:
-            found.marks[relpath] = mark
+        mark = [*signature(f"{root}/{relpath}"), *signature(f"{root}/{layout.ledger_shard(relpath)}")]
+        found.marks[relpath] = mark
+        if known.get(relpath) == mark:
             continue
         found.read.append(relpath)
         path = store / relpath
@@ -110,7 +112,6 @@ def scan(store: Path, take: Take) -> Found:
         for number, record in enumerate(jsonio.iter_jsonl(data, relpath), start=1):
             if record.get("id") not in routed:
                 take(relpath, number, record)
-        found.marks[relpath] = mark
     _ratified(store, state.get("decisions"), found)
     return found
 

@@ -91,7 +91,7 @@ class Planner:
 
     def __init__(self, store: Path, gathered: Gathered) -> None:
         self.store, self.gathered = store, gathered
-        self.rules = Rules.from_config(config.load(store))
+        self.rules = Rules.from_config(config.read(store))
         self.names: dict[str, str] = {}  # one copy of each agent name, file name and via
         self.policy = secrets.for_store(store)
         self.held: list[str] = []  # the records skipped for a credential (docs/forgetting.md)

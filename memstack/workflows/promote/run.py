@@ -9,7 +9,13 @@ from memstack.base import clock, files, progress
 from memstack.kb import factstore
 from memstack.workflows.derived import rebuild
 from memstack.workflows.promote import pending
-from memstack.workflows.promote.commit import can_commit, commit_message, make_commit, uncommitted_ledger
+from memstack.workflows.promote.commit import (
+    can_commit,
+    commit_message,
+    make_commit,
+    memory_changes,
+    uncommitted_ledger,
+)
 from memstack.workflows.promote.gather import gather
 from memstack.workflows.promote.planner import Planner, Routed
 from memstack.workflows.promote.supersede import supersede, write_facts, write_ledger
@@ -60,11 +66,13 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
         write_ledger(store, [item for _, item, _ in later], [fact_id for _, _, fact_id in later])
         pending.save(store, *gathered.read)  # the next promotion reads only what is written after
         del gathered, planner, later  # the views are rebuilt without them
-        changed = rebuild(store, changed_only=True)  # the shards whose sources changed
-        if commit:  # what the commit moves: this run's lines and any an interrupted run left
-            counts, ratified = uncommitted_ledger(store)
+        dirty = memory_changes(store) if commit else None  # what differs from HEAD, before the rebuild
+        changed = rebuild(store, changed_only=True, dirty=dirty)  # the shards whose sources changed
+        if dirty is not None:  # what the commit moves: this run's lines and any an interrupted run left
+            dirty = sorted({*dirty, *changed})
+            counts, ratified = uncommitted_ledger(store, dirty)
         message = commit_message(counts, ratified, superseded)
-        sha = make_commit(store, message) if commit else None
+        sha = make_commit(store, message, dirty) if dirty is not None else None
     return {"dry_run": False, "routed": dict(counts), "ratified": ratified, "superseded": superseded,
             "facts_added": facts_added, "changed": changed, "commit": sha,
             "message": message if sha or moved or changed else "nothing to promote"}
