@@ -2,14 +2,13 @@
 sealed handoff, all forgotten; the bytes of every object of a repository."""
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helpers import git, memstack
+from helpers import copied_to, git, made_from, memstack
 
 DAY = "2026-03-02T10:00:00Z"
 # Distinctive texts: the byte-level proof looks for each of them in every object of the repository.
@@ -98,15 +97,11 @@ def forgotten_store(store: Path) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def _forgotten_template(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Forgotten:
     """`forgotten_store` of a new store, made once per test process; and the names it returned."""
-    root = tmp_path_factory.mktemp("forgotten") / "store"
-    shutil.copytree(_store_template, root, symlinks=True)
-    return root, forgotten_store(root)
+    return made_from(_store_template, tmp_path_factory, "forgotten", forgotten_store)
 
 
 @pytest.fixture
 def forgotten(_forgotten_template: Forgotten, tmp_path: Path) -> Forgotten:
     """A copy of a store after `forgotten_store` (tmp_path / "store"), and the names excise takes."""
     template, names = _forgotten_template
-    root = tmp_path / "store"
-    shutil.copytree(template, root, symlinks=True)
-    return root, dict(names)
+    return copied_to(template, tmp_path / "store"), dict(names)

@@ -7,8 +7,11 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import pytest
 
 # The command of the environment running the tests: beside its Python (`.venv/bin/pytest` run without
 # activating the venv), else on PATH.
@@ -93,3 +96,21 @@ def view_entries(store: Path, view: str) -> list[dict[str, Any]]:
 def view_files(store: Path) -> dict[str, bytes]:
     """The bytes of every view shard, by store-relative path."""
     return {path.relative_to(store).as_posix(): path.read_bytes() for path in sorted((store / "kb").glob("*/*/*.json"))}
+
+
+T = TypeVar("T")
+
+
+def made_from(template: Path, factory: pytest.TempPathFactory, name: str, make: Callable[[Path], T]) -> tuple[Path, T]:
+    """A copy of the store `template` (in a new folder `name`) after `make(copy)`: the copy, and what `make`
+    returned. A module or session fixture makes it once; `copied_to` hands each test a copy."""
+    root = factory.mktemp(name) / "store"
+    shutil.copytree(template, root, symlinks=True)
+    return root, make(root)
+
+
+def copied_to(made: Path, store: Path) -> Path:
+    """`store` (whatever it holds) replaced by a copy of `made`."""
+    shutil.rmtree(store, ignore_errors=True)
+    shutil.copytree(made, store, symlinks=True)
+    return store

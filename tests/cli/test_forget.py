@@ -2,13 +2,12 @@
 forgotten content; the facts it takes with it closed."""
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from helpers import HANDOFF, git, memstack, tree_snapshot
+from helpers import HANDOFF, copied_to, git, made_from, memstack, tree_snapshot
 
 DAY = "2026-03-02T10:00:00Z"
 SECRET_TEXT = "Ada's phone is 555-0199, call after six"
@@ -42,18 +41,14 @@ def promoted_record(store: Path) -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def _promoted(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Promoted:
-    root = tmp_path_factory.mktemp("promoted") / "store"
-    shutil.copytree(_store_template, root, symlinks=True)
-    return root, promoted_record(root)
+    return made_from(_store_template, tmp_path_factory, "promoted", promoted_record)
 
 
 @pytest.fixture
 def promoted(store: Path, _promoted: Promoted) -> Promoted:
     """`store` after `promoted_record` (made once for the module, copied in), and its (record id, fact id)."""
     made, value = _promoted
-    shutil.rmtree(store)
-    shutil.copytree(made, store, symlinks=True)
-    return store, value
+    return copied_to(made, store), value
 
 def tombstones(store: Path) -> list[dict]:
     return [json.loads(line) for path in sorted((store / "kb/forgotten").rglob("*.jsonl"))

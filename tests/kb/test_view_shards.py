@@ -3,12 +3,11 @@ promoted, a promotion's diff holding only the shards it touched, the Binder queu
 `rebuild --check`, `check --all` and `export knowledge`."""
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from helpers import git, items, memstack, view_entries, view_files
+from helpers import copied_to, git, items, made_from, memstack, view_entries, view_files
 
 DAYS = ("2026-01-15", "2026-02-10", "2026-03-05")
 Filled = tuple[Path, dict[str, str]]  # a store after `filled`, and what it returned
@@ -43,18 +42,14 @@ def filled(store: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def _made_filled(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Filled:
-    root = tmp_path_factory.mktemp("made_filled") / "store"
-    shutil.copytree(_store_template, root, symlinks=True)
-    return root, filled(root)
+    return made_from(_store_template, tmp_path_factory, "made_filled", filled)
 
 
 @pytest.fixture
 def made_filled(store: Path, _made_filled: Filled) -> Filled:
     """`store` after `filled` (made once for the module, copied in), and what `filled` returned."""
     made, value = _made_filled
-    shutil.rmtree(store)
-    shutil.copytree(made, store, symlinks=True)
-    return store, value
+    return copied_to(made, store), value
 
 def changed(store: Path) -> list[str]:
     return git(store, "show", "--name-only", "--format=", "HEAD").stdout.split()

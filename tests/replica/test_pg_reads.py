@@ -5,7 +5,6 @@ server run as subprocesses, as users run them.
 """
 
 import json
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client, StdioServerParameters
 
-from helpers import MEMSTACK, git, items, memstack
+from helpers import MEMSTACK, copied_to, git, items, made_from, memstack
 from memstack.base.errors import MemstackError
 from memstack.base.output import render_json
 from memstack.kb import factstore
@@ -55,18 +54,13 @@ def build_history(store: Path) -> None:
 
 @pytest.fixture(scope="module")
 def _history(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("history") / "store"
-    shutil.copytree(_store_template, root, symlinks=True)
-    build_history(root)
-    return root
+    return made_from(_store_template, tmp_path_factory, "history", build_history)[0]
 
 
 @pytest.fixture
 def history(_history: Path, tmp_path: Path) -> Path:
     """A new store after `build_history` (made once for the module, copied for each test)."""
-    root = tmp_path / "store"
-    shutil.copytree(_history, root, symlinks=True)
-    return root
+    return copied_to(_history, tmp_path / "store")
 
 
 # Before anything, a change's instant, just after it, after the invalidation (the in-process property below

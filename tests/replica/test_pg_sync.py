@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from helpers import MEMSTACK, git, items, memstack
+from helpers import MEMSTACK, copied_to, git, items, made_from, memstack
 from memstack.base import layout
 from memstack.replica.tables import BY_KIND, TABLES
 from memstack.repo import objects
@@ -98,18 +98,13 @@ def populate(store: Path) -> None:
 
 @pytest.fixture(scope="module")
 def _populated(_store_template: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("populated") / "store"
-    shutil.copytree(_store_template, root, symlinks=True)
-    populate(root)
-    return root
+    return made_from(_store_template, tmp_path_factory, "populated", populate)[0]
 
 
 @pytest.fixture
 def populated(store: Path, _populated: Path) -> Path:
     """`store` after `populate` (made once for the module, copied in)."""
-    shutil.rmtree(store)
-    shutil.copytree(_populated, store, symlinks=True)
-    return store
+    return copied_to(_populated, store)
 
 def test_a_full_sync_copies_every_committed_line(populated: Path, pg_dsn: str) -> None:
     store = populated
