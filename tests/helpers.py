@@ -114,3 +114,18 @@ def copied_to(made: Path, store: Path) -> Path:
     shutil.rmtree(store, ignore_errors=True)
     shutil.copytree(made, store, symlinks=True)
     return store
+
+
+def code_with_memory(top: Path, files: dict[str, str], agent: str = "alice") -> Path:
+    """A new git repository at `top` holding `files` (path -> text), committed without hooks, with a store
+    made by `memstack init .memory --agent AGENT`; returns `top` (its store is `top / ".memory"`)."""
+    top.mkdir(parents=True)
+    git(top, "init", "-q", "-b", "main")
+    for path, text in files.items():
+        (top / path).parent.mkdir(parents=True, exist_ok=True)
+        (top / path).write_text(text)
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "--no-verify", "-m", "code")
+    made = memstack("init", ".memory", "--agent", agent, cwd=top)
+    assert made.returncode == 0, made.stderr
+    return top

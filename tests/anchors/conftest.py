@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, memstack
+from helpers import code_with_memory
 
 APP = "import os\n\n\ndef deploy_day():\n    return 'monday'\n\n\ndef region():\n    return 'eu'\n"
 UTIL = "def helper():\n    return 42\n"
@@ -14,16 +14,7 @@ UTIL = "def helper():\n    return 42\n"
 
 @pytest.fixture(scope="session")
 def _code_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    repo = tmp_path_factory.mktemp("anchors") / "code"
-    (repo / "lib").mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "app.py").write_text(APP)
-    (repo / "lib" / "util.py").write_text(UTIL)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "code")
-    result = memstack("init", ".memory", "--agent", "alice", cwd=repo)
-    assert result.returncode == 0, result.stderr
-    return repo
+    return code_with_memory(tmp_path_factory.mktemp("anchors") / "code", {"app.py": APP, "lib/util.py": UTIL})
 
 
 @pytest.fixture

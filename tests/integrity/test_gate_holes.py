@@ -27,7 +27,7 @@ from check_support import (
     with_remotes,
     write,
 )
-from helpers import git, memstack, tree_snapshot
+from helpers import code_with_memory, git, memstack, tree_snapshot
 from memstack.base.ids import new_id
 from memstack.base.times import day, iso, now_ms
 from team_support import clone
@@ -212,14 +212,7 @@ def test_a_new_branch_that_deletes_the_store_is_refused_at_pre_receive(store: Pa
 
 
 def test_a_store_in_a_folder_deleted_whole_is_refused_by_range_and_pre_push(tmp_path: Path) -> None:
-    top = tmp_path / "project"
-    top.mkdir()
-    git(top, "init", "-q", "-b", "main")
-    write(top, "README.md", "code\n")
-    git(top, "add", "-A")
-    git(top, "commit", "-qm", "code")
-    made = memstack("init", ".memory", "--agent", "alice", cwd=top)
-    assert made.returncode == 0, made.stderr
+    top = code_with_memory(tmp_path / "project", {"README.md": "code\n"})
     write(top, f".memory/{LOG}", jsonl(intake(1)))
     committed(top, "a record")
     plain = tmp_path / "plain.git"

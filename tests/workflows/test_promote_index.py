@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, memstack
+from helpers import code_with_memory, git, memstack
 
 
 @pytest.fixture(params=["top", "folder"])
@@ -21,14 +21,7 @@ def where(request: pytest.FixtureRequest, store: Path, tmp_path: Path) -> tuple[
     """(the repository's top, the store, the store's folder in it)."""
     if request.param == "top":
         return store, store, ""
-    top = tmp_path / "code"
-    top.mkdir()
-    git(top, "init", "-q", "-b", "main")
-    (top / "README.md").write_text("# a project\n")
-    git(top, "add", "-A")
-    git(top, "commit", "-q", "-m", "code")
-    made = memstack("init", ".memory", "--agent", "alice", cwd=top)
-    assert made.returncode == 0, made.stderr
+    top = code_with_memory(tmp_path / "code", {"README.md": "# a project\n"})
     return top, top / ".memory", ".memory/"
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, memstack
+from helpers import code_with_memory, git, memstack
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ".github/workflows/memstack.yml"
@@ -101,13 +101,7 @@ def test_the_anchors_step_warns_on_a_pull_request_that_makes_memory_stale(tmp_pa
     repository of its own is skipped."""
     from ruamel.yaml import YAML
 
-    code = tmp_path / "code"
-    code.mkdir()
-    git(code, "init", "-q", "-b", "main")
-    (code / "app.py").write_text("def deploy_day():\n    return 'monday'\n")
-    git(code, "add", "-A")
-    git(code, "commit", "-q", "-m", "code")
-    assert memstack("init", ".memory", "--agent", "ada", cwd=code).returncode == 0
+    code = code_with_memory(tmp_path / "code", {"app.py": "def deploy_day():\n    return 'monday'\n"}, "ada")
     captured = memstack("capture", "--subject", "deploys", "--predicate", "decided", "--object", "monday",
                         "--anchor", "app.py:1-2", cwd=code)
     assert captured.returncode == 0, captured.stderr
