@@ -13,9 +13,13 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memstack.base import files
 from memstack.base.errors import MemstackError
+
+if TYPE_CHECKING:
+    from filelock import BaseFileLock
 
 
 def start(module: str, store: Path, lock: str) -> None:
@@ -28,14 +32,27 @@ def start(module: str, store: Path, lock: str) -> None:
 
 
 def running(store: Path, lock: str) -> bool:
-    """Whether a build holds `lock` (a name under .memstack/locks/)."""
+    """Whether a build holds `lock` (a name under .memstack/locks/).
+
+    Asking means trying the lock for an instant; two processes asking at once would each see the
+    other's try as a build at work (and answer from an index left behind), so the tries, and a build's
+    taking of the lock, are made one at a time under a second, short-held lock (`<lock>.probe`).
+    """
     from filelock import FileLock, Timeout  # deferred: ~30 ms to import, needed only when a lock is taken
 
-    try:
-        with FileLock(str(files.local_dir(store, "locks") / lock)).acquire(timeout=0):
-            return False
-    except Timeout:
-        return True
+    with _probing(store, lock):
+        try:
+            with FileLock(str(files.local_dir(store, "locks") / lock)).acquire(timeout=0):
+                return False
+        except Timeout:
+            return True
+
+
+def _probing(store: Path, lock: str) -> "BaseFileLock":
+    """The lock under which `lock` is tried: held for an instant by whoever tries it."""
+    from filelock import FileLock
+
+    return FileLock(str(files.local_dir(store, "locks") / f"{lock}.probe"))
 
 
 def failed_since(store: Path, failed: str, stats: Iterable[os.stat_result]) -> bool:
@@ -53,7 +70,8 @@ def run(store: Path, lock: str, failed: str, build: Callable[[], None]) -> int:
     from filelock import FileLock, Timeout
 
     try:
-        held = FileLock(str(files.local_dir(store, "locks") / lock)).acquire(timeout=0)
+        with _probing(store, lock):
+            held = FileLock(str(files.local_dir(store, "locks") / lock)).acquire(timeout=0)
     except Timeout:
         return 0  # another build is at it
     with held:

@@ -3,6 +3,8 @@ is built, says so, and a detached build catches the index up file by file (searc
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ from mcp import Client, StdioServerParameters
 from helpers import MEMSTACK, git, memstack
 from memstack.base import files, jsonio
 from memstack.intake import log
-from memstack.search import build
+from memstack.search import build, index
 
 DAY = 86_400_000
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -41,6 +43,36 @@ def over_mcp(store: Path, query: str) -> dict[str, Any]:
 
 def record(n: int, content: str) -> dict[str, Any]:
     return log.make_record(agent="alice", content=content, created_at=T0 + (n % 40) * DAY + n)
+
+
+# Another process asking, as fast as it can, whether a build is at work: what each search does when it
+# finds the index behind.
+ASKING = """
+import sys, time
+from pathlib import Path
+from memstack.search import build
+store, end = Path(sys.argv[1]), time.monotonic() + 60
+print("asking", flush=True)
+while time.monotonic() < end:
+    assert not build.building(store), "a search's question was taken for a build"
+"""
+
+
+def test_searches_asking_at_once_whether_a_build_is_at_work_do_not_take_each_other_for_one(store: Path) -> None:
+    for n in range(3):
+        log.write(store, record(n, f"the lighthouse keeper logs storm {n}"))
+    asker = subprocess.Popen([sys.executable, "-c", ASKING, str(store)], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert asker.stdout is not None and asker.stdout.readline() == "asking\n"
+        for _ in range(20):  # each from no index: it is behind, and the search asks whether a build is at it
+            index.drop(store)
+            found, said = search(store, "lighthouse")
+            assert len(found["hits"]) == 3 and "index" not in found and said == ""
+        assert asker.poll() is None, asker.communicate()[1]  # nor did it ever take a search for a build
+    finally:
+        asker.kill()
+        asker.communicate()
 
 
 def test_a_search_while_a_build_is_at_work_answers_from_what_is_built(store: Path) -> None:
