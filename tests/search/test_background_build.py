@@ -65,7 +65,7 @@ def test_searches_asking_at_once_whether_a_build_is_at_work_do_not_take_each_oth
                              stderr=subprocess.PIPE, text=True)
     try:
         assert asker.stdout is not None and asker.stdout.readline() == "asking\n"
-        for _ in range(20):  # each from no index: it is behind, and the search asks whether a build is at it
+        for _ in range(12):  # each from no index: it is behind, and the search asks whether a build is at it
             index.drop(store)
             found, said = search(store, "lighthouse")
             assert len(found["hits"]) == 3 and "index" not in found and said == ""
