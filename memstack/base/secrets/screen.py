@@ -31,18 +31,18 @@ def suspects(values: Sequence[Any], policy: Policy = DEFAULT) -> set[int]:
     jsons: list[str] = []  # each record's JSON, lower-cased: where `scan` looks for base64 runs
     for index, value in enumerate(values):
         try:
-            text = orjson.dumps(value).decode("utf-8")
+            low = orjson.dumps(value).decode("utf-8").lower()  # each on its own, as `scan` lowers it
         except TypeError:  # not plain JSON: `scan` reads it field by field
             kept.add(index)
-            text = ""
-        jsons.append(text.lower())
+            low = ""
+        jsons.append(low)
         if isinstance(value, dict):  # a word cut between two fields, read as `scan` reads it
             strings = [item for item in value.values() if isinstance(item, str)]
             if len(strings) > 1:
-                text += "\n" + "".join(strings) + "\n" + "".join(reversed(strings))
-        lows.append(text.lower())  # each on its own, as `scan` lowers it (lower() may change a length)
+                low += ("\n" + "".join(strings) + "\n" + "".join(reversed(strings))).lower()
+        lows.append(low)
     starts, at = [], 0
-    for low in lows:
+    for low in lows:  # where each record's lines start (lower() may change a text's length: counted after it)
         starts.append(at)
         at += len(low) + 1
     joined = "\n".join(lows)  # no word holds a line break: a hit is within one record's lines
