@@ -157,8 +157,9 @@ def append_line(store: Path, relpath: str, line: bytes) -> None:
         append_held(path, relpath, line)
 
 
-def append_held(path: Path, relpath: str, data: bytes) -> None:
-    """Append whole lines in one write, the caller holding the file's lock (see `locked`)."""
+def append_held(path: Path, relpath: str, data: bytes, sync: bool = True) -> None:
+    """Append whole lines in one write, the caller holding the file's lock (see `locked`); `sync=False`:
+    the caller makes the fsync (base/synced.py: many files' together)."""
     if data and not data.endswith(b"\n"):
         raise ValueError("append_held takes whole lines, each ending in a newline")
     check_appendable(path, relpath)
@@ -170,7 +171,8 @@ def append_held(path: Path, relpath: str, data: bytes) -> None:
         view = memoryview(data)
         while view:  # a regular file takes it in one write, short of a huge batch
             view = view[os.write(fd, view):]
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
     # Touch the folder too: the search index re-lists a folder only when its times move (search/index.py).
@@ -206,14 +208,16 @@ def _clean(tmp: Path) -> None:
                 pass
 
 
-def _temp_beside(path: Path, data: bytes | Iterable[bytes]) -> str:
+def temp_beside(path: Path, data: bytes | Iterable[bytes], sync: bool = True) -> str:
+    """A temporary file holding `data`, on the file system of `path` (synced, unless `sync=False`)."""
     fd, tmp = tempfile.mkstemp(dir=_temp_dir(path), prefix=f"{os.getpid()}.{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             for piece in (data,) if isinstance(data, (bytes, bytearray)) else data:
                 handle.write(piece)
             handle.flush()
-            os.fsync(handle.fileno())
+            if sync:
+                os.fsync(handle.fileno())
     except BaseException:
         os.unlink(tmp)
         raise
@@ -234,7 +238,7 @@ def write_atomic(path: Path, data: bytes | Iterable[bytes]) -> None:
     """Replace `path` with `data` (bytes, or pieces of bytes written one after the other): a reader or a
     crash sees the old file or the new, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_beside(path, data)
+    tmp = temp_beside(path, data)
     try:
         if (log := undo.current()) is not None:
             log.replacing(path)
@@ -325,7 +329,7 @@ def holds_pieces(path: Path, pieces: Iterable[bytes], size: int) -> bool:
 def create_exclusive(path: Path, data: bytes) -> bool:
     """Create `path` with `data` atomically; return False (and write nothing) if it exists."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_beside(path, data)
+    tmp = temp_beside(path, data)
     try:
         if (log := undo.current()) is not None:
             log.replacing(path)  # not there: noted as absent (if it is there, the link fails and nothing changes)

@@ -5,7 +5,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from memstack.base import files, layout
+from memstack.base import files, layout, synced
 from memstack.base.errors import MemstackError
 from memstack.base.forgotten import Forgotten
 from memstack.base.jsonio import iter_jsonl
@@ -43,15 +43,19 @@ def rebuild(store: Path, changed_only: bool = False, dirty: Sequence[str] | None
     """Rewrite the view shards (all, or with `changed_only` those whose sources changed since the last
     commit that changed a shard), then the boot files that read them; returns the paths that changed.
     `dirty`: the store's files that differ from HEAD, when the caller has asked git already (`touched`)."""
-    written = []
-    with _readable():
+    written: list[str] = []
+
+    def changed() -> Iterator[tuple[Path, bytes]]:
         for path, data in _built(store, changed_only, dirty):
             if data is None:
                 if files.remove(store / path):
                     written.append(path)
             elif not files.holds(store / path, data):
-                files.write_atomic(store / path, data)
                 written.append(path)
+                yield store / path, data
+
+    with _readable():
+        synced.write_atomic_many(changed())  # their fsyncs made together: one each is seconds at 1,000 shards
         return sorted(written) + boot.rebuild(store)
 
 

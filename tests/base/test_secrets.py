@@ -729,3 +729,33 @@ def test_a_dsn_without_a_password_in_memstack_yaml_passes(repo: Path) -> None:  
     config = (repo / "memstack.yaml").read_text()
     write(repo, "memstack.yaml", config + "\nreplica:\n  postgres: postgresql://app@db.internal:5432/memory\n")
     committed(repo, "the replica's DSN; the password comes from PGPASSWORD or ~/.pgpass")
+
+
+# ---- many records screened at once (a promotion's) ---------------------------------------------------
+
+def test_a_screen_of_many_records_keeps_every_record_a_scan_finds_a_credential_in() -> None:
+    """`secrets.suspects` answers, for a list of records, which of them `scan` may find a credential in
+    (a promotion walks only those): it must keep every one where `scan` finds one, a credential split
+    across two fields included, wherever it stands in the list, and let the plain records by."""
+    clean = {"title": "observation 7", "content": "the build of module 7 takes 7 s", "subject": "module-7",
+             "predicate": "takes", "object": "7 s", "source": "bench", "tags": ["bench"]}
+    linked = {**clean, "source": "https://example.org/doc"}
+    risky = [{**clean, "content": line} for line, _ in SECRETS.values()]
+    risky += [{**clean, "title": "aws_secret_access_key =", "content": SECRETS["aws secret key"][0].split('"')[1]},
+              {**clean, "content": "see notes", "subject": AWS_ID[:9], "predicate": "uses", "object": AWS_ID[9:]},
+              {**clean, "title": "prod db password:", "content": PW},
+              {**clean, "subject": "x", "predicate": "pass", "object": f"word = {PW}"},
+              {**clean, "keywords": ["api_key", PW]}, {"nested": {"deep": [SECRETS["dotenv password"][0]]}},
+              {**clean, "content": "K" + "A" * 40}]
+    cut = [{**clean, "object": "the id is " + AWS_ID[:2], "predicate": AWS_ID[2:]},  # no field holds a word:
+           {**clean, "object": AWS_ID[2:], "predicate": "id " + AWS_ID[:2]},  # only the fields joined do
+           {**clean, "object": "token " + GH[:1], "predicate": GH[1:]}]
+    assert all(secrets.scan(record) for record in cut + risky[:len(SECRETS) + 3])
+    risky += cut
+    records = [clean, linked] * 3 + [item for record in risky for item in (record, clean)] + [linked, clean]
+    found = {n for n, record in enumerate(records) if secrets.scan(record)}
+    screened = secrets.suspects(records)
+    assert found <= screened
+    assert not screened & {n for n, record in enumerate(records) if record is clean}
+    assert secrets.suspects(records, secrets.Policy(extra=(("any", re.compile("module")),))) == set(range(len(records)))
+    assert secrets.suspects([]) == set()

@@ -10,7 +10,7 @@ from typing import Any
 from helpers import MEMSTACK, git, memstack
 from mcp_support import ok as tool_ok
 from mcp_support import run, server
-from secret_corpus import GH
+from secret_corpus import AWS_ID, AWS_SK, GH
 
 DAY = "2026-03-02T10:00:00Z"
 REDACTED = "[redacted: GitHub Token]"
@@ -111,3 +111,36 @@ def test_a_long_listing_is_screened_a_chunk_at_a_time_and_still_redacts(store: P
     items = {r["id"]: r["content"] for r in json.loads(listed.stdout)["items"]}
     assert items[written["record"]["id"][:12] + f"{66:012x}" + written["record"]["id"][24:]] == REDACTED
     assert sum(1 for text in items.values() if text.startswith("the build takes")) == 70
+
+
+def test_promote_skips_each_record_with_a_credential_split_across_two_fields_among_many(store: Path) -> None:
+    """Promote screens the pending records many at a time: a record whose credential is cut between two
+    of its fields (a name in one and the value in the next, a token in two halves) is still skipped,
+    wherever it stands among the plain ones, and only it."""
+    written = ok(store, "intake", "write", "--content", "the build takes 3 s", "--subject", "build",
+                 "--predicate", "takes", "--object", "3 s", "--created-at", DAY)
+    record, password = written["record"], "Tr0ub4" + "dor&3"
+    split = {5: {"title": "aws_secret_access_key =", "content": AWS_SK},  # no field holds a detector's word:
+             11: {"object": "the id is " + AWS_ID[:2], "predicate": AWS_ID[2:], "source": "bench"},  # only the
+             17: {"object": AWS_ID[2:], "predicate": "id " + AWS_ID[:2], "source": "bench"},  # two joined do
+             23: {"object": "the token " + GH[:1], "predicate": GH[1:], "source": "bench"},
+             29: {"title": "prod db password:", "content": password, "source": "https://example.org/doc"}}
+    lines, held = [], []
+    for n in range(40):
+        line = {**record, "id": record["id"][:12] + f"{n + 1:012x}" + record["id"][24:], "content": f"build {n}",
+                "source": "https://example.org/doc" if n % 3 else "bench", **split.get(n, {})}
+        lines.append(json.dumps(line) + "\n")
+        held += [line["id"]] if n in split else []
+    with open(store / written["path"], "a") as out:
+        out.writelines(lines)
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "past the checks")
+
+    promoted = memstack("promote", "--now-ts", DAY, cwd=store)
+    assert promoted.returncode == 0, promoted.stderr
+    warned = [line for line in promoted.stderr.splitlines() if "holds a credential" in line]
+    assert len(warned) == 5 and all(f"record {i} holds a credential" in promoted.stderr for i in held), warned
+    assert all(" + " in line for line in warned[1:4]), warned
+    assert not any(secret in promoted.stderr for secret in (AWS_SK, AWS_ID, GH, password))
+    pending = {r["id"] for r in ok(store, "intake", "list", "--pending", "--limit", "100")["items"]}
+    assert pending == set(held)

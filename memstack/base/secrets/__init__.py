@@ -43,6 +43,7 @@ its kind, where it is (a field's JSON path, a line) and nothing more.
 | `detect` | the detectors, the prefilter, `Policy` |
 | `settings` | a store's `secrets:` block read into a `Policy` |
 | `scan` | records, text and added lines scanned; refusal; redaction |
+| `screen` | many records screened at once: those `scan` may find a credential in |
 """
 
 from memstack.base.secrets.detect import ALLOW, CHUNK, DEFAULT, KIND, PLUGINS, Policy, kinds, prefilter_hits, triggered
@@ -58,8 +59,9 @@ from memstack.base.secrets.scan import (
                                         scan,
                                         scan_text,
 )
+from memstack.base.secrets.screen import suspects
 from memstack.base.secrets.settings import for_store, policy
 
 __all__ = ["ALLOW", "CHUNK", "DEFAULT", "FIX", "KIND", "PLUGINS", "Finding", "Policy", "added", "flagged", "for_store",
            "kinds", "message", "policy", "prefilter_hits", "redact", "refuse_secrets", "refuse_secrets_in", "scan",
-           "scan_text", "triggered"]
+           "scan_text", "suspects", "triggered"]

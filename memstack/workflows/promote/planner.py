@@ -4,6 +4,7 @@ and its ledger line's promoted_at from the record (no clock), one chunk at a tim
 import dataclasses
 import sys
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -16,6 +17,7 @@ from memstack.kb.routing import BROKEN, FACT_TABLES, Rules, route
 from memstack.workflows.promote.gather import BATCH, Gathered, Pending, Ratified, gather
 
 NOTED = "noted"
+SCREENED = 1024  # pending records screened for credentials at once (secrets.suspects): a few hundred KiB
 
 
 def fact_id_for(intake_id: str, recorded: int, ratified: bool = False, agent: str | None = None) -> str:
@@ -125,16 +127,19 @@ class Planner:
                                  relpath and names.setdefault(relpath, relpath), decision,
                                  promoted_at(record, decision)))
 
-        for key, record in records_of(self.gathered.pending, keys):
-            if self.sneaked(record, self.gathered.pending.where(key)[0]):
-                continue
-            sub_tier, via = route(record, self.rules, cwd=self.store)
-            if via.endswith(BROKEN + ")"):
-                print(f"memstack promote: {via[len('rules ('):-1]}; the rules route the rest", file=sys.stderr)
-                self.rules = dataclasses.replace(self.rules, classifier=None)
-            add(record, self.gathered.pending.where(key)[0], sub_tier, via, None)
-            if shown is not None:
-                shown.update(1)
+        read = records_of(self.gathered.pending, keys)
+        while chunk := list(islice(read, SCREENED)):
+            suspect = secrets.suspects([record for _, record in chunk], self.policy)  # one search for the chunk
+            for index, (key, record) in enumerate(chunk):
+                if index in suspect and self.sneaked(record, self.gathered.pending.where(key)[0]):
+                    continue
+                sub_tier, via = route(record, self.rules, cwd=self.store)
+                if via.endswith(BROKEN + ")"):
+                    print(f"memstack promote: {via[len('rules ('):-1]}; the rules route the rest", file=sys.stderr)
+                    self.rules = dataclasses.replace(self.rules, classifier=None)
+                add(record, self.gathered.pending.where(key)[0], sub_tier, via, None)
+                if shown is not None:
+                    shown.update(1)
         for item in ratified:
             if self.sneaked(item.record, item.file):
                 continue
