@@ -22,6 +22,7 @@ from memstack.boot import reverify
 from memstack.handoff import sealed as handoff
 from memstack.repo.counts import CachedCounts, Counter, count_entries
 from memstack.repo.sources import Source, WorktreeSource
+from memstack.repo.traced import Trace, Traced
 
 KNOWLEDGE_VIEW = "kb/knowledge"  # the knowledge view's shards: kb/knowledge/<agent>/YYYY-MM.json
 BOOT_FACTS = 20  # the most recent valid knowledge facts an anchor carries
@@ -104,8 +105,25 @@ def latest_handoff(source: Source, agent: str, forgotten: Forgotten | None = Non
     return relpath, handoff.parse(data.decode("utf-8"), relpath)
 
 
+_LAST: list[tuple[Trace, dict[str, bytes]]] = []  # this process's last build, with what it read
+
+
 def build(source: Source, counted: Counter = count_entries) -> dict[str, bytes]:
-    """Every boot file, by store-relative path, as a rebuild writes it."""
+    """Every boot file, by store-relative path, as a rebuild writes it. A pure function of what `source`
+    answers: the last build of this process is taken again when `source` answers every question it asked
+    alike (repo/traced.py: a promotion's check reads the index it commits, which holds the files the
+    promotion built from); a new process, or any input that differs, builds."""
+    for trace, outputs in _LAST:
+        if trace.holds(source, counted):
+            return dict(outputs)
+    trace = Trace()
+    traced = Traced(source, trace)
+    outputs = _build(traced, traced.counted(counted))
+    _LAST[:] = [(trace, outputs)]
+    return dict(outputs)
+
+
+def _build(source: Source, counted: Counter) -> dict[str, bytes]:
     facts, count = knowledge_summary(source, counted)  # the most recent only: an anchor and willow.md show no more
     anchors = []
     forgotten = Forgotten.of(source)  # a forgotten handoff boots no one (docs/forgetting.md)
