@@ -102,7 +102,7 @@ def build(source: Source, counted: Counter = count_entries) -> dict[str, bytes]:
     answers: the last build of this process is taken again when `source` answers every question it asked
     alike (repo/traced.py: a promotion's check reads the index it commits, which holds the files the
     promotion built from); a new process, or any input that differs, builds."""
-    for trace, outputs in _LAST:
+    for trace, outputs in list(_LAST):
         if trace.holds(source, counted):
             return dict(outputs)
     trace = Trace()
