@@ -43,3 +43,14 @@ def test_a_command_that_changes_memstack_yaml_keeps_its_comments_after_a_kept_pa
     assert added.returncode == 0, added.stderr
     text = config.read_text()
     assert text.startswith("# our team's store: ask Ann before changing the clock\n") and "carol" in text
+
+
+def test_a_write_that_resolves_its_agent_from_memstack_yaml_imports_no_yaml_library(store: Path) -> None:
+    assert memstack("status", cwd=store).returncode == 0
+    later = subprocess.run([sys.executable, "-X", "importtime", "-m", "memstack", "intake", "write", "--content",
+                            "the lexer is done"], cwd=store, capture_output=True, text=True,
+                           env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert later.returncode == 0, later.stderr
+    assert "ruamel" not in later.stderr
+    listed = memstack("intake", "list", "--json", cwd=store)
+    assert "the lexer is done" in listed.stdout  # written for the default agent memstack.yaml names
