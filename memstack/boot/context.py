@@ -7,7 +7,6 @@ into one Markdown file an agent can read with no tools at all, with the facts wh
 no clock, sorted output, so a rebuild is byte-stable.
 """
 
-import heapq
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,12 +18,13 @@ from memstack.base.forgotten import Forgotten
 from memstack.base.names import NAME_RE, check_name
 from memstack.base.times import iso
 from memstack.boot import reverify
+from memstack.boot.recent import BOOT_FACTS, Recent, recent_facts
 from memstack.handoff import sealed as handoff
 from memstack.repo.counts import CachedCounts, Counter, count_entries
 from memstack.repo.sources import Source, WorktreeSource
+from memstack.repo.traced import Trace, Traced
 
 KNOWLEDGE_VIEW = "kb/knowledge"  # the knowledge view's shards: kb/knowledge/<agent>/YYYY-MM.json
-BOOT_FACTS = 20  # the most recent valid knowledge facts an anchor carries
 WILLOW = "willow.md"
 
 
@@ -40,36 +40,26 @@ def _shards(source: Source) -> list[tuple[str, str]]:
     return sorted(found, reverse=True)
 
 
-def _entries(data: bytes | None, relpath: str) -> list[dict[str, Any]]:
-    view = jsonio.loads(data, relpath) if data else []
-    return [f for f in view if isinstance(f, dict)] if isinstance(view, list) else []
-
-
 def knowledge_summary(source: Source, counted: Counter = count_entries) -> tuple[list[dict[str, Any]], int]:
     """The BOOT_FACTS most recent facts of the knowledge view, and how many it holds. A shard holds the
-    facts of one agent's month of `recorded_at`, so only the newest months are parsed (until they hold
-    BOOT_FACTS facts); the others are only counted (one entry a line, as views.py writes them), by
+    facts of one agent's month of `recorded_at`, so only the newest months are looked at (until they hold
+    BOOT_FACTS facts), each shard's most recent facts kept by its blob id (recent.py: only a shard not
+    seen before is parsed); the others are only counted (one entry a line, as views.py writes them), by
     `counted` (a rebuild of the work tree remembers the counts: repo/counts.py)."""
+    kept = Recent(source)
     best: list[dict[str, Any]] = []
     count, done_before = 0, ""
     for month, relpath in _shards(source):
         if done_before and month < done_before:
             count += counted(relpath, source)  # "[", one line an entry, "]"
             continue
-        entries = _entries(source.read(relpath) or b"", relpath)
-        count += len(entries)
-        best += entries
-        if len(best) >= BOOT_FACTS and not done_before:
+        recent, held = kept.of(source, relpath)
+        count += held
+        best += recent
+        if count >= BOOT_FACTS and not done_before:
             done_before = month  # every fact of an older month is older than these
+    kept.save()
     return recent_facts(best), count
-
-
-def _recency(fact: dict[str, Any]) -> tuple[int, str]:
-    return (-int(fact.get("recorded_at", 0)), str(fact.get("id")))
-
-
-def recent_facts(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return heapq.nsmallest(BOOT_FACTS, facts, key=_recency)  # sorted()[:BOOT_FACTS], without sorting them all
 
 
 def recent_knowledge(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -104,8 +94,25 @@ def latest_handoff(source: Source, agent: str, forgotten: Forgotten | None = Non
     return relpath, handoff.parse(data.decode("utf-8"), relpath)
 
 
+_LAST: list[tuple[Trace, dict[str, bytes]]] = []  # this process's last build, with what it read
+
+
 def build(source: Source, counted: Counter = count_entries) -> dict[str, bytes]:
-    """Every boot file, by store-relative path, as a rebuild writes it."""
+    """Every boot file, by store-relative path, as a rebuild writes it. A pure function of what `source`
+    answers: the last build of this process is taken again when `source` answers every question it asked
+    alike (repo/traced.py: a promotion's check reads the index it commits, which holds the files the
+    promotion built from); a new process, or any input that differs, builds."""
+    for trace, outputs in list(_LAST):
+        if trace.holds(source, counted):
+            return dict(outputs)
+    trace = Trace()
+    traced = Traced(source, trace)
+    outputs = _build(traced, traced.counted(counted))
+    _LAST[:] = [(trace, outputs)]
+    return dict(outputs)
+
+
+def _build(source: Source, counted: Counter) -> dict[str, bytes]:
     facts, count = knowledge_summary(source, counted)  # the most recent only: an anchor and willow.md show no more
     anchors = []
     forgotten = Forgotten.of(source)  # a forgotten handoff boots no one (docs/forgetting.md)

@@ -59,9 +59,10 @@ def verb_of(argv: Sequence[str]) -> str | None:
     return None
 
 
-def parser(verb: str | None = None) -> Parser:
+def parser(verb: str | None = None, commands: bool = True) -> Parser:
     """The whole command line's parser; given the verb a command line names, only that verb's module is
-    imported and registered (a start-up of every command pays for one module, not for all of them)."""
+    imported and registered (a start-up of every command pays for one module, not for all of them); not
+    `commands`, none is (`memstack --version` alone names none and needs none)."""
     common = _common()
     top = Parser(
         prog="memstack", parents=[common],
@@ -73,7 +74,7 @@ def parser(verb: str | None = None) -> Parser:
     top.add_argument("--version", action="version", version=f"memstack {__version__}")
     sub = top.add_subparsers(dest="command", metavar="COMMAND", required=True)
     module = ALSO.get(verb, verb) if verb else None
-    for name in (module,) if module in COMMANDS else COMMANDS:
+    for name in (module,) if module in COMMANDS else COMMANDS if commands else ():
         importlib.import_module(f"memstack.cli.commands.{name}").register(sub, common)
     return top
 
@@ -95,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         given = sys.argv[1:] if argv is None else list(argv)
-        args = parser(verb_of(given)).parse_args(given)
+        args = parser(verb_of(given), commands=given != ["--version"]).parse_args(given)
         args.store = getattr(args, "store", None)
         args.json = getattr(args, "json", False)
         if hasattr(args, "global_agent"):

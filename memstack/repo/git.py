@@ -130,15 +130,43 @@ def index_kept(cwd: Path) -> Iterator[None]:
 
 
 def is_worktree(path: Path) -> bool:
-    proc = run(path, "rev-parse", "--is-inside-work-tree", env=no_git_env(), ok=(0, 128))
-    return proc.returncode == 0 and proc.stdout.strip() == b"true"
+    """Whether `path` is in a git work tree (not in a git dir, not in a bare repository)."""
+    return worktree_top(path) is not None
+
+
+_TOPS: dict[str, str] = {}  # worktree_top's answers, by the folder asked (taken again while `_holds`)
 
 
 def worktree_top(path: Path) -> Path | None:
-    """The top of the git work tree holding `path`, or None outside one (or in a bare repository)."""
+    """The top of the git work tree holding `path`, or None outside one (or in a bare repository). Asked of
+    git once a process for a folder (a promotion asks for its store's several times): the answer is taken
+    again while the top still holds a `.git` and no folder between it and `path` has one."""
+    asked = os.path.abspath(path)
+    known = _TOPS.get(asked)
+    if known is not None and _holds(asked, known):
+        return Path(known)
     proc = run(path, "rev-parse", "--show-toplevel", env=no_git_env(), ok=(0, 128))
     top = proc.stdout.decode().strip()
-    return Path(top) if proc.returncode == 0 and top else None
+    if proc.returncode != 0 or not top:
+        _TOPS.pop(asked, None)
+        return None
+    _TOPS[asked] = top
+    return Path(top)
+
+
+def _holds(asked: str, top: str) -> bool:
+    """Whether `top` is still the work tree of the folder `asked` (a few stats, no git)."""
+    if not os.path.exists(os.path.join(top, ".git")):
+        return False
+    folder = asked
+    while folder != top:
+        if os.path.lexists(os.path.join(folder, ".git")):
+            return False  # a repository of its own now, or a git dir
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False  # not below `top` as written (a symbolic link on the way): git says
+        folder = parent
+    return True
 
 
 def toplevel(path: Path) -> Path:

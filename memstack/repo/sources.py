@@ -20,6 +20,9 @@ class Source(Protocol):
     def read(self, relpath: str) -> bytes | None:
         """The file's bytes, or None if it does not exist."""
 
+    def blob_id(self, relpath: str) -> str | None:
+        """The git blob id of the file (None: it does not exist), without reading it where git knows it."""
+
     def stream(self, relpath: str) -> Iterator[bytes]:
         """The file's bytes a piece at a time (nothing if it does not exist), read to the end."""
 
@@ -91,6 +94,11 @@ class WorktreeSource:
             return (self.root / relpath).read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
+
+    def blob_id(self, relpath: str) -> str | None:
+        """Hashed from the file (sha1, as a repository of the default format names blobs)."""
+        data = self.read(relpath)
+        return None if data is None else objects.blob_id(data, "0" * 40)
 
     def stream(self, relpath: str) -> Iterator[bytes]:
         """The file's bytes a piece at a time (nothing when it does not exist); a torn last line is refused."""
@@ -187,6 +195,14 @@ class GitSource:
     def read(self, relpath: str) -> bytes | None:
         found = self.blobs.read_object(self._spec(relpath))
         return found[1] if found is not None and found[0] == "blob" else None
+
+    def blob_id(self, relpath: str) -> str | None:
+        """From the listing of its folder when one was listed (no git asked), else `cat-file --batch-check`."""
+        sha = self._ids.get(relpath) if self.rev is None else None
+        if sha is not None:
+            return sha
+        found = self.blobs.check(self._spec(relpath))
+        return found[0] if found is not None and found[1] == "blob" else None
 
     def stream(self, relpath: str) -> Iterator[bytes]:
         """The file's bytes a piece at a time (nothing when it does not exist); read to the end before

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from memstack.base.config import CONFIG_NAME, Config, load, require_format
+from memstack.base.config import CONFIG_NAME, Config, read, require_format
 from memstack.base.errors import MemstackError
 from memstack.base.names import check_name
 from memstack.repo import checkout, git
@@ -18,7 +18,9 @@ class Store:
 
     @cached_property
     def config(self) -> Config:
-        return load(self.root)
+        """memstack.yaml to read, shared by every reader (a command that changes it loads its own copy:
+        `config.load`)."""
+        return read(self.root)
 
     def path(self, relpath: str) -> Path:
         return self.root / relpath

@@ -7,6 +7,7 @@ when missing, and the first agent becomes `memory.default_agent` when none is se
 
 from typing import Any
 
+from memstack.base import config
 from memstack.base.files import write_atomic
 from memstack.base.names import check_name
 from memstack.repo.store import Store
@@ -33,7 +34,7 @@ def _append(document: Any, agent: str) -> None:
 def add(store: Store, agent: str) -> dict[str, Any]:
     """List `agent` in memstack.yaml and give it an identity file; an agent already listed changes nothing."""
     check_name(agent, "agent")
-    cfg = store.config
+    cfg = config.load(store.root)  # a copy of its own, comments kept: store.config is shared, to read
     listed = cfg.agents
     written = []
     if agent not in listed:

@@ -124,3 +124,18 @@ def test_the_verb_of_a_command_line_skips_the_global_options_and_their_values() 
     assert verb_of(["--sto", "x", "--agent=a", "rebuild"]) == "rebuild"
     assert verb_of(["--version"]) is None
     assert memstack("--store", ".", "--json", "rebuild", "--help").returncode == 0
+
+
+def test_the_version_alone_imports_no_verb() -> None:
+    """`memstack --version` names no verb and needs none: it imports no command's module (each pulls in its
+    library), so it answers at the interpreter's start-up cost."""
+    import subprocess
+    import sys
+
+    from memstack import __version__
+
+    probe = ("import sys\nfrom memstack.cli.main import main\ntry:\n    main(['--version'])\nfinally:\n"
+             "    print(sorted(m for m in sys.modules if m.startswith('memstack.cli.commands.')), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout == f"memstack {__version__}\n"
+    assert proc.stderr == "[]\n"
