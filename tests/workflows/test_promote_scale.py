@@ -134,12 +134,13 @@ def _memory_files(store: Path) -> dict[str, bytes]:
             if p.is_file() and (p.parts[len(store.parts)] in ("kb", "intake") or p.name == "willow.md")}
 
 
-@pytest.mark.parametrize("step", [5, 12])
+@pytest.mark.parametrize("step", [7, 14])
 def test_a_promotion_killed_between_its_batches_is_finished_by_the_next_run(tmp_path: Path, step: int) -> None:
     # 9,000 pending records: more than one batch (promote.gather.BATCH, 8,192) to read back and route, and
     # the ledger goes out in appends to the shards of the records' intake files. Killed (SIGKILL) at a write
-    # step among the fact files' appends (5: four of ten written) or among the shards' (12: two written), the next
-    # run writes what is missing and lands on the same bytes as a run never interrupted.
+    # step among the fact files' appends (7: four of ten written) or among the shards' (14: one written), the next
+    # run writes what is missing and lands on the same bytes as a run never interrupted. (Steps 1-2: the fresh
+    # clone keeps memstack.yaml's parse in .memstack/config.json; 3-12 the fact files; 13 on the ledger.)
     whole = generated(tmp_path / "whole", 2_000, 9_000)
     killed = tmp_path / "killed"
     git(tmp_path, "clone", "-q", "--local", str(whole), str(killed))
@@ -150,7 +151,7 @@ def test_a_promotion_killed_between_its_batches_is_finished_by_the_next_run(tmp_
                              env={**os.environ, "MEMSTACK_TEST_KILL_AT": str(step)})
     assert stopped.returncode == -9, stopped.stderr
     written = sum(p.read_bytes().count(b"\n") for p in (killed / "kb" / "promotions").glob("*/*.jsonl"))
-    assert (0 < written < 9_000) if step == 12 else written == 0
+    assert (0 < written < 9_000) if step == 14 else written == 0
     assert git(killed, "status", "--porcelain").stdout  # facts written, nothing committed
     again = memstack("promote", "--now-ts", NOW, "--json", cwd=killed)
     assert again.returncode == 0, again.stderr
