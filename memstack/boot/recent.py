@@ -11,10 +11,8 @@ build did not use is let go when it is saved.
 import heapq
 from typing import Any
 
-import orjson
-
-from memstack.base import files, jsonio
-from memstack.base.errors import MemstackError
+from memstack.base import jsonio
+from memstack.boot.kept import KeptFile
 from memstack.repo.sources import Source
 
 CACHE = "recent.json"
@@ -38,15 +36,8 @@ class Recent:
     """Each shard's most recent facts and count, by blob id (`of`); `save` keeps those used."""
 
     def __init__(self, source: Source) -> None:
-        folder = source.cache_dir()
-        kept: Any = {}
-        self.path = None
-        try:
-            self.path = None if folder is None else files.local_dir(folder, "boot") / CACHE
-            kept = {} if self.path is None else orjson.loads(self.path.read_bytes())
-        except (OSError, MemstackError, orjson.JSONDecodeError):  # none yet, or a store we may not write to
-            kept = {}
-        self.kept: dict[str, Any] = kept if isinstance(kept, dict) else {}
+        self.file = KeptFile(source, CACHE)
+        self.kept = self.file.held
         self.used: dict[str, Any] = {}
 
     def of(self, source: Source, relpath: str) -> tuple[list[dict[str, Any]], int]:
@@ -63,8 +54,4 @@ class Recent:
         return found[0], found[1]
 
     def save(self) -> None:
-        if self.path is not None and self.used != self.kept:
-            try:
-                files.write_atomic(self.path, orjson.dumps(self.used))
-            except (OSError, MemstackError):  # a store we may not write to: the next build parses again
-                self.path = None
+        self.file.save(self.used, self.kept)

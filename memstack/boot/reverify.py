@@ -20,12 +20,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
-from memstack.base import codelines, config, files, jsonio
-from memstack.base.errors import MemstackError
+from memstack.base import codelines, config, jsonio
 from memstack.base.forgotten import Forgotten
 from memstack.base.layout import CONFIG, DECISIONS
+from memstack.boot.kept import KeptFile
 from memstack.repo.sources import Source
 
 FACTS_DIR = "kb/facts"
@@ -55,24 +53,13 @@ class Kept:
     use is let go when it is saved."""
 
     def __init__(self, source: Source) -> None:
-        folder = source.cache_dir()
-        kept: Any = {}
-        self.path = None
-        try:
-            self.path = None if folder is None else files.local_dir(folder, "boot") / CACHE
-            kept = {} if self.path is None else orjson.loads(self.path.read_bytes())
-        except (OSError, MemstackError, orjson.JSONDecodeError):  # none yet, or a store we may not write to
-            kept = {}
-        self.facts: dict[str, Any] = kept.get("facts", {}) if isinstance(kept, dict) else {}
-        self.found: dict[str, Any] = kept.get("found", {}) if isinstance(kept, dict) else {}
+        self.file = KeptFile(source, CACHE)
+        self.facts: dict[str, Any] = self.file.held.get("facts", {})
+        self.found: dict[str, Any] = self.file.held.get("found", {})
         self.used: dict[str, dict[str, Any]] = {"facts": {}, "found": {}}
 
     def save(self) -> None:
-        if self.path is not None and self.used != {"facts": self.facts, "found": self.found}:
-            try:
-                files.write_atomic(self.path, orjson.dumps(self.used))
-            except OSError:  # a store we may not write to: the next build reads again
-                self.path = None
+        self.file.save(self.used, {"facts": self.facts, "found": self.found})
 
 
 def _slim(fact: dict[str, Any]) -> dict[str, Any]:
