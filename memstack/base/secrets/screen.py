@@ -46,7 +46,7 @@ def suspects(values: Sequence[Any], policy: Policy = DEFAULT) -> set[int]:
         starts.append(at)
         at += len(low) + 1
     joined = "\n".join(lows)  # no word holds a line break: a hit is within one record's lines
-    kept |= {bisect_right(starts, at) - 1 for _, at, _ in _WORDS.find_matches_as_indexes(joined)}
+    kept |= {bisect_right(starts, start) - 1 for _, start, _ in _WORDS.find_matches_as_indexes(joined)}
     if encoded_runs("\n".join(jsons).encode("utf-8", "surrogateescape")):  # rare: then each record is asked alone
         kept |= {index for index, low in enumerate(jsons) if encoded_runs(low.encode("utf-8", "surrogateescape"))}
     return kept
