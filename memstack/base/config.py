@@ -178,7 +178,7 @@ def _keep(store: Path, text: str, document: Any) -> None:
         return
     try:
         write_atomic(local_dir(store, "") / _KEPT_FILE,
-                     json.dumps({"sha256": _digest(text), "document": plain}, sort_keys=True).encode())
+                     json.dumps({"sha256": _digest(text), "document": plain}, sort_keys=True).encode(), sync=False)
     except (OSError, MemstackError):
         return
     _KEPT[text] = plain

@@ -33,6 +33,6 @@ class KeptFile:
         """Keep `used` in place of `held` (what was read, as the caller holds it) when they differ."""
         if self.path is not None and used != held:
             try:
-                files.write_atomic(self.path, orjson.dumps(used))
+                files.write_atomic(self.path, orjson.dumps(used), sync=False)
             except (OSError, MemstackError):  # a store we may not write to: the next build reads again
                 self.path = None

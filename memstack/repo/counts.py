@@ -49,7 +49,7 @@ class BlobCounts(dict[str, int]):
     def save(self) -> None:
         if self.path is not None and dict(self) != self.kept:
             try:
-                files.write_atomic(self.path, orjson.dumps(dict(self)))
+                files.write_atomic(self.path, orjson.dumps(dict(self)), sync=False)
             except (OSError, MemstackError):  # not kept: counted again next time
                 pass
 
@@ -85,4 +85,4 @@ class CachedCounts:
     def save(self) -> None:
         merged = {**self.kept, **self.seen}
         if merged != self.kept:
-            files.write_atomic(self.path, orjson.dumps(merged))
+            files.write_atomic(self.path, orjson.dumps(merged), sync=False)

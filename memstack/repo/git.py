@@ -10,8 +10,9 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +88,30 @@ def refuse_locked(cwd: Path) -> None:
 
 def out(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
     return run(cwd, *args, env=env).stdout.decode()
+
+
+def later(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> Callable[[], str]:
+    """`out(cwd, *args)` begun now on a thread of its own, so git works on another core while this process
+    goes on; the call returned waits for it and gives its output, or raises what `out` raised."""
+    told: list[str] = []
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            told.append(out(cwd, *args, env=env))
+        except BaseException as exc:  # handed to the caller, who waits for it
+            failed.append(exc)
+
+    thread = threading.Thread(target=work, name=f"git {args[0] if args else ''}", daemon=True)
+    thread.start()
+
+    def result() -> str:
+        thread.join()
+        if failed:
+            raise failed[0]
+        return told[0]
+
+    return result
 
 
 def identity_args(cwd: Path) -> list[str]:

@@ -7,6 +7,8 @@ import json
 import random
 from pathlib import Path
 
+import pytest
+
 from helpers import git, ledger_files, ledger_lines, memstack
 from memstack.intake import log as intake
 from memstack.workflows.promote import pending
@@ -128,3 +130,27 @@ def test_what_is_found_is_what_a_read_of_every_file_finds(store: Path) -> None:
             commits.append(git(store, "rev-parse", "HEAD").stdout.strip())
             assert scan(store)[1] == [] == unpromoted(store)
     assert memstack("check", "--all", cwd=store).returncode == 0
+
+
+def test_a_shard_git_rewrote_is_read_again_and_an_unchanged_folders_shards_are_not_looked_at(
+        store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for day in (1, 2, 3):
+        write(store, day, "alice", day, tier="verified", confidence=0.9, subject=f"s{day}", predicate="p", object="x")
+    promote(store)  # makes the shards, so their folder moves after the scan found it: looked at again next time
+    promote(store)  # nothing pending: the folder as it is now recorded
+    looked: list[str] = []
+    signature = pending.signature
+    monkeypatch.setattr(pending, "signature", lambda path: looked.append(str(path)) or signature(path))
+    assert scan(store)[0].read == []
+    shards = [p for p in looked if "/kb/promotions/" in p and p.endswith(".jsonl")]
+    assert shards == [] and len(looked) == 3 + 1  # the three intake files and alice's shard folder
+    late = write(store, 9, "alice", 2, tier="verified", confidence=0.9, subject="t", predicate="p", object="y")
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "--no-verify", "-m", "one more, not promoted")
+    git(store, "checkout", "-q", "-b", "other")
+    promote(store)  # on the branch: day 2's shard routes it; the record of this promotion is saved
+    git(store, "checkout", "-q", "-")  # back: git writes day 2's shard as it was, the intake file is the same
+    looked.clear()
+    found, taken = scan(store)
+    assert found.read == ["intake/alice/2026-02-02.jsonl"] and taken == [late["id"]] == unpromoted(store)
+    assert len([p for p in looked if "/kb/promotions/" in p and p.endswith(".jsonl")]) == 3  # the folder moved

@@ -4,6 +4,7 @@ files and the handoffs they read), and its check run in this process before git 
 import os
 import re
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from memstack.base import files, jsonio, layout, ledger
@@ -34,14 +35,30 @@ def commit_message(counts: Counter[str], ratified: int, superseded: int) -> str:
 
 def memory_changes(store: Path) -> list[str]:
     """The files a promotion commit holds that differ from HEAD (staged or not, new ones included), store-
-    relative: kb/, intake/, the boot files and the handoffs they read. One `git status`, taken before the
-    views are rebuilt (what the rebuild writes is added to it: `derived.rebuild` says what it wrote), so the
-    work tree is compared with the index once in a promotion."""
+    relative: kb/, intake/, the boot files and the handoffs they read."""
+    return memory_changes_asked(store)()
+
+
+def memory_changes_asked(store: Path) -> Callable[[], list[str]]:
+    """`memory_changes` asked of git now, on a thread of its own (a promotion reads the intake files
+    meanwhile); the call returned gives them, with every file of kb/ and intake/ this thread wrote since
+    through `files` (`files.written`: a promotion's fact and ledger lines). One `git status` a promotion,
+    taken before the views are rebuilt (what the rebuild writes is added to it: `derived.rebuild` says what
+    it wrote), so the work tree is compared with the index once."""
     top, folder = folder_of(store)
     wanted = ["kb", "intake", *_boot_files(store)]
-    changed = git.out(top, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--",
+    asked = git.later(top, "status", "--porcelain", "-z", "--untracked-files=all", "--no-renames", "--",
                       *(folder + w for w in wanted))
-    return sorted({entry[3 + len(folder):] for entry in changed.split("\0") if len(entry) > 3})
+
+    def changes() -> list[str]:
+        found = {entry[3 + len(folder):] for entry in asked().split("\0") if len(entry) > 3}
+        for path in files.written():
+            relpath = os.path.relpath(path, store)
+            if relpath in wanted or relpath.startswith(("kb/", "intake/")):
+                found.add(relpath)
+        return sorted(found)
+
+    return changes
 
 
 def _boot_files(store: Path) -> list[str]:

@@ -129,7 +129,8 @@ class Gathered:
     pending: Pending
     keys: list[int]  # in time order
     ratified: list[Ratified]  # by time
-    read: tuple[dict[str, list[int]], list[int], set[str]]  # how far the logs were read, for pending.save
+    read: tuple[dict[str, list[int]], list[int], set[str], dict[str, list[int]]]  # how far the logs were read,
+    # for pending.save
 
     def chunks(self) -> Iterator[tuple[list[int], list[Ratified]]]:
         """The keys CHUNK at a time, never splitting a millisecond, each with the ratified records of its
@@ -158,4 +159,4 @@ def gather(store: Path) -> Gathered:
                               found.by_id[d["intake_id"]], found.files[d["intake_id"]])
                      for n, d in enumerate(found.ratified))
     opened = {*found.read, *found.files.values()}  # the intake files whose shards this promotion may write
-    return Gathered(gathered, keys, decided, (found.marks, found.decisions, opened))
+    return Gathered(gathered, keys, decided, (found.marks, found.decisions, opened, found.folders))

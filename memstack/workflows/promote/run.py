@@ -13,7 +13,7 @@ from memstack.workflows.promote.commit import (
     can_commit,
     commit_message,
     make_commit,
-    memory_changes,
+    memory_changes_asked,
     uncommitted_ledger,
 )
 from memstack.workflows.promote.gather import gather
@@ -33,6 +33,8 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
     with files.locked(store, "promote"), files.undone_on_error(store):
         if not dry_run:
             factstore.finish_pending(store)  # a capture a killed process left half done
+        # What differs from HEAD, asked of git while the intake files are read; with what this run writes.
+        changes = memory_changes_asked(store) if commit and not dry_run else None
         gathered = gather(store)
         planner = Planner(store, gathered)
         counts: Counter[str] = Counter()
@@ -66,7 +68,7 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
         write_ledger(store, [item for _, item, _ in later], [fact_id for _, _, fact_id in later])
         pending.save(store, *gathered.read)  # the next promotion reads only what is written after
         del gathered, planner, later  # the views are rebuilt without them
-        dirty = memory_changes(store) if commit else None  # what differs from HEAD, before the rebuild
+        dirty = changes() if changes else None  # before the rebuild
         changed = rebuild(store, changed_only=True, dirty=dirty)  # the shards whose sources changed
         if dirty is not None:  # what the commit moves: this run's lines and any an interrupted run left
             dirty = sorted({*dirty, *changed})
