@@ -34,7 +34,7 @@ from memstack.integrity import erasure, guard, prerewrite
 from memstack.integrity.checker import Checker
 from memstack.integrity.report import Report, Result, Step
 from memstack.integrity.violations import Violation
-from memstack.repo import diffs, git
+from memstack.repo import diffs, git, history
 from memstack.repo.sources import WorktreeSource
 
 __all__ = ["FORCE_PUSH", "RECREATED", "Report", "Result", "audit", "check_range", "commits", "pre_push",
@@ -90,7 +90,7 @@ def commits(repo: Path, revs: Sequence[str], scope: str, rewrites: Iterable[tupl
     """Every commit `git log REVS` lists, against each of its parents; then each (old, new) tip
     pair of `rewrites` (and of `recreated`: a deleted tip, a new one) whose old tip the new one
     does not contain, for survival of the old memory."""
-    listed = git.commits(repo, *revs)
+    listed = history.commits(repo, *revs)
     trees = {c.sha: c.tree for c in listed}
     inside = [c for c in listed if not c.boundary]
     pairs = []

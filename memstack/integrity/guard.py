@@ -25,7 +25,7 @@ from pathlib import Path
 
 from memstack.base import layout
 from memstack.integrity.violations import Violation
-from memstack.repo import diffs, git
+from memstack.repo import diffs, git, history
 
 DELETED = "refs/memstack/"
 ALLOW_CONFIG = "memstack.allowDeleteBranch"
@@ -64,9 +64,9 @@ def _refs(repo: Path) -> dict[str, str]:
     return {ref: sha for sha, ref in (line.split(" ", 1) for line in data.splitlines() if line)}
 
 
-def _memory_commits(repo: Path, tip: str, keep: Sequence[str], folder: str = "") -> list[git.Commit]:
+def _memory_commits(repo: Path, tip: str, keep: Sequence[str], folder: str = "") -> list[history.Commit]:
     """The commits reachable from `tip` but from none of `keep` that change a memory file."""
-    every = git.commits(repo, tip, "--not", *keep)
+    every = history.commits(repo, tip, "--not", *keep)
     trees = {c.sha: c.tree for c in every}
     listed = [c for c in every if not c.boundary]
     pairs = []

@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from memstack.base.errors import MemstackError, bad
@@ -254,32 +253,6 @@ def only_folder(prefix: str) -> tuple[str, ...]:
     return ("--", prefix) if prefix else ()
 
 
-@dataclass(frozen=True, slots=True)
-class Commit:
-    sha: str
-    tree: str
-    parents: tuple[str, ...]
-    subject: str
-    boundary: bool  # outside the range: listed only for its tree, as a parent of a commit inside it
-
-
-def commits(cwd: Path, *revs: str) -> list[Commit]:
-    """The commits `git log REVS` lists, oldest first, plus the boundary parents they need.
-
-    REVS are rev-list arguments: `A..B`, or `NEW --not --all` for what a push adds.
-    """
-    data = run(cwd, "log", "--boundary", "--topo-order", "--reverse", "--no-show-signature",
-               "--format=%m %H %T %P%x09%s", *revs, "--").stdout.decode("utf-8", "replace")
-    found = []
-    for line in data.splitlines():
-        if not line:
-            continue
-        head, _, subject = line.partition("\t")
-        mark, sha, tree, *parents = head.split()
-        found.append(Commit(sha, tree, tuple(parents), subject, boundary=mark == "-"))
-    return found
-
-
 def index_blobs(cwd: Path, prefix: str = "") -> dict[str, str]:
     """The blob id of every file the index holds in the store folder `prefix` (store-relative paths),
     as `:path` names it: stage 0 only (a conflicted path is no file there), submodules left out. One
@@ -343,36 +316,3 @@ def tree_names(data: bytes) -> list[str]:
         names.append(decode_path(data[data.index(b" ", pos) + 1:nul]))
         pos = nul + 1 + 20
     return names
-
-
-
-
-def first_parent_touching(cwd: Path, rev: str, path: str) -> list[str]:
-    """The commits on `rev`'s first-parent line whose `path` differs from their first parent's, newest
-    first (a merge that brought a change of `path` in included): one path-limited `git rev-list`."""
-    data = run(cwd, "--literal-pathspecs", "rev-list", "--first-parent", rev, "--", path).stdout.decode()
-    return data.split()
-
-
-@dataclass(frozen=True, slots=True)
-class CommitDetails:
-    sha: str
-    parents: tuple[str, ...]
-    author: str
-    email: str
-    date: str  # the author date, ISO-8601 with its offset
-    subject: str
-
-
-def details(cwd: Path, shas: Sequence[str]) -> dict[str, CommitDetails]:
-    """Author, date, parents and subject of each of `shas` (full commit names): one `git show -s`."""
-    if not shas:
-        return {}
-    data = run(cwd, "show", "-s", "--no-show-signature", "--format=%H%x00%P%x00%an%x00%ae%x00%aI%x00%s%x00",
-               *shas, "--").stdout.decode("utf-8", "replace")
-    found = {}
-    fields = data.split("\0")
-    for at in range(0, len(fields) - 5, 6):
-        sha, parents, author, email, date, subject = (field.strip("\n") for field in fields[at:at + 6])
-        found[sha] = CommitDetails(sha, tuple(parents.split()), author, email, date, subject)
-    return found

@@ -15,18 +15,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memstack.repo import git
+from memstack.repo import git, history
 from memstack.repo.objects import CatFile
 from memstack.repo.store import folder_in
 
 
 @dataclass(frozen=True, slots=True)
 class Origin:
-    added: git.CommitDetails  # the commit whose change to the file added the line
-    merge: git.CommitDetails | None  # the merge on the branch's first-parent line that brought it in, if any
+    added: history.CommitDetails  # the commit whose change to the file added the line
+    merge: history.CommitDetails | None  # the merge on the branch's first-parent line that brought it in, if any
 
 
-def commit_document(commit: git.CommitDetails | None) -> dict[str, Any] | None:
+def commit_document(commit: history.CommitDetails | None) -> dict[str, Any] | None:
     if commit is None:
         return None
     return {"commit": commit.sha, "author": commit.author, "email": commit.email, "date": commit.date,
@@ -43,7 +43,7 @@ class History:
         self.prefix = (folder_in(root, top) or "") if top else ""  # the store's folder in the repository
         self.head = git.rev_parse(root, f"{rev}^{{commit}}") if top else None  # None: no commit yet
         self._cat: CatFile | None = None
-        self._details: dict[str, git.CommitDetails] = {}
+        self._details: dict[str, history.CommitDetails] = {}
         self._lines: dict[tuple[str, str], list[str]] = {}  # (rev, file): its first-parent line, asked once
         self._held: dict[tuple[str, str, bytes], bool] = {}
 
@@ -68,9 +68,9 @@ class History:
             return self._held[sha, relpath, needle]
         return holds
 
-    def commit(self, sha: str) -> git.CommitDetails:
+    def commit(self, sha: str) -> history.CommitDetails:
         if sha not in self._details:
-            self._details.update(git.details(self.root, [sha]))
+            self._details.update(history.details(self.root, [sha]))
         return self._details[sha]
 
     def origin(self, relpath: str, needle: bytes) -> Origin | None:
@@ -82,7 +82,7 @@ class History:
 
     def _origin(self, rev: str, relpath: str, needle: bytes, holds: Callable[[str], bool]) -> Origin | None:
         if (rev, relpath) not in self._lines:
-            self._lines[rev, relpath] = git.first_parent_touching(self.root, rev, relpath)  # newest first
+            self._lines[rev, relpath] = history.first_parent_touching(self.root, rev, relpath)  # newest first
         line = self._lines[rev, relpath]
         if not line or not holds(line[0]):
             return None
