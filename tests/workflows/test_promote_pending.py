@@ -4,7 +4,9 @@ last promotion (pending.py); whatever the history (resets, rewritten files, rati
 of the last promotion), what it finds is what a read of every file finds."""
 
 import json
+import os
 import random
+import time
 from pathlib import Path
 
 import pytest
@@ -136,21 +138,32 @@ def test_a_shard_git_rewrote_is_read_again_and_an_unchanged_folders_shards_are_n
         store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for day in (1, 2, 3):
         write(store, day, "alice", day, tier="verified", confidence=0.9, subject=f"s{day}", predicate="p", object="x")
-    promote(store)  # makes the shards, so their folder moves after the scan found it: looked at again next time
-    promote(store)  # nothing pending: the folder as it is now recorded
+    promote(store)  # makes the shards: their folder has just changed
+    promote(store)  # nothing pending; the folder changed under two seconds ago, so it is not trusted yet
     looked: list[str] = []
     signature = pending.signature
     monkeypatch.setattr(pending, "signature", lambda path: looked.append(str(path)) or signature(path))
+
+    def shards_looked_at() -> int:
+        return len([p for p in looked if "/kb/promotions/" in p and p.endswith(".jsonl")])
+
+    assert scan(store)[0].read == [] and shards_looked_at() == 3
+    folder = store / "kb" / "promotions" / "alice"
+    hour_ago = time.time_ns() - 3600 * 10**9
+    os.utime(folder, ns=(hour_ago, hour_ago))  # as if it had changed an hour ago
+    promote(store)  # records the folder as it is now
+    looked.clear()
     assert scan(store)[0].read == []
-    shards = [p for p in looked if "/kb/promotions/" in p and p.endswith(".jsonl")]
-    assert shards == [] and len(looked) == 3 + 1  # the three intake files and alice's shard folder
+    assert shards_looked_at() == 0 and len(looked) == 3 + 1  # the three intake files and alice's shard folder
     late = write(store, 9, "alice", 2, tier="verified", confidence=0.9, subject="t", predicate="p", object="y")
     git(store, "add", "-A")
     git(store, "commit", "-q", "--no-verify", "-m", "one more, not promoted")
     git(store, "checkout", "-q", "-b", "other")
     promote(store)  # on the branch: day 2's shard routes it; the record of this promotion is saved
+    os.utime(folder, ns=(hour_ago, hour_ago))
+    promote(store)  # the folder recorded again, trusted
     git(store, "checkout", "-q", "-")  # back: git writes day 2's shard as it was, the intake file is the same
     looked.clear()
     found, taken = scan(store)
     assert found.read == ["intake/alice/2026-02-02.jsonl"] and taken == [late["id"]] == unpromoted(store)
-    assert len([p for p in looked if "/kb/promotions/" in p and p.endswith(".jsonl")]) == 3  # the folder moved
+    assert shards_looked_at() == 3  # the folder moved

@@ -129,8 +129,8 @@ class Gathered:
     pending: Pending
     keys: list[int]  # in time order
     ratified: list[Ratified]  # by time
-    read: tuple[dict[str, list[int]], list[int], set[str], dict[str, list[int]]]  # how far the logs were read,
-    # for pending.save
+    read: tuple[dict[str, list[int]], list[int], set[str], dict[str, list[int] | None]]  # how far the logs were
+    # read, for pending.save
 
     def chunks(self) -> Iterator[tuple[list[int], list[Ratified]]]:
         """The keys CHUNK at a time, never splitting a millisecond, each with the ratified records of its

@@ -13,9 +13,10 @@ Each agent's shard folder's signature (inode, mtime) is recorded too, as the sca
 writes a file it checks out, merges or resets anew (its folder's mtime moves), and promote appends
 to a shard only after the scan and records the shard's signature after; so while that folder's
 signature holds, its shards are as recorded and are not stat'ed (an intake file stat'ed alone: a
-promotion with one record pending at 1,000,000 records stats 7,000 files, not 14,000). A shard
-edited in place by hand can only have gained lines (the hooks refuse one that lost some), which
-leaves nothing more pending.
+promotion with one record pending at 1,000,000 records stats 7,000 files, not 14,000). A folder
+changed in the two seconds before the scan is not trusted (a change in the same tick of the clock
+may leave its mtime where it was). A shard edited in place by hand can only have gained lines (the
+hooks refuse one that lost some), which leaves nothing more pending.
 
 Ratified records (a human's ratify decisions in kb/binder.jsonl whose record is not yet a fact) are
 found from the decisions written since the last promotion (the whole log when its start changed):
@@ -23,6 +24,7 @@ each decision's intake id names its day and agent (base/ids.py), so its intake f
 """
 
 import os
+import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -59,6 +61,17 @@ def signature(path: Path | str) -> list[int]:
     return [st.st_size, st.st_ino, st.st_mtime_ns]
 
 
+RECENT_NS = 2_000_000_000  # a folder changed this recently is not trusted (`_folder_signature`)
+
+
+def _folder_signature(path: str) -> list[int] | None:
+    """A shard folder's signature (inode, mtime; zeros when there is none), or None when it changed in the
+    last two seconds: a file changed in the same tick of the file system's clock may not move it again (git's
+    racy timestamps), so such a folder's shards are stat'ed, and it is trusted once it is older."""
+    found = signature(path)[1:]
+    return None if found[1] and time.time_ns() - found[1] < RECENT_NS else found
+
+
 @dataclass
 class Found:
     """What a scan found: the intake files it read, each one's signature as read, the ratify decisions
@@ -70,7 +83,7 @@ class Found:
     by_id: dict[str, dict[str, Any]] = field(default_factory=dict)  # their records
     files: dict[str, str] = field(default_factory=dict)  # and the intake file of each
     decisions: list[int] = field(default_factory=lambda: [0, 0])  # the decisions' size and CRC-32 as read
-    folders: dict[str, list[int]] = field(default_factory=dict)  # each shard folder's inode and mtime, as found
+    folders: dict[str, list[int] | None] = field(default_factory=dict)  # each shard folder's, as found
 
 
 def _state(store: Path) -> dict[str, Any]:
@@ -85,7 +98,7 @@ def _state(store: Path) -> dict[str, Any]:
 
 
 def save(store: Path, marks: dict[str, list[int]], decisions: list[int], opened: set[str],
-         folders: dict[str, list[int]]) -> None:
+         folders: dict[str, list[int] | None]) -> None:
     """Record how far this promotion read, after its ledger lines are written: each intake file's
     signature as read beside its shard's now (stat again only for the `opened` files, whose shards the
     promotion may have written; the others' as the scan read them), and each shard folder's signature
@@ -117,8 +130,9 @@ def scan(store: Path, take: Take) -> Found:
         was = known.get(relpath)
         folder = shard.rpartition("/")[0]
         if folder not in folders:
-            folders[folder] = signature(f"{root}/{folder}")[1:]
-        if was is not None and was[:3] == mark and was_folders.get(folder) == folders[folder]:
+            folders[folder] = _folder_signature(f"{root}/{folder}")
+        if was is not None and was[:3] == mark and folders[folder] is not None \
+                and was_folders.get(folder) == folders[folder]:
             found.marks[relpath] = was  # nothing written since: its shard as recorded (the module's doc)
             continue
         mark += signature(f"{root}/{shard}")
