@@ -3,13 +3,14 @@
 Not a timing test: the figures depend on the machine, so nothing here compares a time.
 """
 
+import dataclasses
 import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
@@ -61,3 +62,18 @@ def test_a_quick_run_has_a_row_for_every_figure(tmp_path: Path) -> None:
             assert row["runs"] >= 1 and len(row["samples_s"]) == row["runs"], row
             assert row["median_s"] > 0 and row["peak_mib"] > 0, row
     assert not list(work.iterdir())  # the stores are deleted without --keep
+
+
+@pytest.mark.parametrize("key", ["check-staged", "check-staged-i8", "promote-one", "promote-one-binder"])
+def test_a_store_more_than_twice_as_slow_as_the_smallest_is_not_within_target(key: str,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The targets that say "≤ 2x smallest store" are judged so: under the limit in seconds is not enough."""
+    bench = _bench()
+    seconds = {1_000: 0.2, 100_000: 0.4, 1_000_000: 0.45}  # under every limit; the last 2.25x the first
+    figure = next(f for f in bench.FIGURES if f.key == key)
+    measured = dataclasses.replace(figure, sizes=lambda sizes: sizes,
+                                   measure=lambda b, size: bench.Outcome(samples=[seconds[size]], peak_kib=1024))
+    monkeypatch.setattr(bench, "FIGURES", [measured])
+    b = SimpleNamespace(sizes=list(seconds), quick=False, range_commits=1, blame_commits=1, log=lambda _: None)
+    rows = bench.measure_all(b)
+    assert [(row["size"], row["within"]) for row in rows] == [(1_000, "yes"), (100_000, "yes"), (1_000_000, "no")]
