@@ -16,7 +16,6 @@ several orders and counted, not read back once.
 import heapq
 import io
 import os
-import pickle
 import tempfile
 import weakref
 from collections.abc import Callable, Iterable, Iterator
@@ -84,6 +83,12 @@ class Spill:
             self._dirty, self._window = False, b""
 
 
+def _pickle() -> Any:
+    import pickle  # deferred: ~2 ms, and only a sort larger than a run spills
+
+    return pickle
+
+
 def sorted_runs(items: Iterable[T], key: Callable[[T], Any]) -> Iterator[T]:
     """`items` (picklable) sorted by `key`: in runs of RUN sorted in memory, spilled and merged (nothing
     is spilled when they fit in one run)."""
@@ -96,6 +101,7 @@ def sorted_runs(items: Iterable[T], key: Callable[[T], Any]) -> Iterator[T]:
         run.sort(key=key)
         spill = spill or Spill("memstack-runs-")
         start = spill.length
+        pickle = _pickle()
         for item in run:
             spill.write(pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL))
         runs.append((start, len(run)))
@@ -133,5 +139,6 @@ class _Reader(io.RawIOBase):
 
 def _read_run(spill: Spill, offset: int, count: int) -> Iterator[Any]:
     handle = io.BufferedReader(_Reader(spill, offset), 1 << 16)
+    load = _pickle().load
     for _ in range(count):
-        yield pickle.load(handle)
+        yield load(handle)

@@ -12,7 +12,6 @@ returns, everything it wrote is on disk.
 import contextlib
 import os
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from memstack.base import files, undo
@@ -69,6 +68,8 @@ def _fsync_all(paths: Iterable[Path | str]) -> None:
         for target in targets:
             _fsync(target)
         return
+    from concurrent.futures import ThreadPoolExecutor  # deferred: ~4 ms (logging too), only for many files
+
     try:
         with ThreadPoolExecutor(min(SYNCING, len(targets))) as pool:
             list(pool.map(_fsync, targets))  # list(): an error of one is raised here
