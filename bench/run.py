@@ -1196,6 +1196,14 @@ class Figure:
     unit: str = "store"  # what the size column counts: store (facts + intake), pending, lines, anchors
     mib_limit: float | None = None  # a figure of size on disk (Outcome.size_mib), not of time
 
+    @property
+    def ratio(self) -> bool:
+        """Whether the target also bounds each store's median by twice the smallest store's."""
+        return RATIO in self.target
+
+
+RATIO = "≤ 2x smallest store"
+
 
 FIGURES: tuple[Figure, ...] = (
     Figure("help", "`memstack --help` (start-up)", "< 300 ms", 0.3, fig_help, no_store),
@@ -1313,9 +1321,6 @@ def size_label(figure: Figure, size: int | None, b: Bench) -> str:
     return f"{size:,} pending" if figure.unit == "pending" else f"{size:,}"
 
 
-RATIO_KEYS = ("check-staged", "check-staged-i8", "promote-one", "promote-one-binder")  # ≤ 2x the smallest store
-
-
 def judge(figure: Figure, outcome: Outcome, smallest: float | None) -> str:
     if outcome.unavailable:
         return "not available"
@@ -1329,7 +1334,7 @@ def judge(figure: Figure, outcome: Outcome, smallest: float | None) -> str:
     if figure.key in ("promote-200k", "promote-one", "promote-one-binder", "rebuild-promoted"):
         memory = MEMORY_BOUNDED  # promote, any number pending; rebuild
     ok = (figure.limit is None or median < figure.limit) and outcome.peak_kib * 1024 < memory
-    if figure.key in RATIO_KEYS and smallest is not None:
+    if figure.ratio and smallest is not None:
         ok = ok and median <= 2 * smallest
     return "yes" if ok else "no"
 
@@ -1357,8 +1362,7 @@ def measure_all(b: Bench, only: Iterable[str] | None = None) -> list[dict[str, A
                 outcome = Outcome(note=f"failed: {exc}")
             outcomes.append((size, outcome))
         measured = [o for _, o in outcomes if o.samples]
-        smallest = (statistics.median(measured[0].samples)  # the "≤ 2x smallest store" of the target
-                    if figure.key in RATIO_KEYS and measured else None)
+        smallest = statistics.median(measured[0].samples) if figure.ratio and measured else None
         for size, outcome in outcomes:
             median = statistics.median(outcome.samples) if outcome.samples else None
             within = judge(figure, outcome, smallest) if median is not None or outcome.unavailable else "failed"

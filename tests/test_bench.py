@@ -71,6 +71,7 @@ def test_a_store_more_than_twice_as_slow_as_the_smallest_is_not_within_target(ke
     bench = _bench()
     seconds = {1_000: 0.2, 100_000: 0.4, 1_000_000: 0.45}  # under every limit; the last 2.25x the first
     figure = next(f for f in bench.FIGURES if f.key == key)
+    assert figure.ratio  # its target says it
     measured = dataclasses.replace(figure, sizes=lambda sizes: sizes,
                                    measure=lambda b, size: bench.Outcome(samples=[seconds[size]], peak_kib=1024))
     monkeypatch.setattr(bench, "FIGURES", [measured])
