@@ -83,12 +83,6 @@ class Spill:
             self._dirty, self._window = False, b""
 
 
-def _pickle() -> Any:
-    import pickle  # deferred: ~2 ms, and only a sort larger than a run spills
-
-    return pickle
-
-
 def sorted_runs(items: Iterable[T], key: Callable[[T], Any]) -> Iterator[T]:
     """`items` (picklable) sorted by `key`: in runs of RUN sorted in memory, spilled and merged (nothing
     is spilled when they fit in one run)."""
@@ -98,10 +92,11 @@ def sorted_runs(items: Iterable[T], key: Callable[[T], Any]) -> Iterator[T]:
 
     def flush() -> None:
         nonlocal spill
+        import pickle  # deferred: ~2 ms, and only a sort larger than a run spills
+
         run.sort(key=key)
         spill = spill or Spill("memstack-runs-")
         start = spill.length
-        pickle = _pickle()
         for item in run:
             spill.write(pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL))
         runs.append((start, len(run)))
@@ -138,7 +133,8 @@ class _Reader(io.RawIOBase):
 
 
 def _read_run(spill: Spill, offset: int, count: int) -> Iterator[Any]:
+    import pickle  # deferred with the spill's writing (flush in sorted_runs)
+
     handle = io.BufferedReader(_Reader(spill, offset), 1 << 16)
-    load = _pickle().load
     for _ in range(count):
-        yield load(handle)
+        yield pickle.load(handle)
