@@ -325,6 +325,17 @@ def test_status_with_pending_records_and_uncommitted_memory(store: Path) -> None
     assert ok(store, "status")["binder_waiting"]["records"] == 2
 
 
+def test_status_names_ten_stale_files_and_counts_the_rest(store: Path) -> None:
+    for month in range(1, 13):  # a fact by hand in each month of 2025: twelve knowledge shards lag their facts
+        ok(store, "fact", "add", "--subject", f"s{month}", "--predicate", "p", "--object", "o",
+           "--valid-from", f"2025-{month:02d}-02", "--recorded-at", f"2025-{month:02d}-02")
+    stale = ok(store, "status")["stale"]
+    assert len(stale) >= 12 and "kb/knowledge/alice/2025-12.json" in stale  # --json: every one
+    [line] = [line for line in memstack("status", cwd=store).stdout.splitlines() if line.startswith("stale derived")]
+    assert line.startswith("stale derived files: " + ", ".join(stale[:10]) + f", … and {len(stale) - 10} more")
+    assert stale[10] not in line
+
+
 def binder_waiting_id(store: Path) -> str:
     return str(items(ok(store, "binder", "list"))[0]["id"])
 

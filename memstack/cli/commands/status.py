@@ -18,6 +18,9 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run_status)
 
 
+STALE_SHOWN = 10  # stale files named on the human line (a store's first promotion can leave hundreds): --json has all
+
+
 def _human(doc: dict[str, Any]) -> str:
     pending = doc["pending_intake"]
     per_agent = ", ".join(f"{a} {n}" for a, n in pending.items())
@@ -27,9 +30,11 @@ def _human(doc: dict[str, Any]) -> str:
     waiting = doc["binder_waiting"]
     disputes = "not counted (fact index behind)" if waiting["disputes"] is None else str(waiting["disputes"])
     lines.append(f"Binder waiting: {plural(waiting['records'], 'record')}, disputes {disputes}")
-    lines.append("stale derived files: " + (", ".join(doc["stale"]) + " (they lag their sources, no violation;"
-                                            " `memstack rebuild` or `memstack sync` refreshes them)" if doc["stale"]
-                                            else "none"))
+    stale = doc["stale"]
+    more = f", … and {len(stale) - STALE_SHOWN} more (`memstack rebuild --check`)" if len(stale) > STALE_SHOWN else ""
+    lines.append("stale derived files: " + (", ".join(stale[:STALE_SHOWN]) + more + " (they lag their sources, no"
+                                            " violation; `memstack rebuild` or `memstack sync` refreshes them)"
+                                            if stale else "none"))
     changed = doc["uncommitted"]
     if changed is None:
         lines.append("uncommitted memory: not a git work tree")
