@@ -88,8 +88,12 @@ def test_a_search_while_a_build_is_at_work_answers_from_what_is_built(store: Pat
         assert found["index"]["bytes_behind"] > 0
         assert "still being built" in said and "3 records indexed" in said
         assert over_mcp(store, "lighthouse")["index"] == found["index"]  # an agent is told too
+        told = memstack("search", "northern", cwd=store)  # only in the record the index does not hold yet
+        assert told.stdout == "nothing found for 'northern' yet: the index is still being built, search again in a" \
+                              " moment\n" and "still being built" in told.stderr
     found, said = search(store, "lighthouse")  # no build at work, a small catch-up: done before answering
     assert len(found["hits"]) == 4 and "index" not in found and said == ""
+    assert memstack("search", "westward", cwd=store).stdout == "nothing found for 'westward'\n"  # all built: no "yet"
 
 
 @pytest.mark.slow

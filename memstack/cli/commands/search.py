@@ -55,8 +55,9 @@ def render(document: dict[str, Any]) -> str:
         if "predicate" in hit:  # a fact: the whole triple, the snippet is only the part that matched
             lines.append("    " + " | ".join(_plain(hit[key]) for key in ("subject", "predicate", "object")))
         lines.append("    " + " ".join(hit["snippet"].split()))
-    if not lines:
-        return f"nothing found for {document['query']!r}"
+    if not lines:  # while a build is at work, "nothing" is only what is built so far (a fresh clone's first search)
+        return f"nothing found for {document['query']!r}" + (" yet: the index is still being built, search again in"
+                                                              " a moment" if "index" in document else "")
     if document["next_cursor"]:
         lines.append(f"{document['remaining']} more: --cursor {document['next_cursor']}")
     return "\n".join(lines)
