@@ -41,8 +41,9 @@ def _built(store: Path, changed_only: bool, dirty: Sequence[str] | None = None
 
 def rebuild(store: Path, changed_only: bool = False, dirty: Sequence[str] | None = None) -> list[str]:
     """Rewrite the view shards (all, or with `changed_only` those whose sources changed since the last
-    commit that changed a shard), then the boot files that read them; returns the paths that changed.
-    `dirty`: the store's files that differ from HEAD, when the caller has asked git already (`touched`)."""
+    commit whose views are known fresh, `fresh_base`), then the boot files that read them; returns the
+    paths that changed. `dirty`: the store's files that differ from HEAD, when the caller has asked git
+    already (`touched`)."""
     written: list[str] = []
 
     def changed() -> Iterator[tuple[Path, bytes]]:
@@ -60,8 +61,9 @@ def rebuild(store: Path, changed_only: bool = False, dirty: Sequence[str] | None
 
 
 def stale(store: Path, changed_only: bool = False) -> list[str]:
-    """The derived files that differ from a rebuild (nothing written). `changed_only`: of the shards,
-    only those whose sources changed since the last commit that changed a shard are compared."""
+    """The derived files that differ from a rebuild (nothing written). `changed_only`: of the shards, only
+    those whose sources changed since the last commit whose views are known fresh (`fresh_base`) are
+    compared."""
     found = []
     with _readable():
         for path, data in _built(store, changed_only):
@@ -75,18 +77,16 @@ def stale(store: Path, changed_only: bool = False) -> list[str]:
 
 
 def touched(store: Path, source: WorktreeSource, dirty: Sequence[str] | None = None) -> set[str] | None:
-    """The shards whose sources changed in the work tree since the last commit that changed a shard
-    (a promotion, a rebuild): names from git, and the lines appended to the ledger and the decisions
-    since. None: every shard (no such commit, or a change whose records cannot be told). `dirty`: the
+    """The shards whose sources changed in the work tree since the last commit whose views are known fresh
+    (`fresh_base`): names from git, and the lines appended to the ledger and the decisions since. None:
+    every shard (no such commit, or a change whose records cannot be told). `dirty`: the
     store's files that differ from HEAD (staged or not, new ones included), which name the changed
     sources when that commit is HEAD, so git need not compare the work tree again."""
     if not (git.is_worktree(store) and git.has_commits(store)):
         return None
     top, folder = folder_of(store)
-    env = git.no_git_env()
-    base = git.out(top, "log", "-1", "--format=%H", "HEAD", "--", *(folder + d for d in views.VIEW_DIRS),
-                   env=env).strip()
-    if not base:
+    base = fresh_base(top, folder)
+    if base is None:
         return None
     if dirty is not None and base == git.rev_parse(top, "HEAD"):
         paths = [p for p in dirty if any(p == s or p.startswith(s + "/") for s in _SOURCES)]
@@ -102,6 +102,33 @@ def touched(store: Path, source: WorktreeSource, dirty: Sequence[str] | None = N
     if any(p.startswith(layout.FORGOTTEN_DIR + "/") for p in paths):  # a forgotten record leaves its queue shard
         decided += [i for i, t in Forgotten.of(source).by_id.items() if t.get("kind") == "intake"]
     return views.touched(source, paths, (), decided)  # a changed ledger shard names its queue shard
+
+
+# The trailer of a commit whose views are fresh, naming the commit it was made on: a promotion's
+# (workflows/promote/commit.py) and sync's commit of the views it rebuilt (workflows/sync.py).
+PARENT = "Memstack-Parent"
+WALK = 256  # commits that changed a view walked past, at most, before every shard is compared instead
+
+
+def fresh_base(top: Path, folder: str) -> str | None:
+    """The newest commit on HEAD's first-parent line whose views are known to be what its sources make: a
+    promotion made on the parent its `Memstack-Parent` trailer names. Newer commits that changed a view are
+    walked past, so what they changed is compared too: a merge (it keeps one side's view of a file the other
+    side changed), a promotion that `git pull --rebase` or a cherry-pick replayed onto another parent (it
+    changes a fact file whose view it does not carry), a hand commit of `memstack rebuild`. None: no such
+    commit within WALK of them (history made before the trailer, or none): every shard is compared."""
+    for most in (1, WALK):  # the newest alone first: a promotion's parent, as a rule (git walks no further)
+        listed = git.out(top, "log", "--first-parent", f"--max-count={most}", "--format=%H %P%x00%(trailers:"
+                         f"key={PARENT},valueonly,separator=%x20)%x00", "HEAD", "--",
+                         *(folder + d for d in views.VIEW_DIRS), env=git.no_git_env())
+        fields = listed.split("\0")
+        for commit, named in zip(fields[0::2], fields[1::2], strict=False):
+            sha, *parents = commit.split()
+            if len(parents) == 1 and named.strip() == parents[0]:
+                return sha
+        if len(fields) // 2 < most:
+            break  # the whole line walked
+    return None
 
 
 def _appended(top: Path, base: str, spec: str, path: Path) -> bytes | None:

@@ -8,8 +8,8 @@
   `kb/binder.jsonl`), and disagreements between agents when the fact index is in step (an indexed
   query; with the index behind they are not counted, `binder list` counts them);
 - stale derived files: the comparison `memstack rebuild --check` makes, of the view shards whose sources
-  changed since the last commit that changed a shard (promote.stale: O(change); every shard where no
-  such commit is),
+  changed since the last commit whose views are known fresh (promote.stale, derived.fresh_base: O(change);
+  every shard where no such commit is),
   remembered (in `.memstack/status.json`, with the counts above) under the stat signatures of every source and
   derived file, so it is made again only after one of them changed;
 - uncommitted memory: `git status` of the store's folder;

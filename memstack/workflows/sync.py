@@ -41,7 +41,7 @@ from memstack.base.output import plural
 from memstack.integrity import check
 from memstack.repo import git
 from memstack.repo.store import folder_of as store_folder
-from memstack.workflows import promote, resync
+from memstack.workflows import derived, promote, resync
 
 LOCK = ".memstack/locks/git.lock"  # memstack's own git operations, one at a time per clone
 LOCK_WAIT = 600  # seconds: a sync waits for the one before it (retries and hooks included)
@@ -132,8 +132,10 @@ def _describe(numstat: str) -> tuple[str, list[str]]:
     return title, body
 
 
-def _commit(run: _Git, paths: list[str], reason: str) -> dict[str, Any] | None:
-    """Stage `paths` and commit them through the hooks; None when they hold no change."""
+def _commit(run: _Git, paths: list[str], reason: str, rebuilt: bool = False) -> dict[str, Any] | None:
+    """Stage `paths` and commit them through the hooks; None when they hold no change. `rebuilt`: the
+    derived files rebuilt on HEAD, which the commit says (`Memstack-Parent`, workflows/derived.py) so that
+    the next rebuild starts from it rather than from before the merge it follows."""
     if not paths:
         return None
     run("add", "-A", "--", *paths)
@@ -142,6 +144,8 @@ def _commit(run: _Git, paths: list[str], reason: str) -> dict[str, Any] | None:
         return None
     what, body = _describe(numstat)
     message = f"memstack sync: {what}\n\n" + "\n".join(body) + "\n"
+    if rebuilt:
+        message += f"\n{derived.PARENT}: {run('rev-parse', 'HEAD')[1]}\n"
     try:
         run("commit", "-q", "-m", message, "--", *paths)  # through the pre-commit hook
     except _Failed as failed:
@@ -319,7 +323,7 @@ def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, do
     # The derived files of every source HEAD now holds, this clone's and the merged: what is pushed is never
     # stale. After the commit, not before: the hook has passed the sources the rebuild reads.
     if promote.rebuild(store, changed_only=True):
-        made = _commit(run, memory_paths(store), "the commit of the rebuilt derived files")
+        made = _commit(run, memory_paths(store), "the commit of the rebuilt derived files", rebuilt=True)
         if made:
             done["rebuilt"].append(made)
     code, ahead = run("rev-list", "--count", f"refs/remotes/{remote}/{branch}..HEAD", ok=(0, 128))

@@ -180,6 +180,45 @@ def test_after_meeting_a_rebuild_changes_nothing_once_committed(met: dict, way: 
     check_history(second)
 
 
+@pytest.mark.parametrize("how", ["merge", "rebase", "sync"])
+def test_a_fact_only_one_side_closed_leaves_a_view_that_status_names_and_the_next_promotion_refreshes(
+        how: str, tmp_path: Path, _store_template: Path) -> None:
+    """Both clones promote a shared record; only Bob's clone also promotes a newer decision, which closes
+    the shared fact. Alice pushes, Bob pulls: the merge keeps a side's view of Alice's file, and a rebase
+    replays Bob's promotion onto Alice's view, whose fact file it changes (the closing) but whose view it
+    does not. `status` names each view `rebuild --check` finds stale, in Bob's clone and in a fresh clone of
+    what he pushed, and the next promotion there refreshes every one; `memstack sync` leaves none to
+    refresh (docs/merge.md)."""
+    store = shutil.copytree(_store_template, tmp_path / "store", symlinks=True)
+    decision(store, "alice", "tuesday", "2026-11-01T09:00:00Z")
+    committed(store, "a decision waiting for promotion")
+    remote = guarded_remote(store, tmp_path)
+    alice, bob = clone(remote, tmp_path / "alice"), clone(remote, tmp_path / "bob")
+    promote(alice)
+    decision(bob, "bob", "friday", "2026-11-10T11:00:00Z")
+    promote(bob)
+    pushed(alice)
+    if how == "sync":  # it rebuilds what the merge left lagging before it pushes
+        sync(bob)
+        assert json.loads(memstack("rebuild", "--check", "--json", cwd=bob).stdout)["stale"] == []
+        # its commit of the rebuilt views names the merge it was made on: the next rebuild starts there
+        parent, message = git(bob, "log", "-1", "--format=%P%x00%B").stdout.split("\0")
+        assert message.startswith("memstack sync: ") and f"Memstack-Parent: {parent}\n" in message
+    else:
+        pull(bob, how)
+        pushed(bob)
+    fresh = clone(remote, tmp_path / "fresh")
+    for repo in (bob, fresh):
+        listed = json.loads(memstack("rebuild", "--check", "--json", cwd=repo).stdout)["stale"]
+        assert json.loads(memstack("status", "--json", cwd=repo).stdout)["stale"] == listed, repo.name
+        write(repo, "alice", "2026-11-20T09:00:00Z", "--content", "an unrelated note")
+        promote(repo)
+        after = memstack("rebuild", "--check", cwd=repo)
+        assert after.returncode == 0, (repo.name, after.stdout)
+        assert "tuesday" not in (repo / "willow.md").read_text()  # closed by friday: not knowledge now
+    check_history(bob)
+
+
 def test_the_two_newer_decisions_wait_in_the_binder_and_recall_marks_them(met: dict) -> None:
     """The shared fact was closed differently in the two clones: the first closing is kept, both newer
     decisions stay valid (recall lists both, most recent first, each marked disputed with the other) and

@@ -14,6 +14,7 @@ from memstack.integrity import check
 from memstack.kb.routing import SUB_TIERS
 from memstack.repo import git, pathcommit
 from memstack.repo.store import folder_of
+from memstack.workflows import derived
 
 TRAILERS = {"knowledge": "Knowledge", "jeles_atoms": "Jeles-Atoms", "opus_atoms": "Opus-Atoms", "binder": "Binder"}
 
@@ -112,6 +113,8 @@ def make_commit(store: Path, message: str, changed: list[str]) -> str | None:
     paths = sorted(folder + path for path in {*changed, *_boot_files(store)})  # relative to the top
     proc = git.run(top, "rev-parse", "HEAD", "HEAD^{tree}", "--", ok=(0, 128))  # 128: no commit yet
     head = tuple(proc.stdout.decode().split()[:2]) if proc.returncode == 0 else ()  # (`--` is echoed)
+    if head:  # the views are fresh in a commit made on this parent; one replayed onto another is told apart
+        message += f"{derived.PARENT}: {head[0]}\n"
     if len(head) == 2 and not _other_hooks(top, also=_UNDER_WAY):  # nothing for git commit to run: the paths alone
         return _commit_paths(top, folder, (head[0], head[1]), paths, message)
     with git.index_kept(top):  # refused: the index as it was (promote then puts the files back: run.py)
