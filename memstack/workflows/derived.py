@@ -107,19 +107,23 @@ def touched(store: Path, source: WorktreeSource, dirty: Sequence[str] | None = N
 # The trailer of a commit whose views are fresh, naming the commit it was made on: a promotion's
 # (workflows/promote/commit.py) and sync's commit of the views it rebuilt (workflows/sync.py).
 PARENT = "Memstack-Parent"
-WALK = 256  # commits that changed a view walked past, at most, before every shard is compared instead
+STEPS = (1, 15, 240)  # commits that changed a view looked at, newest first, 256 at most in all
 
 
 def fresh_base(top: Path, folder: str) -> str | None:
-    """The newest commit on HEAD's first-parent line whose views are known to be what its sources make: a
-    promotion made on the parent its `Memstack-Parent` trailer names. Newer commits that changed a view are
-    walked past, so what they changed is compared too: a merge (it keeps one side's view of a file the other
-    side changed), a promotion that `git pull --rebase` or a cherry-pick replayed onto another parent (it
-    changes a fact file whose view it does not carry), a hand commit of `memstack rebuild`. None: no such
-    commit within WALK of them (history made before the trailer, or none): every shard is compared."""
-    for most in (1, WALK):  # the newest alone first: a promotion's parent, as a rule (git walks no further)
-        listed = git.out(top, "log", "--first-parent", f"--max-count={most}", "--format=%H %P%x00%(trailers:"
-                         f"key={PARENT},valueonly,separator=%x20)%x00", "HEAD", "--",
+    """The newest commit HEAD reaches whose views are known to be what its sources make: one made on the
+    parent its `Memstack-Parent` trailer names (a promotion, sync's commit of rebuilt views). Comparing what
+    differs between its tree and the work tree then finds every stale view, whichever way the commits
+    between came: newer commits that changed a view are passed over, so what they changed is compared too
+    (a merge keeps one side's view of a file the other side changed; a promotion that `git pull --rebase`
+    or a cherry-pick replayed onto another parent changes a fact file whose view it does not carry; a hand
+    commit of `memstack rebuild`). A promotion that reached this branch by a merge counts (its tree is as
+    good a base as any: only the size of the difference depends on which). None: no such commit among the
+    256 newest that changed a view (history made before the trailer, or none): every shard is compared."""
+    seen = 0
+    for most in STEPS:  # the newest alone first: as a rule the last promotion, made on its parent
+        listed = git.out(top, "log", "--no-show-signature", f"--max-count={most}", f"--skip={seen}",
+                         f"--format=%H %P%x00%(trailers:key={PARENT},valueonly,separator=%x20)%x00", "HEAD", "--",
                          *(folder + d for d in views.VIEW_DIRS), env=git.no_git_env())
         fields = listed.split("\0")
         for commit, named in zip(fields[0::2], fields[1::2], strict=False):
@@ -127,7 +131,8 @@ def fresh_base(top: Path, folder: str) -> str | None:
             if len(parents) == 1 and named.strip() == parents[0]:
                 return sha
         if len(fields) // 2 < most:
-            break  # the whole line walked
+            break  # every commit that changed a view looked at
+        seen += most
     return None
 
 

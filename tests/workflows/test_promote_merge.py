@@ -211,6 +211,7 @@ def test_a_fact_only_one_side_closed_leaves_a_view_that_status_names_and_the_nex
     for repo in (bob, fresh):
         listed = json.loads(memstack("rebuild", "--check", "--json", cwd=repo).stdout)["stale"]
         assert json.loads(memstack("status", "--json", cwd=repo).stdout)["stale"] == listed, repo.name
+        assert ("kb/knowledge/alice/2026-11.json" in listed) is (how != "sync"), listed  # the view that lags
         write(repo, "alice", "2026-11-20T09:00:00Z", "--content", "an unrelated note")
         promote(repo)
         after = memstack("rebuild", "--check", cwd=repo)
