@@ -110,6 +110,11 @@ PARENT = "Memstack-Parent"
 STEPS = (1, 15, 240)  # commits that changed a view looked at, newest first, 256 at most in all
 
 
+def parent_trailer(parent: str) -> str:
+    """The trailer line a commit whose views are fresh ends its message with (`fresh_base` reads it)."""
+    return f"{PARENT}: {parent}\n"
+
+
 def fresh_base(top: Path, folder: str) -> str | None:
     """The newest commit HEAD reaches whose views are known to be what its sources make: one made on the
     parent its `Memstack-Parent` trailer names (a promotion, sync's commit of rebuilt views). Comparing what

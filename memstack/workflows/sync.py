@@ -145,7 +145,7 @@ def _commit(run: _Git, paths: list[str], reason: str, rebuilt: bool = False) -> 
     what, body = _describe(numstat)
     message = f"memstack sync: {what}\n\n" + "\n".join(body) + "\n"
     if rebuilt:
-        message += f"\n{derived.PARENT}: {run('rev-parse', 'HEAD')[1]}\n"
+        message += "\n" + derived.parent_trailer(run("rev-parse", "HEAD")[1])
     try:
         run("commit", "-q", "-m", message, "--", *paths)  # through the pre-commit hook
     except _Failed as failed:

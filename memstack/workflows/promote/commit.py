@@ -114,7 +114,7 @@ def make_commit(store: Path, message: str, changed: list[str]) -> str | None:
     proc = git.run(top, "rev-parse", "HEAD", "HEAD^{tree}", "--", ok=(0, 128))  # 128: no commit yet
     head = tuple(proc.stdout.decode().split()[:2]) if proc.returncode == 0 else ()  # (`--` is echoed)
     if head:  # the views are fresh in a commit made on this parent; one replayed onto another is told apart
-        message += f"{derived.PARENT}: {head[0]}\n"
+        message += derived.parent_trailer(head[0])
     if len(head) == 2 and not _other_hooks(top, also=_UNDER_WAY):  # nothing for git commit to run: the paths alone
         return _commit_paths(top, folder, (head[0], head[1]), paths, message)
     with git.index_kept(top):  # refused: the index as it was (promote then puts the files back: run.py)
