@@ -19,6 +19,7 @@ from memstack.repo.sources import Source
 
 Builder = Callable[[Source], Mapping[str, files.Data]]
 Shards = Callable[[Source, Iterable[str]], Mapping[str, bytes | None]]  # the files at these paths (None: none)
+Known = Callable[[Source, Iterable[str]], Mapping[str, str | None]]  # blob ids of files built from these sources
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class Derived:
     builder: Builder | None  # None while no builder is registered: the file is only checked to be JSON
     rebuild: str  # the command a user runs to rewrite these files
     shards: Shards | None = None  # files each built from their own sources: only those asked for are made
+    known: Known | None = None  # of those, the blob ids of what this process built from the same sources
 
     def matches(self, relpath: str) -> bool:
         return self.pattern.fullmatch(relpath) is not None
@@ -44,7 +46,8 @@ DERIVED: tuple[Derived, ...] = (
     # The KB view shards: each made from its own source file (kb/views.py), so a commit's check
     # builds only the shards it changes.
     Derived(re.compile(r"kb/(?:knowledge|jeles_atoms|opus_atoms)/[^/]+/[^/]+\.json|kb/binder_queue/[^/]+/[^/]+\.json"),
-            None, "memstack rebuild", lambda source, paths: views.Shards(source).of(paths)),
+            None, "memstack rebuild", lambda source, paths: views.Shards(source).of(paths),
+            lambda source, paths: views.Shards(source).remembered(paths)),
 )
 
 

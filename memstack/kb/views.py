@@ -14,9 +14,11 @@ with no entries is not written. Disagreements between agents are not written int
 found in the facts wherever they are shown (disputes.py: `binder list`, `review`).
 """
 
+import hashlib
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
-from functools import cached_property, lru_cache
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -24,8 +26,18 @@ import orjson
 from memstack.base import ids, ledger, progress
 from memstack.base.forgotten import Forgotten
 from memstack.base.jsonio import compact, iter_jsonl
-from memstack.base.layout import DECISIONS, FACT_VIEWS, INTAKE, LEDGER_DIR, QUEUE_VIEW, classify, view_shard
+from memstack.base.layout import (
+    DECISIONS,
+    FACT_VIEWS,
+    INTAKE,
+    LEDGER_DIR,
+    QUEUE_VIEW,
+    classify,
+    ledger_shard,
+    view_shard,
+)
 from memstack.base.spill import sorted_runs
+from memstack.repo import objects
 from memstack.repo.counts import Counter, count_entries
 from memstack.repo.sources import Source
 
@@ -69,21 +81,39 @@ def source_of(shard: str) -> tuple[str, str] | None:
 
 
 def fact_shards(data: bytes | None, fact_file: str) -> dict[str, bytes | None]:
-    """The three fact views' shards of one fact file (None: no entry, no shard). The last two built are
-    kept: a promotion builds the shards of the fact files it changed, then its commit's check builds
-    them again from the same bytes in git's index."""
-    return dict(_fact_shards(data or b"", fact_file))
-
-
-@lru_cache(maxsize=2)
-def _fact_shards(data: bytes, fact_file: str) -> dict[str, bytes | None]:
+    """The three fact views' shards of one fact file (None: no entry, no shard)."""
     by_table: dict[str, list[tuple[tuple[str, str, int, str], bytes]]] = {table: [] for table in FACT_VIEWS}
-    for fact in iter_jsonl(data, fact_file):
+    for fact in iter_jsonl(data or b"", fact_file):
         if fact.get("valid_to") is None:
             fact["distilled_at"] = fact["recorded_at"]
             by_table[fact["table"]].append((fact_order(fact), line(fact)))
     return {view_shard(table, fact_file): render([text for _, text in sorted(entries)])
             for table, entries in by_table.items()}
+
+
+# Shards built while `remembering`, by their inputs' git blob ids: a promotion builds the shards whose
+# sources it changed, then its commit's check must know that the same shards of the same blobs in git's
+# index are what a rebuild makes. A shard is a pure function of its inputs (the module's docstring), so
+# an id remembered answers for building it again: the check compares ids and builds only the others.
+# Blob ids are sha1's (a repository of the default format); another format's ids never match.
+_MADE: dict[tuple[str, ...], dict[str, str | None]] | None = None  # inputs -> {shard: blob id, None: no shard}
+_SHA1 = "0" * 40
+
+
+@contextmanager
+def remembering() -> Iterator[None]:
+    """Remember the shards built inside (`Shards.remembered` answers from them), then forget them."""
+    global _MADE
+    _MADE = {}
+    try:
+        yield
+    finally:
+        _MADE = None
+
+
+def _remember(key: tuple[str, ...] | None, built: dict[str, bytes | None]) -> None:
+    if _MADE is not None and key is not None:
+        _MADE[key] = {path: None if data is None else objects.blob_id(data, _SHA1) for path, data in built.items()}
 
 
 class Shards:
@@ -103,9 +133,55 @@ class Shards:
         """The state's tombstones: a forgotten record waits in no queue (its content would stay in the view)."""
         return Forgotten.of(self.source)
 
+    @cached_property
+    def left(self) -> frozenset[str]:
+        """The intake ids no queue holds: decided by a human or forgotten."""
+        return self.decided | self.forgotten.by_id.keys()
+
+    @cached_property
+    def _left_key(self) -> str:
+        return hashlib.blake2b("\n".join(sorted(self.left)).encode("utf-8", "surrogateescape")).hexdigest()
+
+    def _key(self, source_file: str) -> tuple[str, ...] | None:
+        """What the shards of `source_file` are built from, by git blob id (None: it has none)."""
+        sha = self.source.blob_id(source_file)
+        if sha is None or not source_file.startswith("intake/"):
+            return None if sha is None else (source_file, sha)
+        routed = self.source.blob_id(ledger_shard(source_file)) or "-"  # its ledger shard, if any yet
+        return (source_file, sha, routed, self._left_key)
+
+    def remembered(self, paths: Iterable[str]) -> dict[str, str | None]:
+        """The blob id of each shard at `paths` built from the same inputs while `remembering` (None: a
+        rebuild makes no shard there); a shard not built so is left out."""
+        if not _MADE:
+            return {}
+        out: dict[str, str | None] = {}
+        for path in paths:
+            found = source_of(path)
+            if found is None:
+                continue
+            key = self._key(found[1])
+            made = _MADE.get(key) if key is not None else None
+            if made is not None and path in made:
+                out[path] = made[path]
+        return out
+
+    def _facts(self, fact_file: str) -> dict[str, bytes | None]:
+        data = self.source.read(fact_file)
+        built = fact_shards(data, fact_file)
+        if _MADE is not None and data is not None:
+            _remember((fact_file, objects.blob_id(data, _SHA1)), built)
+        return built
+
     def queue(self, intake_file: str) -> bytes | None:
         """The Binder queue's shard of one intake file."""
-        left = self.decided | self.forgotten.by_id.keys()  # read before the ledger shard streams from the source
+        built = self._queue(intake_file)
+        if _MADE is not None:
+            _remember(self._key(intake_file), {view_shard(QUEUE_VIEW, intake_file): built})
+        return built
+
+    def _queue(self, intake_file: str) -> bytes | None:
+        left = self.left  # read before the ledger shard streams from the source
         routed = {line["intake_id"] for line in ledger.shard_lines(self.source, intake_file)
                   if line.get("sub_tier") == "binder" and isinstance(line.get("intake_id"), str)} - left
         if not routed:
@@ -121,7 +197,7 @@ class Shards:
         view, source_file = found
         if view == QUEUE_VIEW:
             return self.queue(source_file)
-        return fact_shards(self.source.read(source_file), source_file)[path]
+        return self._facts(source_file)[path]
 
     def of(self, paths: Iterable[str]) -> dict[str, bytes | None]:
         """The shards at `paths`, each fact file read once."""
@@ -133,7 +209,7 @@ class Shards:
             if found[0] == QUEUE_VIEW:
                 out[path] = self.queue(found[1])
             else:
-                out.update(fact_shards(self.source.read(found[1]), found[1]))
+                out.update(self._facts(found[1]))
         return out
 
     def every(self) -> Iterator[tuple[str, bytes | None]]:
@@ -146,7 +222,7 @@ class Shards:
             if relpath.startswith("intake/"):
                 built = {view_shard(QUEUE_VIEW, relpath): self.queue(relpath)}
             else:
-                built = fact_shards(self.source.read(relpath), relpath)
+                built = self._facts(relpath)
             made.update(built)
             yield from built.items()
         for path in existing(self.source):

@@ -173,3 +173,39 @@ def test_an_audit_builds_and_compares_the_shards_a_few_sources_at_a_time(made_fi
     assert [p for p in report.stale if p.startswith("kb/")] == ["kb/knowledge/bob/2026-02.json"]
     assert not [v for r in report.results for v in r.violations]
     assert len(asked) == 12 and max(asked) == 1  # 6 fact files and 6 intake days, one at a time
+
+
+def test_a_commit_check_takes_the_shards_built_from_the_same_blobs_and_builds_the_rest(made_filled: Filled) -> None:
+    """A promotion rebuilds the shards, then its commit's check must know they are what a rebuild makes
+    from the staged sources: shards built from the very blobs staged are compared by id (kb/views.py,
+    `remembering`); a source or a decision changed since names its shards unknown, and a shard edited
+    after it was built is still refused."""
+    from memstack.integrity import check
+    from memstack.kb import views
+    from memstack.repo import objects
+    from memstack.repo.sources import GitSource, WorktreeSource
+
+    store, waiting = made_filled
+    paths = list(view_files(store)) + ["kb/opus_atoms/alice/2026-03.json"]  # one its source makes empty
+    with views.remembering(), objects.CatFile(store) as cat, objects.CatFile(store) as cat_later:
+        built = views.Shards(WorktreeSource(store)).of(paths)
+        known = views.Shards(GitSource(store, cat, None)).remembered(paths)
+        assert known == {p: (None if built.get(p) is None else objects.blob_id(built[p] or b"", "0" * 40))
+                         for p in paths if p in built}
+        assert known["kb/opus_atoms/alice/2026-03.json"] is None and set(known) == set(paths)
+        # A fact file and a decision staged since: their shards (the decision: every queue shard) unknown.
+        assert memstack("fact", "add", "--subject", "s", "--predicate", "p", "--object", "o", "--agent", "bob",
+                        "--valid-from", "2026-02-20T00:00:00Z", "--recorded-at", "2026-02-20T00:00:00Z",
+                        cwd=store).returncode == 0
+        assert memstack("binder", "reject", waiting["alice 2026-01-15"], cwd=store).returncode == 0
+        git(store, "add", "-A")
+        later = views.Shards(GitSource(store, cat_later, None)).remembered(paths)
+        assert set(later) == set(known) - {p for p in known if p.startswith("kb/binder_queue/")} \
+            - {f"kb/{t}/bob/2026-02.json" for t in ("knowledge", "jeles_atoms", "opus_atoms")}
+        # A shard edited after it was built: its id is not the one remembered, so it is built and refused.
+        git(store, "reset", "-q", "--hard")
+        shard = store / "kb/knowledge/alice/2026-03.json"
+        shard.write_text(shard.read_text().replace("sure alice", "edited alice"))
+        git(store, "add", "-A")
+        found = [str(v) for v in check.staged(store).violations]
+    assert len(found) == 1 and found[0].startswith("kb/knowledge/alice/2026-03.json:") and " I4 " in found[0]

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import clock, files, progress
-from memstack.kb import factstore
+from memstack.kb import factstore, views
 from memstack.workflows.derived import rebuild
 from memstack.workflows.promote import pending
 from memstack.workflows.promote.commit import (
@@ -69,12 +69,13 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
         pending.save(store, *gathered.read)  # the next promotion reads only what is written after
         del gathered, planner, later  # the views are rebuilt without them
         dirty = changes() if changes else None  # before the rebuild
-        changed = rebuild(store, changed_only=True, dirty=dirty)  # the shards whose sources changed
-        if dirty is not None:  # what the commit moves: this run's lines and any an interrupted run left
-            dirty = sorted({*dirty, *changed})
-            counts, ratified = uncommitted_ledger(store, dirty)
-        message = commit_message(counts, ratified, superseded)
-        sha = make_commit(store, message, dirty) if dirty is not None else None
+        with views.remembering():  # the commit's check compares the shards built here by id (kb/views.py)
+            changed = rebuild(store, changed_only=True, dirty=dirty)  # the shards whose sources changed
+            if dirty is not None:  # what the commit moves: this run's lines and any an interrupted run left
+                dirty = sorted({*dirty, *changed})
+                counts, ratified = uncommitted_ledger(store, dirty)
+            message = commit_message(counts, ratified, superseded)
+            sha = make_commit(store, message, dirty) if dirty is not None else None
     return {"dry_run": False, "routed": dict(counts), "ratified": ratified, "superseded": superseded,
             "facts_added": facts_added, "changed": changed, "commit": sha,
             "message": message if sha or moved or changed else "nothing to promote"}
