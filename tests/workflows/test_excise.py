@@ -148,3 +148,34 @@ def test_a_tag_a_detached_head_or_another_work_tree_on_the_old_history_is_named_
     assert said.returncode == 2 and "another work tree" in said.stderr, said.stderr
     assert git(store, "rev-parse", "main").stdout.strip() == head
     assert not (store / ".memstack/excise").exists() or not list((store / ".memstack/excise").iterdir())
+
+
+def test_excise_refuses_a_branch_its_upstream_does_not_hold_and_changes_nothing(forgotten: Forgotten,
+                                                                                tmp_path: Path) -> None:
+    """The receipt names the head it replaces and a guarded remote takes the rewrite only over that head:
+    excised with a commit not pushed (or not pulled), the rewrite could never be pushed, and the old
+    commits would be pruned. So a branch that differs from its upstream is refused before anything is
+    written, dry run or not; once the two agree the excise runs."""
+    store, _ = forgotten
+    branch = git(store, "symbolic-ref", "--short", "HEAD").stdout.strip()
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "clone", "-q", "--bare", str(store), str(remote))
+    git(store, "remote", "add", "origin", str(remote))
+    git(store, "fetch", "-q", "origin")
+    git(store, "branch", "-q", f"--set-upstream-to=origin/{branch}")
+    ok(store, "intake", "write", "--content", "written after the forget", "--created-at", DAY)
+    head = commit(store, "not pushed")
+    for args in ((), ("--dry-run",)):
+        said = memstack("excise", *args, cwd=store)
+        assert said.returncode == 2, said.stdout + said.stderr
+        assert f"{branch} is ahead 1 of origin/{branch}" in said.stderr and "`git push`" in said.stderr
+    assert git(store, "rev-parse", "HEAD").stdout.strip() == head
+    gitdir = Path(git(store, "rev-parse", "--absolute-git-dir").stdout.strip())
+    assert not (gitdir / "memstack-excise.json").exists()
+    git(store, "push", "-q", "--no-verify", "origin", branch)
+    git(store, "reset", "-q", "--hard", "HEAD~1")  # the remote holds a commit this clone has not pulled
+    said = memstack("excise", cwd=store)
+    assert said.returncode == 2 and f"{branch} is behind 1 of origin/{branch}" in said.stderr, said.stderr
+    git(store, "merge", "-q", "--ff-only", f"origin/{branch}")
+    done = ok(store, "excise", "--reason", "erasure request")
+    assert done["push"] == [f"git push --force-with-lease=refs/heads/{branch}:{head} <remote> refs/heads/{branch}"]

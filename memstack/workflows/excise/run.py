@@ -71,6 +71,21 @@ def _refuse_other_checkouts(top: Path, changed: set[str]) -> None:
                             " (`git worktree remove`), excise, then add it again")
 
 
+def _refuse_unpushed(top: Path, heads: dict[str, str], changed: set[str]) -> None:
+    """The receipt names each branch's head before the rewrite, and a guarded remote takes the rewrite only
+    over that very head: a branch the rewrite changes must be where its upstream is (as last fetched), or
+    the rewrite could never be pushed (the old commits are pruned by then)."""
+    data = git.run(top, "for-each-ref", "--format=%(refname)%00%(upstream:short)%00%(upstream:track,nobracket)",
+                   "refs/heads/", env=git.no_git_env()).stdout.decode()
+    for line in data.splitlines():
+        ref, upstream, track = line.split("\0")
+        if ref in heads and heads[ref] in changed and upstream and track and track != "gone":
+            branch = ref.removeprefix("refs/heads/")
+            raise MemstackError(f"excise: {branch} is {track} of {upstream}; the erasure receipt names the head it"
+                                " replaces, and the remote takes the rewrite only over that head: push (`git push`)"
+                                " or pull (`git pull`) until the two agree, then excise (nothing was changed)")
+
+
 def _other_refs(top: Path, changed: set[str]) -> list[str]:
     """Refs outside refs/heads/ and the remote-tracking refs that would keep the old history alive."""
     data = git.run(top, "for-each-ref", "--format=%(refname) %(objectname) %(*objectname)").stdout.decode()
@@ -99,6 +114,8 @@ def excise(root: Path, *, by: str, reason: str, dry_run: bool = False, drop_stas
     salt = os.urandom(32)
     found = plan(top, folder, Marker(salt))
     document = _document(found, dry_run)
+    if found.records:
+        _refuse_unpushed(top, found.heads, found.commits)
     if not found.records or dry_run:
         return document
     _refuse_stashes(top, drop_stashes)
