@@ -74,11 +74,11 @@ def _rebuilt(step: Step, entry: derived.Derived, members: list[Change], blobs: B
     """I4 on `members`, derived files of one builder, built together (those this process built from the
     same sources already, `known`, compared by id: a promotion's commit)."""
     found: list[Violation] = []
-    known = entry.known(step.source, [c.path for c in members]) if entry.known is not None else {}
-    members = [c for c in members if c.path not in known or known[c.path] != (None if c.deleted else c.new_sha)]
-    if not members:
-        return found
     try:
+        known = entry.known(step.source, [c.path for c in members]) if entry.known is not None else {}
+        members = [c for c in members if c.path not in known or known[c.path] != (None if c.deleted else c.new_sha)]
+        if not members:
+            return found
         built = entry.build(step.source, [c.path for c in members])
     except (MemstackError, KeyError, TypeError, ValueError) as exc:
         why = exc.message if isinstance(exc, MemstackError) else f"{type(exc).__name__}: {exc}"

@@ -15,7 +15,7 @@ found in the facts wherever they are shown (disputes.py: `binder list`, `review`
 """
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import cached_property
@@ -140,7 +140,7 @@ class Shards:
 
     @cached_property
     def _left_key(self) -> str:
-        return hashlib.blake2b("\n".join(sorted(self.left)).encode("utf-8", "surrogateescape")).hexdigest()
+        return hashlib.blake2b(orjson.dumps(sorted(self.left))).hexdigest()
 
     def _key(self, source_file: str) -> tuple[str, ...] | None:
         """What the shards of `source_file` are built from, by git blob id (None: it has none)."""
@@ -174,19 +174,29 @@ class Shards:
         return built
 
     def queue(self, intake_file: str) -> bytes | None:
-        """The Binder queue's shard of one intake file."""
-        built = self._queue(intake_file)
-        if _MADE is not None:
-            _remember(self._key(intake_file), {view_shard(QUEUE_VIEW, intake_file): built})
+        """The Binder queue's shard of one intake file (while `remembering`, keyed by the very bytes read)."""
+        if _MADE is None:
+            return self._queue(intake_file, ledger.shard_lines(self.source, intake_file),
+                               lambda: self.source.read(intake_file))
+        shard = ledger_shard(intake_file)
+        routed, data = self.source.read(shard), self.source.read(intake_file)
+        if routed and not routed.endswith(b"\n"):  # a torn line: said as the stream says it, nothing remembered
+            return self._queue(intake_file, ledger.shard_lines(self.source, intake_file), lambda: data)
+        built = self._queue(intake_file, iter_jsonl(routed or b"", shard), lambda: data)
+        if data is not None:
+            key = (intake_file, objects.blob_id(data, _SHA1),
+                   "-" if routed is None else objects.blob_id(routed, _SHA1), self._left_key)
+            _remember(key, {view_shard(QUEUE_VIEW, intake_file): built})
         return built
 
-    def _queue(self, intake_file: str) -> bytes | None:
+    def _queue(self, intake_file: str, routed_lines: Iterable[dict[str, Any]],
+               intake: Callable[[], bytes | None]) -> bytes | None:
         left = self.left  # read before the ledger shard streams from the source
-        routed = {line["intake_id"] for line in ledger.shard_lines(self.source, intake_file)
+        routed = {line["intake_id"] for line in routed_lines
                   if line.get("sub_tier") == "binder" and isinstance(line.get("intake_id"), str)} - left
         if not routed:
             return None
-        records = [r for r in iter_jsonl(self.source.read(intake_file) or b"", intake_file) if r.get("id") in routed]
+        records = [r for r in iter_jsonl(intake() or b"", intake_file) if r.get("id") in routed]
         return render([line(r) for r in sorted(records, key=queue_order)])
 
     def shard(self, path: str) -> bytes | None:

@@ -177,5 +177,16 @@ def test_excise_refuses_a_branch_its_upstream_does_not_hold_and_changes_nothing(
     said = memstack("excise", cwd=store)
     assert said.returncode == 2 and f"{branch} is behind 1 of origin/{branch}" in said.stderr, said.stderr
     git(store, "merge", "-q", "--ff-only", f"origin/{branch}")
+    git(store, "update-ref", "-d", f"refs/remotes/origin/{branch}")  # not fetched: what the remote holds is unknown
+    said = memstack("excise", cwd=store)
+    assert said.returncode == 2 and "is not in this clone" in said.stderr and "`git fetch`" in said.stderr, said.stderr
+    git(store, "fetch", "-q", "origin")
+    # A branch that tracks a local branch pushes nowhere: ahead of it is no reason to refuse.
+    git(store, "checkout", "-q", "-b", "feature", "--track", branch)
+    ok(store, "intake", "write", "--content", "a feature's note", "--created-at", DAY)
+    feature = commit(store, "on a local branch")
+    git(store, "checkout", "-q", branch)
     done = ok(store, "excise", "--reason", "erasure request")
-    assert done["push"] == [f"git push --force-with-lease=refs/heads/{branch}:{head} <remote> refs/heads/{branch}"]
+    assert sorted(done["push"]) == sorted([
+        f"git push --force-with-lease=refs/heads/{branch}:{head} <remote> refs/heads/{branch}",
+        f"git push --force-with-lease=refs/heads/feature:{feature} <remote> refs/heads/feature"])

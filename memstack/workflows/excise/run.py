@@ -71,19 +71,32 @@ def _refuse_other_checkouts(top: Path, changed: set[str]) -> None:
                             " (`git worktree remove`), excise, then add it again")
 
 
+_TRACKING = "%00".join(f"%({side}{field})" for side in ("push", "upstream") for field in (":short", ":remotename",
+                                                                                         ":track,nobracket"))
+
+
 def _refuse_unpushed(top: Path, heads: dict[str, str], changed: set[str]) -> None:
     """The receipt names each branch's head before the rewrite, and a guarded remote takes the rewrite only
-    over that very head: a branch the rewrite changes must be where its upstream is (as last fetched), or
-    the rewrite could never be pushed (the old commits are pruned by then)."""
-    data = git.run(top, "for-each-ref", "--format=%(refname)%00%(upstream:short)%00%(upstream:track,nobracket)",
-                   "refs/heads/", env=git.no_git_env()).stdout.decode()
-    for line in data.splitlines():
-        ref, upstream, track = line.split("\0")
-        if ref in heads and heads[ref] in changed and upstream and track and track != "gone":
-            branch = ref.removeprefix("refs/heads/")
-            raise MemstackError(f"excise: {branch} is {track} of {upstream}; the erasure receipt names the head it"
-                                " replaces, and the remote takes the rewrite only over that head: push (`git push`)"
-                                " or pull (`git pull`) until the two agree, then excise (nothing was changed)")
+    over that very head: a branch the rewrite changes must be where the remote branch it is pushed to (else
+    its upstream) is, as last fetched, or the rewrite could never be pushed (the old commits are pruned by
+    then). A branch that tracks another local branch, or nothing, pushes nowhere: it is not asked."""
+    data = git.run(top, "for-each-ref", f"--format=%(refname)%00{_TRACKING}", "refs/heads/",
+                   env=git.no_git_env()).stdout.decode("utf-8", "surrogateescape")
+    for line in data.split("\n"):
+        fields = line.split("\0")
+        if len(fields) != 7 or fields[0] not in heads or heads[fields[0]] not in changed:
+            continue
+        target, remote, track = fields[1:4] if fields[1] else fields[4:7]
+        if remote in ("", ".") or not track:
+            continue
+        branch = fields[0].removeprefix("refs/heads/")
+        if track == "gone":
+            raise MemstackError(f"excise: {target}, where {branch} goes, is not in this clone, so whether the remote"
+                                f" holds {branch}'s head is not known: `git fetch` (or `git branch --unset-upstream`"
+                                f" if the remote has no such branch), then excise (nothing was changed)")
+        raise MemstackError(f"excise: {branch} is {track} of {target}; the erasure receipt names the head it replaces,"
+                            " and the remote takes the rewrite only over that head: push (`git push`) or pull"
+                            " (`git pull`) until the two agree, then excise (nothing was changed)")
 
 
 def _other_refs(top: Path, changed: set[str]) -> list[str]:
