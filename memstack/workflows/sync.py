@@ -97,6 +97,11 @@ class _Stop(Exception):
         self.reason, self.hint, self.said = reason, hint, said
 
 
+# What a line of each append-only log is, in a commit message (every kind of layout.LOGS).
+_LOG_ENTRIES = {layout.INTAKE: "intake records", layout.PROMOTIONS: "ledger lines", layout.BINDER: "Binder decisions",
+                layout.TOMBSTONES: "tombstones", layout.ERASURES: "erasure receipts"}
+
+
 def _describe(numstat: str) -> tuple[str, list[str]]:
     """The commit message's title and body from `git diff --cached --numstat` of the memory paths."""
     counts: Counter[str] = Counter()
@@ -106,8 +111,7 @@ def _describe(numstat: str) -> tuple[str, list[str]]:
         plus, minus = (int(added), int(removed)) if added.isdigit() and removed.isdigit() else (0, 0)
         kind = layout.classify(path).kind
         if kind in layout.LOGS:
-            what = {"intake": "intake records", "promotions": "ledger lines", "binder": "Binder decisions",
-                    "tombstones": "tombstones"}[kind]
+            what = _LOG_ENTRIES[kind]
             counts[what] += plus
             body.append(f"{path}: +{plural(plus, what[:-1])}")
         elif kind == layout.FACTS:
@@ -126,8 +130,8 @@ def _describe(numstat: str) -> tuple[str, list[str]]:
         else:
             counts["other files"] += 1
             body.append(f"{path}: changed")
-    order = ("intake records", "facts", "closings", "handoffs", "SOIL records", "Binder decisions", "ledger lines",
-             "other files", "rebuilt derived files")
+    order = ("intake records", "facts", "closings", "handoffs", "SOIL records", "Binder decisions", "tombstones",
+             "erasure receipts", "ledger lines", "other files", "rebuilt derived files")
     title = ", ".join(f"{counts[k]} {k if counts[k] != 1 else k.rstrip('s')}" for k in order if counts[k])
     return title, body
 

@@ -286,3 +286,22 @@ def test_agents_syncing_at_once_converge_with_nothing_lost(store: Path, remote: 
     check_history(final)
     for repo in agents.values():
         assert git(repo, "status", "--porcelain").stdout == ""
+
+
+def test_the_commit_title_counts_every_log_it_holds_and_a_hand_written_receipt_is_refused_not_a_crash(
+        remote: Path, tmp_path: Path) -> None:
+    """A tombstone is named in the title (it was only in the body), and a line written by hand into the
+    erasure receipts' log is the hook's refusal, not a traceback."""
+    a = clone(remote, tmp_path / "a")
+    written = memstack("intake", "write", "--agent", "alice", "--content", "a number to forget", "--created-at",
+                       "2026-11-02T10:00:00Z", "--json", cwd=a)
+    assert written.returncode == 0, written.stderr
+    sync(a)
+    forgot = memstack("forget", json.loads(written.stdout)["record"]["id"], "--reason", "asked to", cwd=a)
+    assert forgot.returncode == 0, forgot.stderr
+    assert sync(a)["committed"]["message"].startswith("memstack sync: 1 tombstone\n")
+    with open(a / "kb" / "erasures.jsonl", "a") as log:
+        log.write('{"id": "made up"}\n')
+    refused = memstack("sync", cwd=a)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    assert "kb/erasures.jsonl" in refused.stderr, refused.stderr
