@@ -132,7 +132,23 @@ def _rewritten_line(repo: Path, revs: Sequence[str], receipts: Sequence[Receipt]
                 if record not in current:
                     grep = git.run(repo, "grep", "-h", "-F", "-e", record, *tips, "--", "*.jsonl", env=env,
                                    ok=(0, 1)).stdout
-                    current[record] = set(grep.splitlines())
-                if line[1:] not in current[record]:
+                    current[record] = {_unclosed(held) for held in grep.splitlines()}
+                if _unclosed(line[1:]) not in current[record]:
                     return sha.decode(), receipt
     return None
+
+
+CLOSING = ("valid_to", "expired_at", "superseded_by")  # what of a fact changes when it is closed (I2)
+
+
+def _unclosed(line: bytes) -> bytes:
+    """A line as the rewrite is judged by: a fact's without its closing. A fact is closed after it was written
+    (a forget closes the fact its record became), so the commits before the closing add it open while the
+    branches hold it closed: the same excised line, not content from before the rewrite."""
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return line
+    if not isinstance(record, dict) or not all(field in record for field in CLOSING):
+        return line
+    return orjson.dumps({k: v for k, v in record.items() if k not in CLOSING}, option=orjson.OPT_SORT_KEYS)

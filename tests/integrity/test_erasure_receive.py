@@ -156,3 +156,22 @@ def test_a_fact_willow_showed_is_excised_and_the_guarded_remote_takes_the_rewrit
     pushed = push(store, "--force", "origin", "main")
     assert pushed.returncode == 0, pushed.stderr
     assert remote_head(remote) == git(store, "rev-parse", "main").stdout.strip()
+
+
+def test_a_second_excise_is_accepted_after_one_whose_record_had_a_fact(excised: tuple[Path, dict, Path]) -> None:
+    """The first excise's record was promoted, and its forget closed the fact: the commits before the forget
+    add the fact's line open, the branch holds it closed. A second excise rewrites those commits again
+    (their ids change): its push is not history from before the first rewrite, and is accepted."""
+    store, receipt, remote = excised
+    old = receipt["heads"]["refs/heads/main"]["old"]
+    assert push(store, f"--force-with-lease=main:{old}", "origin", "main").returncode == 0
+    listed = ok(store, "intake", "list", "--agent", "alice")["items"]
+    [other] = [r["id"] for r in listed if r.get("content") == "an unrelated note that stays"]
+    ok(store, "forget", other, "--reason", "a second request")
+    head = commit(store, "forget another")
+    assert push(store, "origin", "main").returncode == 0
+    done = ok(store, "excise", "--reason", "a second request")
+    assert done["push"] == [f"git push --force-with-lease=refs/heads/main:{head} <remote> refs/heads/main"]
+    said = push(store, f"--force-with-lease=main:{head}", "origin", "main")
+    assert said.returncode == 0, said.stderr
+    assert remote_head(remote) == git(store, "rev-parse", "main").stdout.strip()
