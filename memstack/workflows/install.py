@@ -25,7 +25,7 @@ from memstack.base.errors import MemstackError, bad
 from memstack.base.names import check_name
 from memstack.base.resources import data_dir
 from memstack.boot import context as boot
-from memstack.repo import git, precommit
+from memstack.repo import git, precommit, store
 from memstack.repo.store import is_store
 from memstack.workflows.agents import identity_text
 
@@ -287,6 +287,11 @@ def _finish(root: Path, repo: Path, folder: str, resumed: bool, undo: _Undo | No
         message += (f", a folder of the repository {repo}; committed only {', '.join(paths)}"
                     + (f" ({len(still)} other staged file{'s' * (len(still) != 1)} left staged, not committed)"
                        if still else ""))
+        others = [other.rstrip("/") or "." for other in store.folders(repo) if other != folder]
+        if others:  # a command run outside the new store's folder cannot tell which one is meant
+            message += (f"; the repository holds {'another store' if len(others) == 1 else 'other stores'} too"
+                        f" ({', '.join(others)}): outside {folder.rstrip('/')}, pass --store {folder.rstrip('/')}"
+                        " or set MEMSTACK_HOME")
     return {"store": str(root), "created": True, "resumed": resumed,
             "agents": agents if agents is not None else config.load(root).agents,
             "repository": str(repo), "folder": folder.rstrip("/") or ".", "committed": paths, "hooks": hooks,

@@ -186,6 +186,8 @@ def test_memory_files_staged_without_a_store_fail_the_check(tmp_path: Path) -> N
 def test_several_stores_in_one_repository_ask_for_store_and_are_all_checked(code: Path) -> None:
     made = memstack("init", "more-memory", cwd=code)  # its first commit ran the hook over both stores
     assert made.returncode == 0, made.stderr
+    assert "the repository holds another store too (.memory): outside more-memory, pass --store more-memory" \
+        in made.stdout, made.stdout
     proc = memstack("intake", "list", cwd=code)
     assert proc.returncode == 2 and "2 memstack stores" in proc.stderr and "--store" in proc.stderr
     assert memstack("intake", "list", "--store", ".memory", cwd=code).returncode == 0
