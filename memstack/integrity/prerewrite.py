@@ -20,6 +20,7 @@ import orjson
 from memstack.base import layout
 from memstack.base.times import iso
 from memstack.integrity.violations import Violation
+from memstack.kb.facts import CLOSING_FIELDS
 from memstack.repo import git
 
 RECEIPTS = layout.ERASURES_LOG  # in the store: one line per excise, append-only
@@ -138,9 +139,6 @@ def _rewritten_line(repo: Path, revs: Sequence[str], receipts: Sequence[Receipt]
     return None
 
 
-CLOSING = ("valid_to", "expired_at", "superseded_by")  # what of a fact changes when it is closed (I2)
-
-
 def _unclosed(line: bytes) -> bytes:
     """A line as the rewrite is judged by: a fact's without its closing. A fact is closed after it was written
     (a forget closes the fact its record became), so the commits before the closing add it open while the
@@ -149,6 +147,6 @@ def _unclosed(line: bytes) -> bytes:
         record = orjson.loads(line)
     except orjson.JSONDecodeError:
         return line
-    if not isinstance(record, dict) or not all(field in record for field in CLOSING):
+    if not isinstance(record, dict) or not all(field in record for field in CLOSING_FIELDS):
         return line
-    return orjson.dumps({k: v for k, v in record.items() if k not in CLOSING}, option=orjson.OPT_SORT_KEYS)
+    return orjson.dumps({k: v for k, v in record.items() if k not in CLOSING_FIELDS}, option=orjson.OPT_SORT_KEYS)

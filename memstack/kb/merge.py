@@ -22,6 +22,7 @@ import orjson
 from memstack.base import layout
 from memstack.base.times import iso
 from memstack.kb import disputes
+from memstack.kb.facts import CLOSING_FIELDS
 
 
 class Unmergeable(Exception):
@@ -115,17 +116,14 @@ def merge_log(base: bytes, ours: bytes, theirs: bytes, ledger: bool = False) -> 
     return Result(ours + b"".join(line + b"\n" for line in extra))
 
 
-_CLOSING = ("valid_to", "expired_at", "superseded_by")
-
-
 def _is_closing_of(closed: dict, open_: dict) -> bool:
     return open_.get("valid_to") is None and closed.get("valid_to") is not None and all(
-        closed.get(k) == v for k, v in open_.items() if k not in _CLOSING)
+        closed.get(k) == v for k, v in open_.items() if k not in CLOSING_FIELDS)
 
 
 def _rivals(a: dict, b: dict) -> bool:
     """Two closings of one fact that differ only in their closing, each naming its successor."""
-    return all(a.get(k) == b.get(k) for k in a.keys() | b.keys() if k not in _CLOSING) \
+    return all(a.get(k) == b.get(k) for k in a.keys() | b.keys() if k not in CLOSING_FIELDS) \
         and disputes.winner(a, b) is not None
 
 

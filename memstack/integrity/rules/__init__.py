@@ -28,7 +28,7 @@ from memstack.integrity.rules.attributes import attributes
 from memstack.integrity.rules.bindings import FUTURE_FIX, ID_FIX, bindings, tag_clash, transaction_ms
 from memstack.integrity.rules.config import config, secrets_policy
 from memstack.integrity.rules.credentials import I8_FIX, TEXT_KINDS, redacted, secrets
-from memstack.integrity.rules.facts import CLOSING, I2_FIX, closing_problems, dangling, fact_problems, facts, ids_in
+from memstack.integrity.rules.facts import I2_FIX, closing_problems, dangling, fact_problems, facts, ids_in
 from memstack.integrity.rules.logs import I1_FIX, append_only
 from memstack.integrity.rules.records import SCHEMA_OF, records, soil, view_json
 from memstack.integrity.rules.sealed import I3_FIX, binder_file, filed_document, handoff, sealed_handoff
@@ -43,7 +43,7 @@ from memstack.integrity.rules.text import (
            text,
 )
 
-__all__ = ["CLOSING", "FUTURE_FIX", "I1_FIX", "I2_FIX", "I3_FIX", "I8_FIX", "ID_FIX", "MAX_PER_FILE", "SCHEMA_OF",
+__all__ = ["FUTURE_FIX", "I1_FIX", "I2_FIX", "I3_FIX", "I8_FIX", "ID_FIX", "MAX_PER_FILE", "SCHEMA_OF",
            "TEXT_KINDS", "Numbered", "append_only", "appended_lines", "attributes", "binder_file", "bindings", "cap",
            "closing_problems", "config", "dangling", "fact_problems", "facts", "filed_document", "final_newline",
            "handoff", "ids_in", "line_of", "lines", "records", "redacted", "sealed_handoff", "secrets",

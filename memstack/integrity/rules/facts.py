@@ -8,13 +8,10 @@ import orjson
 from memstack.integrity.rules.text import COMMITTED_ID, fact_of, line_of, lines
 from memstack.integrity.violations import Violation
 from memstack.kb import disputes
-from memstack.kb.facts import MAX_MS, MIN_RECORDED_MS, MIN_VALID_MS
+from memstack.kb.facts import CLOSING_FIELDS, MAX_MS, MIN_RECORDED_MS, MIN_VALID_MS
 
 I2_FIX = ("restore the fact ({restore}); facts are never deleted or edited: close an open fact"
           " (set valid_to, expired_at, superseded_by) and append its successor")
-
-
-CLOSING = ("valid_to", "expired_at", "superseded_by")
 
 
 def same(a: Any, b: Any) -> bool:
@@ -69,7 +66,7 @@ def closing_problems(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
         return [f"superseded fact {fact} changed ({', '.join(changed)}); a superseded fact never changes"]
     problems = []
     others = sorted(k for k in old.keys() | new.keys()
-                    if k not in CLOSING and not same(old.get(k, ...), new.get(k, ...)))
+                    if k not in CLOSING_FIELDS and not same(old.get(k, ...), new.get(k, ...)))
     if others:
         problems.append(f"open fact {fact} changed {', '.join(others)}; only a closing may change it")
     valid_to, valid_from = new.get("valid_to"), old.get("valid_from")
@@ -93,7 +90,7 @@ def _rival_closing(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """A superseded fact re-closed by the merge of two agents' closings (docs/merge.md): both name a
     successor, only the closing differs, and the new one ranks first, so a merge in either direction
     and a rebase that replays the other closing all land on the same line."""
-    return all(same(old.get(k, ...), new.get(k, ...)) for k in old.keys() | new.keys() if k not in CLOSING) \
+    return all(same(old.get(k, ...), new.get(k, ...)) for k in old.keys() | new.keys() if k not in CLOSING_FIELDS) \
         and disputes.winner(old, new) is new and not same(old, new)
 
 
