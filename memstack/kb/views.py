@@ -111,8 +111,8 @@ def remembering() -> Iterator[None]:
         _MADE = None
 
 
-def _remember(key: tuple[str, ...] | None, built: dict[str, bytes | None]) -> None:
-    if _MADE is not None and key is not None:
+def _remember(key: tuple[str, ...], built: dict[str, bytes | None]) -> None:
+    if _MADE is not None:
         _MADE[key] = {path: None if data is None else objects.blob_id(data, _SHA1) for path, data in built.items()}
 
 
@@ -142,13 +142,20 @@ class Shards:
     def _left_key(self) -> str:
         return hashlib.blake2b(orjson.dumps(sorted(self.left))).hexdigest()
 
-    def _key(self, source_file: str) -> tuple[str, ...] | None:
-        """What the shards of `source_file` are built from, by git blob id (None: it has none)."""
+    def _key(self, source_file: str, sha: str, routed: str | None) -> tuple[str, ...]:
+        """What the shards of `source_file` are built from, by git blob id: the file's (`sha`), and for an
+        intake file its ledger shard's (`routed`, None: none yet) and the ids no queue holds."""
+        if not source_file.startswith("intake/"):
+            return (source_file, sha)
+        return (source_file, sha, routed or "-", self._left_key)
+
+    def _key_in_source(self, source_file: str) -> tuple[str, ...] | None:
+        """`_key` of `source_file` as the source holds it (None: it does not)."""
         sha = self.source.blob_id(source_file)
-        if sha is None or not source_file.startswith("intake/"):
-            return None if sha is None else (source_file, sha)
-        routed = self.source.blob_id(ledger_shard(source_file)) or "-"  # its ledger shard, if any yet
-        return (source_file, sha, routed, self._left_key)
+        if sha is None:
+            return None
+        routed = self.source.blob_id(ledger_shard(source_file)) if source_file.startswith("intake/") else None
+        return self._key(source_file, sha, routed)
 
     def remembered(self, paths: Iterable[str]) -> dict[str, str | None]:
         """The blob id of each shard at `paths` built from the same inputs while `remembering` (None: a
@@ -156,11 +163,14 @@ class Shards:
         if not _MADE:
             return {}
         out: dict[str, str | None] = {}
+        keys: dict[str, tuple[str, ...] | None] = {}  # by source file: a fact file has three shards
         for path in paths:
             found = source_of(path)
             if found is None:
                 continue
-            key = self._key(found[1])
+            if found[1] not in keys:
+                keys[found[1]] = self._key_in_source(found[1])
+            key = keys[found[1]]
             made = _MADE.get(key) if key is not None else None
             if made is not None and path in made:
                 out[path] = made[path]
@@ -170,7 +180,7 @@ class Shards:
         data = self.source.read(fact_file)
         built = fact_shards(data, fact_file)
         if _MADE is not None and data is not None:
-            _remember((fact_file, objects.blob_id(data, _SHA1)), built)
+            _remember(self._key(fact_file, objects.blob_id(data, _SHA1), None), built)
         return built
 
     def queue(self, intake_file: str) -> bytes | None:
@@ -184,9 +194,9 @@ class Shards:
             return self._queue(intake_file, ledger.shard_lines(self.source, intake_file), lambda: data)
         built = self._queue(intake_file, iter_jsonl(routed or b"", shard), lambda: data)
         if data is not None:
-            key = (intake_file, objects.blob_id(data, _SHA1),
-                   "-" if routed is None else objects.blob_id(routed, _SHA1), self._left_key)
-            _remember(key, {view_shard(QUEUE_VIEW, intake_file): built})
+            routed_id = None if routed is None else objects.blob_id(routed, _SHA1)
+            _remember(self._key(intake_file, objects.blob_id(data, _SHA1), routed_id),
+                      {view_shard(QUEUE_VIEW, intake_file): built})
         return built
 
     def _queue(self, intake_file: str, routed_lines: Iterable[dict[str, Any]],
