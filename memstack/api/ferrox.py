@@ -16,8 +16,9 @@ seed returns:
 As in the seed, reading from where there is no store answers nothing (a note on stderr says so).
 """
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from memstack.api.capture import capture_document
 from memstack.api.fact import add_document, get_valid_at_document, history_document, invalidate_document
@@ -122,10 +123,15 @@ def capture(store: str | None, *, subject: Any, predicate: Any, object: Any, val
     return new
 
 
-def import_document(store: Any, file: str, data: bytes, *, agent: str | None = None,
+def import_document(store: Any, file: str, stream: IO[bytes], *, agent: str | None = None,
                     source: str | None = None) -> dict[str, Any]:
-    """`import ferrox --json`: what the import did (counts of facts added, closed, present, differing)."""
+    """`import ferrox --json`: what the import did (counts of facts added, closed, present, differing).
+    `stream` (seekable: a file, or stdin spooled to one) is read twice, from its start, never whole."""
     where = "stdin" if file == "-" else Path(file).name
-    records = storefile.parse(data, where)
+
+    def read() -> Iterator[storefile.Record]:
+        stream.seek(0)
+        return storefile.records(stream, where)
+
     who = resolve_agent(store, agent)
-    return importing.run(store.root, records, agent=who, source=SOURCE if source is None else source).document()
+    return importing.run(store.root, read, agent=who, source=SOURCE if source is None else source).document()

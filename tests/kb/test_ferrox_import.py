@@ -6,8 +6,11 @@ writes passes every check and a real commit through the hooks.
 """
 
 import json
+import resource
 import shutil
 import string
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import git, memstack, tree_snapshot
+from helpers import MEMSTACK, git, memstack, tree_snapshot
 from memstack.base.times import month
 from memstack.cli.main import main
 from memstack.kb import factfiles
@@ -171,6 +174,11 @@ BAD = [
     ("[]", "not a ferrox fact store"),
     ('{"facts": {}}', "facts must be a list"),
     ('{"facts": [42]}', "facts[0]: a fact is a JSON object"),
+    # read as a stream: what follows the document, a second list, a file cut short, an empty file
+    ('{"facts": []} {"facts": []}', "invalid JSON"),
+    ('{"facts": [], "facts": []}', "facts given twice"),
+    ('{"facts": [{"subject": "a"', "invalid JSON"),
+    ("", "invalid JSON"),
 ]
 
 
@@ -300,3 +308,53 @@ def test_export_names_a_bad_line_of_a_fact_file(store: Path, tmp_path: Path) -> 
     result = memstack("export", "ferrox", "--output", str(tmp_path / "out.json"), cwd=store)
     assert result.returncode == 2 and "incomplete" in result.stderr
     assert not (tmp_path / "out.json").exists()  # a failed export leaves no file
+
+
+# ---- a file larger than the memory the import is given -----------------------------------------
+
+LIMIT_MIB = 64  # the address space the import gets (a tiny import runs in it)
+
+
+def test_a_file_larger_than_the_memory_limit_imports_streamed_from_a_file_and_from_stdin(
+        store: Path, tmp_path: Path) -> None:
+    """The file is read as a stream, twice (checked whole, then written a batch at a time), never held: an
+    import of a file larger than its address space completes (a parse of the whole document dies), from a
+    path and from stdin (spooled to a temporary file). Fields the seed does not know, nested ones
+    included, and top-level keys beside `facts` are ignored."""
+    pad = " ".join(["what the service runs on and why it moved there"] * 200)  # ~10 KB a record
+    count = 7_200
+    path = tmp_path / "big.json"
+    with path.open("w") as out:
+        out.write('{"meta": {"written_by": ["ferrox", {"v": 1}]}, "facts": [\n')
+        for n in range(count):
+            record = seed_fact(f"svc-{n // 2}", "runs on", f"host {n % 2} {pad}", Y2024 + (n // 2) * 1000 + n % 2
+                               * DAY, Y2024 + (n // 2) * 1000 + DAY if n % 2 == 0 else None, Y2024 + n)
+            record["extra"] = {"nested": [n, {"deep": None}]}
+            out.write(("" if n == 0 else ",\n") + json.dumps(record))
+        out.write("\n]}\n")
+    assert path.stat().st_size > LIMIT_MIB << 20
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (LIMIT_MIB << 20, LIMIT_MIB << 20))
+
+    hog = subprocess.run([sys.executable, "-c", f"import orjson; orjson.loads(open({str(path)!r}, 'rb').read())"],
+                         capture_output=True, text=True, preexec_fn=limit)
+    assert hog.returncode != 0 and "MemoryError" in hog.stderr  # the limit is real: the whole document dies
+    ran = subprocess.run([MEMSTACK, "import", "ferrox", str(path), "--json"], cwd=store, capture_output=True,
+                         text=True, preexec_fn=limit)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert json.loads(ran.stdout) | {"files": []} == {"facts": count, "added": count, "closed": 0,
+                                                        "present": 0, "differs": 0, "files": []}
+    facts = [json.loads(line) for f in sorted((store / "kb/facts").rglob("*.jsonl"))
+             for line in f.read_bytes().splitlines()]
+    assert len(facts) == count
+    by_id = {f["id"]: f for f in facts}
+    closed = [f for f in facts if f["valid_to"] is not None]
+    assert len(closed) == count // 2  # each first version closed, its successor (the second) named
+    assert all(by_id[f["superseded_by"]]["valid_from"] == f["valid_to"] for f in closed)
+    assert all("extra" not in f for f in facts)
+    with path.open("rb") as stdin:  # again, through stdin: every fact already there
+        ran = subprocess.run([MEMSTACK, "import", "ferrox", "-", "--json"], cwd=store, stdin=stdin,
+                             capture_output=True, text=True, preexec_fn=limit)
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert json.loads(ran.stdout)["present"] == count

@@ -1,8 +1,11 @@
 """`memstack import ferrox FILE`: a ferrox fact store into the store's facts (docs/ferrox.md)."""
 
+import shutil
 import sys
-from pathlib import Path
-from typing import Any
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
 
 from memstack.base.errors import bad
 from memstack.base.output import emit
@@ -28,23 +31,31 @@ def register(sub: Any, common: Any) -> None:
     p.set_defaults(func=run)
 
 
-def read_bytes(file: str) -> bytes:
+@contextmanager
+def opened(file: str) -> Iterator[IO[bytes]]:
+    """FILE open for reading; stdin (`-`) copied to a temporary file first, a megabyte at a time (the
+    import reads the file twice and never holds it whole)."""
     if file == "-":
-        return sys.stdin.buffer.read()
+        with tempfile.TemporaryFile() as spool:
+            shutil.copyfileobj(sys.stdin.buffer, spool, 1 << 20)
+            yield spool
+        return
     try:
-        return Path(file).read_bytes()
+        handle = open(file, "rb")  # noqa: SIM115 (closed below; the errors are the command line's)
     except FileNotFoundError:
         raise bad("FILE", repr(file), "no such file") from None
     except IsADirectoryError:
         raise bad("FILE", repr(file), "a folder, not a file") from None
+    with handle:
+        yield handle
 
 
 def run(args: Any) -> int:
     from memstack.api.ferrox import import_document  # lazy: --help stays quick
 
     store = open_store(args.store)
-    data = read_bytes(args.file)
-    done = import_document(store, args.file, data, agent=args.agent, source=args.source)
+    with opened(args.file) as stream:
+        done = import_document(store, args.file, stream, agent=args.agent, source=args.source)
     extra = f", {done['differs']} left as the store has them (closed otherwise there)" if done["differs"] else ""
     emit(args, done, f"imported {done['facts']} ferrox facts: {done['added']} added, {done['closed']} closed,"
                      f" {done['present']} already present{extra}")

@@ -2,7 +2,7 @@
 
 - `spellings`: `memstack query memory.fact|memory.recall|memory.capture`, the seed's flags and
   JSON documents, answered by memstack's own fact verbs.
-- `storefile`: the seed's fact store file, `{"facts": [...]}`, read and checked whole.
+- `storefile`: the seed's fact store file, `{"facts": [...]}`, read as a stream and checked a record at a time.
 - `importing`: that file into the store, windows and closings kept, idempotent.
 
 A ferrox fact is exactly these fields; every memstack fact has them too.

@@ -15,17 +15,20 @@
   may have, I2). A fact the store already closed is never changed: if the file says
   otherwise, it is counted as `differs` and left as the store has it.
 
-Two passes. The first checks every record and the fact it makes (schema, secrets,
-transaction times not in the future) and keeps only each one's id and closing; the first
-problem is refused naming the record (`facts[3].valid_to`) and nothing is written. The
-second makes the facts again a batch at a time and appends the new ones (one write per file
-a batch), then closes what an earlier import left open: memory stays bounded by a batch,
-not the file. Were the second pass cut short (a crash), importing the file again finishes it.
+Two passes over the file, each read as a stream (storefile.py): it is never held. The first
+checks every record and the fact it makes (schema, secrets, transaction times not in the
+future) and keeps, packed, each one's id and closing (`Plan`); the first problem is refused
+naming the record (`facts[3].valid_to`) and nothing is written. The second makes the facts
+again a batch at a time and appends the new ones (one write per file a batch), then closes
+what an earlier import left open. Memory follows the number of records (about 190 bytes
+each while the first pass runs), not the size of the file or of its texts. Were the second
+pass cut short (a crash), importing the file again finishes it.
 """
 
 import hashlib
-from collections import Counter, defaultdict
-from collections.abc import Iterator
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -39,6 +42,7 @@ from memstack.kb.ferrox.storefile import Record
 from memstack.kb.index import queries
 
 BATCH = 5000  # facts made, looked up and appended at a time
+BATCH_TEXT = 4 << 20  # or fewer, when their texts reach this many characters (long objects)
 
 
 @dataclass
@@ -80,55 +84,136 @@ def make(record: Record, fact_id: str, closing: Closing | None, *, agent: str, s
     return fact
 
 
-def plan(records: list[Record], *, agent: str, source: str, store: Path | None = None) -> list[Planned]:
-    """Each record's fact id and closing, every fact checked on the way (an error names its record)."""
-    seen: Counter[bytes] = Counter()
-    fact_ids = []
+Read = Callable[[], Iterator[Record]]  # the file's checked records, from its start, each time it is called
+
+
+class Plan:
+    """What the first pass keeps of the records, packed: each one's fact id (32 hex digits: 16 bytes
+    here) and, for each closed one in the file's order, its index, valid_to, when the closing was
+    learned and its successor's index (-1: none). About 16 bytes a record and 32 a closed one."""
+
+    def __init__(self) -> None:
+        self.ids = bytearray()
+        self.closed = array("q")  # per closed record: index, valid_to, expired_at, successor index
+
+    def __len__(self) -> int:
+        return len(self.ids) // ID_BYTES
+
+    def fact_id(self, index: int) -> str:
+        return self.ids[index * ID_BYTES:(index + 1) * ID_BYTES].hex()
+
+    def recorded_at(self, index: int) -> int:
+        """The record's recorded_at: its fact id's first 12 hex digits (base/ids.py)."""
+        return int.from_bytes(self.ids[index * ID_BYTES:index * ID_BYTES + 6], "big")
+
+    def __getitem__(self, index: int) -> Planned:
+        at = 4 * bisect_left(range(len(self.closed) // 4), index, key=lambda n: self.closed[4 * n])
+        if at == len(self.closed) or self.closed[at] != index:
+            return Planned(self.fact_id(index), None)
+        _, valid_to, expired_at, successor = self.closed[at:at + 4]
+        return Planned(self.fact_id(index), Closing(self.fact_id(index), valid_to, expired_at,
+                                                    None if successor < 0 else self.fact_id(successor)))
+
+
+ID_BYTES = 16  # a fact id's 32 hex digits (time, content, agent tag), as bytes
+START_BYTES = 16  # a digest of where a window starts (subject, predicate, valid_from)
+SAME_BYTES = 16  # of a record's identity digest kept to find its repeats (a collision: one in 2**128)
+
+
+def _starts(subject: str, predicate: str, valid_from: int) -> bytes:
+    """Where a window starts, as a digest (the records starting there are a closed one's successors)."""
+    return hashlib.blake2b(jsonio.dumps_line([subject, predicate, valid_from]), digest_size=START_BYTES).digest()
+
+
+def plan(read: Read, *, agent: str, source: str, store: Path | None = None) -> Plan:
+    """Each record's fact id and closing, every fact checked on the way (an error names its record): the
+    first pass over the file. What it keeps follows the records, packed (a fact id, where its window
+    starts, a closed one's end: bytes in arrays) but for one set entry a record (its identity, to number
+    the occurrences of one content); the file and its records are never held."""
+    planned = Plan()
+    seen: set[int] = set()  # each record's identity digest, as a number
+    repeats: dict[int, int] = {}  # how often each content seen more than once was seen
+    start_keys = bytearray()  # where each record's window starts (`_starts`)
+    ends = array("q")  # each closed record's index and valid_to, in pairs
+    end_keys = bytearray()  # and where its successor starts
     now = None if store is None else clock.for_store(store)
     policy = secrets.DEFAULT if store is None else secrets.for_store(store)
-    starts: dict[tuple[str, str, int], list[tuple[int, str]]] = defaultdict(list)
-    for index, record in enumerate(progress.each(records, len(records), "checking", "facts")):
+    for index, record in enumerate(progress.each(read(), None, "checking", "facts")):
         where = f"facts[{index}]"
         if now is not None and now.too_late(record["recorded_at"]):
             raise MemstackError(f"bad {where}.{now.problem('recorded_at', record['recorded_at'])}")
-        key = identity(record, 0)
-        occurrence, seen[key] = seen[key], seen[key] + 1
+        same = int.from_bytes(identity(record, 0)[:SAME_BYTES])
+        occurrence = repeats.get(same, 1) if same in seen else 0  # the same content again: its occurrence
+        if occurrence:  # is part of its identity
+            repeats[same] = occurrence + 1
+        seen.add(same)
         fact_id = ids.from_content(record["recorded_at"], agent, identity(record, occurrence))
         fact = make(record, fact_id, None, agent=agent, source=source)
         schemas.validate("fact", fact, where)
         found = secrets.scan({k: fact[k] for k in ("subject", "predicate", "object", "source")}, where, policy)
         if found:
             raise MemstackError(secrets.message(found))
-        fact_ids.append(fact_id)
-        starts[(record["subject"], record["predicate"], record["valid_from"])].append((record["recorded_at"], fact_id))
-    planned = []
-    for record, fact_id in zip(records, fact_ids, strict=True):
-        end = record["valid_to"]
-        if end is None:
-            planned.append(Planned(fact_id, None))
-            continue
-        after = [s for s in starts.get((record["subject"], record["predicate"], end), []) if s[1] != fact_id]
-        successor = min(after) if after else None
-        learned = max(record["recorded_at"], 1, 0 if successor is None else successor[0])
-        planned.append(Planned(fact_id, Closing(fact_id, end, learned, None if successor is None else successor[1])))
+        planned.ids += bytes.fromhex(fact_id)
+        start_keys += _starts(record["subject"], record["predicate"], record["valid_from"])
+        if record["valid_to"] is not None:
+            ends.extend((index, record["valid_to"]))
+            end_keys += _starts(record["subject"], record["predicate"], record["valid_to"])
+    del seen, repeats
+    _link(planned, start_keys, ends, end_keys)
     return planned
 
 
-def batches(records: list[Record], planned: list[Planned]) -> Iterator[list[tuple[Record, Planned]]]:
-    pairs = list(zip(records, planned, strict=True))
-    for at in range(0, len(pairs), BATCH):
-        yield pairs[at:at + BATCH]
+def _link(planned: Plan, start_keys: bytearray, ends: "array[int]", end_keys: bytearray) -> None:
+    """Each closed record's closing: its successor the earliest recorded of the records whose window starts
+    where its own ends (the records sorted by where they start, each end looked up in them)."""
+    def start(index: int) -> bytes:
+        return bytes(start_keys[index * START_BYTES:(index + 1) * START_BYTES])
+
+    order = sorted(range(len(planned)), key=start) if ends else []
+    for at in range(0, len(ends), 2):
+        index, valid_to = ends[at], ends[at + 1]
+        key = bytes(end_keys[at // 2 * START_BYTES:(at // 2 + 1) * START_BYTES])
+        after = []
+        at_key = bisect_left(order, key, key=start)
+        while at_key < len(order) and start(order[at_key]) == key:
+            i = order[at_key]
+            if i != index:
+                after.append((planned.recorded_at(i), planned.fact_id(i), i))
+            at_key += 1
+        successor = min(after) if after else None
+        learned = max(planned.recorded_at(index), 1, 0 if successor is None else successor[0])
+        planned.closed.extend((index, valid_to, learned, -1 if successor is None else successor[2]))
 
 
-def run(root: Path, records: list[Record], *, agent: str, source: str) -> Report:
-    """Import the checked records into the store at `root`; nothing is written if one is bad."""
-    planned = plan(records, agent=agent, source=source, store=root)
+def batches(read: Read, planned: Plan) -> Iterator[list[tuple[Record, Planned]]]:
+    """The second pass: the records again, with what the first pass planned for each, a batch at a time."""
+    batch: list[tuple[Record, Planned]] = []
+    count = size = 0
+    for count, record in enumerate(read(), start=1):
+        if count > len(planned):
+            break
+        batch.append((record, planned[count - 1]))
+        size += len(record["subject"]) + len(record["predicate"]) + len(record["object"])
+        if len(batch) == BATCH or size >= BATCH_TEXT:
+            yield batch
+            batch, size = [], 0
+    if count != len(planned):
+        raise MemstackError(f"the file changed while it was imported ({len(planned)} records, then {count}):"
+                            " import it again")
+    if batch:
+        yield batch
+
+
+def run(root: Path, read: Read, *, agent: str, source: str) -> Report:
+    """Import the checked records into the store at `root`; nothing is written if one is bad. `read` is
+    called twice: the file is checked whole, then written a batch at a time."""
+    planned = plan(read, agent=agent, source=source, store=root)
     factstore.finish_pending(root)
-    report = Report(facts=len(records))
+    report = Report(facts=len(planned))
     closings: list[Closing] = []
     written: set[str] = set()
-    with progress.bar(len(records), "importing", "facts") as shown:
-        for batch in batches(records, planned):
+    with progress.bar(len(planned), "importing", "facts") as shown:
+        for batch in batches(read, planned):
             here = queries.locate(root, [p.id for _, p in batch])
             new = []
             for record, (fact_id, closing) in batch:
