@@ -123,6 +123,33 @@ def test_a_word_cut_between_fields_is_found_by_looking_only_around_the_joins(str
     assert _split_word(record) == any(word in joined for word in ANY_WORD)
 
 
+def _prefilter_reference(data: bytes) -> list[tuple[int, int]]:
+    """The prefilter as an expression at a time over the whole text: the first match of each expression
+    in each line."""
+    from memstack.base.secrets.detect import STAGES
+
+    found = set()
+    for number, (_, first, _) in enumerate(STAGES):
+        for pattern in first:
+            for line in re.finditer(rb"[^\n]*", data.lower()):
+                match = pattern.search(data.lower(), line.start(), line.end())
+                if match is not None:
+                    found.add((match.start(), number))
+    return sorted(found)
+
+
+_BYTES = ["AKIA", "aws", " key", "_KEY", "ghp_", "eyJ", "abc.", "://", "u:p@", "host", "\n", "pass", "PRIVATE KEY",
+          "xoxb-", "hooks.slack.com", "sk_live_", "T3BlbkFJ", "glpat-", "x", " ", "=", '"', "a3t", "secret"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_BYTES), max_size=40).map("".join))
+def test_the_prefilter_finds_what_each_expression_finds_line_by_line(text: str) -> None:
+    from memstack.base.secrets.detect import prefilter_hits
+
+    assert prefilter_hits(text.encode()) == _prefilter_reference(text.encode())
+
+
 def test_a_word_cut_between_two_long_fields_is_found() -> None:
     from memstack.base.secrets.scan import _split_word
 

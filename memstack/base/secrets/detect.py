@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from ahocorasick_rs import AhoCorasick
+from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
 
 # detect-secrets' plugins that recognise a credential by its shape or its name.
 PLUGINS = ("AWSKeyDetector", "BasicAuthDetector", "GitHubTokenDetector", "GitLabTokenDetector", "JwtTokenDetector",
@@ -144,22 +144,28 @@ CHUNK = 8 << 20  # bytes lowered at a time: a promotion's ledger (200 MB) is nev
 
 
 def prefilter_hits(data: bytes) -> list[tuple[int, int]]:
-    """(offset, detector) where the first stage's substrings occur in `data`, at most one a line each."""
+    """(offset, detector) where the first stage's expressions match in `data`, at most one an expression
+    a line. The detectors' words are found in one pass (Aho-Corasick, ~10x fewer passes over the bytes
+    than an expression at a time); each line holding a detector's word is then searched for that
+    detector's expressions, each of which holds one of its words."""
     found = set()
     start = 0
     while start < len(data):  # in pieces of whole lines, each lowered on its own
         end = data.find(b"\n", start + CHUNK)
         end = len(data) if end < 0 else end + 1
         low = data[start:end].lower()
-        for index, (_, first, _) in enumerate(STAGES):
-            for pattern in first:
-                match = pattern.search(low)
-                while match is not None:
-                    found.add((start + match.start(), index))
-                    newline = low.find(b"\n", match.end())
-                    if newline < 0:
-                        break
-                    match = pattern.search(low, newline + 1)
+        asked = set()
+        for word, at, _ in _FIRST_WORDS.find_matches_as_indexes(low, overlapping=True):
+            line = low.rfind(b"\n", 0, at) + 1
+            for index in _WORD_STAGES[word]:
+                if (line, index) in asked:
+                    continue
+                asked.add((line, index))
+                line_end = low.find(b"\n", at)
+                for pattern in STAGES[index][1]:
+                    match = pattern.search(low, line, len(low) if line_end < 0 else line_end)
+                    if match is not None:
+                        found.add((start + match.start(), index))
         start = end
     return sorted(found)
 
@@ -278,6 +284,8 @@ ANY_WORD = tuple(sorted({word for words, _, _ in STAGES for word in words}))
 # Every word in one pass (Aho-Corasick): on a record's short strings and on long texts alike, ~7x
 # cheaper than a loop of substring tests or one alternation of them all (a promotion scans each fact).
 _ANY_WORD = AhoCorasick(ANY_WORD)
+_FIRST_WORDS = BytesAhoCorasick([word.encode() for word in ANY_WORD])  # the same in bytes (`prefilter_hits`)
+_WORD_STAGES = [tuple(index for index, (words, _, _) in enumerate(STAGES) if word in words) for word in ANY_WORD]
 
 
 def holds_word(low: str) -> bool:
