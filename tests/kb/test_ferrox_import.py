@@ -222,6 +222,15 @@ def test_a_bad_file_is_refused_naming_the_record_and_field_and_nothing_is_writte
     assert tree_snapshot(store) == before and git(store, "status", "--porcelain").stdout == ""
 
 
+@pytest.mark.parametrize("data", [b"\xff\xfe", b'{"facts": [{"subject": "\xff\xfe"}]}', b'{"facts": [1e400]}'])
+def test_bytes_that_are_no_json_are_refused_in_one_line_from_stdin(store: Path, data: bytes) -> None:
+    result = subprocess.run([MEMSTACK, "import", "ferrox", "-"], cwd=store, input=data, capture_output=True)
+    err = result.stderr.decode()
+    assert result.returncode == 2 and err.startswith("memstack: stdin: invalid JSON (") and err.count("\n") == 1, err
+    assert "b'" not in err and "\\n" not in err  # the parser's words, not a repr of its bytes
+    assert git(store, "status", "--porcelain").stdout == ""
+
+
 def test_a_missing_file_or_no_agent_is_refused(store: Path, tmp_path: Path) -> None:
     result = memstack("import", "ferrox", str(tmp_path / "nowhere.json"), cwd=store)
     assert result.returncode == 2 and "no such file" in result.stderr

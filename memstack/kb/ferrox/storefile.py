@@ -51,7 +51,9 @@ def records(stream: IO[bytes], where: str) -> Iterator[Record]:
         for _ in events:  # what follows the document: only white space (ijson refuses anything else)
             pass
     except ijson.JSONError as exc:
-        first_line = (str(exc).strip().splitlines() or [""])[0]  # yajl's message spans three lines
+        said = exc.args[0] if exc.args else exc  # yajl's words, in bytes at times, over three lines
+        said = said.decode("utf-8", "replace") if isinstance(said, bytes) else str(said)
+        first_line = (said.strip().splitlines() or [""])[0]
         raise MemstackError(f"{where}: invalid JSON ({first_line})") from None
 
 
