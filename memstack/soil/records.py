@@ -90,9 +90,11 @@ def expire(store: Path, collection: str, key: str, now_ms: int, at_ms: int | Non
 def get(store: Path, collection: str, key: str, now_ms: int, include_expired: bool = False) -> dict[str, Any]:
     rel = relpath(collection, key)
     record = _read(store, rel)
-    if record is None or (not include_expired and is_expired(record, now_ms)):
-        state = "no record" if record is None else "expired record"
-        raise bad("key", repr(key), "{state} {collection}/{key}", state=state, collection=collection, key=key)
+    if record is None:
+        raise bad("key", repr(key), "no record {collection}/{key}", collection=collection, key=key)
+    if not include_expired and is_expired(record, now_ms):
+        raise bad("key", repr(key), "{collection}/{key} expired at {when} (it is kept: {arg:--include-expired}"
+                  " reads it)", collection=collection, key=key, when=record.get("expires_at"))
     return record
 
 

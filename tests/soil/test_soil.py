@@ -35,7 +35,10 @@ def test_put_get_update_expire_list_through_the_cli(store: Path) -> None:
     assert keys == ["current"]
     everything = items(json.loads(memstack("soil", "list", "session", "--include-expired", "--json", cwd=store).stdout))
     assert [r["key"] for r in everything] == ["current", "other"]
-    assert memstack("soil", "get", "session", "other", cwd=store).returncode == 2
+    gone = memstack("soil", "get", "session", "other", cwd=store)
+    assert gone.returncode == 2 and gone.stderr == (f"memstack: bad key 'other': session/other expired at"
+                                                   f" {json.loads(expired.stdout)['expires_at']} (it is kept:"
+                                                   " --include-expired reads it)\n")
     assert memstack("soil", "update", "session", "other", "--value", "1", cwd=store).returncode == 2
 
 
