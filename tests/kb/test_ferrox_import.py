@@ -231,6 +231,13 @@ def test_bytes_that_are_no_json_are_refused_in_one_line_from_stdin(store: Path, 
     assert git(store, "status", "--porcelain").stdout == ""
 
 
+def test_values_the_seed_does_not_know_are_skipped_however_deep(store: Path, tmp_path: Path) -> None:
+    deep = '{"a": ' * 100_000 + "[]" + "}" * 100_000  # read without recursion, skipped without being built
+    record = json.dumps(STORE_FILE["facts"][0])[:-1] + f', "notes": {{"k": {deep}}}}}'
+    path = write(tmp_path / "deep.json", f'{{"meta": {deep}, "facts": [{record}], "after": {{"x": {deep}}}}}')
+    assert run_json(store, "import", "ferrox", str(path))["added"] == 1
+
+
 def test_a_missing_file_or_no_agent_is_refused(store: Path, tmp_path: Path) -> None:
     result = memstack("import", "ferrox", str(tmp_path / "nowhere.json"), cwd=store)
     assert result.returncode == 2 and "no such file" in result.stderr

@@ -142,12 +142,14 @@ def plan(read: Read, *, agent: str, source: str, store: Path | None = None) -> P
         where = f"facts[{index}]"
         if now is not None and now.too_late(record["recorded_at"]):
             raise MemstackError(f"bad {where}.{now.problem('recorded_at', record['recorded_at'])}")
-        same = int.from_bytes(identity(record, 0)[:SAME_BYTES])
+        content = identity(record, 0)
+        same = int.from_bytes(content[:SAME_BYTES])
         occurrence = repeats.get(same, 1) if same in seen else 0  # the same content again: its occurrence
         if occurrence:  # is part of its identity
             repeats[same] = occurrence + 1
+            content = identity(record, occurrence)
         seen.add(same)
-        fact_id = ids.from_content(record["recorded_at"], agent, identity(record, occurrence))
+        fact_id = ids.from_content(record["recorded_at"], agent, content)
         fact = make(record, fact_id, None, agent=agent, source=source)
         schemas.validate("fact", fact, where)
         found = secrets.scan({k: fact[k] for k in ("subject", "predicate", "object", "source")}, where, policy)

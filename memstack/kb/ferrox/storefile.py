@@ -40,7 +40,7 @@ def records(stream: IO[bytes], where: str) -> Iterator[Record]:
             if key is None:  # its end_map
                 break
             if key != "facts":
-                _value(events, next(events))  # ignored, as the seed ignores it
+                _skip(events, next(events))  # ignored, as the seed ignores it
             elif found:
                 raise MemstackError(f"bad {where}: facts given twice")
             else:
@@ -69,20 +69,36 @@ def _facts(events: Iterator[tuple[str, Any]], where: str) -> Iterator[Record]:
 
 
 def _value(events: Iterator[tuple[str, Any]], first: tuple[str, Any]) -> Any:
-    """The JSON value whose first event is `first`, built from the events that follow it. A flat object
-    (a ferrox record) is read field by field; anything nested goes through ijson's builder."""
+    """The JSON value whose first event is `first`, built from the events that follow it: an object
+    (a ferrox record) read field by field, a field that nests further by ijson's builder, one that is
+    not a ferrox field skipped."""
     event, value = first
-    if event not in _OPEN:
-        return value
     if event == "start_map":
         built: dict[str, Any] = {}
         for event, key in events:
             if event == "end_map":
-                return built
-            event, value = next(events)
-            built[key] = _value(events, (event, value)) if event in _OPEN else value
+                break
+            item = next(events)
+            if key not in FIELDS:
+                _skip(events, item)
+            else:
+                built[key] = _built(events, item) if item[0] in _OPEN else item[1]
+        return built
+    return _built(events, first) if event in _OPEN else value
+
+
+def _skip(events: Iterator[tuple[str, Any]], first: tuple[str, Any]) -> None:
+    """Past the JSON value whose first event is `first`, building nothing."""
+    depth = int(first[0] in _OPEN)
+    while depth:
+        event, _ = next(events)
+        depth += (event in _OPEN) - (event in _CLOSE)
+
+
+def _built(events: Iterator[tuple[str, Any]], first: tuple[str, Any]) -> Any:
+    """A list or an object, however deep, built without recursion."""
     builder = ObjectBuilder()
-    builder.event(event, value)
+    builder.event(*first)
     depth = 1
     for event, value in events:
         builder.event(event, value)
