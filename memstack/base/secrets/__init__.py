@@ -42,18 +42,19 @@ its kind, where it is (a field's JSON path, a line) and nothing more.
 |---|---|
 | `detect` | the detectors, the prefilter, `Policy` |
 | `settings` | a store's `secrets:` block read into a `Policy` |
-| `scan` | records, text and added lines scanned; refusal; redaction |
+| `scan` | records, text and added lines scanned; refusal |
+| `redaction` | what read verbs show of a value that holds a credential |
 | `screen` | many records screened at once: those `scan` may find a credential in |
 """
 
 from memstack.base.secrets.detect import ALLOW, CHUNK, DEFAULT, KIND, PLUGINS, Policy, kinds, prefilter_hits, triggered
+from memstack.base.secrets.redaction import redact
 from memstack.base.secrets.scan import (
                                         FIX,
                                         Finding,
                                         added,
                                         flagged,
                                         message,
-                                        redact,
                                         refuse_secrets,
                                         refuse_secrets_in,
                                         scan,

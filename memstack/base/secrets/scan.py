@@ -351,23 +351,3 @@ def _line(line: str, json_lines: bool, policy: Policy) -> list[Finding]:
                 extra = set() if ALLOW.search(line) else policy.extras(line) - seen
                 return found + [Finding("text", 0, name) for name in sorted(extra)]
     return [Finding("text", 0, kind) for kind in kinds(line, policy)]  # NUL-separated parts: each a line
-
-
-def redact(value: Any, policy: Policy = DEFAULT) -> Any:
-    """`value` with each string that holds a credential replaced by `[redacted: <kind>]` (with the
-    extra patterns of `policy`; every detector, whatever it switches off: a report redacts more).
-
-    A long list (a review's 100,000 facts) is screened as one JSON line per item by the byte
-    prefilter; only the items it hits are walked."""
-    policy = Policy(frozenset(), policy.extra)
-    if isinstance(value, str):
-        found = scan_text(value, "text", policy)
-        return f"[redacted: {', '.join(sorted({f.kind for f in found}))}]" if found else value
-    if isinstance(value, dict):
-        return {redact(k, policy) if isinstance(k, str) else k: redact(v, policy) for k, v in value.items()}
-    if isinstance(value, list):
-        if len(value) < 64:
-            return [redact(item, policy) for item in value]
-        hit = flagged([orjson.dumps(item) for item in value], policy)
-        return [redact(item, policy) if index in hit else item for index, item in enumerate(value)]
-    return value
