@@ -157,13 +157,15 @@ def prefilter_hits(data: bytes) -> list[tuple[int, int]]:
         asked = set()
         for word, at, _ in _FIRST_WORDS.find_matches_as_indexes(low, overlapping=True):
             line = low.rfind(b"\n", 0, at) + 1
-            for index in _WORD_STAGES[word]:
-                if (line, index) in asked:
-                    continue
+            stages = [index for index in _WORD_STAGES[word] if (line, index) not in asked]
+            if not stages:
+                continue
+            line_end = low.find(b"\n", at)
+            line_end = len(low) if line_end < 0 else line_end
+            for index in stages:
                 asked.add((line, index))
-                line_end = low.find(b"\n", at)
                 for pattern in STAGES[index][1]:
-                    match = pattern.search(low, line, len(low) if line_end < 0 else line_end)
+                    match = pattern.search(low, line, line_end)
                     if match is not None:
                         found.add((start + match.start(), index))
         start = end

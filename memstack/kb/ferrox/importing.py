@@ -111,8 +111,8 @@ class Plan:
         if at == len(self.closed) or self.closed[at] != index:
             return Planned(self.fact_id(index), None)
         _, valid_to, expired_at, successor = self.closed[at:at + 4]
-        return Planned(self.fact_id(index), Closing(self.fact_id(index), valid_to, expired_at,
-                                                    None if successor < 0 else self.fact_id(successor)))
+        fact_id, successor_id = self.fact_id(index), None if successor < 0 else self.fact_id(successor)
+        return Planned(fact_id, Closing(fact_id, valid_to, expired_at, successor_id))
 
 
 ID_BYTES = 16  # a fact id's 32 hex digits (time, content, agent tag), as bytes

@@ -26,6 +26,7 @@ Record = dict[str, Any]
 _TYPES = {"start_map": "dict", "start_array": "list", "string": "str", "integer": "int", "double": "float",
           "number": "float", "boolean": "bool", "null": "NoneType"}
 _OPEN, _CLOSE = ("start_map", "start_array"), ("end_map", "end_array")
+_NOT_A_STORE = 'not a ferrox fact store (expected {"facts": [...]})'
 
 
 def records(stream: IO[bytes], where: str) -> Iterator[Record]:
@@ -34,7 +35,7 @@ def records(stream: IO[bytes], where: str) -> Iterator[Record]:
     try:
         first = next(events, None)
         if first is None or first[0] != "start_map":
-            raise MemstackError(f'bad {where}: not a ferrox fact store (expected {{"facts": [...]}})')
+            raise MemstackError(f"bad {where}: {_NOT_A_STORE}")
         found = False
         for _, key in events:  # the top level's keys, each followed by its value
             if key is None:  # its end_map
@@ -47,7 +48,7 @@ def records(stream: IO[bytes], where: str) -> Iterator[Record]:
                 found = True
                 yield from _facts(events, where)
         if not found:
-            raise MemstackError(f'bad {where}: not a ferrox fact store (expected {{"facts": [...]}})')
+            raise MemstackError(f"bad {where}: {_NOT_A_STORE}")
         for _ in events:  # what follows the document: only white space (ijson refuses anything else)
             pass
     except ijson.JSONError as exc:
