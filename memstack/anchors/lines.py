@@ -2,15 +2,15 @@
 lines, their whitespace-normalised hash and where a run of them is found again are base/codelines.py's
 (the boot context's list of facts to re-verify uses them too), named here as well."""
 
-import re
 from collections.abc import Sequence
 
 from memstack.base.codelines import find, normalised, sha256, text_lines
 from memstack.base.errors import bad
+from memstack.base.patterns import lazy
 
 __all__ = ["MAX_ANCHORS", "find", "follow_range", "normalised", "parse", "sha256", "text_lines"]
 
-_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+_RANGE = lazy(r"^(\d+)(?:-(\d+))?$")
 MAX_ANCHORS = 64  # per record, as schemas/intake.schema.json and fact.schema.json say
 
 

@@ -7,7 +7,6 @@ text holds it (any case, runs of white space read as one space): a fact's subjec
 an intake record's title, content, keywords and tags; a handoff section; a SOIL record's value.
 """
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from memstack.api.readers import fact_reader
 from memstack.api.recall import recall_document
 from memstack.api.search import search_document
 from memstack.base.errors import MemstackError
+from memstack.base.patterns import lazy
 from memstack.kb.readers import FactReader
 from memstack.repo.store import Store
 from memstack.search import records
@@ -102,7 +102,7 @@ def _answers(store: Store, reader: FactReader, case: Case, limit: int, shown: st
     return list(found[:limit])
 
 
-_SPACE = re.compile(r"\s+")
+_SPACE = lazy(r"\s+")
 
 
 def _folded(text: str) -> str:

@@ -3,10 +3,11 @@ hash of a run of lines (`lines_sha256`), and where a run with that hash stands i
 shared by the anchors (anchors/) and the boot context's list of facts to re-verify (boot/)."""
 
 import hashlib
-import re
 from collections.abc import Sequence
 
-_SPACE = re.compile(r"\s+")
+from memstack.base.patterns import lazy
+
+_SPACE = lazy(r"\s+")
 
 
 def text_lines(data: bytes) -> list[str] | None:

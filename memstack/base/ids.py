@@ -12,11 +12,12 @@ check needs to look for duplicates only inside the file a change touches.
 """
 
 import hashlib
-import re
 import secrets
 from functools import lru_cache
 
-ID = re.compile(r"^([0-9a-f]{12})([0-9a-f]{12})([0-9a-f]{8})(?:-([a-z0-9]{1,8}))?$")
+from memstack.base.patterns import lazy
+
+ID = lazy(r"^([0-9a-f]{12})([0-9a-f]{12})([0-9a-f]{8})(?:-([a-z0-9]{1,8}))?$")
 
 
 @lru_cache(maxsize=4096)  # a check of a promotion asks it for every line; agents are few

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from memstack.base.names import NAME_RULE, is_name
+from memstack.base.patterns import lazy
 
 LAYERS = ("intake", "kb", "store", "handoffs", "identity")
 CONFIG = "memstack.yaml"
@@ -76,7 +77,7 @@ class Place:
 
 
 _N = r"[^/]+"  # a name, checked separately so a bad one is reported as such
-_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, re.compile(pattern)) for kind, pattern in (
+_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple((kind, lazy(pattern)) for kind, pattern in (
     (INTAKE, rf"intake/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}}-\d{{2}})\.jsonl"),
     (PROMOTIONS, rf"kb/promotions/(?P<agent>{_N})/(?P<date>\d{{4}}-\d{{2}}-\d{{2}})\.jsonl"),
     (PROMOTIONS, re.escape(V1_LEDGER)),  # an append-only log until `memstack migrate` moves it to the shards

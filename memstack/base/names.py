@@ -1,16 +1,16 @@
 """Names of agents, collections and keys (docs/reference.md: store layout)."""
 
-import re
 from typing import TypeGuard
 
 from memstack.base.errors import bad
+from memstack.base.patterns import lazy
 
-NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+NAME_RE = lazy(r"[a-z0-9][a-z0-9._-]{0,63}")
 NAME_RULE = "^[a-z0-9][a-z0-9._-]{0,63}$"
 
 
 # C0 and C1 control characters and DEL: newline, carriage return, escape (a terminal's commands) ...
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+CONTROL = lazy("[\x00-\x1f\x7f-\x9f]")
 
 
 def check_printable(value: object, field: str) -> None:

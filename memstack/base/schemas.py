@@ -30,6 +30,12 @@ def schema(kind: str) -> dict[str, Any]:
 
 
 @cache
+def digest(kind: str) -> str:
+    """The schema file's SHA-256 (hex): what a verdict kept between processes was reached against."""
+    return hashlib.sha256((data_dir("schemas") / f"{kind}.schema.json").read_bytes()).hexdigest()
+
+
+@cache
 def _validator(kind: str) -> Any:
     from jsonschema import Draft7Validator  # deferred: ~90 ms to import
 

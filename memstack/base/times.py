@@ -1,13 +1,13 @@
 """Timestamps: integer milliseconds since the epoch, or ISO-8601 on input; ISO-8601 UTC on output."""
 
 import math
-import re
 from datetime import UTC, datetime
 from functools import lru_cache
 
 from memstack.base.errors import bad
+from memstack.base.patterns import lazy
 
-_INT_RE = re.compile(r"-?[0-9]+")
+_INT_RE = lazy(r"-?[0-9]+")
 
 # What a timestamp may be anywhere: ISO-8601 output keeps four-digit years, SQLite holds it.
 MIN_MS = -30610224000000  # 1000-01-01T00:00:00Z

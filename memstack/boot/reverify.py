@@ -23,6 +23,7 @@ from typing import Any
 from memstack.base import codelines, config, jsonio
 from memstack.base.forgotten import Forgotten
 from memstack.base.layout import CONFIG, DECISIONS
+from memstack.base.patterns import lazy
 from memstack.boot.kept import KeptFile
 from memstack.repo.sources import Source
 
@@ -35,9 +36,9 @@ INTRO = ("Facts whose anchored lines were no longer at their place in the code w
          "each against the code (`memstack anchors` shows the change), then `memstack anchors reverify ID --by",
          "NAME` if it still holds, or capture what holds now with `memstack capture --contradicts`.")
 MORE = "run `memstack anchors --status drifted`"
-_ENTRY = re.compile(r"^- (drifted|gone): (.*)$")
-_TAG = re.compile(r"\(fact `([^`]+)`\): ")
-_COUNTED = re.compile(r"^[1-9][0-9]* more: " + re.escape(MORE) + "$")
+_ENTRY = lazy(r"^- (drifted|gone): (.*)$")
+_TAG = lazy(r"\(fact `([^`]+)`\): ")
+_COUNTED = lazy(r"^[1-9][0-9]* more: " + re.escape(MORE) + "$")
 
 
 def _anchored_lines(data: bytes, relpath: str) -> list[dict[str, Any]]:

@@ -21,9 +21,10 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from memstack.base.errors import MemstackError
+from memstack.base.patterns import lazy
 
-_CHOICE = re.compile(r"^argument (?P<arg>\S+): invalid choice: (?P<given>'.*?') \(choose from (?P<choices>.*)\)$")
-_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+_CHOICE = lazy(r"^argument (?P<arg>\S+): invalid choice: (?P<given>'.*?') \(choose from (?P<choices>.*)\)$")
+_NUMBER = lazy(r"^-\d+$|^-\d*\.\d+$")
 
 
 class Parser(argparse.ArgumentParser):

@@ -15,13 +15,14 @@ from memstack.base import schemas
 from memstack.base.errors import MemstackError, bad
 from memstack.base.files import create_exclusive, refuse_symlinks
 from memstack.base.names import check_name
+from memstack.base.patterns import lazy
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import day, iso
 
-_FRONT = re.compile(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.DOTALL)
-SECTION = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
+_FRONT = lazy(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.DOTALL)
+SECTION = lazy(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
+_TABLE_SEPARATOR = lazy(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_ITEM = lazy(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from memstack.base import files
+from memstack.base.patterns import lazy
 from memstack.boot import context as boot
 from memstack.kb import views
 from memstack.repo.sources import Source
@@ -42,10 +43,10 @@ class Derived:
 
 
 DERIVED: tuple[Derived, ...] = (
-    Derived(re.compile(r"session_anchor_[^/]+\.json|willow\.md"), boot.build, "memstack boot rebuild"),
+    Derived(lazy(r"session_anchor_[^/]+\.json|willow\.md"), boot.build, "memstack boot rebuild"),
     # The KB view shards: each made from its own source file (kb/views.py), so a commit's check
     # builds only the shards it changes.
-    Derived(re.compile(r"kb/(?:knowledge|jeles_atoms|opus_atoms)/[^/]+/[^/]+\.json|kb/binder_queue/[^/]+/[^/]+\.json"),
+    Derived(lazy(r"kb/(?:knowledge|jeles_atoms|opus_atoms)/[^/]+/[^/]+\.json|kb/binder_queue/[^/]+/[^/]+\.json"),
             None, "memstack rebuild", lambda source, paths: views.Shards(source).of(paths),
             lambda source, paths: views.Shards(source).remembered(paths)),
 )

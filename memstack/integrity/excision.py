@@ -14,7 +14,6 @@ A value that is already a marker (an earlier excise) is left as it is.
 """
 
 import hashlib
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,12 +23,13 @@ import orjson
 
 from memstack.base import ids, jsonio, layout
 from memstack.base.forgotten import KEPT, Files, find, line_with
+from memstack.base.patterns import lazy
 from memstack.base.times import day, iso, month
 from memstack.boot import reverify
 from memstack.kb import views
 
-MARK = re.compile(r"\[excised sha256:[0-9a-f]{64}\]")
-MARK_BYTES = re.compile(rb"\[excised sha256:[0-9a-f]{64}\]")
+MARK = lazy(r"\[excised sha256:[0-9a-f]{64}\]")
+MARK_BYTES = lazy(rb"\[excised sha256:[0-9a-f]{64}\]")
 NORMAL = b"[excised sha256:" + b"0" * 64 + b"]"
 REQUIRED_SECTIONS = ("open threads", "capability table")  # a handoff's headings that stay (I3: still complete)
 
@@ -251,9 +251,9 @@ def _anchor(data: bytes, excised: Excised, mark: Marker) -> bytes | None:
     return _changed(jsonio.dumps_pretty(anchor), data)
 
 
-_ITEM = re.compile(r"^(\s*(?:[-*+]|\d+[.)])\s+)(.*\S)(\s*)$")
-_HEADING = re.compile(r"^(#{1,6}[ \t]+)(.*?\S)([ \t]*#*[ \t]*)$")
-_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_ITEM = lazy(r"^(\s*(?:[-*+]|\d+[.)])\s+)(.*\S)(\s*)$")
+_HEADING = lazy(r"^(#{1,6}[ \t]+)(.*?\S)([ \t]*#*[ \t]*)$")
+_SEPARATOR = lazy(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _FRONT_END = "\n---"
 
 

@@ -17,6 +17,7 @@ import re
 
 from memstack.base import clock, config, layout, schemas, secrets
 from memstack.base.errors import MemstackError
+from memstack.base.patterns import lazy
 from memstack.integrity import identity, rules
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
@@ -25,7 +26,7 @@ from memstack.repo.diffs import Change
 
 # A line of memstack.yaml that may hold the `secrets:` key: not a whole-line comment, and the word
 # or a double-quoted escape (which could spell it).
-MENTIONS_SECRETS = re.compile(rb'^[ \t]*(?=[^#\s])[^\n]*(?:secrets|"[^"\n]*\\)', re.MULTILINE)
+MENTIONS_SECRETS = lazy(rb'^[ \t]*(?=[^#\s])[^\n]*(?:secrets|"[^"\n]*\\)', re.MULTILINE)
 
 Patterns = list[re.Pattern[str]]
 

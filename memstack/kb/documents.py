@@ -9,7 +9,6 @@ refuse it, I1); a new version is filed as a new document.
 
 import hashlib
 import os
-import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -18,11 +17,12 @@ from memstack.base import files, jsonio, layout, limits, logfiles
 from memstack.base.errors import bad, os_problem
 from memstack.base.files import append_line, create_exclusive, locked
 from memstack.base.names import check_printable
+from memstack.base.patterns import lazy
 from memstack.base.secrets import refuse_secrets
 from memstack.kb import binder
 
 FOLDER = "kb/files"
-_EXTENSION = re.compile(r"\.([a-z0-9]{1,16})$")
+_EXTENSION = lazy(r"\.([a-z0-9]{1,16})$")
 _SYSTEM = ("/proc", "/sys", "/dev")  # where the system shows processes and devices as files
 
 

@@ -9,7 +9,6 @@ what changed, so the next query re-reads nothing.
 """
 
 import os
-import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -18,13 +17,14 @@ from typing import NamedTuple
 from memstack.base import files, jsonio, logfiles, schemas
 from memstack.base.errors import MemstackError
 from memstack.base.names import NAME_RE
+from memstack.base.patterns import lazy
 from memstack.base.times import month
 from memstack.kb import facts
 from memstack.kb.facts import Fact
 from memstack.repo import git
 
 FACTS_DIR = "kb/facts"
-FILE_RE = re.compile(r"\d{4}-\d{2}\.jsonl")
+FILE_RE = lazy(r"\d{4}-\d{2}\.jsonl")
 NEWLINE = b"\n"
 
 
@@ -113,7 +113,7 @@ def scan_for(store: Path, values: Sequence[str]) -> Iterator[tuple[str, int, Fac
 
 
 MANY = 8  # from this many byte strings, one pass over the lines instead of one search of the file per string
-_STRING = re.compile(rb'"[^"]*"')  # a JSON string of a line without backslashes (its quotes pair in order)
+_STRING = lazy(rb'"[^"]*"')  # a JSON string of a line without backslashes (its quotes pair in order)
 
 
 def _lines_holding(data: bytes, needles: Sequence[bytes]) -> list[tuple[int, int]]:
@@ -244,7 +244,7 @@ def close_many(store: Path, where: Mapping[str, str], closings: Sequence[Closing
     return [closed[c.fact_id] for c in closings]
 
 
-_ID_KEY = re.compile(rb'"id":("(?:[^"\\]|\\.)*")')  # memstack writes compact lines: `"id":"<id>"`
+_ID_KEY = lazy(rb'"id":("(?:[^"\\]|\\.)*")')  # memstack writes compact lines: `"id":"<id>"`
 
 
 def find_lines(data: bytes, fact_ids: Sequence[str], relpath: str) -> list[tuple[int, int, int]]:

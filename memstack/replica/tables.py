@@ -14,7 +14,6 @@ JSON escape).
 """
 
 import math
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +23,7 @@ import orjson
 
 from memstack.base import layout
 from memstack.base.errors import MemstackError
+from memstack.base.patterns import lazy
 from memstack.base.times import MAX_MS, MIN_MS, parse_ts
 from memstack.kb.index.schema import line_problem
 
@@ -38,7 +38,7 @@ _INT64 = range(-(2**63), 2**63)
 NULL = "\\N"
 
 
-_SPECIAL = re.compile("[\\\\\t\n\r\0]")
+_SPECIAL = lazy("[\\\\\t\n\r\0]")
 
 
 def _escape(text: str) -> str:

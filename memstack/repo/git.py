@@ -7,7 +7,6 @@ faster than one read per blob (docs/architecture.md).
 """
 
 import os
-import re
 import shutil
 import subprocess
 import threading
@@ -17,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from memstack.base.errors import MemstackError, bad
+from memstack.base.patterns import lazy
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ZERO = "0" * 40  # git's "no object": the old side of an added file, the new side of a deleted one
@@ -36,7 +36,7 @@ def no_git_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
     return {k: v for k, v in env.items() if not k.startswith("GIT_") or k in _KEEP}
 
 
-_LOCKED = re.compile(r"Unable to create '([^']+\.lock)': File exists|cannot lock ref '[^']*': Unable to create"
+_LOCKED = lazy(r"Unable to create '([^']+\.lock)': File exists|cannot lock ref '[^']*': Unable to create"
                      r" '([^']+\.lock)'")
 
 

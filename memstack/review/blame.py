@@ -15,12 +15,13 @@ from typing import Any
 
 from memstack.base import ids, jsonio, layout, ledger
 from memstack.base.errors import bad
+from memstack.base.patterns import lazy
 from memstack.base.times import day, month
 from memstack.kb import factfiles
 from memstack.repo import git
 from memstack.review.origins import History, Origin, commit_document
 
-ID_SHAPE = re.compile(r"^[a-z0-9][a-z0-9_-]{7,127}$")  # the id pattern of schemas/fact and schemas/intake
+ID_SHAPE = lazy(r"^[a-z0-9][a-z0-9_-]{7,127}$")  # the id pattern of schemas/fact and schemas/intake
 FACTS, INTAKE = "kb/facts", "intake"
 
 

@@ -12,7 +12,6 @@ answers from what it can read; `memstack check` is what names such a line.
 """
 
 import os
-import re
 import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ import orjson
 from memstack.base import layout
 from memstack.base.errors import MemstackError
 from memstack.base.names import NAME_RE
+from memstack.base.patterns import lazy
 from memstack.base.times import parse_ts
 from memstack.handoff.sealed import SECTION
 from memstack.kb import factfiles
@@ -32,8 +32,8 @@ LAYERS = ("facts", "intake", "handoffs", "soil")
 APPEND_ONLY = ("facts", "intake")  # read from where the index stopped when they grow (a closed fact: re-read)
 _KINDS = {"facts": layout.FACTS, "intake": layout.INTAKE, "handoffs": layout.HANDOFF, "soil": layout.SOIL}
 # A cheap first look at a name (a store holds thousands of intake days); layout.classify has the last word.
-_NAMES = {"facts": factfiles.FILE_RE, "intake": re.compile(r"\d{4}-\d{2}-\d{2}\.jsonl"),
-          "handoffs": re.compile(r"session_handoff-.*\.md"), "soil": re.compile(r".+\.json")}
+_NAMES = {"facts": factfiles.FILE_RE, "intake": lazy(r"\d{4}-\d{2}-\d{2}\.jsonl"),
+          "handoffs": lazy(r"session_handoff-.*\.md"), "soil": lazy(r".+\.json")}
 
 
 class Doc(NamedTuple):

@@ -16,6 +16,7 @@ import re
 import sqlite3
 import threading
 
+from memstack.base.patterns import lazy
 from memstack.search import index
 
 STOPWORDS = frozenset("""
@@ -31,9 +32,9 @@ and or but nor so yet if then because while as though although whether
 not no too very just also there here ever again else kind kinds type types sort many much
 """.split())
 
-_EDGES = re.compile(r"^[^\w*]+|[^\w*]+$")  # the punctuation around a word (a trailing * is kept: a prefix)
+_EDGES = lazy(r"^[^\w*]+|[^\w*]+$")  # the punctuation around a word (a trailing * is kept: a prefix)
 # A possessive or a short form: "Caroline's" is searched as "Caroline", "she'll" as "she" (a stop word)
-_CLITIC = re.compile(r"['’](s|m|re|ve|ll|d)$", re.I)
+_CLITIC = lazy(r"['’](s|m|re|ve|ll|d)$", re.I)
 
 
 def _stop(core: str) -> bool:

@@ -22,13 +22,13 @@ event the hooks cannot read is never acted on (`memstack/cli/commands/hook.py`
 notes it on stderr); here too only a `Stop` event is ever answered with a block.
 """
 
-import re
 from pathlib import Path
 from typing import Any
 
 from memstack.anchors.used import to_reverify
 from memstack.base import files, jsonio
 from memstack.base.errors import MemstackError
+from memstack.base.patterns import lazy
 from memstack.base.shown import Shown
 from memstack.base.times import iso
 from memstack.boot import context as boot
@@ -37,7 +37,7 @@ from memstack.repo.sources import WorktreeSource
 from memstack.repo.store import Store, open_store, resolve_agent
 
 SESSIONS = "sessions"  # .memstack/sessions/<session id>.json: what the session began with
-_SAFE_ID = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+_SAFE_ID = lazy(r"^[A-Za-z0-9._-]{1,128}$")
 
 GUIDE = (
     "memstack is your persistent memory (a git repository). Before planning work on a subject, recall the"

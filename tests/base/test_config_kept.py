@@ -2,6 +2,7 @@
 later command that reads the same text neither imports the YAML library nor parses it; an edited file is
 parsed again; a command that changes the file still parses it round-trip, so its comments survive."""
 
+import json
 import os
 import subprocess
 import sys
@@ -54,3 +55,35 @@ def test_a_write_that_resolves_its_agent_from_memstack_yaml_imports_no_yaml_libr
     assert "ruamel" not in later.stderr
     listed = memstack("intake", "list", "--json", cwd=store)
     assert "the lexer is done" in listed.stdout  # written for the default agent memstack.yaml names
+
+
+def test_a_later_read_takes_the_kept_verdict_and_loads_no_validator(store: Path) -> None:
+    assert memstack("status", cwd=store).returncode == 0
+    assert memstack("status", cwd=store).returncode == 0  # the second keeps the verdict (the first kept the parse)
+    later = subprocess.run([sys.executable, "-X", "importtime", "-m", "memstack", "recall", "--subject", "lexer"],
+                           cwd=store, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert later.returncode == 0, later.stderr
+    assert "fastjsonschema" not in later.stderr
+
+
+def test_a_memstack_yaml_the_schema_refuses_is_refused_on_every_run(store: Path) -> None:
+    config = store / "memstack.yaml"
+    config.write_text(config.read_text().replace("recall_limit: 50", "recall_limit: many"))
+    for _ in range(3):  # a refused text leaves no verdict for the next run to take
+        refused = memstack("recall", "--subject", "lexer", cwd=store)
+        assert refused.returncode == 2
+        assert "invalid memstack.yaml" in refused.stderr and "recall_limit" in refused.stderr
+
+
+def test_a_verdict_reached_against_another_schema_is_not_taken(store: Path) -> None:
+    """A verdict kept by a memstack whose config schema differs (an upgrade) is checked again: here a text the
+    schema refuses, kept as passed by "another schema", is refused."""
+    config = store / "memstack.yaml"
+    config.write_text(config.read_text().replace("recall_limit: 50", "recall_limit: many"))
+    assert memstack("recall", "--subject", "lexer", cwd=store).returncode == 2
+    kept_path = store / ".memstack/config.json"
+    kept = json.loads(kept_path.read_text())
+    assert "valid" not in kept  # nothing passed
+    kept_path.write_text(json.dumps({**kept, "valid": "0" * 64}))
+    refused = memstack("recall", "--subject", "lexer", cwd=store)
+    assert refused.returncode == 2 and "recall_limit" in refused.stderr

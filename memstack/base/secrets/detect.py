@@ -13,6 +13,8 @@ from functools import cache
 
 from ahocorasick_rs import AhoCorasick, BytesAhoCorasick
 
+from memstack.base.patterns import lazy
+
 # detect-secrets' plugins that recognise a credential by its shape or its name.
 PLUGINS = ("AWSKeyDetector", "BasicAuthDetector", "GitHubTokenDetector", "GitLabTokenDetector", "JwtTokenDetector",
            "KeywordDetector", "OpenAIDetector", "PrivateKeyDetector", "SlackDetector", "StripeDetector")
@@ -20,7 +22,7 @@ PLUGINS = ("AWSKeyDetector", "BasicAuthDetector", "GitHubTokenDetector", "GitLab
 
 # detect-secrets 1.5 knows GitHub's classic tokens (ghp_, gho_, ...), not its fine-grained ones.
 # Its findings are GitHubTokenDetector's: switching that off switches this off.
-_EXTRA = (("GitHub Token", re.compile(r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}")),)
+_EXTRA = (("GitHub Token", lazy(r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}")),)
 
 
 # The kind of credential each plugin reports (detect-secrets' `secret_type`).
@@ -65,16 +67,16 @@ _GROUPS = (
 
 
 # The assignment shapes, on the lower-cased text (a case-insensitive alternation is ~5x slower).
-_ASSIGNED = re.compile(rf"(?:{_KEYWORD})\w*[\]'\"\\]{{0,3}}(?:\[\d*\])?(?:\s*(?:[:=!]{{1,3}}>?|\(|\.assign\()\s*|\s+)"
+_ASSIGNED = lazy(rf"(?:{_KEYWORD})\w*[\]'\"\\]{{0,3}}(?:\[\d*\])?(?:\s*(?:[:=!]{{1,3}}>?|\(|\.assign\()\s*|\s+)"
                        rf"@?\\?['\"`]")
 
 
-_COMPARED = re.compile(r"['\"`]\s*[!=]=")
+_COMPARED = lazy(r"['\"`]\s*[!=]=")
 
 
 # What separates lines for I8: Python's line breaks (str.splitlines) and NUL, which separates the
 # variables of /proc/<pid>/environ and the names of `find -print0`.
-LINE_BREAK = re.compile("\r\n|[\n\r\x00\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+LINE_BREAK = lazy("\r\n|[\n\r\x00\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def split_lines(text: str) -> list[str]:
@@ -90,8 +92,8 @@ def split_lines(text: str) -> list[str]:
 _STOP = "\\s'\"`()\\[\\]{}<>,;\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029"
 _UNQUOTED = (rf"([\w.-]*(?:{_KEYWORD})[\w.-]*)\s*(?::=|=>|=|:)\s*([^={_STOP}][^{_STOP}]*)"
              rf"(?=$|[\s,;}}'\"\x00-\x1f\x7f-\x9f\u2028\u2029]|-->)")
-_UNQUOTED_LOW = re.compile(_UNQUOTED)
-UNQUOTED = re.compile(_UNQUOTED, re.IGNORECASE)
+_UNQUOTED_LOW = lazy(_UNQUOTED)
+UNQUOTED = lazy(_UNQUOTED, re.IGNORECASE)
 
 
 def _assignment(text: str, low: str) -> bool:
@@ -106,32 +108,32 @@ def _shape(pattern: str) -> Callable[[str, str], bool]:
     else:
         exact, _, lower = pattern.partition("|(?#lower)")
     if not lower:
-        compiled = re.compile(exact)
+        compiled = lazy(exact)
         return lambda text, low: compiled.search(text) is not None
-    first, second = (re.compile(exact) if exact else None), re.compile(lower)
+    first, second = (lazy(exact) if exact else None), lazy(lower)
     return lambda text, low: bool((first and first.search(text)) or second.search(low))
 
 
-STAGES = tuple((words, tuple(re.compile(p.encode()) for p in in_bytes),
+STAGES = tuple((words, tuple(lazy(p.encode()) for p in in_bytes),
                  _assignment if shape is None else _shape(shape)) for words, in_bytes, shape in _GROUPS)
 
 
 ASSIGNMENTS = len(STAGES) - 1  # the password-assignment stage
 
 
-NAMED = re.compile(_KEYWORD, re.IGNORECASE)
+NAMED = lazy(_KEYWORD, re.IGNORECASE)
 
 
 # Text that ends with a secret-sounding name and, maybe, its sign (`api_key =`, `prod db password:`):
 # what joins the start of another field as its value (lower-cased text).
-ENDS_NAMED = re.compile(rf"(?:{_KEYWORD})[\w.-]*\s*(?::=|=>|=|:)?\s*$")
+ENDS_NAMED = lazy(rf"(?:{_KEYWORD})[\w.-]*\s*(?::=|=>|=|:)?\s*$")
 
 
 # The prefixes of the tokens of a known shape (cloud keys, GitHub, GitLab, Slack, Stripe, JWT, OpenAI),
 # as one expression: rare in prose, unlike `aws`, `://` or `private key`.
 TOKEN_WORDS = tuple(word for words, _, _ in STAGES[:ASSIGNMENTS] for word in words
                     if word not in ("aws", "://", "private key", "hooks.slack.com"))
-TOKEN_WORD_IN = re.compile("|".join(map(re.escape, TOKEN_WORDS)))
+TOKEN_WORD_IN = lazy("|".join(map(re.escape, TOKEN_WORDS)))
 
 
 def triggered(text: str) -> bool:
@@ -172,7 +174,7 @@ def prefilter_hits(data: bytes) -> list[tuple[int, int]]:
     return sorted(found)
 
 
-ALLOW = re.compile(r"pragma:\s*allowlist[ -]secret")
+ALLOW = lazy(r"pragma:\s*allowlist[ -]secret")
 
 
 # Base64: a credential wrapped in it (a `.env` file or a token encoded for a header or a manifest) is
@@ -183,7 +185,7 @@ _BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _RUNS = bytes(0x78 if c in _BASE64 else 0x20 for c in range(256))
 MIN_ENCODED = 33  # characters in a run
 _RUN = b"x" * MIN_ENCODED
-_HEX = re.compile(rb"[0-9a-fA-F]+")
+_HEX = lazy(rb"[0-9a-fA-F]+")
 MAX_DECODED = 1 << 16  # characters of a run decoded: a longer one is read this far
 
 

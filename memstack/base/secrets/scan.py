@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from memstack.base.errors import MemstackError, bad
+from memstack.base.patterns import lazy
 from memstack.base.secrets.detect import (
     ALLOW,
     ANY_WORD,
@@ -85,8 +86,8 @@ def scan(value: Any, field: str = "", policy: Policy = DEFAULT) -> list[Finding]
 
 ACROSS_FIELDS = 32  # the strings of a record whose joins are read, at most
 ACROSS_CHARS = 64  # characters of each side of a join
-_METADATA = re.compile(r"(?:^|\.)(?:\w*_)?(?:id|at)$")  # a record's id and times (`id`, `intake_id`, `created_at`)
-_TIME = re.compile(r"\d{4}-\d\d-\d\d[T ][\d:.]+(?:Z|[+-]\d\d:?\d\d)?")
+_METADATA = lazy(r"(?:^|\.)(?:\w*_)?(?:id|at)$")  # a record's id and times (`id`, `intake_id`, `created_at`)
+_TIME = lazy(r"\d{4}-\d\d-\d\d[T ][\d:.]+(?:Z|[+-]\d\d:?\d\d)?")
 
 
 def _strings(value: Any, field: str) -> Iterator[tuple[str, str]]:
@@ -101,7 +102,7 @@ def _strings(value: Any, field: str) -> Iterator[tuple[str, str]]:
 
 
 _LINK = "://"  # the one first-stage word of the basic-auth detector: in every link a record holds
-_USER_AT = re.compile(r"://[^:/?#\[\]@\s]+:[^:/?#\[\]@\s]+@")  # its shape: a user and password before an @
+_USER_AT = lazy(r"://[^:/?#\[\]@\s]+:[^:/?#\[\]@\s]+@")  # its shape: a user and password before an @
 _CUT: dict[str, list[str]] = {}  # the start of a token detector's word -> the rests that complete it
 for _word, _at in ((word, at) for word in TOKEN_WORDS for at in range(1, len(word))):
     _CUT.setdefault(_word[:_at], []).append(_word[_at:])

@@ -6,13 +6,13 @@ commit (refused as I7 now, but sealed by I1 once in) and a merge of logs falls b
 change may add lines of its own; each memstack line of the base must still be there, as it was.
 """
 
-import re
 
+from memstack.base.patterns import lazy
 from memstack.integrity.rules.text import lines
 from memstack.integrity.violations import Violation
 
 # An attribute line memstack wrote: one naming its drivers, or a line ending of memory files.
-MEMSTACK_LINE = re.compile(r"(?:^|\s)(?:(?:merge|diff)=memstack|eol=lf|!eol)(?=\s|$)")
+MEMSTACK_LINE = lazy(r"(?:^|\s)(?:(?:merge|diff)=memstack|eol=lf|!eol)(?=\s|$)")
 
 
 def memstack_lines(data: bytes) -> list[tuple[int, str]]:

@@ -1,11 +1,11 @@
 """I7 on text, and the line helpers every rule uses: lines, line numbers, JSON of one line."""
 
-import re
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
 
+from memstack.base.patterns import lazy
 from memstack.integrity.violations import Violation
 
 MAX_PER_FILE = 50  # violations listed per file; the rest are counted in one more line
@@ -101,7 +101,7 @@ def appended_lines(new: bytes, start: int) -> Numbered:
     return Numbered(new, start, line_of(new, start))
 
 
-COMMITTED_ID = re.compile(rb'"id":"([^"\\]*)"')
+COMMITTED_ID = lazy(rb'"id":"([^"\\]*)"')
 
 
 def fact_of(raw: bytes) -> dict[str, Any] | None:

@@ -2,7 +2,6 @@
 files and the handoffs they read), and its check run in this process before git commits."""
 
 import os
-import re
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +9,7 @@ from pathlib import Path
 from memstack.base import files, jsonio, layout, ledger
 from memstack.base.errors import MemstackError
 from memstack.base.output import plural
+from memstack.base.patterns import lazy
 from memstack.integrity import check
 from memstack.kb.routing import SUB_TIERS
 from memstack.repo import git, pathcommit
@@ -217,7 +217,7 @@ def _other_hooks(top: Path, also: tuple[str, ...] = ()) -> bool:
     return not ids or not all(i.startswith("memstack-") for i in ids)
 
 
-_HOOK_ID = re.compile(r"""(?<![\w-])id:[ \t]*["']?([^\s"'#,}]+)""")  # block or flow style; a comment's
+_HOOK_ID = lazy(r"""(?<![\w-])id:[ \t]*["']?([^\s"'#,}]+)""")  # block or flow style; a comment's
 # mention counts too: a hook read wrongly only costs a pre-commit run, a hook missed would go unrun
 
 
