@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import schemas
+from memstack.base.config import YAML_TOO_DEEP
 from memstack.base.errors import MemstackError
 from memstack.base.times import given_or_none
 
@@ -89,6 +90,8 @@ def _parse(text: str, shown: str) -> Any:
         raise MemstackError(f"{shown}: not valid YAML{where}: {exc.problem or exc.context}{during}") from None
     except YAMLError as exc:
         raise MemstackError(f"{shown}: not valid YAML: {exc}".replace("\n", " ")) from None
+    except RecursionError:  # thousands of nested brackets: the parser is recursive
+        raise MemstackError(f"{shown}: not valid YAML: {YAML_TOO_DEEP}") from None
 
 
 def _refused(shown: str, index: int, name: Any, field: str, reason: str) -> MemstackError:

@@ -139,6 +139,11 @@ def _round_trip(text: str, where: str) -> Any:
         return _parsed(text)
     except YAMLError as exc:
         raise MemstackError(f"{where}: not valid YAML ({exc})".replace("\n", " ")) from None
+    except RecursionError:  # thousands of nested brackets: the parser is recursive
+        raise MemstackError(f"{where}: not valid YAML ({YAML_TOO_DEEP})") from None
+
+
+YAML_TOO_DEEP = "nested deeper than memstack reads"
 
 
 @lru_cache(maxsize=16)

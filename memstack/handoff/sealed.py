@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memstack.base import schemas
+from memstack.base import config, schemas
 from memstack.base.errors import MemstackError, bad
 from memstack.base.files import create_exclusive, refuse_symlinks
 from memstack.base.names import check_name
@@ -44,6 +44,8 @@ def _front_matter(text: str) -> tuple[dict[str, str] | None, str]:
         front = YAML(typ="base").load(match.group(1))  # every scalar a string: dates stay text
     except YAMLError as exc:
         raise MemstackError(f"handoff: front matter is not valid YAML ({exc})".replace("\n", " ")) from None
+    except RecursionError:  # thousands of nested brackets: the parser is recursive
+        raise MemstackError(f"handoff: front matter is not valid YAML ({config.YAML_TOO_DEEP})") from None
     if not isinstance(front, dict):
         raise MemstackError("handoff: front matter must be a YAML mapping of agent, date, session")
     return front, text[match.end():]

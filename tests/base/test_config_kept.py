@@ -87,3 +87,11 @@ def test_a_verdict_reached_against_another_schema_is_not_taken(store: Path) -> N
     kept_path.write_text(json.dumps({**kept, "valid": "0" * 64}))
     refused = memstack("recall", "--subject", "lexer", cwd=store)
     assert refused.returncode == 2 and "recall_limit" in refused.stderr
+
+
+def test_a_memstack_yaml_nested_thousands_deep_is_refused_in_one_line(store: Path) -> None:
+    config = store / "memstack.yaml"
+    config.write_text(config.read_text() + "extra: " + "[" * 5000 + "]" * 5000 + "\n")  # the YAML parser recurses
+    refused = memstack("status", cwd=store)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    assert refused.stderr.strip() == f"memstack: {config}: not valid YAML (nested deeper than memstack reads)"

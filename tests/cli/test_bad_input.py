@@ -57,6 +57,7 @@ CASES = [
     # handoff, boot, nest
     (_args("handoff", "write", "--agent", "alice", "--file", "/nonexistent/h.md"), "file"),
     (_args("handoff", "write", "--agent", "alice", "--file", "{dir}/incomplete.md"), "date"),
+    (_args("handoff", "write", "--agent", "alice", "--file", "{dir}/deep.md"), "front matter is not valid YAML (nested"),
     (_args("handoff", "write", "--agent", "Bad"), "agent"),
     (_args("handoff", "show", "--agent", "x/y"), "agent"),
     (_args("boot", "show", "--agent", ".."), "agent"),
@@ -177,6 +178,7 @@ CASES = [
     # test: a malformed memory tests file (MEMORY_TESTS, below) names the case and the field
     (_args("test", "{dir}/mt-not-yaml.yaml"), "mt-not-yaml.yaml: not valid YAML at line 4"),
     (_args("test", "{dir}/mt-not-a-list.yaml"), "mt-not-a-list.yaml: must be a list of cases"),
+    (_args("test", "{dir}/mt-deep.yaml"), "mt-deep.yaml: not valid YAML: nested deeper than memstack reads"),
     (_args("test", "{dir}/mt-unknown-key.yaml"), "case 2 'deploy day': expected: unknown key"),
     (_args("test", "{dir}/mt-no-query.yaml"), "case 1 'deploy day': search/recall: missing query"),
     (_args("test", "{dir}/mt-two-queries.yaml"), "case 1 'both': search, recall: give one query"),
@@ -255,6 +257,7 @@ def corpus_store(tmp_path_factory: pytest.TempPathFactory, _store_template: Path
     inputs = tmp_path_factory.mktemp("inputs")
     (inputs / "incomplete.md").write_text("---\nagent: alice\n---\n# a handoff with no sections\n")
     (inputs / "binary.md").write_bytes(b"\xff\xfe\x00bad")
+    (inputs / "deep.md").write_text("---\nagent: " + "[" * 5000 + "]" * 5000 + "\n---\n# Summary\n")
     for name, text in MEMORY_TESTS.items():
         (inputs / name).write_text(text)
     code = inputs / "code"
@@ -313,4 +316,5 @@ MEMORY_TESTS = {
     "mt-same-name.yaml": _DEPLOY + _DEPLOY,
     "mt-empty-expect.yaml": "- name: deploy day\n  search: deploys\n  expect: []\n",
     "mt-recall-as-of.yaml": "- name: then\n  recall: {subject: deploys}\n  as_of: now\n  expect: [monday]\n",
+    "mt-deep.yaml": "- name: deep\n  search: deploys\n  expect: " + "[" * 5000 + "]" * 5000 + "\n",  # a recursive parser
 }
