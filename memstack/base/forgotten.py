@@ -126,6 +126,16 @@ def texts(files: Files, kind: str, path: str, record_id: str) -> list[str]:
     return found
 
 
+SHORT = 8  # a text this short (a tier word, "yes") may appear in a reason by chance
+
+
+def repeats(files: Files, kind: str, path: str, record_id: str, reason: str) -> bool:
+    """Does a tombstone's `reason` repeat the forgotten record's content (one of its texts, SHORT or longer)?
+    A tombstone stands in for the content: it must not carry it (`memstack forget` refuses such a reason,
+    the checks refuse such a tombstone)."""
+    return any(len(text) >= SHORT and text in reason for text in texts(files, kind, path, record_id))
+
+
 def each_tombstone(files: Files) -> Iterator[dict[str, Any]]:
     """Every tombstone of the store, file by file (agent, then month), in each file's order."""
     for agent in sorted(files.listdir(layout.FORGOTTEN_DIR)):

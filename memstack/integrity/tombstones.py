@@ -7,10 +7,9 @@ from collections.abc import Iterable
 
 import orjson
 
-from memstack.base.forgotten import find, texts
+from memstack.base.forgotten import find, repeats
 from memstack.integrity.violations import Violation
 
-SHORT = 8  # a text this short (a tier word, "yes") may appear in a reason by chance
 FIX = ("name a record of this state (an intake or fact id, a SOIL record's collection/key, a handoff's path) and"
        " say why without its content: write tombstones with `memstack forget ID --reason TEXT`")
 
@@ -42,8 +41,7 @@ class Appended:
             if where[0] != tombstone.get("kind"):
                 found.append(Violation(path, number, "I5", f"the tombstone says {record_id!r} is a"
                                        f" {tombstone.get('kind')} record; it is a {where[0]} record", FIX))
-            reason = str(tombstone.get("reason", ""))
-            if any(len(text) >= SHORT and text in reason for text in texts(files, *where, record_id)):  # type: ignore[arg-type]
+            if repeats(files, *where, record_id, str(tombstone.get("reason", ""))):  # type: ignore[arg-type]
                 found.append(Violation(path, number, "I5", "the tombstone's reason repeats the forgotten record's"
                                                            " content", FIX))
         return found

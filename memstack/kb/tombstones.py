@@ -18,7 +18,7 @@ from typing import Any
 from memstack.base import jsonio, layout, limits, schemas, secrets
 from memstack.base.errors import bad
 from memstack.base.files import append_held, locked, refuse_symlinks
-from memstack.base.forgotten import Forgotten, find
+from memstack.base.forgotten import Forgotten, find, repeats
 from memstack.base.names import check_printable
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import month
@@ -90,6 +90,11 @@ def forget(store: Path, record_ids: list[str], reason: Any, by: Any, agent: str,
                           " record's collection/key, a handoff's path handoffs/<agent>/<file>.md)")
             found[record_id] = where[0]
         _derived(store, found, known)
+        for record_id in found:  # the reason stands in for the content: it must not carry it (as the checks say)
+            where = find(source, record_id)
+            if where is not None and repeats(source, *where, record_id, reason):
+                raise bad("--reason", None, "it repeats the content of the record it forgets ({record}): say why without it",
+                          record=record_id)
         tombstones = [{"forgets": record_id, "kind": kind, "reason": reason, "by": by, "agent": agent,
                        "forgotten_at": now, **({"via": via} if via else {})} for record_id, kind in found.items()]
         for tombstone in tombstones:

@@ -115,6 +115,9 @@ def test_bad_input_writes_nothing(promoted: Promoted) -> None:
         (["forget", record_id, "--reason", "tab\there"], "control character"),
         (["forget", record_id, "--reason", "x", "--by", "a\x1b[2Jb"], "control character"),
         (["forget", record_id, "nope", "--reason", "x"], "'nope'"),  # one bad id: none is forgotten
+        # a reason that repeats the content (here the promoted fact's object) the hooks would refuse
+        (["forget", record_id, "--reason", "phone 555-0199 of ada"], "it repeats the content of the record it"
+                                                                     " forgets ("),
     ):
         result = memstack(*args, cwd=store)
         assert result.returncode == 2 and names in result.stderr, result.stderr
