@@ -9,6 +9,8 @@ months, then as appended). `at` keeps only the facts valid at that instant.
 - `jsonl`: each fact as memstack keeps it (every field), one JSON object a line.
 - `knowledge`: one fact view (`--table`, default knowledge) as a single JSON array, every shard's
   entries in view order with their `distilled_at` (ADR-0004's one-file form), made from the fact files.
+
+Every form shows what a read shows: a forgotten fact without its content, a credential redacted.
 """
 
 import os
@@ -72,8 +74,10 @@ def view_chunks(lines: Iterator[bytes]) -> Iterator[bytes]:
 def write(store: Path, form: str, out: BinaryIO, at: int | None = None, table: str = "knowledge") -> int:
     """Write the store's facts to `out` in `form` (`knowledge`: the open facts of `table`); returns how many."""
     count = 0
-    if form == "knowledge":
-        for chunk in view_chunks(views.table_lines(WorktreeSource(store), table)):
+    if form == "knowledge":  # as a read shows them: a forgotten entry without its content, a credential redacted
+        entries = Shown.in_store(store).records(orjson.loads(text) for text in views.table_lines(WorktreeSource(store),
+                                                                                                  table))
+        for chunk in view_chunks(views.line(entry) for entry in entries):
             count += 1
             out.write(chunk)
         return count - 1

@@ -93,8 +93,8 @@ def forget(store: Path, record_ids: list[str], reason: Any, by: Any, agent: str,
         for record_id in found:  # the reason stands in for the content: it must not carry it (as the checks say)
             where = find(source, record_id)
             if where is not None and repeats(source, *where, record_id, reason):
-                raise bad("--reason", None, "it repeats the content of the record it forgets ({record}): say why without it",
-                          record=record_id)
+                raise bad("--reason", None, "it repeats the content of the record it forgets ({record}): say why"
+                          " without it", record=record_id)
         tombstones = [{"forgets": record_id, "kind": kind, "reason": reason, "by": by, "agent": agent,
                        "forgotten_at": now, **({"via": via} if via else {})} for record_id, kind in found.items()]
         for tombstone in tombstones:

@@ -57,7 +57,7 @@ CASES = [
     # handoff, boot, nest
     (_args("handoff", "write", "--agent", "alice", "--file", "/nonexistent/h.md"), "file"),
     (_args("handoff", "write", "--agent", "alice", "--file", "{dir}/incomplete.md"), "date"),
-    (_args("handoff", "write", "--agent", "alice", "--file", "{dir}/deep.md"), "front matter is not valid YAML (nested"),
+    (_args("handoff", "write", "--agent", "alice", "--file", "{dir}/deep.md"), "YAML (nested deeper than"),
     (_args("handoff", "write", "--agent", "Bad"), "agent"),
     (_args("handoff", "show", "--agent", "x/y"), "agent"),
     (_args("boot", "show", "--agent", ".."), "agent"),
@@ -316,5 +316,5 @@ MEMORY_TESTS = {
     "mt-same-name.yaml": _DEPLOY + _DEPLOY,
     "mt-empty-expect.yaml": "- name: deploy day\n  search: deploys\n  expect: []\n",
     "mt-recall-as-of.yaml": "- name: then\n  recall: {subject: deploys}\n  as_of: now\n  expect: [monday]\n",
-    "mt-deep.yaml": "- name: deep\n  search: deploys\n  expect: " + "[" * 5000 + "]" * 5000 + "\n",  # a recursive parser
+    "mt-deep.yaml": "- name: deep\n  search: deploys\n  expect: " + "[" * 5000 + "]" * 5000 + "\n",  # recursion
 }

@@ -60,7 +60,7 @@ def test_a_sneaked_credential_is_redacted_everywhere_and_promote_skips_it(store:
     fact_file = "kb/facts/alice/2026-03.jsonl"
     bad_fact = sneak(store, fact_file, {**facts[0], "object": f"ghp {GH}"}, "0123456789cd")
     for args in (["fact", "get-valid-at", "--ts", "now"], ["fact", "history", "--subject", "ci"],
-                 ["recall", "--subject", "ci"], ["export", "jsonl"]):
+                 ["recall", "--subject", "ci"], ["export", "jsonl"], ["export", "knowledge"]):
         result = memstack(*args, "--json", cwd=store) if args[0] != "export" else memstack(*args, cwd=store)
         assert result.returncode == 0, result.stderr
         assert GH not in result.stdout and bad_fact["id"] in result.stdout and REDACTED in result.stdout, args
