@@ -3,9 +3,9 @@
 - pending intake per agent: each intake file's line count (a newline count, no JSON parsed;
   remembered by the file's stat signature, and for a file that grew, only its new bytes
   counted) less the lines of its promotion-ledger shard (ratifications apart; each shard read
-  only when its stat signature changed);
-- Binder waiting: intake records routed to the Binder and not decided (the same shards and
-  `kb/binder.jsonl`), and disagreements between agents when the fact index is in step (an indexed
+  only when its stat signature changed) and the forgotten records no line routes (promote passes them by);
+- Binder waiting: intake records routed to the Binder, not decided and not forgotten (the same shards,
+  `kb/binder.jsonl` and the tombstones), and disagreements between agents when the fact index is in step (an indexed
   query; with the index behind they are not counted, `binder list` counts them);
 - stale derived files: the comparison `memstack rebuild --check` makes, of the view shards whose sources
   changed since the last commit whose views are known fresh (promote.stale, derived.fresh_base: O(change);
@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from memstack.base import files, jsonio, layout, ledger, logfiles
+from memstack.base.forgotten import StoreFiles, each_tombstone
 from memstack.base.times import iso
 from memstack.kb import disputes as disputes_module
 from memstack.kb.index.build import freshness
@@ -102,8 +103,10 @@ def _lines(path: Path, rel: str, counts: dict[str, Any]) -> int:
     return count
 
 
-def pending_intake(store: Path, per_file: dict[str, int], memory: dict[str, Any]) -> dict[str, int]:
-    """Intake records not yet routed, per agent (agents with none left out)."""
+def pending_intake(store: Path, per_file: dict[str, int], memory: dict[str, Any],
+                   unrouted: dict[str, int]) -> dict[str, int]:
+    """Intake records not yet routed, per agent (agents with none left out), less the forgotten ones no line
+    routes (`unrouted`, by intake file)."""
     found: dict[str, int] = {}
     root = store / "intake"
     lines_before = memory.get("lines")
@@ -114,15 +117,32 @@ def pending_intake(store: Path, per_file: dict[str, int], memory: dict[str, Any]
             rel = f"intake/{folder.name}/{path.name}"
             counts[rel] = before.get(rel)
             lines = _lines(path, rel, counts)
-            left = lines - per_file.get(rel, 0)
+            left = lines - per_file.get(rel, 0) - unrouted.get(rel, 0)
             if left > 0:
                 found[folder.name] = found.get(folder.name, 0) + left
     memory["lines"] = counts
     return found
 
 
-def binder_waiting(store: Path, to_binder: set[str], index_fresh: bool) -> dict[str, int | None]:
-    decided = {d.get("intake_id") for d in logfiles.read_log(store, layout.DECISIONS)}
+def forgotten_intake(store: Path) -> set[str]:
+    """The ids of the intake records the store's tombstones forget (promote passes them by)."""
+    return {t["forgets"] for t in each_tombstone(StoreFiles(store)) if t.get("kind") == "intake"}
+
+
+def _unrouted(store: Path, forgotten: set[str]) -> dict[str, int]:
+    """How many forgotten intake records each intake file holds that no ledger line routes: never pending."""
+    found: dict[str, int] = {}
+    for intake_id in sorted(forgotten):
+        for relpath in ledger.intake_files_of(store, intake_id)[:1]:
+            if intake_id not in ledger.routed_ids(store, relpath):
+                found[relpath] = found.get(relpath, 0) + 1
+    return found
+
+
+def binder_waiting(store: Path, to_binder: set[str], index_fresh: bool, forgotten: set[str]) -> dict[str, int | None]:
+    """The records routed to the Binder that wait for a decision (not decided, not forgotten), and the
+    disagreements."""
+    decided = {d.get("intake_id") for d in logfiles.read_log(store, layout.DECISIONS)} | forgotten
     disputes = None
     if index_fresh:
 
@@ -209,7 +229,8 @@ def status(store: Path) -> dict[str, Any]:
 
     memory = _recall(store)
     per_file, to_binder, last = _ledger(store, memory)
-    pending = pending_intake(store, per_file, memory)
+    forgotten = forgotten_intake(store)
+    pending = pending_intake(store, per_file, memory, _unrouted(store, forgotten))
     index = freshness(store)
     stale, remembered = stale_derived(store, memory)
     files.write_atomic(files.local_dir(store, "") / CACHE, orjson.dumps(memory))
@@ -217,7 +238,7 @@ def status(store: Path) -> dict[str, Any]:
         "store": str(store),
         "pending_intake": pending,
         "pending_total": sum(pending.values()),
-        "binder_waiting": binder_waiting(store, to_binder, index["fresh"]),
+        "binder_waiting": binder_waiting(store, to_binder, index["fresh"], forgotten),
         "stale": stale,
         "stale_remembered": remembered,
         "uncommitted": uncommitted(store),

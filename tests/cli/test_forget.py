@@ -249,3 +249,23 @@ def test_a_forgotten_record_waiting_for_the_binder_leaves_its_queue_shard(store:
     found = git(store, "grep", "-l", "555-0199", "HEAD", check=False).stdout.split()
     assert found == [f"HEAD:intake/alice/{DAY[:10]}.jsonl"], found
     assert memstack("rebuild", "--check", cwd=store).returncode == 0
+
+
+def test_status_counts_no_forgotten_record_as_pending_or_waiting(store: Path) -> None:
+    """A forgotten intake record is passed by by promote and leaves the Binder queue: `status` counts it
+    neither as pending intake nor as waiting in the Binder, as `intake list --pending` and `binder list` say."""
+    waiting = [ok(store, "intake", "write", "--content", f"maybe later {n}", "--created-at", DAY)["record"]
+               for n in range(2)]
+    commit(store)
+    assert memstack("promote", "--now-ts", DAY, cwd=store).returncode == 0
+    pending = [ok(store, "intake", "write", "--content", f"a draft {n}", "--created-at", DAY)["record"]
+               for n in range(2)]
+    commit(store)
+    before = ok(store, "status")
+    assert (before["pending_total"], before["binder_waiting"]["records"]) == (2, 2)
+    ok(store, "forget", waiting[0]["id"], pending[0]["id"], "--reason", "not needed")
+    commit(store, "forget")
+    after = ok(store, "status")
+    assert (after["pending_total"], after["binder_waiting"]["records"]) == (1, 1)
+    assert [r["id"] for r in ok(store, "intake", "list", "--pending")["items"]] == [pending[1]["id"]]
+    assert [r["id"] for r in ok(store, "binder", "list")["items"]] == [waiting[1]["id"]]
