@@ -2,7 +2,9 @@
 
 A record read for the index while it is forgotten enters it as `[forgotten: reason]` (`shown`); one
 indexed before its tombstone was written has its text replaced once (`scrub`), and the `forgotten` table
-remembers which records were scrubbed, so every later search pays one look at the tombstone files.
+remembers which records were scrubbed and the marker they show, so every later search pays one look at the
+tombstone files. A tombstone that is gone again (a forget undone before its commit, a checkout of a branch
+without it) gives its record back: the files holding it are read again (`restored`).
 """
 
 import sqlite3
@@ -12,7 +14,8 @@ from pathlib import Path
 from memstack.base.forgotten import Forgotten, marker
 from memstack.search.records import Doc
 
-TABLE = "CREATE TABLE forgotten (ref TEXT PRIMARY KEY)"  # the records (tombstones' `forgets`) scrubbed
+# The records (tombstones' `forgets`) scrubbed, and the marker each shows.
+TABLE = "CREATE TABLE forgotten (ref TEXT PRIMARY KEY, shown TEXT NOT NULL)"
 LAYER = {"intake": "intake", "fact": "facts", "soil": "soil"}
 
 
@@ -28,12 +31,21 @@ def shown(forgotten: Forgotten, relpath: str, docs: Iterable[Doc]) -> Iterator[D
         yield doc if reason is None else doc._replace(head=marker(reason), body=marker(reason), fields=None)
 
 
+def _marker(tombstone: dict[str, object]) -> str:
+    return marker(str(tombstone.get("reason", "")))
+
+
 def unscrubbed(db: sqlite3.Connection, forgotten: Forgotten) -> list[str]:
-    """The forgotten records the index may still hold the text of."""
+    """The forgotten records the index may still hold the text of, or shows with another reason."""
     if not forgotten:
         return []
-    done = {ref for (ref,) in db.execute("SELECT ref FROM forgotten")}
-    return [ref for ref in forgotten.by_id if ref not in done]
+    done = dict(db.execute("SELECT ref, shown FROM forgotten"))
+    return [ref for ref, tombstone in forgotten.by_id.items() if done.get(ref) != _marker(tombstone)]
+
+
+def restored(db: sqlite3.Connection, forgotten: Forgotten) -> list[str]:
+    """The records scrubbed from the index that no tombstone forgets any more."""
+    return [ref for (ref,) in db.execute("SELECT ref FROM forgotten") if ref not in forgotten]
 
 
 def scrub(db: sqlite3.Connection, store: Path, forgotten: Forgotten, refs: list[str]) -> None:
@@ -45,7 +57,7 @@ def scrub(db: sqlite3.Connection, store: Path, forgotten: Forgotten, refs: list[
     db.execute("PRAGMA secure_delete = ON")
     for ref in refs:
         tombstone = forgotten.by_id[ref]
-        text = marker(str(tombstone.get("reason", "")))
+        text = _marker(tombstone)
         if tombstone.get("kind") == "handoff":
             rows = db.execute("SELECT docs.rowid FROM docs JOIN files ON files.file_id = docs.file_id"
                               " WHERE files.relpath = ?", (ref,)).fetchall()
@@ -54,7 +66,7 @@ def scrub(db: sqlite3.Connection, store: Path, forgotten: Forgotten, refs: list[
                               (ref, LAYER.get(str(tombstone.get("kind")), ""))).fetchall()
         db.executemany("UPDATE fts SET head = ?, body = ? WHERE rowid = ?", ((text, text, r) for (r,) in rows))
         db.executemany("UPDATE docs SET fields = NULL WHERE rowid = ?", rows)  # a hit's source, subject, object
-        db.execute("INSERT OR IGNORE INTO forgotten VALUES (?)", (ref,))
+        db.execute("INSERT OR REPLACE INTO forgotten VALUES (?, ?)", (ref, text))
     db.execute("DELETE FROM terms")  # the words' counts (query.py) name the words: counted again on the next search
     db.execute("INSERT INTO fts (fts) VALUES ('optimize')")
 

@@ -39,7 +39,7 @@ from memstack.search.records import Doc
 
 DB_NAME = ".memstack/search.sqlite3"
 LOCK = "search-index"
-VERSION = 5  # an index of another layout version is dropped and rebuilt
+VERSION = 6  # an index of another layout version is dropped and rebuilt
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # stemming: "deploys" finds "deployment"
 
 _TABLES = (
@@ -163,7 +163,7 @@ def sync(db: sqlite3.Connection, store: Path, defer: Defer | None = None, each: 
     state = _state(db, store)
     stale = _stale(store, state)
     gone = Forgotten.in_store(store)
-    if not stale and stale.folders == state.folders:
+    if not stale and stale.folders == state.folders and not forgotten.restored(db, gone):
         if forgotten.unscrubbed(db, gone):
             with DB.held(store):
                 with writing(db):
@@ -176,6 +176,7 @@ def sync(db: sqlite3.Connection, store: Path, defer: Defer | None = None, each: 
                 "bytes_indexed": sum(known.indexed for known in state.known.values()), "bytes_behind": behind}
     with DB.held(store):
         with writing(db):
+            _restore(db, forgotten.restored(db, gone))
             state = State.read(db)  # again under the lock: another search may have caught up meanwhile
             stale = _stale(store, state)
             for relpath in stale.gone:
@@ -227,6 +228,20 @@ def common(db: sqlite3.Connection, terms: Iterable[str]) -> set[str]:
         if total and 2 * row[0] >= total:
             found.add(term)
     return found
+
+
+def _restore(db: sqlite3.Connection, refs: list[str]) -> None:
+    """Give back records no tombstone forgets any more: the files holding them are dropped from the index and
+    every folder listed again, so they are read anew (rare: a forget undone, a branch without it)."""
+    if not refs:
+        return
+    for ref in refs:
+        held = db.execute("SELECT DISTINCT file_id FROM docs WHERE ref = ? UNION SELECT file_id FROM files"
+                          " WHERE relpath = ?", (ref, ref)).fetchall()  # a record's file; a handoff is its file
+        for (file_id,) in held:
+            _forget(db, file_id)
+        db.execute("DELETE FROM forgotten WHERE ref = ?", (ref,))
+    db.execute("DELETE FROM folders")
 
 
 def _forget(db: sqlite3.Connection, file_id: int) -> None:

@@ -269,3 +269,29 @@ def test_status_counts_no_forgotten_record_as_pending_or_waiting(store: Path) ->
     assert (after["pending_total"], after["binder_waiting"]["records"]) == (1, 1)
     assert [r["id"] for r in ok(store, "intake", "list", "--pending")["items"]] == [pending[1]["id"]]
     assert [r["id"] for r in ok(store, "binder", "list")["items"]] == [waiting[1]["id"]]
+
+
+def test_the_search_index_follows_a_forget_undone_and_a_forget_with_another_reason(store: Path) -> None:
+    """The index scrubs a forgotten record's text; when the tombstone is gone again (a forget undone before its
+    commit) the record is found again, and a new forget shows its own reason, not the first one's."""
+    record = ok(store, "intake", "write", "--content", "the plan is zebra-7781", "--created-at", DAY)["record"]
+    ok(store, "intake", "write", "--content", "zebra-7781 is the plan's name", "--created-at", DAY)
+    commit(store)
+    assert len(ok(store, "search", "zebra-7781")["hits"]) == 2  # indexed before the forget
+
+    def undo() -> None:
+        git(store, "checkout", "-q", "--", ".")
+        git(store, "clean", "-qfd", "--", "kb")
+
+    ok(store, "forget", record["id"], "--reason", "first reason")
+    assert [h["id"] for h in ok(store, "search", "zebra-7781")["hits"]] not in ([], [record["id"]])
+    assert record["id"] not in json.dumps(ok(store, "search", "zebra-7781")["hits"])
+    undo()
+    hits = ok(store, "search", "zebra-7781")["hits"]
+    assert record["id"] in json.dumps(hits) and len(hits) == 2, hits
+    ok(store, "forget", record["id"], "--reason", "second thoughts")
+    undo()
+    ok(store, "forget", record["id"], "--reason", "a third why")
+    shown = json.dumps(ok(store, "search", "why")["hits"])
+    assert "a third why" in shown and record["id"] in shown
+    assert ok(store, "search", "thoughts")["hits"] == [] and ok(store, "search", "first")["hits"] == []
