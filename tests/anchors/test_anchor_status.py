@@ -216,7 +216,11 @@ def test_status_counts_the_records_of_each_status(code: Path) -> None:
     edit(code, "app.py", "'eu'", "'us'")
     (code / "lib" / "util.py").unlink()
     assert counts() == {"fresh": 1, "moved": 0, "drifted": 1, "orphaned": 1}
-    assert "code anchors: 1 fresh, 0 moved, 1 drifted, 1 orphaned" in memstack("status", cwd=code).stdout
+    assert "code anchors: 1 fresh, 0 moved, 1 drifted, 1 orphaned (`memstack anchors --status drifted` and" \
+           " `memstack anchors --status orphaned` show them)" in memstack("status", cwd=code).stdout
+    edit(code, "app.py", "'us'", "'eu'")  # drifted back to where it was: only the orphaned one is named
+    assert "0 drifted, 1 orphaned (`memstack anchors --status orphaned` shows them)" in \
+           memstack("status", cwd=code).stdout
 
 
 def test_reverify_records_a_recheck_and_the_fact_is_fresh_at_the_new_lines(code: Path) -> None:

@@ -50,7 +50,8 @@ def _human(anchor: dict[str, Any]) -> str:
         lines.append("confirmed edges touching the open threads:")
         lines += [f"  {e['from']} -{e['relation']}-> {e['to']} (by {e['by']})" for e in anchor["edges"]]
     if anchor.get("to_reverify"):
-        lines.append("to re-verify (their code changed: `memstack anchors --status drifted`):")
+        lines.append("to re-verify (their code changed or is gone: `memstack anchors --status drifted`,"
+                     " `--status orphaned`):")
         lines += [f"  {f['id']}  {f['subject']} {f['predicate']} {f['object']}  [code: {f['code_status']['status']}]"
                   for f in anchor["to_reverify"]]
         if anchor.get("to_reverify_more"):

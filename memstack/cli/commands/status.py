@@ -58,9 +58,11 @@ def _human(doc: dict[str, Any]) -> str:
     if anchors is None:
         lines.append("code anchors: no code repository (code.repo in memstack.yaml names one)")
     elif any(anchors.values()):
+        shows = " and ".join(f"`memstack anchors --status {status}`" for status in ("drifted", "orphaned")
+                             if anchors[status])
         lines.append(f"code anchors: {anchors['fresh']} fresh, {anchors['moved']} moved, {anchors['drifted']} drifted,"
-                     f" {anchors['orphaned']} orphaned" + (" (`memstack anchors --status drifted` shows them)"
-                                                           if anchors["drifted"] or anchors["orphaned"] else ""))
+                     f" {anchors['orphaned']} orphaned" + (f" ({shows} {'show' if ' and ' in shows else 'shows'} them)"
+                                                           if shows else ""))
     return "\n".join(lines)
 
 
