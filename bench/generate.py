@@ -90,3 +90,26 @@ def make_store(root: Path, n_facts: int, n_intake: int) -> Path:
     subprocess.run(["git", "commit", "-q", "--no-verify", "-m", f"bench: {n_facts} facts, {n_intake} intake"],
                    cwd=root, check=True)
     return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python bench/generate.py DIR [--facts N] [--intake N]` with memstack importable (its venv's python)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Make a memstack store of a given size (10 agents, committed once,"
+                                                 " without hooks) for trying memstack at scale.")
+    parser.add_argument("dir", type=Path, help="the store to make (a new folder)")
+    parser.add_argument("--facts", type=int, default=100_000, help="facts (default 100,000)")
+    parser.add_argument("--intake", type=int, default=100_000, help="intake records (default 100,000)")
+    args = parser.parse_args(argv)
+    if args.facts < 0 or args.intake < 0:
+        parser.error("--facts and --intake count records: 0 or more")
+    if args.dir.exists() and any(args.dir.iterdir()):
+        parser.error(f"{args.dir} is not empty: name a new folder")
+    make_store(args.dir, args.facts, args.intake)
+    print(f"made {args.dir}: {args.facts} facts, {args.intake} intake records, committed once")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

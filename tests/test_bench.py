@@ -78,3 +78,16 @@ def test_a_store_more_than_twice_as_slow_as_the_smallest_is_not_within_target(ke
     b = SimpleNamespace(sizes=list(seconds), quick=False, range_commits=1, blame_commits=1, log=lambda _: None)
     rows = bench.measure_all(b)
     assert [(row["size"], row["within"]) for row in rows] == [(1_000, "yes"), (100_000, "yes"), (1_000_000, "no")]
+
+
+def test_generate_makes_a_store_of_the_size_asked_and_refuses_a_folder_in_use(tmp_path: Path) -> None:
+    made = subprocess.run([sys.executable, str(ROOT / "bench" / "generate.py"), str(tmp_path / "s"), "--facts", "40",
+                           "--intake", "30"], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    status = json.loads(memstack("status", "--json", cwd=tmp_path / "s").stdout)
+    assert status["pending_total"] == 30
+    history = memstack("fact", "get-valid-at", "--ts", "now", "--json", "--limit", "1000", cwd=tmp_path / "s")
+    assert len(json.loads(history.stdout)["items"]) == 10  # 40 facts: 10 subjects in 4 versions, the last open
+    again = subprocess.run([sys.executable, str(ROOT / "bench" / "generate.py"), str(tmp_path / "s")],
+                           capture_output=True, text=True)
+    assert again.returncode == 2 and "is not empty" in again.stderr
