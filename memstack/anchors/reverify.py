@@ -13,6 +13,7 @@ from memstack.base import jsonio
 from memstack.base.errors import bad
 from memstack.base.files import append_line, locked
 from memstack.base.layout import DECISIONS
+from memstack.base.names import check_printable
 from memstack.kb.binder import check_entry
 from memstack.repo.codetree import CodeTree
 from memstack.repo.store import Store
@@ -28,6 +29,8 @@ def reverify(store: Store, fact_id: str, by: str, now: int, *, note: str | None 
     gone (orphaned) cannot be re-checked: capture the new truth instead."""
     if not isinstance(by, str) or not by.strip():
         raise bad("--by", repr(by), "must name who checked it")
+    check_printable(by, "--by")  # both are printed on terminals (`memstack anchors`, review), as forget's are
+    check_printable(note, "--note")
     found = [fact for fact in anchored_facts(store.root, None) if fact["id"] == fact_id]
     if not found:
         raise bad("ID", repr(fact_id), "no open fact with code anchors has this id (`{verb:memstack anchors}`)")

@@ -212,6 +212,8 @@ CASES = [
     (_args("anchors", "--status", "stale"), "bad --status 'stale'"),
     (_args("anchors", "--repo", "{dir}/code", "--rev", "nowhere"), "bad --rev 'nowhere'"),
     (_args("anchors", "reverify", "0123456789abcdef", "--by", "ada"), "no open fact with code anchors"),
+    (_args("anchors", "reverify", "0123456789abcdef", "--by", "a\x1b[31mb"), "--by 'a\\x1b[31mb': holds a control"),
+    (_args("anchors", "reverify", "0123456789abcdef", "--by", "ada", "--note", "x\ny"), "--note 'x\\ny': holds a"),
     # forget: an id no record has, no reason, a control character, a credential in the reason
     (_args("forget", "0190f3a1b2c3d4e5f6a7b8c9d0e1f2a3", "--reason", "leaked"), "ID '0190f3a1b2c3d4e5f6a7b8c9"),
     (_args("forget", "nope/none", "--reason", "leaked"), "ID 'nope/none'"),
