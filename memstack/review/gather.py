@@ -25,7 +25,8 @@ from memstack.review.workspace import Workspace, dump, key
 
 BATCH = 2_000  # records redacted and written together
 INTAKE_FIELDS = ("id", "agent", "tier", "confidence", "title", "created_at", "content")
-ITEM_SECTIONS = ("binder", "binder_edges", "binder_files", "handoffs", "soil", "derived")  # the workspace's items
+ITEM_SECTIONS = ("binder", "binder_edges", "binder_files", "reverified", "forgotten", "erasures", "handoffs", "soil",
+                 "derived")  # the workspace's items
 
 
 @dataclass
@@ -200,6 +201,7 @@ class _Reader:
                                 ((str(d.get("intake_id", d.get("fact_id"))),) for d in decisions))
             self.workspace.add_items("binder_edges", self.redacted([d for d in batch if d.get("kind") == "edge"]))
             self.workspace.add_items("binder_files", self.redacted([d for d in batch if d.get("kind") == "file"]))
+            self.workspace.add_items("reverified", self.redacted([d for d in batch if d.get("kind") == "reverify"]))
 
     def facts(self, change: diffs.Change) -> None:
         """Facts the new side adds (by id), and the facts it supersedes (`superseded_by_change`): those it
@@ -243,6 +245,10 @@ class _Reader:
             self.binder(change)
         elif place.kind == layout.FACTS:
             self.facts(change)
+        elif place.kind in (layout.TOMBSTONES, layout.ERASURES):  # what was forgotten, and erased from history
+            section = "forgotten" if place.kind == layout.TOMBSTONES else "erasures"
+            for batch in _batches(self.new_lines(change)):
+                self.workspace.add_items(section, self.redacted(batch))
         elif place.kind == layout.HANDOFF and change.added:
             self.workspace.add_items("handoffs", self.redacted([{"path": change.path, "agent": place.agent,
                                                              "date": place.date}]))

@@ -216,6 +216,28 @@ def _confirmed(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int
         out.add(*bound.bullet(count, "item"), "")
 
 
+def _kept_out(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) -> None:
+    """What the range forgot (tombstones), erased from history (erasure receipts) and re-checked against the
+    code (`anchors reverify`): each line says who, when and why."""
+    lines: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
+        ("forgotten", "Forgotten",
+         lambda t: f"- {_cell(t.get('kind'))} `{_cell(t.get('forgets'))}`: {_cell(t.get('reason'))} — by"
+                   f" {_who(t)} at {_when(t.get('forgotten_at'))}"),
+        ("erasures", "Erased from history",
+         lambda e: f"- {len(e.get('records') or [])} record(s), receipt `{_cell(e.get('id'))}`:"
+                   f" {_cell(e.get('reason'))} — by {_who(e)} at {_when(e.get('excised_at'))}"),
+        ("reverified", "Re-verified against the code",
+         lambda r: f"- fact `{_cell(r.get('reverified'))}` at "
+                   + ", ".join(f"`{_cell(a.get('path'))}`" for a in r.get("anchors") or [] if isinstance(a, dict))
+                   + f" — by {_who(r)} at {_when(r.get('decided_at'))}"
+                   + (f" — {_cell(r['note'])}" if r.get("note") else "")))
+    for section, title, line in lines:
+        if counts[section]:
+            out.add(f"### {title} ({counts[section]})", "")
+            out.add(*(line(item) for item in review.workspace.items(section, bound.n)))
+            out.add(*bound.bullet(counts[section], "item"), "")
+
+
 def _found(review: Review, lines: _Lines, bound: _Bound) -> None:
     """Credentials found and invariant violations, each list bounded (`memstack check --range` lists all)."""
     where = f"`memstack check --range {review.range}` lists all"
@@ -247,7 +269,8 @@ def write(review: Review, out: TextIO | None = None, limit: int | None = LIMIT) 
     lines.add(f"{_n(counts['intake_records'], 'intake record')}, {_n(counts['facts_added'], 'fact')} added,"
               f" {counts['facts_superseded']} superseded, {_n(sum(review.promotions.values()), 'promotion')},"
               f" {_n(counts['handoffs'], 'handoff')} sealed, {_n(counts['soil'], 'SOIL change')},"
-              f" {_n(len(violations), 'invariant violation') if violations else 'no invariant violations'}.", "")
+              + (f" {_n(counts['forgotten'], 'record')} forgotten," if counts["forgotten"] else "")
+              + f" {_n(len(violations), 'invariant violation') if violations else 'no invariant violations'}.", "")
     _violations(review, lines, bound)
     _facts(review, lines, bound, counts)
     _stale_anchors(review, lines, bound, counts)
@@ -262,6 +285,7 @@ def write(review: Review, out: TextIO | None = None, limit: int | None = LIMIT) 
         lines.add(*(f"| `{path}` | {n} |" for path, n in (shards if bound.n < 0 else shards[:bound.n])))
         lines.add(*bound.more(len(shards), "ledger shards"))
     _binder(review, lines, bound, counts)
+    _kept_out(review, lines, bound, counts)
     for section, title, show in (("handoffs", "Handoffs sealed", lambda h: f"- `{h['path']}`"),
                                  ("soil", "SOIL", lambda s: f"- {s['change']} `{s['path']}`")):
         if counts[section]:

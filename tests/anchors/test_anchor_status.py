@@ -243,6 +243,10 @@ def test_reverify_records_a_recheck_and_the_fact_is_fresh_at_the_new_lines(code:
     assert json.loads(binder[-1]) == entry
     committed(code, "reverified")  # through the hooks: the Binder log only grew, the fact never changed
     assert {p: p.read_bytes() for p in (code / MEMORY / "kb" / "facts").rglob("*.jsonl")} == facts_before
+    reviewed = memstack("review", "HEAD~1..HEAD", cwd=code / MEMORY)  # the pull request shows the re-check
+    assert reviewed.returncode == 0, reviewed.stderr
+    assert f"### Re-verified against the code (1)\n\n- fact `{fact}` at `app.py` — by ada at " in reviewed.stdout
+    assert "— still monday" in reviewed.stdout
     edit(code, "app.py", "'monday'", "'friday'")
     assert _only(code)["old_lines"] == ["def deploy_day() -> str:", "    return 'monday'"]
 

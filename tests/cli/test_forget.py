@@ -295,3 +295,18 @@ def test_the_search_index_follows_a_forget_undone_and_a_forget_with_another_reas
     shown = json.dumps(ok(store, "search", "why")["hits"])
     assert "a third why" in shown and record["id"] in shown
     assert ok(store, "search", "thoughts")["hits"] == [] and ok(store, "search", "first")["hits"] == []
+
+
+def test_review_of_a_forget_shows_who_forgot_what_and_why_without_the_content(promoted: Promoted) -> None:
+    store, (record_id, fact_id) = promoted
+    ok(store, "forget", record_id, "--reason", "an erasure request", "--by", "Grace Hopper")
+    commit(store, "forget a phone number")
+    shown = memstack("review", "HEAD~1..HEAD", cwd=store)
+    assert shown.returncode == 0, shown.stderr
+    assert "2 records forgotten" in shown.stdout and "### Forgotten (2)" in shown.stdout
+    assert f"- intake `{record_id}`: an erasure request — by Grace Hopper at " in shown.stdout
+    assert f"- fact `{fact_id}`: an erasure request — by Grace Hopper at " in shown.stdout
+    assert "555" not in shown.stdout
+    document = ok(store, "review", "HEAD~1..HEAD")
+    assert document["counts"]["forgotten"] == 2
+    assert sorted(t["forgets"] for t in document["forgotten"]) == sorted([record_id, fact_id])

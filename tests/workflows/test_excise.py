@@ -40,6 +40,9 @@ def test_excise_removes_every_byte_of_the_forgotten_content_and_every_commit_sti
     checked = memstack("check", "--range", f"{root}..HEAD", cwd=store)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert memstack("rebuild", "--check", cwd=store).returncode == 0
+    reviewed = memstack("review", "HEAD~1..HEAD", cwd=store)  # the receipt's commit, as a pull request shows it
+    assert f"### Erased from history (1)\n\n- {len(names)} record(s), receipt `{receipt['id']}`: an erasure" \
+           " request — by Grace Hopper at " in reviewed.stdout, reviewed.stdout + reviewed.stderr
     record = json.loads((store / "intake/alice/2026-03-02.jsonl").read_text().splitlines()[0])
     assert record["id"] == names["intake"] and record["created_at"].startswith("2026-03-02")
     assert record["content"].startswith("[excised sha256:") and record["keywords"] == []
