@@ -192,4 +192,8 @@ def test_excise_refuses_a_branch_its_upstream_does_not_hold_and_changes_nothing(
     done = ok(store, "excise", "--reason", "erasure request")
     assert sorted(done["push"]) == sorted([
         f"git push --force-with-lease=refs/heads/{branch}:{head} <remote> refs/heads/{branch}",
-        f"git push --force-with-lease=refs/heads/feature:{feature} <remote> refs/heads/feature"])
+        "git push --force-with-lease=refs/heads/feature: <remote> refs/heads/feature"])  # the remote has none
+    assert feature  # its old head, which the remote never had, would be refused as stale: run as printed
+    pushed = git(store, "push", "-q", "--no-verify", "--force-with-lease=refs/heads/feature:", "origin",
+                 "refs/heads/feature", check=False)
+    assert pushed.returncode == 0, pushed.stderr

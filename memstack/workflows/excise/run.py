@@ -208,6 +208,9 @@ def _finish(root: Path, top: Path, gitdir: Path, state: dict[str, Any]) -> dict[
         git.run(top, "reset", "-q", "--hard", "HEAD", env=git.no_git_env())
     rewrite.drop_scratch(top, gitdir)
     rewrite.kill_point("scratch")
+    # The branches some remote is known to hold (a remote-tracking ref of that name, read before the stale ones go).
+    held = {"refs/heads/" + ref.split("/", 3)[3] for ref in git.out(top, "for-each-ref", "--format=%(refname)",
+                                                                    "refs/remotes/").split() if ref.count("/") >= 3}
     remotes = _stale_remotes(top, list(state["new"].values()))
     if remotes:
         git.run(top, "update-ref", "--stdin", input="".join(f"delete {r}\n" for r in remotes).encode(),
@@ -218,8 +221,10 @@ def _finish(root: Path, top: Path, gitdir: Path, state: dict[str, Any]) -> dict[
     files.clear_local(root, KEPT_LOCAL)
     (gitdir / STATE).unlink()
     receipt = state["receipt"]
+    # A branch a remote holds goes over the head it held; one no remote is known to hold goes where the remote
+    # has no such branch (an empty lease): its old head, which the remote never had, would be refused as stale.
     return {"receipt": receipt, "dropped_remote_refs": remotes,
-            "push": [f"git push --force-with-lease={ref}:{heads['old']} <remote> {ref}"
+            "push": [f"git push --force-with-lease={ref}:{heads['old'] if ref in held else ''} <remote> {ref}"
                      for ref, heads in receipt["heads"].items()]}
 
 
