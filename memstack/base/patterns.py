@@ -12,7 +12,7 @@ import re
 from typing import Any, AnyStr, cast
 
 # What memstack asks of a pattern; each is copied onto the instance from the compiled one.
-_KEPT = ("search", "match", "fullmatch", "split", "findall", "finditer", "sub", "subn", "pattern", "flags",
+_COPIED = ("search", "match", "fullmatch", "split", "findall", "finditer", "sub", "subn", "pattern", "flags",
          "groups", "groupindex")
 
 
@@ -21,11 +21,11 @@ class _Delayed:
         self._given = (pattern, flags)
 
     def __getattr__(self, name: str) -> Any:  # only for what the instance does not hold yet
-        if name.startswith("__"):
-            raise AttributeError(name)  # copy, pickle and friends probing: not a pattern's
+        if name.startswith("_"):
+            raise AttributeError(name)  # not a pattern's: copy and pickle probing, `_given` before it is set
         compiled = re.compile(*self._given)
-        for kept in _KEPT:
-            setattr(self, kept, getattr(compiled, kept))
+        for copied in _COPIED:
+            setattr(self, copied, getattr(compiled, copied))
         return getattr(compiled, name)
 
 

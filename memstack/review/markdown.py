@@ -216,7 +216,7 @@ def _confirmed(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int
         out.add(*bound.bullet(count, "item"), "")
 
 
-def _kept_out(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) -> None:
+def _forgets_and_rechecks(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) -> None:
     """What the range forgot (tombstones), erased from history (erasure receipts) and re-checked against the
     code (`anchors reverify`): each line says who, when and why."""
     lines: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
@@ -285,7 +285,7 @@ def write(review: Review, out: TextIO | None = None, limit: int | None = LIMIT) 
         lines.add(*(f"| `{path}` | {n} |" for path, n in (shards if bound.n < 0 else shards[:bound.n])))
         lines.add(*bound.more(len(shards), "ledger shards"))
     _binder(review, lines, bound, counts)
-    _kept_out(review, lines, bound, counts)
+    _forgets_and_rechecks(review, lines, bound, counts)
     for section, title, show in (("handoffs", "Handoffs sealed", lambda h: f"- `{h['path']}`"),
                                  ("soil", "SOIL", lambda s: f"- {s['change']} `{s['path']}`")):
         if counts[section]:

@@ -124,7 +124,7 @@ def pending_intake(store: Path, per_file: dict[str, int], memory: dict[str, Any]
     return found
 
 
-def forgotten_intake(store: Path) -> set[str]:
+def _forgotten_intake(store: Path) -> set[str]:
     """The ids of the intake records the store's tombstones forget (promote passes them by)."""
     return {t["forgets"] for t in each_tombstone(StoreFiles(store)) if t.get("kind") == "intake"}
 
@@ -229,7 +229,7 @@ def status(store: Path) -> dict[str, Any]:
 
     memory = _recall(store)
     per_file, to_binder, last = _ledger(store, memory)
-    forgotten = forgotten_intake(store)
+    forgotten = _forgotten_intake(store)
     pending = pending_intake(store, per_file, memory, _unrouted(store, forgotten))
     index = freshness(store)
     stale, remembered = stale_derived(store, memory)
