@@ -176,16 +176,19 @@ def _kept(store: Path, text: str) -> Any:
 
 
 def _keep(store: Path, text: str, document: Any) -> None:
-    """Keep the parse when JSON holds it unchanged (string keys, no timestamp, no infinity); a store we may
-    not write to keeps none."""
+    """Keep the parse when JSON holds it unchanged (string keys, no timestamp, no infinity), with whether it
+    passes the schema (one write: the reader validates next); a store we may not write to keeps none."""
     try:
         plain = json.loads(json.dumps(document, allow_nan=False))
     except (TypeError, ValueError):
         return
     if plain != document:  # a key that is no string, say: it would come back otherwise
         return
-    if _write_kept(store, text, plain):
+    valid = not schemas.errors("config", plain)  # its verdict kept with it, in the same write (`_checked`)
+    if _write_kept(store, text, plain, valid):
         _KEPT[text] = plain
+        if valid:
+            _VALID.add(text)
 
 
 def _write_kept(store: Path, text: str, document: Any, valid: bool = False) -> bool:
