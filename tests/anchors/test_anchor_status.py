@@ -238,6 +238,8 @@ def test_reverify_records_a_recheck_and_the_fact_is_fresh_at_the_new_lines(code:
     assert entry["anchors"][0]["start"] == 5 and entry["anchors"][0]["commit"] == head
     [item] = _items(code)
     assert item["status"] == "fresh" and item["reverified"]["by"] == "ada"
+    shown = memstack("anchors", cwd=code).stdout  # the text says it too
+    assert f"fresh    fact {fact}" in shown and "\n  reverified by ada at 20" in shown, shown
     assert item["anchors"][0]["now"] == {"path": "app.py", "start": 5, "end": 6}
     binder = (code / MEMORY / "kb" / "binder.jsonl").read_text().splitlines()
     assert json.loads(binder[-1]) == entry

@@ -4,6 +4,7 @@ from typing import Any
 
 from memstack.anchors.follow import STATUSES
 from memstack.base.output import emit, emit_page, plural
+from memstack.base.times import iso
 from memstack.cli.commands import doc, page_options
 from memstack.repo.store import open_store
 
@@ -67,6 +68,8 @@ def where(place: dict[str, Any] | None) -> str:
 def _lines(item: dict[str, Any], indent: str = "") -> list[str]:
     about = " | ".join(str(item[k]) for k in ("subject", "predicate", "object") if k in item) or item.get("title", "")
     out = [f"{indent}{item['status']:<8} {item['kind']} {item['id']}  {about}"]
+    if item.get("reverified"):  # the latest re-check its anchors follow (`anchors reverify`)
+        out.append(f"{indent}  reverified by {item['reverified']['by']} at {iso(item['reverified']['decided_at'])}")
     for anchor in item["anchors"]:
         line = f"{indent}  {anchor['status']:<8} {where(anchor)}"
         if anchor["status"] != "orphaned" and where(anchor["now"]) != where(anchor):
