@@ -190,7 +190,7 @@ def _binder(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) 
             out.add(f"- {d.get('decision')} by {_who(d)} at {_when(d.get('decided_at'))}:"
                     f" {_about(d, review.tip)}{note}")
         out.add(*bound.bullet(decided, "decision"), "")
-    _confirmed(review, out, bound, counts)
+    _sections(review, out, bound, counts, _CONFIRMED)
 
 
 def _who(line: dict[str, Any]) -> str:
@@ -198,44 +198,45 @@ def _who(line: dict[str, Any]) -> str:
     return _cell(line.get("by")) + (" (agent, over MCP)" if line.get("via") == "mcp" else "")
 
 
-def _confirmed(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) -> None:
-    """The relations and documents a human confirmed in the Binder (`binder edge`, `binder file`)."""
-    lines: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
-        ("binder_edges", "Binder edges confirmed",
-         lambda e: f"- {_cell(e.get('from'))} —{_cell(e.get('relation'))}→ {_cell(e.get('to'))}"),
-        ("binder_files", "Binder documents filed",
-         lambda e: f"- `{e.get('path')}` ({_cell(e.get('name'))})"))
-    for section, title, line in lines:
-        count = counts[section]
-        if not count:
-            continue
-        out.add(f"### {title} ({count})", "")
-        for e in review.workspace.items(section, bound.n):
-            note = f" — {_cell(e['note'])}" if e.get("note") else ""
-            out.add(f"{line(e)} by {_who(e)} at {_when(e.get('decided_at'))}{note}")
-        out.add(*bound.bullet(count, "item"), "")
+Section = tuple[str, str, Callable[[dict[str, Any]], str]]  # (workspace section, title, an item's line)
 
 
-def _forgets_and_rechecks(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int]) -> None:
-    """What the range forgot (tombstones), erased from history (erasure receipts) and re-checked against the
-    code (`anchors reverify`): each line says who, when and why."""
-    lines: tuple[tuple[str, str, Callable[[dict[str, Any]], str]], ...] = (
-        ("forgotten", "Forgotten",
-         lambda t: f"- {_cell(t.get('kind'))} `{_cell(t.get('forgets'))}`: {_cell(t.get('reason'))} — by"
-                   f" {_who(t)} at {_when(t.get('forgotten_at'))}"),
-        ("erasures", "Erased from history",
-         lambda e: f"- {len(e.get('records') or [])} record(s), receipt `{_cell(e.get('id'))}`:"
-                   f" {_cell(e.get('reason'))} — by {_who(e)} at {_when(e.get('excised_at'))}"),
-        ("reverified", "Re-verified against the code",
-         lambda r: f"- fact `{_cell(r.get('reverified'))}` at "
-                   + ", ".join(f"`{_cell(a.get('path'))}`" for a in r.get("anchors") or [] if isinstance(a, dict))
-                   + f" — by {_who(r)} at {_when(r.get('decided_at'))}"
-                   + (f" — {_cell(r['note'])}" if r.get("note") else "")))
-    for section, title, line in lines:
+def _signed(e: dict[str, Any], at: str) -> str:
+    """Who made a line and when, and its note."""
+    return f" by {_who(e)} at {_when(e.get(at))}" + (f" — {_cell(e['note'])}" if e.get("note") else "")
+
+
+def _sections(review: Review, out: _Lines, bound: _Bound, counts: dict[str, int], sections: tuple[Section, ...]
+              ) -> None:
+    """Each of `sections` that holds items: its title, count and first items, a line each."""
+    for section, title, line in sections:
         if counts[section]:
             out.add(f"### {title} ({counts[section]})", "")
             out.add(*(line(item) for item in review.workspace.items(section, bound.n)))
             out.add(*bound.bullet(counts[section], "item"), "")
+
+
+# The relations and documents a human confirmed in the Binder (`binder edge`, `binder file`).
+_CONFIRMED: tuple[Section, ...] = (
+    ("binder_edges", "Binder edges confirmed",
+     lambda e: f"- {_cell(e.get('from'))} —{_cell(e.get('relation'))}→ {_cell(e.get('to'))}"
+               + _signed(e, "decided_at")),
+    ("binder_files", "Binder documents filed",
+     lambda e: f"- `{e.get('path')}` ({_cell(e.get('name'))})" + _signed(e, "decided_at")))
+
+# What the range forgot (tombstones), erased from history (erasure receipts) and re-checked against the code
+# (`anchors reverify`): each line says who, when and why.
+_FORGETS_AND_RECHECKS: tuple[Section, ...] = (
+    ("forgotten", "Forgotten",
+     lambda t: f"- {_cell(t.get('kind'))} `{_cell(t.get('forgets'))}`: {_cell(t.get('reason'))} —"
+               + _signed(t, "forgotten_at")),
+    ("erasures", "Erased from history",
+     lambda e: f"- {len(e.get('records') or [])} record(s), receipt `{_cell(e.get('id'))}`:"
+               f" {_cell(e.get('reason'))} —" + _signed(e, "excised_at")),
+    ("reverified", "Re-verified against the code",
+     lambda r: f"- fact `{_cell(r.get('reverified'))}` at "
+               + ", ".join(f"`{_cell(a.get('path'))}`" for a in r.get("anchors") or [] if isinstance(a, dict))
+               + " —" + _signed(r, "decided_at")))
 
 
 def _found(review: Review, lines: _Lines, bound: _Bound) -> None:
@@ -285,7 +286,7 @@ def write(review: Review, out: TextIO | None = None, limit: int | None = LIMIT) 
         lines.add(*(f"| `{path}` | {n} |" for path, n in (shards if bound.n < 0 else shards[:bound.n])))
         lines.add(*bound.more(len(shards), "ledger shards"))
     _binder(review, lines, bound, counts)
-    _forgets_and_rechecks(review, lines, bound, counts)
+    _sections(review, lines, bound, counts, _FORGETS_AND_RECHECKS)
     for section, title, show in (("handoffs", "Handoffs sealed", lambda h: f"- `{h['path']}`"),
                                  ("soil", "SOIL", lambda s: f"- {s['change']} `{s['path']}`")):
         if counts[section]:

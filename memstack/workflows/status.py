@@ -131,12 +131,12 @@ def _forgotten_intake(store: Path) -> set[str]:
 
 def _unrouted(store: Path, forgotten: set[str]) -> dict[str, int]:
     """How many forgotten intake records each intake file holds that no ledger line routes: never pending."""
-    found: dict[str, int] = {}
-    for intake_id in sorted(forgotten):
+    by_file: dict[str, list[str]] = {}
+    for intake_id in forgotten:
         for relpath in ledger.intake_files_of(store, intake_id)[:1]:
-            if intake_id not in ledger.routed_ids(store, relpath):
-                found[relpath] = found.get(relpath, 0) + 1
-    return found
+            by_file.setdefault(relpath, []).append(intake_id)
+    found = {relpath: len(set(ids) - ledger.routed_ids(store, relpath)) for relpath, ids in by_file.items()}
+    return {relpath: count for relpath, count in found.items() if count}  # each shard read once
 
 
 def binder_waiting(store: Path, to_binder: set[str], index_fresh: bool, forgotten: set[str]) -> dict[str, int | None]:
