@@ -13,13 +13,9 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from memstack.base import files
+from memstack.base import files, locks
 from memstack.base.errors import MemstackError
-
-if TYPE_CHECKING:
-    from filelock import BaseFileLock
 
 
 def start(module: str, store: Path, lock: str) -> None:
@@ -38,21 +34,17 @@ def running(store: Path, lock: str) -> bool:
     other's try as a build at work (and answer from an index left behind), so the tries, and a build's
     taking of the lock, are made one at a time under a second, short-held lock (`<lock>.probe`).
     """
-    from filelock import FileLock, Timeout  # deferred: ~30 ms to import, needed only when a lock is taken
-
     with _probing(store, lock):
         try:
-            with FileLock(str(files.local_dir(store, "locks") / lock)).acquire(timeout=0):
+            with locks.acquire(str(files.local_dir(store, "locks") / lock), wait=0):
                 return False
-        except Timeout:
+        except locks.Busy:
             return True
 
 
-def _probing(store: Path, lock: str) -> "BaseFileLock":
+def _probing(store: Path, lock: str) -> locks.Held:
     """The lock under which `lock` is tried: held for an instant by whoever tries it."""
-    from filelock import FileLock
-
-    return FileLock(str(files.local_dir(store, "locks") / f"{lock}.probe"))
+    return locks.acquire(str(files.local_dir(store, "locks") / f"{lock}.probe"))
 
 
 def failed_since(store: Path, failed: str, stats: Iterable[os.stat_result]) -> bool:
@@ -67,12 +59,10 @@ def failed_since(store: Path, failed: str, stats: Iterable[os.stat_result]) -> b
 def run(store: Path, lock: str, failed: str, build: Callable[[], None]) -> int:
     """A build's process: `build()` under `lock` (exit 0 at once if another holds it); a MemstackError is
     written to `failed` (exit 2), which a success removes."""
-    from filelock import FileLock, Timeout
-
     try:
         with _probing(store, lock):
-            held = FileLock(str(files.local_dir(store, "locks") / lock)).acquire(timeout=0)
-    except Timeout:
+            held = locks.acquire(str(files.local_dir(store, "locks") / lock), wait=0)
+    except locks.Busy:
         return 0  # another build is at it
     with held:
         try:

@@ -15,7 +15,6 @@ write step (`crash_point`): the crash tests use it to interrupt a run anywhere.
 """
 
 import contextlib
-import fcntl
 import os
 import shutil
 import signal
@@ -25,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol, cast
 
-from memstack.base import undo
+from memstack.base import locks, undo
 from memstack.base.errors import MemstackError
 from memstack.base.logfiles import check_appendable
 
@@ -100,43 +99,31 @@ def committing(store: Path, exclusive: bool = True) -> Iterator[None]:
     pre-commit framework stashes unstaged changes during a commit, so a write landing then could
     be lost); every write under `locked` holds it shared, so writes wait for the commit, no longer.
     Nothing that runs inside a git hook may take `locked`: the hook runs while sync holds the window."""
-    fd = os.open(lock_path(store, "commit-window"), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    with locks.acquire(lock_path(store, "commit-window"), shared=not exclusive):
         yield
-    finally:
-        os.close(fd)
 
 
 @contextmanager
 def locked(store: Path, relpath: str) -> Iterator[None]:
     """Hold an exclusive cross-process lock on one store file (by its store-relative path)."""
-    from filelock import FileLock, Timeout  # deferred: ~30 ms to import, needed only when a lock is taken
-
-    lock = FileLock(lock_path(store, relpath))
     try:
-        # A short poll: the default 50 ms makes contended appends ~40x slower.
-        with committing(store, exclusive=False), lock.acquire(timeout=60, poll_interval=0.002):
+        # A short poll: 50 ms makes contended appends ~40x slower.
+        with committing(store, exclusive=False), locks.acquire(lock_path(store, relpath), wait=60, poll=0.002):
             yield
-    except Timeout:
+    except locks.Busy:
         raise MemstackError(f"{relpath}: another memstack process holds its lock for over 60 s") from None
 
 
 @contextmanager
 def try_locked(store: Path, name: str) -> Iterator[bool]:
     """The lock `name` if no process holds it (True), else False at once, without waiting."""
-    from filelock import FileLock, Timeout  # deferred: ~30 ms to import, needed only when a lock is taken
-
-    lock = FileLock(lock_path(store, name))
     try:
-        lock.acquire(timeout=0)
-    except Timeout:
+        held = locks.acquire(lock_path(store, name), wait=0)
+    except locks.Busy:
         yield False
         return
-    try:
+    with held:
         yield True
-    finally:
-        lock.release()
 
 
 def refuse_symlinks(store: Path, path: Path) -> None:

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from memstack.base import files
+from memstack.base import files, locks
 from memstack.base.errors import MemstackError
 
 T = TypeVar("T")
@@ -148,12 +148,10 @@ class Database:
         if self.lock is None:
             yield
             return
-        from filelock import FileLock, Timeout  # deferred: ~30 ms to import, needed only when a lock is taken
-
         try:
-            with FileLock(files.lock_path(store, self.lock)).acquire(timeout=LOCK_TIMEOUT, poll_interval=0.005):
+            with locks.acquire(files.lock_path(store, self.lock), wait=LOCK_TIMEOUT, poll=0.005):
                 yield
-        except Timeout:
+        except locks.Busy:
             raise MemstackError(f"{self.path(store)}: another memstack process has held the {self.what}'s lock"
                                 " for over 10 minutes") from None
 

@@ -35,7 +35,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from memstack.base import files, layout
+from memstack.base import files, layout, locks
 from memstack.base.errors import MemstackError
 from memstack.base.output import plural
 from memstack.integrity import check
@@ -261,12 +261,10 @@ def _check_pulled(root: Path, before: str, theirs: str, name: str) -> None:
 
 def sync(store: Path) -> dict[str, Any]:
     """Commit, pull, rebuild, push (the module text); returns what was done."""
-    from filelock import FileLock, Timeout  # deferred: ~30 ms to import, needed only when a lock is taken
-
     run = _Git(store)
     try:
-        held = FileLock(files.lock_path(store, "git")).acquire(timeout=LOCK_WAIT, poll_interval=0.05)
-    except Timeout:
+        held = locks.acquire(files.lock_path(store, "git"), wait=LOCK_WAIT, poll=0.05)
+    except locks.Busy:
         raise MemstackError(f"sync: another sync in this clone has held {LOCK} for over {LOCK_WAIT} s") from None
     with held:
         remote, branch, tracked = _where(run)

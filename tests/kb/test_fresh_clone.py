@@ -8,10 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-
 from helpers import git, memstack
-from memstack.base import files, jsonio
+from memstack.base import files, jsonio, locks
 from memstack.kb import facts
 from memstack.kb.index import build
 
@@ -93,7 +91,7 @@ def test_a_fresh_clone_answers_from_the_files_as_the_index_does(store: Path, tmp
 
     # A build already under way (its lock held), so the queries cannot start one: every answer below comes
     # from the files, and the index stays as far behind as the clone left it.
-    with FileLock(str(files.local_dir(clone, "locks") / "facts-index-build.lock")):
+    with locks.acquire(str(files.local_dir(clone, "locks") / "facts-index-build.lock")):
         from_files = answers(clone)
         behind = build.freshness(clone)
         assert not behind["fresh"] and behind["bytes_behind"] > build.BUILD_BUDGET
@@ -133,7 +131,7 @@ def test_an_answer_from_the_files_is_reused_only_while_the_files_are_unchanged(t
     from memstack.kb import factstore
 
     make_store(tmp_path)
-    with FileLock(str(files.local_dir(tmp_path, "locks") / "facts-index-build.lock")):  # no build meanwhile
+    with locks.acquire(str(files.local_dir(tmp_path, "locks") / "facts-index-build.lock")):  # no build meanwhile
         before = factstore.history(tmp_path, "plain")
         assert factstore.history(tmp_path, "plain") == before and len(before) == 3
         added = factstore.add(tmp_path, subject="plain", predicate="decided", object="new", valid_from=5,
@@ -151,7 +149,7 @@ def test_a_store_inside_a_repository_whose_git_grep_prints_full_names(tmp_path: 
     git(tmp_path, "config", "grep.fullName", "true")
     root = tmp_path / "memory"
     count = make_store(root)
-    with FileLock(str(files.local_dir(root, "locks") / "facts-index-build.lock")):
+    with locks.acquire(str(files.local_dir(root, "locks") / "facts-index-build.lock")):
         for subject in SUBJECTS:
             assert len(factstore.history(root, subject)) == count[subject], subject
         assert not build.freshness(root)["fresh"]

@@ -11,11 +11,10 @@ from typing import Any
 
 import anyio
 import pytest
-from filelock import FileLock
 from mcp import Client, StdioServerParameters
 
 from helpers import MEMSTACK, git, memstack
-from memstack.base import files, jsonio
+from memstack.base import files, jsonio, locks
 from memstack.intake import log
 from memstack.search import build, index
 
@@ -81,7 +80,7 @@ def test_a_search_while_a_build_is_at_work_answers_from_what_is_built(store: Pat
     found, said = search(store, "lighthouse")
     assert len(found["hits"]) == 3 and "index" not in found and said == ""
     log.write(store, record(3, "a new lighthouse on the northern cape"))
-    with FileLock(str(files.local_dir(store, "locks") / "search-index-build.lock")):  # a build at work
+    with locks.acquire(str(files.local_dir(store, "locks") / "search-index-build.lock")):  # a build at work
         found, said = search(store, "lighthouse")
         assert len(found["hits"]) == 3  # the index as built: the new record is not in it yet
         assert found["index"]["built"] is False and found["index"]["records_indexed"] == 3
