@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from memstack.base.output import plural
+from memstack.base.output import plural, shown
 from memstack.base.times import iso
 from memstack.repo.textconv import window
 from memstack.review import binder
@@ -43,7 +43,9 @@ class _Lines:
 
 
 def _cell(value: Any) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    """A value on one line of the report: control characters escaped as `shown` does (a line written into a
+    note or a record is no command to the reader's terminal), `|` too (a Markdown table's column)."""
+    return shown(str(value)).replace("|", "\\|")
 
 
 class _Bound:

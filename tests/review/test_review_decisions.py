@@ -181,3 +181,21 @@ def test_the_json_review_is_bounded_by_default_and_full_lists_everything(store: 
     assert f"default {module.LIMIT};" in " ".join(ok(store, "review", "--help").split())
     refused = memstack("review", f"{base}..HEAD", "--limit", "2", "--full", cwd=store)
     assert refused.returncode == 2 and "--full" in refused.stderr
+
+
+def test_a_note_holding_control_characters_is_shown_escaped(store: Path) -> None:
+    """A note is a person's or an agent's text: an escape sequence in it is no command to the terminal of
+    whoever reads the review, and a newline in it does not end the line that shows it."""
+    base = git(store, "rev-parse", "HEAD").stdout.strip()
+    ok(store, "intake", "write", "--content", "maybe idea", "--created-at", "2026-01-01T10:00:00Z")
+    commit(store, "idea")
+    ok(store, "promote", "--now-ts", "2026-01-02T00:00:00Z")
+    [waiting] = [x["intake_id"] for x in ledger_lines(store)]
+    ok(store, "binder", "ratify", waiting, "--by", "Pat", "--note", "fine\x1b[2J|first\nsecond")
+    commit(store, "Pat ratifies")
+    text = ok(store, "review", f"{base}..HEAD")
+    assert "\x1b" not in text
+    [shown] = [x for x in text.splitlines() if x.startswith("- ratify by Pat at ")]
+    assert shown.endswith(" — fine\\x1b[2J\\|first\\nsecond")
+    [decision] = review(store, f"{base}..HEAD")["binder"]
+    assert decision["note"] == "fine\x1b[2J|first\nsecond"  # the JSON keeps the note as written
