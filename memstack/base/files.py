@@ -83,7 +83,8 @@ def local_dir(store: Path, name: str) -> Path:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise MemstackError(f"{store / LOCAL}: not a folder — memstack keeps its index, locks and temporary files"
+        blocked = next((p for p in (store / LOCAL, folder) if p.exists() and not p.is_dir()), store / LOCAL)
+        raise MemstackError(f"{blocked}: not a folder — memstack keeps its index, locks and temporary files"
                             f" there (never committed); move that file away, then retry") from None
     return folder
 
@@ -93,25 +94,38 @@ def lock_path(store: Path, name: str) -> str:
     return str(local_dir(store, "locks") / (name.replace("/", "__") + ".lock"))
 
 
+WAIT = 60  # seconds a write waits for a lock (the commit window, its file's) before it stops, saying which
+
+
 @contextmanager
 def committing(store: Path, exclusive: bool = True) -> Iterator[None]:
-    """The commit window: `memstack sync` holds it exclusively while it stages and commits (the
-    pre-commit framework stashes unstaged changes during a commit, so a write landing then could
-    be lost); every write under `locked` holds it shared, so writes wait for the commit, no longer.
-    Nothing that runs inside a git hook may take `locked`: the hook runs while sync holds the window."""
+    """The commit window: `memstack sync` holds it exclusively while it commits, pulls and pushes (the
+    pre-commit framework stashes unstaged changes in its pre-commit and pre-push hooks, so a write landing
+    then could be lost); every write under `locked` holds it shared, so writes wait for sync's attempt to
+    end, for WAIT seconds at most. Nothing that runs inside a git hook may take `locked`: the hook runs
+    while sync holds the window."""
     with locks.acquire(lock_path(store, "commit-window"), shared=not exclusive):
         yield
 
 
 @contextmanager
 def locked(store: Path, relpath: str) -> Iterator[None]:
-    """Hold an exclusive cross-process lock on one store file (by its store-relative path)."""
+    """Hold an exclusive cross-process lock on one store file (by its store-relative path), inside the
+    commit window (`committing`); either waited for WAIT seconds at most, then a clear error."""
     try:
-        # A short poll: 50 ms makes contended appends ~40x slower.
-        with committing(store, exclusive=False), locks.acquire(lock_path(store, relpath), wait=60, poll=0.002):
-            yield
+        window = locks.acquire(lock_path(store, "commit-window"), wait=WAIT, poll=0.01, shared=True)
     except locks.Busy:
-        raise MemstackError(f"{relpath}: another memstack process holds its lock for over 60 s") from None
+        raise MemstackError(f"{relpath}: nothing written: a `memstack sync` of this clone has been committing,"
+                            f" pulling or pushing for over {WAIT} s (writes wait for it); retry when it is"
+                            " done") from None
+    with window:
+        try:
+            # A short poll: 50 ms makes contended appends ~40x slower.
+            held = locks.acquire(lock_path(store, relpath), wait=WAIT, poll=0.002)
+        except locks.Busy:
+            raise MemstackError(f"{relpath}: another memstack process holds its lock for over {WAIT} s") from None
+        with held:
+            yield
 
 
 @contextmanager

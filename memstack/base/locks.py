@@ -12,9 +12,12 @@ up to its first write, for what memstack used of it, which is this module; and t
 commit window was flock already. One way to lock, POSIX only as the rest of memstack (hooks run `sh`).
 """
 
+import errno
 import fcntl
 import os
 import time
+
+from memstack.base.errors import MemstackError
 
 
 class Busy(Exception):
@@ -48,7 +51,13 @@ class Held:
 def acquire(path: str, wait: float | None = None, poll: float = 0.005, shared: bool = False) -> Held:
     """The lock of `path` (the file created if missing), exclusive or `shared`. `wait`: None waits as long
     as it takes; else seconds to try, every `poll` seconds (0: one try), then `Busy`."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by child processes (PEP 446)
+    try:  # not inherited by child processes (PEP 446)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        raise MemstackError(f"{path}: a symlink where memstack keeps a lock: it would lock, and make, a file"
+                            " outside the store (I7); remove it, then retry") from None
     mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
     try:
         if wait is None:

@@ -97,3 +97,40 @@ def test_a_write_command_imports_no_lock_library(store: Path) -> None:
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.splitlines()[-1] == "[]"
     assert (store / ".memstack/locks").is_dir()  # it took its locks
+
+
+def test_a_write_waits_for_a_sync_holding_the_commit_window_then_says_so(store: Path, monkeypatch) -> None:
+    """sync holds the commit window exclusively while it commits, pulls and pushes; a write waits for it,
+    for files.WAIT seconds at most (a push that hangs must not hang every writer), then stops saying why."""
+    from memstack.base import files
+    from memstack.base.errors import MemstackError
+
+    monkeypatch.setattr(files, "WAIT", 0.2)
+    child = holder(Path(files.lock_path(store, "commit-window")))  # as sync holds it: exclusive
+    try:
+        with pytest.raises(MemstackError, match=r"nothing written: a `memstack sync` of this clone has been"):
+            with files.locked(store, "intake/alice/2026-01-01.jsonl"):
+                raise AssertionError("the write went in while sync held the window")
+    finally:
+        ended(child)
+    with files.locked(store, "intake/alice/2026-01-01.jsonl"):  # the window free again: the write goes in
+        pass
+
+
+def test_a_lock_file_that_is_a_symlink_is_refused_and_nothing_is_made_outside(store: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.lock"
+    locks_dir = store / ".memstack" / "locks"
+    locks_dir.mkdir(parents=True, exist_ok=True)
+    (locks_dir / "commit-window.lock").symlink_to(outside)
+    ran = memstack("intake", "write", "--agent", "alice", "--content", "a record", cwd=store)
+    assert ran.returncode == 2 and len(ran.stderr.splitlines()) == 1, ran.stderr
+    assert "commit-window.lock: a symlink where memstack keeps a lock" in ran.stderr
+    assert not outside.exists() and not list((store / "intake").glob("*/*.jsonl"))
+
+
+def test_a_file_where_the_locks_folder_belongs_is_named(store: Path) -> None:
+    (store / ".memstack").mkdir(exist_ok=True)
+    (store / ".memstack" / "locks").write_text("")
+    ran = memstack("intake", "write", "--agent", "alice", "--content", "a record", cwd=store)
+    assert ran.returncode == 2 and len(ran.stderr.splitlines()) == 1, ran.stderr
+    assert f"{store / '.memstack' / 'locks'}: not a folder" in ran.stderr
