@@ -216,8 +216,9 @@ def _clean(tmp: Path) -> None:
                 pass
 
 
-def temp_beside(path: Path, data: bytes | Iterable[bytes], sync: bool = True) -> str:
-    """A temporary file holding `data`, on the file system of `path` (synced, unless `sync=False`)."""
+def temp_beside(path: Path, data: bytes | Iterable[bytes], sync: bool = True, mode: int = 0o644) -> str:
+    """A temporary file holding `data`, on the file system of `path` (synced, unless `sync=False`), with
+    the permissions `mode`."""
     fd, tmp = tempfile.mkstemp(dir=_temp_dir(path), prefix=f"{os.getpid()}.{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -229,7 +230,7 @@ def temp_beside(path: Path, data: bytes | Iterable[bytes], sync: bool = True) ->
     except BaseException:
         os.unlink(tmp)
         raise
-    os.chmod(tmp, 0o644)
+    os.chmod(tmp, mode)
     crash_point()
     return tmp
 
@@ -242,13 +243,14 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: bytes | Iterable[bytes], sync: bool = True) -> None:
+def write_atomic(path: Path, data: bytes | Iterable[bytes], sync: bool = True, mode: int = 0o644) -> None:
     """Replace `path` with `data` (bytes, or pieces of bytes written one after the other): a reader or a
-    crash sees the old file or the new, never half. `sync=False`: a cache in .memstack/ that its reader
-    checks (keyed by content, or read as empty when it is no JSON), which a crash of the machine may leave
-    old, new or empty: not synced to disk (two fsyncs, ~3 ms each on these disks, saved a write)."""
+    crash sees the old file or the new, never half; the new file has the permissions `mode`. `sync=False`:
+    a cache in .memstack/ that its reader checks (keyed by content, or read as empty when it is no JSON),
+    which a crash of the machine may leave old, new or empty: not synced to disk (two fsyncs, ~3 ms each on
+    these disks, saved a write)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = temp_beside(path, data, sync)
+    tmp = temp_beside(path, data, sync, mode)
     try:
         if (log := undo.current()) is not None:
             log.replacing(path)

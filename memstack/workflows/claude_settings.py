@@ -13,7 +13,9 @@
 - the file is replaced atomically.
 """
 
+import os
 import shlex
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -151,13 +153,20 @@ def install(project: Path, store: Path, agent: str | None = None, without: tuple
     if not project.is_dir():
         raise bad("--project", repr(str(project)), "not a folder")
     path = (project / SETTINGS).absolute()
-    path = path.resolve() if path.is_symlink() else path  # a settings file kept elsewhere stays a link
+    if path.is_symlink():  # a settings file kept elsewhere stays a link
+        target = path.resolve()
+        if not target.exists():
+            raise _refuse(path, f"a symlink to {target}, which does not exist")
+        path = target
     existed = path.is_file()
+    if existed and not os.access(path, os.W_OK):
+        raise _refuse(path, "read-only")
+    mode = stat.S_IMODE(path.stat().st_mode) if existed else 0o644  # a 0600 file may hold secrets (`env`)
     settings = read_settings(path)
     block = {k: v for k, v in hooks_block(store, agent, python).items() if k not in without}
     done = merge(path, settings, block, without)
     write = not existed or any(what not in ("unchanged", "absent") for what in done.values())
     if write:
-        files.write_atomic(path, jsonio.dumps_kept(settings))
+        files.write_atomic(path, jsonio.dumps_kept(settings), mode=mode)
     return {"settings": str(path), "store": str(store), "agent": agent, "events": done, "written": write,
             "created": not existed}

@@ -221,3 +221,23 @@ def test_install_through_a_linked_settings_file_keeps_the_link(store: Path, proj
     assert memstack("hook", "install", "--store", str(store), cwd=project).returncode == 0
     assert (project / ".claude/settings.json").is_symlink()
     assert json.loads(kept.read_text())["model"] == "opus" and memstack_commands(kept, "SessionStart")
+
+
+def test_install_keeps_the_mode_of_the_settings_file(store: Path, project: Path) -> None:
+    """Claude Code's `env` block may hold secrets: a file only its owner reads stays so."""
+    settings_file = project / ".claude/settings.json"
+    settings_file.parent.mkdir()
+    settings_file.write_text('{"env": {"SOME_TOKEN": "x"}}')
+    settings_file.chmod(0o600)
+    assert memstack("hook", "install", "--store", str(store), cwd=project).returncode == 0
+    assert memstack_commands(settings_file, "SessionStart")
+    assert settings_file.stat().st_mode & 0o777 == 0o600
+
+
+def test_install_through_a_link_to_nothing_is_refused_and_makes_nothing(
+        store: Path, project: Path, tmp_path: Path) -> None:
+    (project / ".claude").mkdir()
+    (project / ".claude/settings.json").symlink_to(tmp_path / "nowhere/settings.json")
+    refused = memstack("hook", "install", "--store", str(store), cwd=project)
+    assert refused.returncode == 2 and "which does not exist" in refused.stderr, refused.stderr
+    assert len(refused.stderr.splitlines()) == 1 and not (tmp_path / "nowhere").exists()
