@@ -388,3 +388,19 @@ def test_a_resource_error_speaks_in_tools(store: Path) -> None:
     (store / "willow.md").unlink(missing_ok=True)
     run(session)
     assert memstack("boot", "show", cwd=store).returncode == 2
+
+
+def test_a_number_json_does_not_have_is_refused_and_nothing_written(store: Path) -> None:
+    """The SDK parses arguments with Python's json, which takes 1e400, NaN and Infinity; written as JSON they
+    would become null, so a tool refuses them before anything is written."""
+    from memstack.base.errors import MemstackError
+    from memstack.mcp import tools
+
+    for value in (float("inf"), {"x": [1, float("nan")]}, -float("inf")):
+        with pytest.raises(MemstackError, match=r"^bad value: holds a number that is not finite"):
+            tools.call("soil_put", {"collection": "c", "key": "k", "value": value}, store=str(store))
+    with pytest.raises(MemstackError, match=r"^bad confidence: holds a number that is not finite"):
+        tools.call("intake_write", {"content": "x", "confidence": float("nan")}, store=str(store))
+    assert not (store / "store/c").exists() and not list((store / "intake").glob("*/*.jsonl"))
+    with pytest.raises(MemstackError, match=r"^unknown argument 'extra': status takes no arguments$"):
+        tools.call("status", {"extra": 1}, store=str(store))
