@@ -7,6 +7,11 @@ from typing import Any
 import orjson
 
 from memstack.base.names import CONTROL
+from memstack.base.patterns import lazy
+
+# Control characters but newline and tab: what a terminal takes as commands (escape sequences, a bell, a
+# carriage return rewriting the line), which a record holding one must not give the reader's terminal.
+_COMMANDS = lazy("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def render_json(document: Any) -> str:
@@ -26,12 +31,22 @@ def emit(args: Any, document: Any, human: str | Callable[[], str] | None = None)
         return
     text = human() if callable(human) else human
     if text:
+        text = _plain(text)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _escaped(found: Any, text: str) -> str:
+    return found.sub(lambda m: repr(m.group())[1:-1], text) if found.search(text) else text
+
+
+def _plain(text: str) -> str:
+    """Text output with the terminal's commands in it escaped (`\\x1b`), its lines and tabs kept."""
+    return _escaped(_COMMANDS, text)
 
 
 def shown(text: str) -> str:
     """`text` with each control character escaped (`\\n`, `\\x1b`), for a line printed on a terminal."""
-    return CONTROL.sub(lambda m: repr(m.group())[1:-1], text) if CONTROL.search(text) else text
+    return _escaped(CONTROL, text)
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -64,7 +79,7 @@ def emit_each(args: Any, items: Iterable[Any], line: Callable[[Any], str], empty
             text = orjson.dumps(item, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
             out.write(('{\n  "items": [\n' if not count else ",\n") + "    " + text.replace("\n", "\n    "))
         else:
-            out.write(line(item) + "\n")
+            out.write(_plain(line(item)) + "\n")
         count += 1
     if as_json:
         out.write(("\n  ],\n" if count else '{\n  "items": [],\n') + '  "next_cursor": null,\n  "remaining": 0\n}\n')
