@@ -22,7 +22,7 @@ def anchors_document(store: Store, *, subject: Any = None, status: Any = None, r
     found = sorted(survey(store, rev=rev, repo=repo, subject=subject, status=status),
                    key=lambda i: (i["kind"], i["id"]))
     page = pages.page(found, limit=limit, cursor=cursor, key=lambda i: (i["kind"], i["id"]), verb="anchors",
-                      shape=_SHAPE, max_bytes=max_bytes)
+                      shape=_SHAPE, max_bytes=max_bytes, query=[subject, status, rev])
     return page.document(Shown.in_store(store.root).redacted_where(page.items, texts))
 
 
@@ -45,8 +45,8 @@ def check_document(store: Store, *, range: Any, repo: str | None = None, limit: 
         raise bad("range", repr(range), "expected A..B")
     pages.check_limit(limit)
     if cursor not in (None, ""):
-        pages.decode(cursor, "anchors check", _FILE)  # a bad cursor is said before the range is read
+        pages.decode(cursor, "anchors check", _FILE, query=[range])  # said before the range is read
     document = check(store, range, repo)
     found = pages.page(document.pop("files"), limit=limit, cursor=cursor, key=lambda f: (f["path"],),
-                       verb="anchors check", shape=_FILE, max_bytes=pages.room(max_bytes, **document))
+                       verb="anchors check", shape=_FILE, max_bytes=pages.room(max_bytes, **document), query=[range])
     return {**document, "files": found.items, **found.fields()}

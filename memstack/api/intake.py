@@ -38,4 +38,4 @@ def list_document(store: Store, agent: str | None = None, pending: bool = False,
     """`intake list --json`: one page of records, oldest first, `{"items", "next_cursor", "remaining"}`."""
     return pages.page(intake.each_record(store.root, agent, pending), limit=limit, cursor=cursor,
                       key=lambda r: (r["created_at"], r["id"]), verb="intake list", shape=_SHAPE,
-                      max_bytes=max_bytes).document()
+                      max_bytes=max_bytes, query=[agent]).document()

@@ -16,9 +16,9 @@ def related_document(store: Store, *, subject: str, depth: Any = 1, limit: Any =
 
     pages.check_limit(limit)
     pages.page([], limit=limit, cursor=cursor, key=walk.item_key, verb="related",
-               shape=_SHAPE)  # a bad cursor is refused before the walk
+               shape=_SHAPE, query=[subject, depth])  # a bad cursor is refused before the walk
     found = walk.related(store.root, subject, depth, now_ms())
     steps = walk.check_depth(depth)
     page = pages.page(found, limit=limit, cursor=cursor, key=walk.item_key, verb="related", shape=_SHAPE,
-                      max_bytes=pages.room(max_bytes, subject=subject, depth=steps))
+                      max_bytes=pages.room(max_bytes, subject=subject, depth=steps), query=[subject, depth])
     return {"subject": subject, "depth": steps, "items": page.items, **page.fields()}

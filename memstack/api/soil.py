@@ -35,7 +35,7 @@ def list_document(store: Store, collection: str, include_expired: bool = False, 
                for r in soil.iter_records(store.root, collection, now_ms(), include_expired))
     return pages.page(records, limit=limit,
                       cursor=cursor, key=lambda r: (r["key"],), verb="soil list", shape=pages.shaped(str),
-                      max_bytes=max_bytes).document()
+                      max_bytes=max_bytes, query=[collection]).document()
 
 
 def graduate_document(store: Store, *, collection: str, key: str, agent: str | None = None, subject: Any = None,

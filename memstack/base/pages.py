@@ -1,11 +1,14 @@
 """Bounded answers: every verb that lists takes `--limit N` and `--cursor C` and says where to go on.
 
 A cursor is the sort key of the last item handed out, with the name of the verb
-that handed it out, written as opaque base64url JSON (`[verb, key]`). A cursor
-is taken back only by the verb that made it and only with a key of that verb's
-shape (`shaped`: how many parts, of which types), so a forged or foreign cursor
-is refused (exit 2) before any item is read, never compared with an item of
-another type. Continuing skips every item whose key is not past it in the
+that handed it out and, for a verb whose list depends on its arguments (a
+subject, a collection, an agent, the words searched), a short hash of those,
+written as opaque base64url JSON (`[verb, key]` or `[verb, key, hash]`). A
+cursor is taken back only by the verb that made it, only with a key of that
+verb's shape (`shaped`: how many parts, of which types) and only for the same
+arguments, so a forged or foreign cursor is refused (exit 2) before any item is
+read, never compared with an item of another type or of another list (where it
+would skip that list's items silently). Continuing skips every item whose key is not past it in the
 list's own order, so a cursor is stable under concurrent appends: no item is
 handed out twice, and none that existed at the first call is skipped (items
 that sort before the cursor after it was made are simply not shown).
@@ -17,6 +20,7 @@ counts the rest without keeping them.
 
 import base64
 import binascii
+import hashlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -61,21 +65,32 @@ def shaped(*kinds: type | tuple[type, ...]) -> Shape:
     return fits
 
 
-def encode(key: Sequence[Any], verb: str) -> str:
-    return base64.urlsafe_b64encode(orjson.dumps([verb, list(key)])).decode().rstrip("=")
+def _scope(query: Any) -> str | None:
+    """What a cursor holds of the arguments its list depends on (None: none): a hash, short and opaque."""
+    return None if query is None else hashlib.blake2b(orjson.dumps(query), digest_size=6).hexdigest()
 
 
-def decode(cursor: Any, verb: str, shape: Shape, field: str = "cursor") -> list[Any]:
-    """The key of a cursor `verb` handed out; anything else (garbage, another verb's, a key of the wrong
-    shape) is refused naming the verb."""
+def encode(key: Sequence[Any], verb: str, query: Any = None) -> str:
+    scope = _scope(query)
+    held = [verb, list(key)] if scope is None else [verb, list(key), scope]
+    return base64.urlsafe_b64encode(orjson.dumps(held)).decode().rstrip("=")
+
+
+def decode(cursor: Any, verb: str, shape: Shape, field: str = "cursor", query: Any = None) -> list[Any]:
+    """The key of a cursor `verb` handed out for the arguments `query` (JSON: what its list depends on);
+    anything else (garbage, another verb's, a key of the wrong shape, another list's) is refused naming
+    the verb."""
     try:
         text = cursor.strip()
         found = orjson.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
     except (binascii.Error, ValueError, TypeError, orjson.JSONDecodeError, AttributeError):
         found = None
-    if not (isinstance(found, list) and len(found) == 2 and found[0] == verb and isinstance(found[1], list)
+    if not (isinstance(found, list) and len(found) in (2, 3) and found[0] == verb and isinstance(found[1], list)
             and shape(found[1])):
         raise bad(field, repr(cursor), "not a cursor {verb:" + verb + "} handed out (pass its next_cursor as is)")
+    if (found[2] if len(found) == 3 else None) != _scope(query):
+        raise bad(field, repr(cursor), "a cursor {verb:" + verb + "} handed out for other arguments: it goes on"
+                  " only with the arguments of the call that gave it")
     return found[1]
 
 
@@ -94,9 +109,10 @@ def check_limit(limit: Any, field: str = "limit") -> int | None:
 
 def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T], Sequence[Any]], verb: str,
          shape: Shape, descending: bool = False, field: str = "cursor", max_bytes: int | None = None,
-         weigh: Callable[[T], int] | None = None, uncounted: int = 0) -> Page[T]:
+         weigh: Callable[[T], int] | None = None, uncounted: int = 0, query: Any = None) -> Page[T]:
     """At most `limit` items of `items` past `cursor`, in the iterable's order; `verb` names the verb (its
-    cursors carry it), `shape` says which keys its items have (`shaped`).
+    cursors carry it), `shape` says which keys its items have (`shaped`), `query` the arguments the list
+    depends on (its cursors carry a hash of them; JSON, None: none).
 
     With `max_bytes`, the page also ends before its document (`Page.document` as compact JSON: the items'
     sizes, `weigh`, default their JSON, a comma each, the cursor and ENVELOPE_BYTES) would pass it (`room`
@@ -105,9 +121,9 @@ def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T
     `uncounted`: items after all of `items`, counted elsewhere (a list read from SQL a page at a time).
     `items` is closed when the page is made, or fails (a generator reading an index ends its read)."""
     size = check_limit(limit)
-    after = None if cursor in (None, "") else decode(cursor, verb, shape, field)
+    after = None if cursor in (None, "") else decode(cursor, verb, shape, field, query)
     try:
-        return _page(iter(items), size, after, key, verb, descending, max_bytes, weigh, uncounted)
+        return _page(iter(items), size, after, key, verb, descending, max_bytes, weigh, uncounted, query)
     finally:
         close = getattr(items, "close", None)
         if close is not None:
@@ -116,7 +132,7 @@ def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T
 
 def _page(items: Iterator[T], size: int | None, after: list[Any] | None, key: Callable[[T], Sequence[Any]],
           verb: str, descending: bool, max_bytes: int | None, weigh: Callable[[T], int] | None,
-          uncounted: int) -> Page[T]:
+          uncounted: int, query: Any) -> Page[T]:
     kept: list[T] = []
     remaining = uncounted
     used, full = ENVELOPE_BYTES, False
@@ -127,14 +143,14 @@ def _page(items: Iterator[T], size: int | None, after: list[Any] | None, key: Ca
                 continue
         if not full and max_bytes is not None and (size is None or len(kept) < size):
             used += (weigh or _json_size)(item) + 1  # its comma
-            full = used + len(encode(key(item), verb)) > max_bytes and bool(kept)  # with it last, its cursor
+            full = used + len(encode(key(item), verb, query)) > max_bytes and bool(kept)  # with it last, its cursor
         if not full and (size is None or len(kept) < size):
             kept.append(item)
         else:
             full = True
             remaining += 1
     more = remaining > 0 and kept
-    return Page(kept, encode(key(kept[-1]), verb) if more else None, remaining)
+    return Page(kept, encode(key(kept[-1]), verb, query) if more else None, remaining)
 
 
 def room(max_bytes: int | None, **fields: Any) -> int | None:

@@ -48,14 +48,14 @@ class FactReader(Protocol):
 
 def _paged(rows: Iterable[Row], limit: Any, cursor: str | None, key: Callable[[Row], Any], verb: str,
            shape: pages.Shape, shown: Shown, as_of: int | None = None,
-           max_bytes: int | None = None, by_subject: bool = False) -> Page[Fact]:
+           max_bytes: int | None = None, by_subject: bool = False, query: Any = None) -> Page[Fact]:
     """One page of rows, parsed (as believed at `as_of`) only once handed out; a forgotten fact without its
     content (docs/forgetting.md), and, asked for by its subject (`by_subject`), not at all: its subject is
     gone too (as in the replica, which holds none of it)."""
     if by_subject and shown.forgotten:
         rows = (row for row in rows if row.id not in shown)
     got = pages.page(rows, limit=limit, cursor=cursor, key=key, verb=verb, shape=shape, max_bytes=max_bytes,
-                     weigh=Row.size)
+                     weigh=Row.size, query=query)
     return Page([shown.record(row.fact(as_of)) for row in got.items], got.next_cursor, got.remaining)
 
 
@@ -82,7 +82,7 @@ class Lists:
         pages.check_limit(limit)
         return _paged(self.valid_at_rows(ts, subject, as_of), limit, cursor, Row.listing_key, "fact get-valid-at",
                       LISTING_SHAPE, self.forgotten(), as_of=as_of, max_bytes=max_bytes,
-                      by_subject=subject is not None)
+                      by_subject=subject is not None, query=[subject])
 
     def history_page(self, subject: Any, *, limit: Any = None, cursor: str | None = None,
                      max_bytes: int | None = None) -> Page[Fact]:
@@ -90,7 +90,7 @@ class Lists:
         subject = facts.text(subject, "subject")
         pages.check_limit(limit)
         return _paged(self.history_rows(subject), limit, cursor, Row.listing_key, "fact history", LISTING_SHAPE,
-                      self.forgotten(), max_bytes=max_bytes, by_subject=True)
+                      self.forgotten(), max_bytes=max_bytes, by_subject=True, query=[subject])
 
     def recall_page(self, subject: Any, now_ts: Any, *, limit: Any = None, cursor: str | None = None,
                     max_bytes: int | None = None) -> Page[Fact]:
@@ -99,7 +99,8 @@ class Lists:
         subject, now, _ = factstore.recall_args(subject, now_ts, 1)
         size = pages.check_limit(limit)
         return _paged(self.recall_rows(subject, now), self.recall_limit() if size is None else size, cursor,
-                      Row.recall_key, "recall", RECALL_SHAPE, self.forgotten(), max_bytes=max_bytes, by_subject=True)
+                      Row.recall_key, "recall", RECALL_SHAPE, self.forgotten(), max_bytes=max_bytes, by_subject=True,
+                      query=[subject])
 
     def binder_waiting(self, subject: str) -> int:
         """How many intake records about `subject` wait in the Binder for a human's decision."""

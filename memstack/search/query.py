@@ -106,6 +106,12 @@ def checked(store: Path, query: Any, *, layer: Any, agent: Any, tier: Any, table
     return _filters(layer, agent, tier, table, valid_at, as_of)
 
 
+def scope(text: Any, layer: Any, agent: Any, tier: Any, table: Any) -> list[Any]:
+    """What a search's list depends on, which its cursors are bound to (pages.py): the words and the filters
+    (not the times: `now` is another instant on every page)."""
+    return [text, sorted(layer) if isinstance(layer, (list, tuple)) else layer, agent, tier, table]
+
+
 def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier: Any = None, table: Any = None,
            valid_at: Any = None, as_of: Any = None, limit: Any = None, cursor: Any = None,
            max_bytes: int | None = None, opened: tuple[sqlite3.Connection, Any] | None = None) -> dict[str, Any]:
@@ -116,7 +122,8 @@ def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier:
                                    valid_at=valid_at, as_of=as_of)
     phrases = words(query)
     size = pages.check_limit(limit)
-    after = None if cursor in (None, "") else pages.decode(cursor, "search", _SHAPE)  # refused before any read
+    asked = scope(query, layer, agent, tier, table)
+    after = None if cursor in (None, "") else pages.decode(cursor, "search", _SHAPE, query=asked)  # before any read
     with nullcontext(opened) if opened is not None else build.opened(store) as (db, behind):
         common = index.common(db, [t for p in phrases for t in _phrase_terms(p)])
         rare = [p for p in phrases if not set(_phrase_terms(p)) & common]  # the words that rank
@@ -133,7 +140,7 @@ def search(store: Path, query: Any, *, layer: Any = (), agent: Any = None, tier:
         page = pages.page(rows, limit=limit, cursor=cursor, key=lambda row: row, verb="search", shape=_SHAPE,
                           max_bytes=pages.room(max_bytes, query=query, matched="all words, then any word",
                                                index=behind),
-                          weigh=made.size, uncounted=found.uncounted)
+                          weigh=made.size, uncounted=found.uncounted, query=asked)
         hits = made.of(page.items)
     return {"query": query, "matched": matched, "hits": hits, **page.fields(), **({"index": behind} if behind else {})}
 

@@ -104,7 +104,7 @@ def test_a_cursor_of_another_verb_is_refused_and_its_own_verb_takes_it(store: Pa
             if cursor is None:
                 continue
             result = memstack(*argv, "--limit", "1", "--cursor", cursor, cwd=store)
-            if other.removesuffix(" --pending") == verb:
+            if other.removesuffix(" --pending") == verb:  # the pending records: a part of the list, in its order
                 assert result.returncode == 0, (shown, other, result.stderr)
             else:
                 assert result.returncode == 2 and f"not a cursor {verb} handed out" in result.stderr, (shown, other)
@@ -133,3 +133,21 @@ def test_over_mcp_a_forged_cursor_is_a_tool_error_and_the_next_ten_reads_all_ans
                     await ok(client, read, **LIST_TOOLS[read], limit=2)
 
     run(check)
+
+
+def test_a_cursor_of_one_subject_or_collection_is_refused_by_another_s_list(store: Path) -> None:
+    """Continued on another subject's history (another collection, other words searched), a cursor would
+    skip every item of that list sorting before its key, in silence: it is refused, and its own list takes it."""
+    fill(store)
+    for name in ("other", "another"):
+        assert memstack("soil", "put", name, "a1", "--value", '"x"', cwd=store).returncode == 0
+    asked = ((("fact", "history", "--subject", "acme"), ("fact", "history", "--subject", "lib0")),
+             (("soil", "list", "notes"), ("soil", "list", "other")), (("search", "note"), ("search", "library")))
+    for first, second in asked:
+        given = json.loads(memstack(*first, "--limit", "1", "--json", cwd=store).stdout)
+        assert given["next_cursor"], first
+        again = memstack(*first, "--limit", "1", "--cursor", given["next_cursor"], cwd=store)
+        assert again.returncode == 0, again.stderr
+        other = memstack(*second, "--limit", "1", "--cursor", given["next_cursor"], cwd=store)
+        assert other.returncode == 2 and "handed out for other arguments" in other.stderr, (second, other.stderr)
+        assert len(other.stderr.splitlines()) == 1

@@ -59,8 +59,9 @@ def search(store: Path, text: Any, *, layer: Any = (), agent: Any = None, tier: 
     filters = {"layer": layer, "agent": agent, "tier": tier, "table": table, "valid_at": valid_at, "as_of": as_of}
     query.checked(store, text, **filters)  # refused before the index is opened
     pages.check_limit(limit)
+    asked = query.scope(text, layer, agent, tier, table)
     if cursor not in (None, ""):
-        pages.decode(cursor, "search", _SHAPE)
+        pages.decode(cursor, "search", _SHAPE, query=asked)
     with build.opened(store) as (db, behind):
         words = query.search(store, text, **filters, limit=POOL, opened=(db, behind))
         semantic_db, _ = vectors.DB.repaired(store, lambda sdb: vectors.sync(sdb, store, db))
@@ -72,6 +73,6 @@ def search(store: Path, text: Any, *, layer: Any = (), agent: Any = None, tier: 
     page = pages.page(ranked, limit=limit, cursor=cursor, key=lambda item: (-item[1]["score"], item[0]),
                       verb="search", shape=_SHAPE, weigh=lambda item: len(orjson.dumps(item[1])),
                       max_bytes=pages.room(max_bytes, query=text, matched="all words, then any word",
-                                           index=words.get("index")))
+                                           index=words.get("index")), query=asked)
     return {"query": text, "matched": words["matched"], "hits": [hit for _, hit in page.items], **page.fields(),
             **({"index": words["index"]} if "index" in words else {})}
