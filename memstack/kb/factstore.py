@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import clock, files, jsonio, limits, schemas
+from memstack.base.clock import refuse_future as _refuse_future  # capture_once's `clock` is its argument
 from memstack.base.errors import MemstackError, bad
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import iso
@@ -226,8 +227,9 @@ def capture_once(store: Path, *, subject: str, predicate: str, object: str, vali
         raise bad("recorded-at", "None", "give a time")
     new = make(recorded_at if recorded_at is not None else clock())  # type: ignore[misc]
     _refuse_large(store, new)
-    schemas.validate("fact", new)  # every argument checked before any lock or write
-    refuse_secrets(new, store=store)
+    schemas.validate("fact", new)  # every argument checked before any lock or write, an answer "already
+    refuse_secrets(new, store=store)  # recorded" included
+    _refuse_future(store, ("recorded-at", new["recorded_at"]))
     finish_pending(store)
     key = key_lock(new["subject"], new["predicate"])
     with files.locked(store, key):  # read, append, close as one step

@@ -68,3 +68,14 @@ def test_the_capture_tool_answers_an_identical_decision_with_the_existing_fact(s
 
     run(session)
     assert len(open_facts(store)) == 1
+
+
+def test_a_bad_argument_is_refused_also_when_the_decision_is_already_recorded(store: Path) -> None:
+    """The arguments are checked before the store is asked: a time in the future is refused for a decision
+    already recorded as for a new one (it was answered "already recorded", exit 0)."""
+    assert memstack("capture", *DECISION, cwd=store).returncode == 0
+    files = tree_snapshot(store)
+    for args in (DECISION, ("--subject", "other", "--predicate", "decided", "--object", "x")):
+        refused = memstack("capture", *args, "--recorded-at", "2099-01-01T00:00:00Z", cwd=store)
+        assert refused.returncode == 2 and "lies in the future" in refused.stderr, refused.stdout + refused.stderr
+    assert tree_snapshot(store) == files
