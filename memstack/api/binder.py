@@ -4,7 +4,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memstack.base import config, limits, pages
+from memstack.base import config, ids, limits, pages
 from memstack.base.errors import bad
 from memstack.base.names import check_printable
 from memstack.base.shown import Shown
@@ -67,6 +67,7 @@ def decide_document(store: Store, verb: str, id: str, by: str | None = None, not
     """Ratify or reject; the document `binder ratify|reject --json` prints and the `binder_*` tools return
     (`mcp`: made by the MCP server's `agent`, recorded as the agent's: `by_agent`)."""
 
+    ids.checked(id)
     who, via = _by(store, by, note, mcp, agent, "decides")
     if disputes.side_of(store.root, id) is not None:  # a side of a disagreement between agents
         return disputes.decide(store.root, id, verb, who, now_ms(), note, via=via)

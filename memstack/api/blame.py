@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from memstack.base import ids
 from memstack.base.shown import Shown
 from memstack.repo.store import Store
 from memstack.review import blame
@@ -18,7 +19,7 @@ def blame_document(store: Store, *, id: Any) -> dict[str, Any]:
     """The document `blame ID --json` prints and the `blame` tool returns, as every read shows it
     (docs/forgetting.md): each forgotten record of the chain `[forgotten: reason]`, a credential anywhere
     (a record, a note, a commit message) `[redacted: kind]` (base/shown.py)."""
-    document = blame.chain(store.root, blame.check_id(id))
+    document = blame.chain(store.root, ids.checked(id))
     document["anchors"] = anchor_statuses(store, document["anchors"])
     shown = Shown.in_store(store.root)
     for key in ("fact", "intake", "closed_by"):

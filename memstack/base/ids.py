@@ -14,10 +14,21 @@ check needs to look for duplicates only inside the file a change touches.
 import hashlib
 import secrets
 from functools import lru_cache
+from typing import Any
 
+from memstack.base.errors import bad
 from memstack.base.patterns import lazy
 
 ID = lazy(r"^([0-9a-f]{12})([0-9a-f]{12})([0-9a-f]{8})(?:-([a-z0-9]{1,8}))?$")
+SHAPE = lazy(r"^[a-z0-9][a-z0-9_-]{7,127}$")  # the id pattern of schemas/fact and schemas/intake
+
+
+def checked(record_id: Any) -> str:
+    """`record_id` when it has the shape of a fact's or an intake record's id, else refused (exit 2)."""
+    if not isinstance(record_id, str) or not SHAPE.fullmatch(record_id):
+        raise bad("ID", repr(record_id), "not a fact or intake id (lower-case letters, digits, '_' and '-',"
+                  " 8 to 128 of them, as `{verb:memstack fact history}` and `{verb:memstack intake list}` show)")
+    return record_id
 
 
 @lru_cache(maxsize=4096)  # a check of a promotion asks it for every line; agents are few

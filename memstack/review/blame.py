@@ -15,13 +15,11 @@ from typing import Any
 
 from memstack.base import ids, jsonio, layout, ledger
 from memstack.base.errors import bad
-from memstack.base.patterns import lazy
 from memstack.base.times import day, month
 from memstack.kb import factfiles
 from memstack.repo import git
 from memstack.review.origins import History, Origin, commit_document
 
-ID_SHAPE = lazy(r"^[a-z0-9][a-z0-9_-]{7,127}$")  # the id pattern of schemas/fact and schemas/intake
 FACTS, INTAKE = "kb/facts", "intake"
 
 
@@ -31,13 +29,6 @@ class Line:
     number: int  # 1-based
     record: dict[str, Any]
     needle: bytes  # what marks this line in every version of its file
-
-
-def check_id(record_id: Any) -> str:
-    if not isinstance(record_id, str) or not ID_SHAPE.fullmatch(record_id):
-        raise bad("ID", repr(record_id), "not a fact or intake id (lower-case letters, digits, '_' and '-',"
-                  " 8 to 128 of them, as `{verb:memstack fact history}` and `{verb:memstack intake list}` show)")
-    return record_id
 
 
 def _quoted(value: str) -> bytes:
@@ -128,13 +119,13 @@ def _closed(root: Path, fact_id: str) -> list[dict[str, Any]]:
 
 def chain(root: Path, record_id: str) -> dict[str, Any]:
     """The blame document of a fact id or an intake id; an id of neither is refused (exit 2)."""
-    check_id(record_id)
+    ids.checked(record_id)
     fact = _find(root, record_id, FACTS)
     intake = None if fact else _find(root, record_id, INTAKE)
     if fact is None and intake is None:
         raise bad("ID", repr(record_id), "no fact or intake record has this id in this store")
     intake_id = record_id if intake else fact.record.get("intake_id") if fact else None
-    if intake is None and isinstance(intake_id, str) and ID_SHAPE.fullmatch(intake_id):
+    if intake is None and isinstance(intake_id, str) and ids.SHAPE.fullmatch(intake_id):
         intake = _find(root, intake_id, INTAKE)
     promotions: list[dict[str, Any]] = []
     if isinstance(intake_id, str):

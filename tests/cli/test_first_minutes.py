@@ -49,7 +49,7 @@ def test_a_promotion_of_a_ratified_record_says_so_first(store: Path) -> None:
     out = promote(store)
     head = out.splitlines()[0]
     assert head == "memstack promote: 1 ratified record made knowledge", out
-    assert "0 records routed" not in out and "ratified by a human, now knowledge: 1" in out
+    assert "0 records routed" not in out and "ratified in the Binder, now knowledge: 1" in out
     message = git(store, "log", "-1", "--format=%B").stdout  # the trailers scripts read: unchanged
     assert "Memstack-Routed: 0" in message and "Memstack-Ratified: 1" in message
 

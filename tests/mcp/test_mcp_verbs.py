@@ -169,7 +169,9 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             assert rejected["decision"] == "reject"
             assert [r["id"] for r in cli_json(store, "binder", "list")["items"]] == [waiting[2]["id"]]
             for tool, arguments, argv, words in (
-                ("binder_ratify", {"id": "nope"}, ["binder", "ratify", "nope"], [("bad ID", "bad id")]),
+                ("binder_ratify", {"id": "nope"}, ["binder", "ratify", "nope"],
+                 [("bad ID", "bad id"), ("`memstack fact history`", "`fact_history`"),
+                  ("`memstack intake list`", "`intake_list`")]),
                 ("binder_reject", {"id": waiting[0]["id"]}, ["binder", "reject", waiting[0]["id"]],
                  [("bad ID", "bad id")]),
                 ("binder_ratify", {"id": waiting[2]["id"], "by": " "}, ["binder", "ratify", waiting[2]["id"],
@@ -178,6 +180,7 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
                 told = await c.refused(tool, **arguments)
                 assert told == worded(cli_error(store, *argv), *words), told
                 assert not re.search(r"--[a-z]|\bID\b", told), told
+            assert "not a fact or intake id" in await c.refused("binder_ratify", id="nope")  # no schema's words
             assert "already ratified by alice" in await c.refused("binder_reject", id=waiting[0]["id"])
             assert await c.refused("binder_ratify") == "missing argument 'id': binder_ratify needs id"
 

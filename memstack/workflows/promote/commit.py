@@ -27,7 +27,7 @@ def commit_message(counts: Counter[str], ratified: int, superseded: int) -> str:
     head = "memstack promote: " + ", ".join(moved)
     body = [f"{tier}: {counts[tier]}" for tier in SUB_TIERS if counts[tier]]
     if ratified:
-        body.append(f"ratified by a human, now knowledge: {ratified}")
+        body.append(f"ratified in the Binder, now knowledge: {ratified}")
     trailers = [f"Memstack-Routed: {total}"] + [f"Memstack-{TRAILERS[t]}: {counts[t]}" for t in SUB_TIERS]
     trailers += [f"Memstack-Ratified: {ratified}", f"Memstack-Superseded: {superseded}"]
     return "\n\n".join([head, "\n".join(body) or "no new records: the views and boot files are refreshed",
