@@ -8,10 +8,11 @@ cursor is taken back only by the verb that made it, only with a key of that
 verb's shape (`shaped`: how many parts, of which types) and only for the same
 arguments, so a forged or foreign cursor is refused (exit 2) before any item is
 read, never compared with an item of another type or of another list (where it
-would skip that list's items silently). Continuing skips every item whose key is not past it in the
-list's own order, so a cursor is stable under concurrent appends: no item is
-handed out twice, and none that existed at the first call is skipped (items
-that sort before the cursor after it was made are simply not shown).
+would skip that list's items silently). Continuing skips every item whose key
+is not past it in the list's own order, so a cursor is stable under concurrent
+appends: no item is handed out twice, and none that existed at the first call
+is skipped (items that sort before the cursor after it was made are simply not
+shown).
 
 `page(items, limit=, cursor=, key=)` walks an iterable in its order (ascending
 keys, or descending with `descending=True`), keeps at most `limit` items and
@@ -67,7 +68,7 @@ def shaped(*kinds: type | tuple[type, ...]) -> Shape:
 
 def _scope(query: Any) -> str | None:
     """What a cursor holds of the arguments its list depends on (None: none): a hash, short and opaque."""
-    return None if query is None else hashlib.blake2b(orjson.dumps(query), digest_size=6).hexdigest()
+    return None if query is None else hashlib.blake2b(repr(query).encode(), digest_size=6).hexdigest()  # any value
 
 
 def encode(key: Sequence[Any], verb: str, query: Any = None) -> str:
