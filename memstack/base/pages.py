@@ -72,13 +72,16 @@ def _scope(query: Any) -> str | None:
 
 
 def encode(key: Sequence[Any], verb: str, query: Any = None) -> str:
-    scope = _scope(query)
+    return _encoded(key, verb, _scope(query))
+
+
+def _encoded(key: Sequence[Any], verb: str, scope: str | None) -> str:
     held = [verb, list(key)] if scope is None else [verb, list(key), scope]
     return base64.urlsafe_b64encode(orjson.dumps(held)).decode().rstrip("=")
 
 
 def decode(cursor: Any, verb: str, shape: Shape, field: str = "cursor", query: Any = None) -> list[Any]:
-    """The key of a cursor `verb` handed out for the arguments `query` (JSON: what its list depends on);
+    """The key of a cursor `verb` handed out for the arguments `query` (what its list depends on, `page`);
     anything else (garbage, another verb's, a key of the wrong shape, another list's) is refused naming
     the verb."""
     try:
@@ -113,7 +116,7 @@ def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T
          weigh: Callable[[T], int] | None = None, uncounted: int = 0, query: Any = None) -> Page[T]:
     """At most `limit` items of `items` past `cursor`, in the iterable's order; `verb` names the verb (its
     cursors carry it), `shape` says which keys its items have (`shaped`), `query` the arguments the list
-    depends on (its cursors carry a hash of them; JSON, None: none).
+    depends on (its cursors carry a hash of their repr; None: none).
 
     With `max_bytes`, the page also ends before its document (`Page.document` as compact JSON: the items'
     sizes, `weigh`, default their JSON, a comma each, the cursor and ENVELOPE_BYTES) would pass it (`room`
@@ -124,7 +127,7 @@ def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T
     size = check_limit(limit)
     after = None if cursor in (None, "") else decode(cursor, verb, shape, field, query)
     try:
-        return _page(iter(items), size, after, key, verb, descending, max_bytes, weigh, uncounted, query)
+        return _page(iter(items), size, after, key, verb, descending, max_bytes, weigh, uncounted, _scope(query))
     finally:
         close = getattr(items, "close", None)
         if close is not None:
@@ -133,7 +136,7 @@ def page(items: Iterable[T], *, limit: Any, cursor: str | None, key: Callable[[T
 
 def _page(items: Iterator[T], size: int | None, after: list[Any] | None, key: Callable[[T], Sequence[Any]],
           verb: str, descending: bool, max_bytes: int | None, weigh: Callable[[T], int] | None,
-          uncounted: int, query: Any) -> Page[T]:
+          uncounted: int, scope: str | None) -> Page[T]:
     kept: list[T] = []
     remaining = uncounted
     used, full = ENVELOPE_BYTES, False
@@ -144,14 +147,14 @@ def _page(items: Iterator[T], size: int | None, after: list[Any] | None, key: Ca
                 continue
         if not full and max_bytes is not None and (size is None or len(kept) < size):
             used += (weigh or _json_size)(item) + 1  # its comma
-            full = used + len(encode(key(item), verb, query)) > max_bytes and bool(kept)  # with it last, its cursor
+            full = used + len(_encoded(key(item), verb, scope)) > max_bytes and bool(kept)  # with it last, its cursor
         if not full and (size is None or len(kept) < size):
             kept.append(item)
         else:
             full = True
             remaining += 1
     more = remaining > 0 and kept
-    return Page(kept, encode(key(kept[-1]), verb, query) if more else None, remaining)
+    return Page(kept, _encoded(key(kept[-1]), verb, scope) if more else None, remaining)
 
 
 def room(max_bytes: int | None, **fields: Any) -> int | None:
