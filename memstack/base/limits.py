@@ -15,6 +15,8 @@ memstack.yaml is read only when a value passes the smallest limit the schema all
 nothing can be refused, so the common case costs nothing.
 """
 
+import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,20 +55,27 @@ def check_text(store: Path | None, field: str, value: Any, name: str = "text_byt
                   " memstack.yaml)", size=size, most=most, what=_WHAT[name], name=name)
 
 
-def depth(value: Any) -> int:
-    """How deeply a JSON value nests (a scalar 0, `[]` 1, `[[]]` 2), without recursion."""
-    deepest, stack = 0, [(value, 0)]
+def _nodes(value: Any) -> Iterator[tuple[Any, int]]:
+    """Every value inside a JSON value, itself included, with how deep it sits (0: itself), without recursion."""
+    stack = [(value, 0)]
     while stack:
         item, level = stack.pop()
+        yield item, level
         if isinstance(item, (list, tuple)):
-            children: Any = item
+            stack.extend((child, level + 1) for child in item)
         elif isinstance(item, dict):
-            children = item.values()
-        else:
-            continue
-        deepest = max(deepest, level + 1)
-        stack.extend((child, level + 1) for child in children)
-    return deepest
+            stack.extend((child, level + 1) for child in item.values())
+
+
+def depth(value: Any) -> int:
+    """How deeply a JSON value nests (a scalar 0, `[]` 1, `[[]]` 2), without recursion."""
+    return max((level + 1 for item, level in _nodes(value) if isinstance(item, (list, tuple, dict))), default=0)
+
+
+def finite(value: Any) -> bool:
+    """Whether every number in a JSON value is finite (JSON has no Infinity or NaN; Python's parser takes them,
+    and `1e400`, and orjson writes them as null)."""
+    return not any(isinstance(item, float) and not math.isfinite(item) for item, _ in _nodes(value))
 
 
 def check_value(store: Path | None, field: str, value: Any) -> None:

@@ -10,11 +10,11 @@ so it is cheap to import and to test.
 """
 
 import copy
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from memstack.base import limits
 from memstack.base.errors import MemstackError
 from memstack.mcp.arguments import Arg, described
 
@@ -89,7 +89,7 @@ class Tool:
             takes = ", ".join(sorted(self.arguments)) or "no arguments"
             raise MemstackError(f"unknown argument {unknown[0]!r}: {self.name} takes {takes}")
         for key, value in given.items():
-            if not _finite(value):  # JSON has none; Python's parser takes 1e400, NaN, Infinity (orjson writes null)
+            if not limits.finite(value):  # the SDK parses with Python's json, which takes them
                 raise MemstackError(f"bad {key}: holds a number that is not finite (Infinity or NaN, or one too"
                                     " large for a double)")
         missing = [key for key, arg in self.arguments.items() if arg.required and key not in given]
@@ -101,20 +101,6 @@ class Tool:
                 key = str(error.path[0])
                 raise MemstackError(f"bad {key} {given[key]!r}: must be {described(self.arguments[key].schema)}")
         return {key: given[key] if key in given else copy.deepcopy(arg.default) for key, arg in self.arguments.items()}
-
-
-def _finite(value: Any) -> bool:
-    """Whether every number in `value` (nested lists and objects walked without recursion) is finite."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            return False
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return True
 
 
 def by_name(*tools: Tool) -> dict[str, Tool]:
