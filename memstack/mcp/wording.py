@@ -1,15 +1,19 @@
 """How a MemstackError reads over MCP: the library's message, in the words of a tool's caller.
 
 A message marks what it names (memstack/base/errors.py). Over MCP an argument is said by its one name
-(`--now-ts` -> `now_ts`, `ID` -> `id`); a command by its tool, options as `name=value`
-(`memstack fact history --subject S` -> `fact_history subject=S`), or, when no tool does it, as the
-command line it is; and an option of the memstack process as one of `memstack mcp`, which the client
-starts ("start `memstack mcp` with --store PATH"). A plain message reads as it is.
+(`--now-ts` -> `now_ts`, `ID` -> `id`), one no tool takes (`COMMAND_LINE_ONLY`) as the command line
+spells it; a command by its tool, options as `name=value` (`memstack fact history --subject S` ->
+`fact_history subject=S`), or, when no tool does it, as the command line it is; and an option of the
+memstack process as one of `memstack mcp`, which the client starts ("start `memstack mcp` with --store
+PATH"). A plain message reads as it is.
 """
 
 from memstack.base.errors import MemstackError, arg_name
 from memstack.mcp.registry import Tool
 from memstack.mcp.tools import TOOLS
+
+# Options no tool takes, on purpose: an agent does not point memstack at another code repository.
+COMMAND_LINE_ONLY = frozenset({"repo"})
 
 
 class ToolWords:
@@ -19,6 +23,8 @@ class ToolWords:
         self.tool = tool
 
     def arg(self, spelling: str) -> str:
+        if arg_name(spelling.split()[0]) in COMMAND_LINE_ONLY:
+            return f"{spelling} (on the command line: no tool takes it)"
         return arg_name(spelling)
 
     def verb(self, command: str) -> str:

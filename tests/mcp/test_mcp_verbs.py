@@ -262,7 +262,10 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             anchored = await c.ok("anchors")  # nothing written here carries a code anchor
             assert (anchored["items"], anchored["next_cursor"]) == ([], None)
             assert "bad status 'stale'" in await c.refused("anchors", status="stale")
-            assert "not a folder of a code repository" in await c.refused("anchors_check", range="HEAD~1..HEAD")
+            outside = await c.refused("anchors_check", range="HEAD~1..HEAD")
+            assert "not a folder of a code repository" in outside
+            # the tool takes no repo: the command line's option is named as the command line's
+            assert "--repo PATH (on the command line: no tool takes it)" in outside, outside
 
             # forget: recorded as the agent's (via mcp), refused as the command line refuses, pushed below
             gone = await c.ok("forget", id=[waiting[2]["id"]], reason="pasted by mistake")
