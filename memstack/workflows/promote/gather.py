@@ -24,13 +24,13 @@ CHUNK = 1 << 16  # records routed, decided and written at a time: all a promotio
 MASK = (1 << 32) - 1  # a pending record's file number and line number, each in 32 bits of its key
 
 
-def _pending_problem(record: dict[str, Any]) -> str | None:
+def _created_ms(record: dict[str, Any]) -> int | str:
+    """A pending record's created_at in ms, or what makes it no record to promote."""
     problems = schemas.errors("intake", record)
     if problems:
         return f"I5 invalid intake record: {problems[0]}"
-    if parse_ts(record["created_at"], "created_at") < 0:
-        return "I5 created_at is before 1970: a fact's transaction time cannot be"
-    return None
+    ms = parse_ts(record["created_at"], "created_at")
+    return "I5 created_at is before 1970: a fact's transaction time cannot be" if ms < 0 else ms
 
 
 class Pending:
@@ -52,9 +52,9 @@ class Pending:
         ident = record.get("id")
         if ident in self.forgotten:
             return
-        problem = _pending_problem(record)
-        if problem:
-            raise MemstackError(f"{relpath}:{number}: {problem} — fix the record (`git checkout --"
+        ms = _created_ms(record)
+        if isinstance(ms, str):
+            raise MemstackError(f"{relpath}:{number}: {ms} — fix the record (`git checkout --"
                                 f" {relpath}` if it was committed fine), then promote again")
         file_number = self._numbers.get(relpath)
         if file_number is None:
@@ -62,7 +62,7 @@ class Pending:
             self.files.append(relpath)
         if number > MASK:
             raise MemstackError(f"{relpath}: more than {MASK:,} lines in one intake file")
-        self.keys.append(parse_ts(record["created_at"], "created_at") << 64 | file_number << 32 | number)
+        self.keys.append(ms << 64 | file_number << 32 | number)
         self.hashes.append(hash(ident))
 
     def sorted(self) -> list[int]:
