@@ -74,4 +74,4 @@ def take(top: Path, base: Path, text: str, commit: str | None) -> Anchor:
         raise bad("--anchor", repr(text), "past the end of the file ({count} lines)", count=len(found))
     chosen = found if start is None or end is None else found[start - 1:end]
     return {"path": relative, "start": start, "end": end, "commit": commit,
-            "blob": objects.blob_id(data, commit or "0" * 40), "lines_sha256": lines.sha256(chosen)}
+            "blob": objects.blob_id(data, commit or objects.SHA1), "lines_sha256": lines.sha256(chosen)}

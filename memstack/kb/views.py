@@ -97,7 +97,6 @@ def fact_shards(data: bytes | None, fact_file: str) -> dict[str, bytes | None]:
 # an id remembered answers for building it again: the check compares ids and builds only the others.
 # Blob ids are sha1's (a repository of the default format); another format's ids never match.
 _MADE: dict[tuple[str, ...], dict[str, str | None]] | None = None  # inputs -> {shard: blob id, None: no shard}
-_SHA1 = "0" * 40
 
 
 @contextmanager
@@ -113,7 +112,8 @@ def remembering() -> Iterator[None]:
 
 def _remember(key: tuple[str, ...], built: dict[str, bytes | None]) -> None:
     if _MADE is not None:
-        _MADE[key] = {path: None if data is None else objects.blob_id(data, _SHA1) for path, data in built.items()}
+        _MADE[key] = {path: None if data is None else objects.blob_id(data, objects.SHA1)
+                      for path, data in built.items()}
 
 
 class Shards:
@@ -180,7 +180,7 @@ class Shards:
         data = self.source.read(fact_file)
         built = fact_shards(data, fact_file)
         if _MADE is not None and data is not None:
-            _remember(self._key(fact_file, objects.blob_id(data, _SHA1), None), built)
+            _remember(self._key(fact_file, objects.blob_id(data, objects.SHA1), None), built)
         return built
 
     def queue(self, intake_file: str) -> bytes | None:
@@ -194,8 +194,8 @@ class Shards:
             return self._queue(intake_file, ledger.shard_lines(self.source, intake_file), lambda: data)
         built = self._queue(intake_file, iter_jsonl(routed or b"", shard), lambda: data)
         if data is not None:
-            routed_id = None if routed is None else objects.blob_id(routed, _SHA1)
-            _remember(self._key(intake_file, objects.blob_id(data, _SHA1), routed_id),
+            routed_id = None if routed is None else objects.blob_id(routed, objects.SHA1)
+            _remember(self._key(intake_file, objects.blob_id(data, objects.SHA1), routed_id),
                       {view_shard(QUEUE_VIEW, intake_file): built})
         return built
 

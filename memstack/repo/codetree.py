@@ -83,7 +83,7 @@ class CodeTree:
             if full.is_symlink():
                 found[path] = Entry("symlink", None)
             elif full.is_file():
-                found[path] = Entry("file", objects.blob_id(full.read_bytes(), (entry and entry.blob) or "0" * 40))
+                found[path] = Entry("file", objects.blob_id(full.read_bytes(), (entry and entry.blob) or objects.SHA1))
             elif os.path.lexists(full):
                 found[path] = Entry("other", None)
         return found

@@ -26,6 +26,9 @@ def _blob_digest(like: str, size: int) -> Any:
     return hashlib.new("sha256" if len(like) == 64 else "sha1", b"blob %d\0" % size)
 
 
+SHA1 = "0" * 40  # an id of sha1's length: `blob_id(data, SHA1)` names a blob as git's default format does
+
+
 def blob_id(data: files.Data, like: str) -> str:
     """The id git gives a blob of `data` (bytes, or pieces of a view never held whole), in the hash of
     the id `like`."""

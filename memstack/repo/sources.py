@@ -98,7 +98,7 @@ class WorktreeSource:
     def blob_id(self, relpath: str) -> str | None:
         """Hashed from the file (sha1, as a repository of the default format names blobs)."""
         data = self.read(relpath)
-        return None if data is None else objects.blob_id(data, "0" * 40)
+        return None if data is None else objects.blob_id(data, objects.SHA1)
 
     def stream(self, relpath: str) -> Iterator[bytes]:
         """The file's bytes a piece at a time (nothing when it does not exist); a torn last line is refused."""
@@ -134,7 +134,7 @@ class WorktreeSource:
             changed = {git.decode_path(raw) for raw in dirty.split(b"\0") if raw}
             known = {p[len(prefix):]: sha for p, sha in _code_files(listed.stdout, {prefix + n for n in names})
                      .items() if p not in changed}
-        return {name: known.get(name) or objects.blob_id((self.root / name).read_bytes(), "0" * 40)
+        return {name: known.get(name) or objects.blob_id((self.root / name).read_bytes(), objects.SHA1)
                 for name in sorted(names)}
 
     def _top(self) -> Path | None:

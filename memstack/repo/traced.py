@@ -18,11 +18,10 @@ from memstack.repo import objects
 from memstack.repo.sources import Source
 
 Counted = Callable[[str, Source], int]  # the entries of a shard, through a source (repo/counts.py)
-_SHA1 = "0" * 40  # blob ids in sha1, as a repository of the default format names them
 
 
 def _id(data: bytes | None) -> str | None:
-    return None if data is None else objects.blob_id(data, _SHA1)
+    return None if data is None else objects.blob_id(data, objects.SHA1)
 
 
 class Trace:
