@@ -11,15 +11,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memstack.base import config, schemas
+from memstack.base import clock, config, schemas
 from memstack.base.errors import MemstackError, bad
 from memstack.base.files import create_exclusive, refuse_symlinks
 from memstack.base.names import check_name
 from memstack.base.patterns import lazy
 from memstack.base.secrets import refuse_secrets
-from memstack.base.times import day, iso
+from memstack.base.times import day, iso, parse_ts
 
 _FRONT = lazy(r"\A---[ \t]*\n(.*?\n)---[ \t]*\n", re.DOTALL)
+DAY_MS = 86_400_000
+_OPENED = lazy(r"\A---[ \t]*\n")  # a first line that opens front matter
 SECTION = lazy(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$", re.MULTILINE)
 _TABLE_SEPARATOR = lazy(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _ITEM = lazy(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
@@ -120,6 +122,9 @@ def write(store: Path, agent: str, text: str, now_ms: int) -> dict[str, Any]:
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # memory files end their lines with LF alone (I7)
     refuse_secrets(text, "handoff", store)
     if _FRONT.match(text) is None:
+        if _OPENED.match(text):
+            raise bad("handoff", None, "its front matter (opened by --- on the first line) is not closed by a ---"
+                                       " line: close it, or leave the front matter out and one is written")
         session = f"{agent}-{iso(now_ms).replace(':', '').replace('-', '')[:15]}Z"
         text = f"---\nagent: {agent}\ndate: {day(now_ms)}\nsession: {session}\n---\n\n{text}"
     if not text.endswith("\n"):
@@ -128,10 +133,14 @@ def write(store: Path, agent: str, text: str, now_ms: int) -> dict[str, Any]:
     if handoff.front["agent"] != agent:
         raise bad("handoff", None, "front matter agent {theirs!r} is not {arg:--agent} {agent!r}",
                   theirs=handoff.front["agent"], agent=agent)
+    date = handoff.front["date"]
+    if clock.for_store(store).too_late(parse_ts(date, "date") - DAY_MS):  # a day ahead of UTC: a time zone's
+        raise bad("handoff", None, "front matter date {date} lies in the future (today is {today} in UTC): a"
+                                   " handoff is dated the day it is sealed; a later one would stay the latest"
+                                   " until then", date=date, today=day(now_ms))
     folder = store / "handoffs" / agent
     folder.mkdir(parents=True, exist_ok=True)
     refuse_symlinks(store, folder)
-    date = handoff.front["date"]
     for sequence in range(1, 10_000):
         suffix = "" if sequence == 1 else f"-{sequence}"
         path = folder / f"session_handoff-{date}_{agent}{suffix}.md"

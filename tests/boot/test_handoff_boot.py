@@ -2,6 +2,7 @@
 
 import json
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,8 @@ def test_a_second_handoff_on_the_same_day_never_overwrites_the_first(store: Path
     ("---\nagent: bob\ndate: 2026-01-01\nsession: s\n---\n" + HANDOFF, "agent"),
     ("---\nagent: alice\ndate: someday\nsession: s\n---\n" + HANDOFF, "date"),
     ("", "empty"),
+    ("---\nagent: alice\ndate: 2099-01-01\nsession: s\n---\n" + HANDOFF, "lies in the future"),  # stays latest
+    ("---\nagent: alice\n" + HANDOFF, "not closed by a --- line"),  # was sealed under a second front matter
 ])
 def test_an_incomplete_handoff_is_refused_and_writes_nothing(store: Path, text: str, why: str) -> None:
     before = tree_snapshot(store)
@@ -52,6 +55,15 @@ def test_an_incomplete_handoff_is_refused_and_writes_nothing(store: Path, text: 
     assert result.returncode == 2
     assert why in result.stderr and "Traceback" not in result.stderr
     assert tree_snapshot(store) == before
+
+
+def test_a_handoff_dated_tomorrow_somewhere_is_sealed_and_stays_the_latest_by_date(store: Path) -> None:
+    """Today in the time zone furthest ahead may be tomorrow in UTC: that date is taken."""
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+    text = f"---\nagent: alice\ndate: {tomorrow}\nsession: s\n---\n" + HANDOFF
+    result = memstack("handoff", "write", "--agent", "alice", "--json", input=text, cwd=store)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["date"] == tomorrow
 
 
 def test_boot_rebuild_derives_anchor_and_willow_from_the_latest_handoff(store: Path) -> None:
