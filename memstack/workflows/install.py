@@ -50,6 +50,16 @@ def install(root: Path) -> list[str]:
     return [what for what, _ in _install(root)]
 
 
+def runs_another(root: Path) -> str | None:
+    """The Python this clone's hooks and drivers run (`memstack.python`, written by `install`) when it is not
+    this one; None when it is this one or none is recorded (hooks never installed: left so)."""
+    top = git.worktree_top(root)
+    if top is None:
+        return None
+    found = git.run(top, "config", "--get", "memstack.python", env=git.no_git_env(), ok=(0, 1)).stdout.decode().strip()
+    return found if found and found != sys.executable else None
+
+
 def install_report(root: Path) -> dict[str, list[str]]:
     """`install`, saying what was `installed` (new or changed) and what was `already` in place."""
     done = _install(root)

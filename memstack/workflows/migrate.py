@@ -15,6 +15,7 @@ nothing is written twice; killed after the commit, the rerun finds the store mig
 """
 
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from memstack.integrity.migration import Routing, format_attributes
 from memstack.repo import git, objects
 from memstack.repo.sources import GitSource
 from memstack.repo.store import folder_of
+from memstack.workflows import install
 from memstack.workflows.derived import rebuild
 from memstack.workflows.status import uncommitted
 
@@ -60,8 +62,8 @@ def migrate(store: Path) -> dict[str, Any]:
     changed = [c["path"] for c in uncommitted(store) or [] if not (resumed and _ours(c["path"]))]
     if changed:
         raise MemstackError.marked(
-            "{store} holds uncommitted memory ({count}: {paths}): commit it (or `{verb:memstack promote}`) first,"
-            " then run `{verb:memstack migrate}`: the migration commits nothing but itself", store=store,
+            "{store} holds uncommitted memory ({count}: {paths}): commit it first, then run"
+            " `{verb:memstack migrate}`: the migration commits nothing but itself", store=store,
             count=plural(len(changed), "file"), paths=", ".join(changed[:5]) + (", …" if len(changed) > 5 else ""))
     files.write_atomic(note, b"format 1 -> 2\n")
     moved, shards = _write_shards(store, top, folder)
@@ -74,12 +76,17 @@ def migrate(store: Path) -> dict[str, Any]:
     if config.store_format(settings.document) != layout.FORMAT:
         _set_format(settings.document)
         settings.save()
+    other = install.runs_another(store)
+    if other is not None:  # the hooks that check the commit must read format 2: this memstack's, from now on
+        install.install(store)
     commit = _commit(top, folder)
     note.unlink(missing_ok=True)
     return {"store": str(store), "migrated": True, "commit": commit, "moved": moved, "shards": shards,
-            "resumed": resumed, "message": f"migrated {store} to format {layout.FORMAT}: "
+            "resumed": resumed, "hooks_were": other, "message": f"migrated {store} to format {layout.FORMAT}: "
             f"{plural(moved, 'ledger line')} moved to {plural(shards, 'shard')}"
-            + (f", in commit {commit[:12]}" if commit else "")}
+            + (f", in commit {commit[:12]}" if commit else "")
+            + (f"; this clone's hooks and drivers ran {other}, now this memstack's ({sys.executable})" if other
+               else "")}
 
 
 def _attributes(store: Path) -> None:

@@ -6,6 +6,7 @@ finishes it; uncommitted memory is refused first; a store of format 2 has nothin
 
 import json
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -124,6 +125,27 @@ def test_every_verb_but_migrate_refuses_a_store_of_format_1(old_store: Path) -> 
         assert refused.stderr.count("\n") == 1, refused.stderr
         assert "format 1" in refused.stderr and "`memstack migrate`" in refused.stderr, refused.stderr
     assert memstack("check", "--all", cwd=old_store).returncode == 0  # the checks read either format
+
+
+def test_a_clone_whose_hooks_run_the_old_memstack_migrates_and_its_hooks_then_run_this_one(
+        code: Path, old_store: Path, tmp_path: Path) -> None:
+    """A clone installed by v0.1.0 (`memstack.python` its interpreter): the migration commit would be checked
+    by the old memstack, which cannot read format 2. The migration installs this memstack's hooks first."""
+    launcher = tmp_path / "old-python"
+    launcher.write_text(f"#!/bin/sh\nPYTHONPATH={code} exec {sys.executable} \"$@\"\n")
+    launcher.chmod(0o755)
+    git(old_store, "config", "memstack.python", str(launcher))
+    done = migrated_ok(old_store)
+    assert done["migrated"] and done["hooks_were"] == str(launcher)
+    assert git(old_store, "config", "memstack.python").stdout.strip() == sys.executable
+    assert memstack("check", "--range", "HEAD~1..HEAD", cwd=old_store).returncode == 0
+
+
+def test_install_re_points_a_format_1_clone_s_hooks(old_store: Path, tmp_path: Path) -> None:
+    git(old_store, "config", "memstack.python", str(tmp_path / "gone" / "python"))
+    installed = memstack("install", cwd=old_store)
+    assert installed.returncode == 0, installed.stderr  # it said "run memstack migrate first", which needs it
+    assert git(old_store, "config", "memstack.python").stdout.strip() == sys.executable
 
 
 def test_every_verb_refuses_a_store_of_a_newer_format(store: Path) -> None:

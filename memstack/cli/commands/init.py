@@ -59,7 +59,7 @@ def run_install(args: Any) -> int:
         for warning in done["warnings"]:
             note(f"memstack install: {warning}")
         return 0
-    store = open_store(args.store)
+    store = open_store(args.store, old_format_ok=True)  # format 1 too: hooks that run this memstack can migrate it
     done = install.install_report(store.root)
     emit(args, {"store": str(store.root), **done},
          "\n".join([f"installed {what}" for what in done["installed"]]
