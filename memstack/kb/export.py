@@ -21,7 +21,7 @@ from typing import BinaryIO
 import orjson
 
 from memstack.base import jsonio, logfiles, progress
-from memstack.base.errors import MemstackError
+from memstack.base.errors import MemstackError, bad
 from memstack.base.shown import Shown
 from memstack.kb import factfiles, facts, views
 from memstack.kb.facts import Fact
@@ -96,9 +96,15 @@ def write(store: Path, form: str, out: BinaryIO, at: int | None = None, table: s
 
 def write_file(store: Path, form: str, path: Path, at: int | None = None, table: str = "knowledge") -> int:
     """As `write`, into `path`, replaced whole only once complete (a failed export leaves the old file)."""
+    if path.is_dir():
+        raise bad("--output", repr(str(path)), "a folder: name the file to write")
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(temp, "wb") as out:
+        out = open(temp, "wb")  # noqa: SIM115 (closed by the with below)
+    except OSError as exc:  # said of the file asked for, not of the temporary one beside it
+        raise bad("--output", repr(str(path)), "{why}", why=exc.strerror or str(exc)) from None
+    try:
+        with out:
             count = write(store, form, out, at, table)
             out.flush()
             os.fsync(out.fileno())

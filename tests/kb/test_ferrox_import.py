@@ -326,6 +326,14 @@ def test_export_names_a_bad_line_of_a_fact_file(store: Path, tmp_path: Path) -> 
     assert not (tmp_path / "out.json").exists()  # a failed export leaves no file
 
 
+def test_an_output_in_no_folder_or_that_is_a_folder_is_named_as_given(store: Path, tmp_path: Path) -> None:
+    for target, why in ((tmp_path / "nowhere" / "x.json", "No such file or directory"), (tmp_path, "a folder")):
+        result = memstack("export", "ferrox", "--output", str(target), cwd=store)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.startswith(f"memstack: bad --output {str(target)!r}: {why}"), result.stderr
+        assert ".tmp" not in result.stderr  # the temporary file beside it was named
+
+
 # ---- a file larger than the memory the import is given -----------------------------------------
 
 LIMIT_MIB = 64  # the address space the import gets (a tiny import runs in it)
