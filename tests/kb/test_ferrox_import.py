@@ -208,6 +208,7 @@ BAD_RECORDS = [
     (_bad_record(3, confidence=1.5), "facts[3].confidence"),
     (_bad_record(3, confidence="high"), "facts[3].confidence"),
     (_bad_record(2, object="AKIAIOSFODNN7EXAMPLE"), "facts[2].object"),  # pragma: allowlist secret
+    (_bad_record(1, object="x" * 70_000), "bad facts[1].object: 70,000 bytes"),  # past limits.text_bytes
 ]
 
 

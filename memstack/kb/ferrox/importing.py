@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memstack.base import clock, ids, jsonio, progress, schemas, secrets
+from memstack.base import clock, ids, jsonio, limits, progress, schemas, secrets
 from memstack.base.errors import MemstackError
 from memstack.kb import factfiles, facts, factstore
 from memstack.kb.factfiles import Closing
@@ -152,6 +152,8 @@ def plan(read: Read, *, agent: str, source: str, store: Path | None = None) -> P
         fact_id = ids.from_content(record["recorded_at"], agent, content)
         fact = make(record, fact_id, None, agent=agent, source=source)
         schemas.validate("fact", fact, where)
+        for name in ("subject", "predicate", "object"):  # within limits.text_bytes, the record named
+            limits.check_text(store, f"{where}.{name}", fact[name])
         found = secrets.scan({k: fact[k] for k in ("subject", "predicate", "object", "source")}, where, policy)
         if found:
             raise MemstackError(secrets.message(found))
