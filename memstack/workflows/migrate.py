@@ -59,7 +59,8 @@ def migrate(store: Path) -> dict[str, Any]:
         note.unlink(missing_ok=True)  # killed after its commit: the migration is done
         return {"store": str(store), "migrated": False, "commit": None, "moved": 0, "shards": 0,
                 "message": f"nothing to migrate: {store} is a store of format {layout.FORMAT} already"}
-    changed = [c["path"] for c in uncommitted(store) or [] if not (resumed and _ours(c["path"]))]
+    changed = [c["path"] for c in uncommitted(store) or []  # memory: a file of the store's own (a note is not)
+               if layout.classify(c["path"]).kind != "other" and not (resumed and _ours(c["path"]))]
     if changed:
         raise MemstackError.marked(
             "{store} holds uncommitted memory ({count}: {paths}): commit it first, then run"

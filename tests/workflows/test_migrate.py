@@ -80,7 +80,16 @@ def test_uncommitted_memory_is_refused_and_nothing_is_written(code: Path, old_st
     assert refused.returncode == 2
     assert refused.stderr.count("\n") == 1 and "uncommitted memory" in refused.stderr, refused.stderr
     assert "intake/bob/" in refused.stderr and "memstack migrate" in refused.stderr
+    assert "promote" not in refused.stderr  # which refuses a store of format 1
     assert tree_snapshot(old_store) == snapshot and git(old_store, "rev-parse", "HEAD").stdout == head
+
+
+def test_a_note_of_the_user_s_beside_the_memory_is_no_memory_and_stays_out_of_the_migration(
+        old_store: Path) -> None:
+    (old_store / "notes.txt").write_text("to do\n")
+    done = migrated_ok(old_store)
+    assert done["migrated"]
+    assert git(old_store, "status", "--porcelain").stdout == "?? notes.txt\n"
 
 
 def test_a_migration_killed_at_any_write_step_is_finished_by_a_rerun(old_store: Path, tmp_path: Path) -> None:
