@@ -100,7 +100,7 @@ def write_file(store: Path, form: str, path: Path, at: int | None = None, table:
         raise bad("--output", repr(str(path)), "a folder: name the file to write")
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        out = open(temp, "wb")  # noqa: SIM115 (closed by the with below)
+        out = open(temp, "wb")  # closed by the with below
     except OSError as exc:  # said of the file asked for, not of the temporary one beside it
         raise bad("--output", repr(str(path)), "{why}", why=exc.strerror or str(exc)) from None
     try:
