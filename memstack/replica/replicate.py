@@ -211,13 +211,18 @@ def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile) -> Report:
             by_table: dict[str, list[diffs.Change]] = {}
             for table, change in _memory_changes(changes):
                 by_table.setdefault(table.name, []).append(change)
+            tombstones_changed = any(layout.classify(c.path).kind == layout.TOMBSTONES for c in changes)
             report.files = sum(len(c) for c in by_table.values())
             with progress.bar(report.files, "pg sync", "files") as shown:
                 for table in TABLES:
                     plans = _apply_deletes(cur, cat, by_table.get(table.name, []), table, report)
                     shown.update(len(by_table.get(table.name, [])) - len(plans))  # files that only lost rows
                     _copy(cur, cat, table, plans, report, shown)
-            forgotten.scrub(cur, root, cat, target.tree)  # no forgotten content in the replica
+            now_forgotten = forgotten.at(root, cat, target.tree)
+            if report.mode == "incremental" and tombstones_changed:  # a tombstone gone (a forget undone)
+                assert held is not None
+                forgotten.restore(cur, cat, target.tree, forgotten.at(root, cat, held[1]), now_forgotten)
+            forgotten.scrub(cur, now_forgotten)  # no forgotten content in the replica
             if report.mode == "full":
                 cur.execute("SET LOCAL maintenance_work_mem = '256MB'")  # the index builds after a whole load
                 for table in TABLES:
