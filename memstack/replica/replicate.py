@@ -8,7 +8,9 @@ line: appended lines are inserted, changed lines (a fact's closing) replaced,
 lines that are gone deleted. Blobs come from one `git cat-file --batch`, never
 from the work tree, so uncommitted files are never replicated. When the old
 tree is unknown to this clone (a replica fed by another clone, a pruned
-history) or the replica holds nothing yet, the tables are copied whole.
+history: only with --force) or the replica holds nothing yet, the tables are
+copied whole. A clone that is behind the replica (its commit unknown here, or
+ahead of HEAD on a ref) is refused unless forced: it would roll the replica back.
 
 Everything happens in one transaction behind one advisory lock: a reader sees
 the replica before or after a sync, never half of one, and an interrupted sync
@@ -184,14 +186,31 @@ def _copy(cur: Any, cat: objects.CatFile, table: Table, plans: list[_Plan], repo
     report.inserted[table.name] = report.inserted.get(table.name, 0) + count
 
 
-def sync(root: Path, dsn: str) -> Report:
-    """Bring the replica at `dsn` to the committed memory at HEAD of the store at `root`."""
+def sync(root: Path, dsn: str, force: bool = False) -> Report:
+    """Bring the replica at `dsn` to the committed memory at HEAD of the store at `root`. Refused when the
+    replica holds a commit this clone lacks or is behind (`behind`), unless `force`."""
     with objects.CatFile(root) as cat:
         target = head(root, cat)
-        return _sync(root, dsn, target, cat)
+        return _sync(root, dsn, target, cat, force)
 
 
-def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile) -> Report:
+def behind(root: Path, synced: str, head_commit: str) -> str | None:
+    """Why HEAD must not replace the replica's `synced` commit (a one-line reason), or None when it may.
+
+    It may not when `synced` is unknown to this clone (another clone synced a commit not fetched here) or is
+    ahead of HEAD on a ref of this clone (a branch, a remote-tracking branch, a tag: this clone is behind):
+    copying HEAD would roll the replica back. A history rewritten in this clone (a reset, a rebase: `synced`
+    kept by the reflog only, or on another line of history) is followed."""
+    if git.rev_parse(root, f"{synced}^{{commit}}") is None:
+        return f"the replica holds commit {synced[:12]}, which this clone does not have"
+    if git.is_ancestor(root, head_commit, synced):
+        refs = git.out(root, "for-each-ref", "--contains", synced, "--format=%(refname:short)", "refs/").split()
+        if refs:
+            return f"the replica holds commit {synced[:12]}, ahead of this clone's HEAD (on {refs[0]})"
+    return None
+
+
+def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile, force: bool = False) -> Report:
     conn = db.connect(dsn, "connect")
     try:
         with db.translated(dsn, "sync the replica"), conn.transaction(), conn.cursor() as cur:
@@ -200,6 +219,10 @@ def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile) -> Report:
             previous = held[0] if held else None
             if held is not None and held[0] == target.commit:
                 return Report(target.commit, previous, "unchanged")
+            why = None if held is None or force else behind(root, held[0], target.commit)
+            if why is not None:
+                raise MemstackError(f"{why}: pull first, or pass --force to copy HEAD ({target.commit[:12]})"
+                                    " over it")
             known = held is not None and cat.read_object(held[1]) is not None
             report = Report(target.commit, previous, "incremental" if known else "full")
             if held is None:
