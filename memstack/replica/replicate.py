@@ -204,7 +204,8 @@ def behind(root: Path, synced: str, head_commit: str) -> str | None:
     if git.rev_parse(root, f"{synced}^{{commit}}") is None:
         return f"the replica holds commit {synced[:12]}, which this clone does not have"
     if git.is_ancestor(root, head_commit, synced):
-        refs = git.out(root, "for-each-ref", "--contains", synced, "--format=%(refname:short)", "refs/").split()
+        refs = git.out(root, "for-each-ref", "--contains", synced, "--format=%(refname:short)", "refs/heads/",
+                       "refs/remotes/", "refs/tags/").split()  # not refs/stash: a stash is no line of history
         if refs:
             return f"the replica holds commit {synced[:12]}, ahead of this clone's HEAD (on {refs[0]})"
     return None
