@@ -49,10 +49,11 @@ class Report:
     files: int = 0
     inserted: dict[str, int] = field(default_factory=dict)
     deleted: dict[str, int] = field(default_factory=dict)
+    restored: int = 0  # rows of records no longer forgotten (a tombstone gone), read again from their files
 
     def document(self) -> dict[str, Any]:
         return {"commit": self.commit, "previous": self.previous, "mode": self.mode, "files": self.files,
-                "inserted": self.inserted, "deleted": self.deleted}
+                "inserted": self.inserted, "deleted": self.deleted, "restored": self.restored}
 
 
 def head(root: Path, cat: objects.CatFile) -> Head:
@@ -245,7 +246,8 @@ def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile, force: bool 
             now_forgotten = forgotten.at(root, cat, target.tree)
             if report.mode == "incremental" and tombstones_changed:  # a tombstone gone (a forget undone)
                 assert held is not None
-                forgotten.restore(cur, cat, target.tree, forgotten.at(root, cat, held[1]), now_forgotten)
+                report.restored = forgotten.restore(cur, cat, target.tree, forgotten.at(root, cat, held[1]),
+                                                    now_forgotten)
             forgotten.scrub(cur, now_forgotten)  # no forgotten content in the replica
             if report.mode == "full":
                 cur.execute("SET LOCAL maintenance_work_mem = '256MB'")  # the index builds after a whole load

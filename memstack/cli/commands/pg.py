@@ -47,7 +47,8 @@ def run_sync(args: Any) -> int:
         moved = ", ".join(f"{n} {t}" for t, n in report.inserted.items() if n) or "no rows"
         gone = ", ".join(f"{n} {t}" for t, n in report.deleted.items() if n)
         return (f"replica at {report.commit[:12]} ({report.mode} sync of {report.files} files): copied {moved}"
-                + (f"; removed {gone}" if gone else ""))
+                + (f"; removed {gone}" if gone else "")
+                + (f"; gave back {report.restored} row(s) no longer forgotten" if report.restored else ""))
 
     emit(args, document, human)
     return 0
