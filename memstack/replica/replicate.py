@@ -8,7 +8,9 @@ line: appended lines are inserted, changed lines (a fact's closing) replaced,
 lines that are gone deleted. Blobs come from one `git cat-file --batch`, never
 from the work tree, so uncommitted files are never replicated. When the old
 tree is unknown to this clone (a replica fed by another clone, a pruned
-history) or the replica holds nothing yet, the tables are copied whole.
+history: only with --force) or the replica holds nothing yet, the tables are
+copied whole. A clone that is behind the replica (its commit unknown here, or
+ahead of HEAD on a ref) is refused unless forced: it would roll the replica back.
 
 Everything happens in one transaction behind one advisory lock: a reader sees
 the replica before or after a sync, never half of one, and an interrupted sync
@@ -47,10 +49,11 @@ class Report:
     files: int = 0
     inserted: dict[str, int] = field(default_factory=dict)
     deleted: dict[str, int] = field(default_factory=dict)
+    restored: int = 0  # rows of records no longer forgotten (a tombstone gone), read again from their files
 
     def document(self) -> dict[str, Any]:
         return {"commit": self.commit, "previous": self.previous, "mode": self.mode, "files": self.files,
-                "inserted": self.inserted, "deleted": self.deleted}
+                "inserted": self.inserted, "deleted": self.deleted, "restored": self.restored}
 
 
 def head(root: Path, cat: objects.CatFile) -> Head:
@@ -184,14 +187,32 @@ def _copy(cur: Any, cat: objects.CatFile, table: Table, plans: list[_Plan], repo
     report.inserted[table.name] = report.inserted.get(table.name, 0) + count
 
 
-def sync(root: Path, dsn: str) -> Report:
-    """Bring the replica at `dsn` to the committed memory at HEAD of the store at `root`."""
+def sync(root: Path, dsn: str, force: bool = False) -> Report:
+    """Bring the replica at `dsn` to the committed memory at HEAD of the store at `root`. Refused when the
+    replica holds a commit this clone lacks or is behind (`behind`), unless `force`."""
     with objects.CatFile(root) as cat:
         target = head(root, cat)
-        return _sync(root, dsn, target, cat)
+        return _sync(root, dsn, target, cat, force)
 
 
-def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile) -> Report:
+def behind(root: Path, synced: str, head_commit: str) -> str | None:
+    """Why HEAD must not replace the replica's `synced` commit (a one-line reason), or None when it may.
+
+    It may not when `synced` is unknown to this clone (another clone synced a commit not fetched here) or is
+    ahead of HEAD on a ref of this clone (a branch, a remote-tracking branch, a tag: this clone is behind):
+    copying HEAD would roll the replica back. A history rewritten in this clone (a reset, a rebase: `synced`
+    kept by the reflog only, or on another line of history) is followed."""
+    if git.rev_parse(root, f"{synced}^{{commit}}") is None:
+        return f"the replica holds commit {synced[:12]}, which this clone does not have"
+    if git.is_ancestor(root, head_commit, synced):
+        refs = git.out(root, "for-each-ref", "--contains", synced, "--format=%(refname:short)", "refs/heads/",
+                       "refs/remotes/", "refs/tags/").split()  # not refs/stash: a stash is no line of history
+        if refs:
+            return f"the replica holds commit {synced[:12]}, ahead of this clone's HEAD (on {refs[0]})"
+    return None
+
+
+def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile, force: bool = False) -> Report:
     conn = db.connect(dsn, "connect")
     try:
         with db.translated(dsn, "sync the replica"), conn.transaction(), conn.cursor() as cur:
@@ -200,6 +221,10 @@ def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile) -> Report:
             previous = held[0] if held else None
             if held is not None and held[0] == target.commit:
                 return Report(target.commit, previous, "unchanged")
+            why = None if held is None or force else behind(root, held[0], target.commit)
+            if why is not None:
+                raise MemstackError(f"{why}: pull first, or pass --force to copy HEAD ({target.commit[:12]})"
+                                    " over it")
             known = held is not None and cat.read_object(held[1]) is not None
             report = Report(target.commit, previous, "incremental" if known else "full")
             if held is None:
@@ -211,13 +236,19 @@ def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile) -> Report:
             by_table: dict[str, list[diffs.Change]] = {}
             for table, change in _memory_changes(changes):
                 by_table.setdefault(table.name, []).append(change)
+            tombstones_changed = any(layout.classify(c.path).kind == layout.TOMBSTONES for c in changes)
             report.files = sum(len(c) for c in by_table.values())
             with progress.bar(report.files, "pg sync", "files") as shown:
                 for table in TABLES:
                     plans = _apply_deletes(cur, cat, by_table.get(table.name, []), table, report)
                     shown.update(len(by_table.get(table.name, [])) - len(plans))  # files that only lost rows
                     _copy(cur, cat, table, plans, report, shown)
-            forgotten.scrub(cur, root, cat, target.tree)  # no forgotten content in the replica
+            now_forgotten = forgotten.at(root, cat, target.tree)
+            if report.mode == "incremental" and tombstones_changed:  # a tombstone gone (a forget undone)
+                assert held is not None
+                report.restored = forgotten.restore(cur, cat, target.tree, forgotten.at(root, cat, held[1]),
+                                                    now_forgotten)
+            forgotten.scrub(cur, now_forgotten)  # no forgotten content in the replica
             if report.mode == "full":
                 cur.execute("SET LOCAL maintenance_work_mem = '256MB'")  # the index builds after a whole load
                 for table in TABLES:

@@ -3,6 +3,7 @@ leaves every forgotten row as the read verbs show it, and `--pg` answers as the 
 
 import json
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
@@ -13,7 +14,7 @@ DAY = "2026-03-02T10:00:00Z"
 GONE = "[forgotten: a phone number]"
 
 
-def ok(store: Path, *args: str) -> dict:
+def ok(store: Path, *args: str) -> Any:
     result = memstack(*args, "--json", cwd=store)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
@@ -58,3 +59,85 @@ def test_the_replica_holds_no_forgotten_content_and_answers_as_the_files(store: 
     git(store, "commit", "-q", "--allow-empty", "-m", "later")
     ok(store, "pg", "sync", pg_dsn)  # an incremental sync keeps them forgotten
     assert holding(pg_dsn, "555-0199") == []
+
+
+def lines(dsn: str) -> dict[str, list[tuple[str, int, str]]]:
+    """Every row of the replica as (path, line_no, line), by table."""
+    with psycopg.connect(dsn) as conn:
+        return {t.name: [tuple(r) for r in conn.execute(  # type: ignore[misc]
+            f"SELECT path, line_no, line FROM {SCHEMA}.{t.name} ORDER BY path, line_no")] for t in TABLES}
+
+
+def files(store: Path) -> dict[str, list[tuple[str, int, str]]]:
+    """What the replica must hold: every committed line of the memory files at HEAD."""
+    from memstack.base import layout
+    from memstack.replica.tables import BY_KIND
+
+    found: dict[str, list[tuple[str, int, str]]] = {t.name: [] for t in TABLES}
+    for path in git(store, "ls-tree", "-r", "--name-only", "HEAD").stdout.split():
+        table = BY_KIND.get(layout.classify(path).kind)
+        if table is not None:
+            data = git(store, "cat-file", "blob", f"HEAD:{path}").stdout
+            found[table.name] += [(path, n, line) for n, line in enumerate(data.split("\n")[:-1], start=1)]
+    return {name: sorted(rows) for name, rows in found.items()}
+
+
+def same_answers(store: Path, dsn: str, subject: str, instants: list[str]) -> None:
+    """Every read verb answers from the replica as from the files."""
+    verbs = [["fact", "history", "--subject", subject]]
+    for ts in instants:
+        verbs += [["fact", "get-valid-at", "--ts", ts], ["fact", "get-valid-at", "--ts", ts, "--subject", subject],
+                  ["fact", "get-valid-at", "--ts", ts, "--as-of", ts], ["recall", "--subject", subject, "--now-ts", ts]]
+    for args in verbs:
+        assert ok(store, *args, "--pg", dsn) == ok(store, *args), args
+
+
+def test_a_forget_undone_by_a_history_rewrite_gives_the_fact_back_to_the_replica(store: Path, pg_dsn: str) -> None:
+    """The tombstone is the commit's only change: resetting it away changes no memory file, yet the fact's
+    rows must show it again."""
+    first = ok(store, "capture", "--subject", "proj", "--predicate", "decided", "--object", "use rust",
+               "--valid-from", "2026-01-01T00:00:00")
+    ok(store, "capture", "--subject", "proj", "--predicate", "decided", "--object", "use go", "--valid-from",
+       "2026-02-01T00:00:00", "--contradicts")
+    commit(store)
+    ok(store, "forget", first[0]["id"], "--reason", "secret")
+    commit(store)
+    ok(store, "pg", "sync", pg_dsn)
+    instants = ["2026-01-15T00:00:00Z", "2026-03-01T00:00:00Z"]
+    assert ok(store, "fact", "get-valid-at", "--ts", instants[0], "--pg", pg_dsn)["items"][0]["object"] \
+        == "[forgotten: secret]"
+    git(store, "reset", "-q", "--hard", "HEAD~1")  # the forget undone
+    report = ok(store, "pg", "sync", pg_dsn)
+    assert (report["mode"], report["files"], report["restored"]) == ("incremental", 0, 1)
+    assert ok(store, "pg", "status", pg_dsn)["relation"] == "current"
+    assert ok(store, "fact", "get-valid-at", "--ts", instants[0], "--pg", pg_dsn)["items"][0]["object"] == "use rust"
+    assert lines(pg_dsn) == files(store)  # nothing forgotten any more: every row is the committed line
+    same_answers(store, pg_dsn, "proj", instants)
+    assert holding(pg_dsn, "[forgotten: ") == []
+
+
+def test_a_forget_undone_gives_back_an_intake_record_and_the_fact_promoted_from_it(store: Path,
+                                                                                   pg_dsn: str) -> None:
+    """bob's intake record, promoted, then forgotten by alice: the reset leaves bob's files as they were."""
+    record = ok(store, "intake", "write", "--agent", "bob", "--content", "Ada's phone is 555-0199", "--subject",
+                "ada", "--predicate", "prefers", "--object", "phone 555-0199", "--tier", "verified",
+                "--confidence", "0.9", "--created-at", DAY)["record"]
+    commit(store)
+    assert memstack("promote", "--now-ts", DAY, cwd=store).returncode == 0
+    ok(store, "forget", record["id"], "--reason", "a phone number")
+    commit(store)
+    ok(store, "pg", "sync", pg_dsn)
+    assert len(holding(pg_dsn, GONE)) == 2 and holding(pg_dsn, "555-0199") == []
+    git(store, "reset", "-q", "--hard", "HEAD~1")  # the forget undone
+    synced = memstack("pg", "sync", pg_dsn, cwd=store)
+    assert synced.returncode == 0 and "gave back 1 row(s) no longer forgotten" in synced.stdout, synced.stdout
+    assert ok(store, "pg", "status", pg_dsn)["relation"] == "current"
+    assert holding(pg_dsn, GONE) == []
+    assert len(holding(pg_dsn, "555-0199")) == 2  # the intake row and the fact row, as the files hold them
+    assert lines(pg_dsn) == files(store)
+    same_answers(store, pg_dsn, "ada", [DAY, "2026-03-03T00:00:00Z"])
+    ok(store, "forget", record["id"], "--reason", "a phone number")  # forgotten again: masked again
+    commit(store)
+    ok(store, "pg", "sync", pg_dsn)
+    assert holding(pg_dsn, "555-0199") == [] and len(holding(pg_dsn, GONE)) == 2
+    same_answers(store, pg_dsn, "ada", [DAY])

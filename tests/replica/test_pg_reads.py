@@ -204,12 +204,12 @@ def test_any_sequence_of_writes_reads_the_same_from_the_replica(pg_cluster: Clus
         (root / "memstack.yaml").write_text("version: 1\nformat: 2\n")
         git(root, "init", "-q")
         # Commits without the hook: the library wrote these files; this property is about the replica.
-        def commit_and_sync(message: str) -> None:
+        def commit_and_sync(message: str, force: bool = False) -> None:
             git(root, "add", "-A")
             git(root, "commit", "-q", "--no-verify", "--allow-empty", "-m", message)
-            sync.sync(root, dsn)
+            sync.sync(root, dsn, force)
 
-        commit_and_sync("start")
+        commit_and_sync("start", force=True)  # the database holds the previous example's repository: forced
         for step, op in enumerate(ops):
             if op[0] == "sync":
                 commit_and_sync(f"step {step}")

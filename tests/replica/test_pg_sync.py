@@ -211,7 +211,8 @@ def test_a_rewritten_history_is_followed(populated: Path, pg_dsn: str) -> None:
     assert not any("mysql" in r[2] for r in replica(pg_dsn)["facts"])
 
 
-def test_a_replica_fed_by_another_clone_is_copied_whole(populated: Path, tmp_path: Path, pg_dsn: str) -> None:
+def test_a_replica_fed_by_another_clone_is_refused_then_copied_whole_when_forced(
+        populated: Path, tmp_path: Path, pg_dsn: str) -> None:
     store = populated
     other = tmp_path / "other"
     git(tmp_path, "clone", "-q", str(store), str(other))
@@ -224,12 +225,47 @@ def test_a_replica_fed_by_another_clone_is_copied_whole(populated: Path, tmp_pat
     with psycopg.connect(pg_dsn) as conn:  # something people build on the replica
         conn.execute("CREATE VIEW public.subjects AS SELECT DISTINCT subject FROM memstack.facts")
     assert ok("pg", "status", pg_dsn, cwd=other)["relation"] == "unknown to this clone"
-    report = ok("pg", "sync", pg_dsn, cwd=other)  # the other clone does not know the synced tree
+    held, synced = replica(pg_dsn), state(pg_dsn)
+    message = refused("pg", "sync", pg_dsn, cwd=other)  # it would roll the replica back, in silence
+    assert "holds commit" in message and "which this clone does not have" in message and "pull first" in message
+    assert "--force" in message
+    assert replica(pg_dsn) == held and state(pg_dsn) == synced
+    report = ok("pg", "sync", pg_dsn, "--force", cwd=other)  # the other clone does not know the synced tree
     assert report["mode"] == "full"
     assert replica(pg_dsn) == committed(other)
     with psycopg.connect(pg_dsn) as conn:  # emptied and copied again, not dropped: the view still works
         assert ("only-here",) not in conn.execute("SELECT subject FROM public.subjects").fetchall()
         assert ("acme",) in conn.execute("SELECT subject FROM public.subjects").fetchall()
+
+
+def test_a_clone_behind_the_replica_is_refused_a_rewind_in_this_clone_is_followed(
+        populated: Path, tmp_path: Path, pg_dsn: str) -> None:
+    store = populated
+    other = tmp_path / "other"
+    git(tmp_path, "clone", "-q", str(store), str(other))
+    old = git(other, "rev-parse", "HEAD").stdout.strip()
+    ok("fact", "add", "--subject", "newer", "--predicate", "decided", "--object", "x", "--valid-from", JAN,
+       "--recorded-at", JAN, cwd=store)
+    newer = commit(store, "newer")
+    ok("pg", "sync", pg_dsn, cwd=store)
+    held, synced = replica(pg_dsn), state(pg_dsn)
+    git(other, "fetch", "-q")  # fetched, not merged: the synced commit is known, ahead of HEAD on origin/master
+    message = refused("pg", "sync", pg_dsn, cwd=other)
+    assert f"holds commit {newer[:12]}, ahead of this clone's HEAD (on origin/" in message, message
+    assert "pull first" in message and "--force" in message
+    assert replica(pg_dsn) == held and state(pg_dsn) == synced
+    git(other, "merge", "-q", "--ff-only", "FETCH_HEAD")
+    assert ok("pg", "sync", pg_dsn, cwd=other)["mode"] == "unchanged"
+    git(other, "reset", "-q", "--hard", old)  # a rewind of this clone's branch: origin still has `newer`
+    assert "ahead of this clone's HEAD" in refused("pg", "sync", pg_dsn, cwd=other)
+    report = ok("pg", "sync", pg_dsn, "--force", cwd=other)
+    assert (report["mode"], report["previous"], report["commit"]) == ("incremental", newer, old)
+    assert replica(pg_dsn) == committed(other)
+    ok("pg", "sync", pg_dsn, cwd=store)  # forward again
+    git(store, "reset", "-q", "--hard", "HEAD~1")  # a rewind no ref remembers (only the reflog): followed
+    report = ok("pg", "sync", pg_dsn, cwd=store)
+    assert (report["mode"], report["previous"], report["commit"]) == ("incremental", newer, old)
+    assert replica(pg_dsn) == committed(store)
 
 
 def test_behind_head_is_counted(populated: Path, pg_dsn: str) -> None:

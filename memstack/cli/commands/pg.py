@@ -21,6 +21,9 @@ def register(sub: Any, common: Any) -> None:
                                " last synced commit, in one transaction.", "MEMSTACK_PG=postgresql:///memory"
                                " memstack pg sync"))
     p.add_argument("dsn", nargs="?", metavar="DSN", help=dsn)
+    p.add_argument("--force", action="store_true",
+                   help="copy HEAD even when the replica holds a commit this clone does not have or is behind"
+                        " (rolling the replica back)")
     p.set_defaults(func=run_sync)
 
     p = verbs.add_parser("status", parents=[common], help="the commit the replica holds, how far behind HEAD, rows",
@@ -35,7 +38,7 @@ def run_sync(args: Any) -> int:
     from memstack.replica import replicate as sync  # lazy: the replica's sync; --help stays quick
 
     root = open_store(args.store).root
-    report = sync.sync(root, db.resolve_dsn(args.dsn, root))
+    report = sync.sync(root, db.resolve_dsn(args.dsn, root), force=args.force)
     document = report.document()
 
     def human() -> str:
@@ -44,7 +47,8 @@ def run_sync(args: Any) -> int:
         moved = ", ".join(f"{n} {t}" for t, n in report.inserted.items() if n) or "no rows"
         gone = ", ".join(f"{n} {t}" for t, n in report.deleted.items() if n)
         return (f"replica at {report.commit[:12]} ({report.mode} sync of {report.files} files): copied {moved}"
-                + (f"; removed {gone}" if gone else ""))
+                + (f"; removed {gone}" if gone else "")
+                + (f"; gave back {report.restored} row(s) no longer forgotten" if report.restored else ""))
 
     emit(args, document, human)
     return 0
