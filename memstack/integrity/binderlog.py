@@ -8,7 +8,8 @@ own writes do:
 - a `kind: file` line names a document the state holds, whose name carries the line's SHA-256;
 - a decision on an intake record names a record the state holds (a bound id names its one file: its
   agent by the tag, its day by the time, one read; a legacy id is looked for in every intake file), and
-  one promotion routed to the Binder (a line of the ledger shard of that record's intake file);
+  one promotion routed to the Binder (a line of the ledger shard of that record's intake file; in a commit
+  of format 1, a line of its one ledger file, kb/promotions.jsonl, streamed: docs/migrate.md);
 - every document a step adds to kb/files is entered by a `kind: file` line of the state's log;
 - a new fact at tier "ratified" is one promotion made from a ratification (its `-r` id derived from an
   intake id the state's Binder log ratifies): tier "ratified" is a person's word, never a writer's.
@@ -20,9 +21,10 @@ what it names, never the whole store (a legacy intake id aside).
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from memstack.base import ids, layout, ledger
+from memstack.base import ids, jsonio, layout, ledger
 from memstack.base.errors import MemstackError
 from memstack.base.times import day
+from memstack.integrity import migration
 from memstack.integrity.report import Step
 from memstack.integrity.rules.text import COMMITTED_ID, parse
 from memstack.integrity.violations import Violation
@@ -115,7 +117,9 @@ class Entries:
                                            f"sha256 {line.sha256} is not the one {line.path} is named by", FILE_FIX))
         wanted = {line.intake_id for line in self.lines if isinstance(line.intake_id, str)}
         held = intake_held(step, sorted(wanted))
-        routed = routed_to_binder(step, wanted & held)
+        one_file = bool(wanted & held) and migration.older_format(step)  # format 1: one ledger file
+        routed = routed_in_one_file(step, wanted & held) if one_file else routed_to_binder(step, wanted & held)
+        routed_in = layout.V1_LEDGER if one_file else f"its ledger shard in {layout.LEDGER_DIR}/"
         for line in self.lines:
             if not isinstance(line.intake_id, str):
                 continue
@@ -126,7 +130,7 @@ class Entries:
             elif line.intake_id not in routed:
                 found.append(Violation(layout.DECISIONS, line.number, "I5",
                                        f"decision on intake record {line.intake_id}, which promotion never routed to"
-                                       " the Binder (no line of its ledger shard in kb/promotions/ puts it there)",
+                                       f" the Binder (no line of {routed_in} puts it there)",
                                        DECIDE_FIX))
         entered = {line.path for line in self.lines if isinstance(line.path, str)}
         unentered = [path for path in self.documents if path not in entered]
@@ -145,7 +149,8 @@ RATIFY = b'"decision":"ratify"'
 
 def routed_to_binder(step: Step, wanted: set[str]) -> set[str]:
     """Which of the intake ids `wanted` the state's promotion ledger routes to the Binder: for each, the
-    shard of the intake file its id is bound to (base/ledger.py), only when the step adds decisions."""
+    shard of the intake file its id is bound to (base/ledger.py), only when the step adds decisions (a state
+    of format 1: `routed_in_one_file`)."""
     found: set[str] = set()
     for intake_id in sorted(wanted):
         try:
@@ -153,6 +158,27 @@ def routed_to_binder(step: Step, wanted: set[str]) -> set[str]:
                 found.add(intake_id)
         except MemstackError:  # a torn or unreadable shard: I1/I5/I7 report it
             pass
+    return found
+
+
+def routed_in_one_file(step: Step, wanted: set[str]) -> set[str]:
+    """`routed_to_binder` in a state of format 1: its ledger is one file, kb/promotions.jsonl, streamed a
+    megabyte at a time (never held whole); only the lines naming a wanted id are parsed."""
+    found: set[str] = set()
+    keys = [(intake_id, intake_id.encode()) for intake_id in sorted(wanted)]
+    try:
+        runs = jsonio.line_runs(step.source.stream(layout.V1_LEDGER))
+    except MemstackError:  # a torn last line (the work tree's): I1/I7 report it
+        return found
+    for _, run in runs:
+        named = [key for intake_id, key in keys if key in run and intake_id not in found]
+        for raw in run.splitlines() if named else ():
+            if not any(key in raw for key in named):
+                continue
+            line, problem = parse(raw)
+            if not problem and isinstance(line, dict) and line.get("intake_id") in wanted \
+                    and line.get("sub_tier") == "binder":
+                found.add(line["intake_id"])
     return found
 
 

@@ -49,6 +49,8 @@ class Checker:
         self.secrets = policies.Secrets()
         self.policy: secrets.Policy | None = None  # I8's `secrets:` block in force in this step, once read
         self.shown: Any = None  # a progress bar (progress.bar) counting the changes checked, if one is drawn
+        self.older: bool | None = None  # whether this step's state is of an older format (ratified_intake)
+        self.migrated: bool | None = None  # whether HEAD's history holds format 1's ledger (ratified_intake)
         self.tails: dict[str, tuple[bytes, int]] = {}  # each log's appended bytes, lines before them (I1), for I8
         self.counts = BlobCounts(repo / folder)  # the entries of the shards counted, by blob id (willow.md's)
         self.history: dict[str, Callable[[Step, Change, Place, bool], list[Violation]]] = {
@@ -80,6 +82,7 @@ class Checker:
         self.tombstones = tombstones.Appended()
         self.clock = policies.clock_for(step, self.now, self.blobs)
         self.policy = None
+        self.older = None  # asked once a step (ratified_intake)
         derived_changes: list[Change] = []
         identity_paths: list[str] = []
         patterns: list[re.Pattern[str]] | None = None
@@ -185,7 +188,7 @@ class Checker:
             if start >= 0:
                 self.tails[path] = (new[start:], new.count(b"\n", 0, start))
                 appended = rules.appended_lines(new, start)
-                found += rules.records(path, place, appended, old or b"")
+                found += rules.records(path, place, appended, old or b"", lambda: self.ratified_intake(step))
                 found += self.bindings(step, path, place, appended, 1)
         return found
 
@@ -238,6 +241,21 @@ class Checker:
             return []
         new = self.blobs.new(step, change)
         return check_new(new) if validate and new is not None else []
+
+    def ratified_intake(self, step: Step) -> bool:
+        """Whether an intake record a step adds may claim tier "ratified" (asked only of one that does):
+        memstack 0.1.0 wrote that tier (`intake write --tier ratified`), so yes in a state of format 1, and
+        in the audit (`--all`) of a store migrated from format 1 (HEAD's history holds kb/promotions.jsonl),
+        which cannot tell when a line was written (as with legacy ids); never in a commit of format 2, nor in
+        the audit of a store that never was of format 1 (docs/migrate.md)."""
+        if self.older is None:
+            self.older = migration.older_format(step)
+        if self.older or not step.audit:
+            return self.older
+        if self.migrated is None:
+            self.migrated = bool(git.out(self.repo, "log", "-1", "--format=%H", "HEAD", "--",
+                                         self.folder + layout.V1_LEDGER).strip())
+        return self.migrated
 
     # ---- long logs ------------------------------------------------------------------------------
 

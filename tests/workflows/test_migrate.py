@@ -285,3 +285,70 @@ def test_the_store_gains_the_templates_attribute_lines_it_lacks(old_store: Path)
     migrated_ok(old_store)
     assert line in git(old_store, "show", "HEAD:.gitattributes").stdout.splitlines()
     assert git(old_store, "status", "--porcelain").stdout == ""
+
+
+@pytest.fixture(scope="module")
+def decided(code: Path, made: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The store of format 1 with what memstack 0.1.0 let a person and a writer commit: a Binder ratification and
+    a rejection, and an intake record at tier ratified, each committed through this memstack's pre-commit hook
+    (a clone of format 1 whose memstack was upgraded), then promoted by 0.1.0."""
+    store = copy(made, tmp_path_factory.mktemp("decided") / "store")
+    waiting = [item["id"] for item in json.loads(old_ok(code, "binder", "list", "--json", cwd=store))["items"]]
+    assert len(waiting) == 2
+    for verb, intake_id in zip(("ratify", "reject"), waiting, strict=True):
+        old_ok(code, "binder", verb, intake_id, "--by", "Ada", cwd=store)
+        committed = git(store, "commit", "-qam", f"binder {verb}", check=False)
+        assert committed.returncode == 0, committed.stdout + committed.stderr
+    old_ok(code, "intake", "write", "--agent", "bob", "--created-at", "2026-11-05T08:00:00Z", "--content",
+           "ratified by its writer", "--tier", "ratified", cwd=store)
+    git(store, "add", "-A")
+    committed = git(store, "commit", "-qm", "an intake record at tier ratified", check=False)
+    assert committed.returncode == 0, committed.stdout + committed.stderr
+    old_ok(code, "promote", cwd=store)  # the ratification becomes a fact at tier ratified
+    assert not git(store, "status", "--porcelain").stdout
+    return store
+
+
+def root_range(store: Path) -> str:
+    return git(store, "rev-list", "--max-parents=0", "HEAD").stdout.strip() + "..HEAD"
+
+
+def test_binder_decisions_of_format_1_pass_the_checks_of_its_history(decided: Path, tmp_path: Path) -> None:
+    """A decision in a commit of format 1 is checked against that commit's ledger, kb/promotions.jsonl."""
+    for args in (("--range", root_range(decided)), ("--all",)):
+        done = memstack("check", *args, cwd=decided)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+    store = copy(decided, tmp_path / "store")
+    routed = [json.loads(line) for line in ledger_lines(store, "HEAD")]
+    knowledge = next(line["intake_id"] for line in routed if line["sub_tier"] == "knowledge")
+    with (store / "kb/binder.jsonl").open("a") as log:  # a record promotion made knowledge, never sent to the Binder
+        log.write(json.dumps({"by": "Ada", "decided_at": 1796418942244, "decision": "reject",
+                              "intake_id": knowledge}, separators=(",", ":")) + "\n")
+    git(store, "commit", "-qam", "a decision on a record the Binder never had", "--no-verify")
+    refused = memstack("check", "--range", "HEAD~1..HEAD", cwd=store)
+    assert refused.returncode == 1
+    assert f"decision on intake record {knowledge}, which promotion never routed to the Binder (no line of" \
+           " kb/promotions.jsonl puts it there)" in refused.stdout, refused.stdout
+
+
+def test_a_migrated_store_with_binder_decisions_and_ratified_intake_passes_its_whole_history(
+        decided: Path, tmp_path: Path) -> None:
+    """After the migration, `check --all` and `check --range` over the whole history pass; an intake record at
+    tier ratified written in a commit of format 2 is refused."""
+    store = copy(decided, tmp_path / "store")
+    migrated_ok(store)
+    for args in (("--range", root_range(store)), ("--all",)):
+        done = memstack("check", *args, cwd=store)
+        assert done.returncode == 0, (args, done.stdout, done.stderr)
+    written = memstack("intake", "write", "--agent", "bob", "--content", "ratified by hand", "--json", cwd=store)
+    assert written.returncode == 0, written.stderr
+    path = store / json.loads(written.stdout)["path"]
+    path.write_text(path.read_text().replace('"tier":"observed"', '"tier":"ratified"'))
+    git(store, "add", "-A")
+    refused = git(store, "commit", "-qm", "an intake record at tier ratified, by hand", check=False)
+    assert refused.returncode != 0
+    said = "I5 intake record at tier 'ratified': only a person's Binder ratification"
+    assert said in refused.stdout + refused.stderr, refused.stdout + refused.stderr
+    git(store, "commit", "-qm", "an intake record at tier ratified, by hand", "--no-verify")
+    refused_range = memstack("check", "--range", "HEAD~1..HEAD", cwd=store)
+    assert refused_range.returncode == 1 and said in refused_range.stdout, refused_range.stdout

@@ -2,7 +2,7 @@
 schema (`schemas/`), in the file of its own agent, day or month; an intake id is new to its file. I7 on
 each line: UTF-8, no CR."""
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from memstack.base import layout, schemas
@@ -45,9 +45,12 @@ def _where_it_belongs(place: Place, record: dict[str, Any]) -> list[str]:
     return problems
 
 
-def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]], old: bytes = b"") -> list[Violation]:
+def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]], old: bytes = b"",
+            ratified_intake: Callable[[], bool] | None = None) -> list[Violation]:
     """Each given line of a JSONL file is a JSON object valid against its schema, in the right file;
-    an appended intake record brings an id that is new to the file (`old`: its committed content)."""
+    an appended intake record brings an id that is new to the file (`old`: its committed content) and
+    claims no tier "ratified", unless `ratified_intake()`, asked only then, lets it (lines memstack 0.1.0
+    may have written: Checker.ratified_intake)."""
     kind = SCHEMA_OF[place.kind]
     fix = f"make the line a valid {kind} record (schemas/{kind}.schema.json)"
     found = []
@@ -74,7 +77,8 @@ def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]], old:
                 problems = "; ".join(fact_problems(record))
             if problems:
                 found.append(Violation(path, number, "I5", f"invalid {kind} record: {problems}", fix))
-            if kind == "intake" and record.get("tier") == "ratified":
+            if kind == "intake" and record.get("tier") == "ratified" \
+                    and not (ratified_intake is not None and ratified_intake()):
                 found.append(Violation(path, number, "I5", "intake record at tier 'ratified': only a person's Binder"
                                        " ratification makes a record ratified",
                                        "write it at observed, fetched or verified (`memstack intake write`); a"
