@@ -86,7 +86,9 @@ def scan(value: Any, field: str = "", policy: Policy = DEFAULT) -> list[Finding]
 
 ACROSS_FIELDS = 32  # the strings of a record whose joins are read, at most
 ACROSS_CHARS = 64  # characters of each side of a join
-_METADATA = lazy(r"(?:^|\.)(?:\w*_)?(?:id|at)$")  # a record's id and times (`id`, `intake_id`, `created_at`)
+# a record's ids and times (`id`, `intake_id`, `created_at`, a fact's `superseded_by` and what a capture
+# `supersedes`): memstack's own
+_METADATA = lazy(r"(?:^|\.)(?:(?:\w*_)?(?:id|at)|superseded_by|supersedes(?:\[\d+\])?)$")
 _TIME = lazy(r"\d{4}-\d\d-\d\d[T ][\d:.]+(?:Z|[+-]\d\d:?\d\d)?")
 
 
