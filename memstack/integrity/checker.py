@@ -5,10 +5,9 @@ Each change's path is classified (base/layout.py) and the rules of its kind run:
 rules by kind (I1 logs, I2 facts, I3 handoffs and filed documents, I7 the store's .gitattributes), then
 I5/I7 on what is new (no CR in a memory file), I8 on every memory file, and what a kind gathers for
 the end of the step (derived files for I4, identity files for I6, memstack.yaml for I5 and the
-patterns and policies in force, SOIL records). A log that only grows (a promoted store's ledger is
-200 MB) is never held whole: what it appends is found by hashing its start as git does, and a long
-log is checked a megabyte at a time. Successors a closing names outside its own file wait for the end
-of the step (successors.py).
+patterns and policies in force, SOIL records). A log that only grows is never held whole: what it appends
+is found by hashing its start as git does, and a long log is checked a megabyte at a time. Successors a
+closing names outside its own file wait for the end of the step (successors.py).
 """
 
 import dataclasses
@@ -29,8 +28,7 @@ from memstack.repo.counts import BlobCounts
 from memstack.repo.diffs import Change
 from memstack.repo.sources import GitSource
 
-# A log at least this long is read as a stream when it is added whole or appended to (`streamed`,
-# `appended`): a promoted store's ledger of a million records is 200 MB.
+# A log at least this long is read as a stream when added whole or appended to: format 1's ledger reached 200 MB.
 STREAM = 1 << 20
 
 
@@ -49,8 +47,7 @@ class Checker:
         self.secrets = policies.Secrets()
         self.policy: secrets.Policy | None = None  # I8's `secrets:` block in force in this step, once read
         self.shown: Any = None  # a progress bar (progress.bar) counting the changes checked, if one is drawn
-        self.older: bool | None = None  # whether this step's state is of an older format (ratified_intake)
-        self.migrated: bool | None = None  # whether HEAD's history holds format 1's ledger (ratified_intake)
+        self.ratified_intake = migration.RatifiedIntake(repo, folder)  # may an added intake record claim it
         self.tails: dict[str, tuple[bytes, int]] = {}  # each log's appended bytes, lines before them (I1), for I8
         self.counts = BlobCounts(repo / folder)  # the entries of the shards counted, by blob id (willow.md's)
         self.history: dict[str, Callable[[Step, Change, Place, bool], list[Violation]]] = {
@@ -82,7 +79,6 @@ class Checker:
         self.tombstones = tombstones.Appended()
         self.clock = policies.clock_for(step, self.now, self.blobs)
         self.policy = None
-        self.older = None  # asked once a step (ratified_intake)
         derived_changes: list[Change] = []
         identity_paths: list[str] = []
         patterns: list[re.Pattern[str]] | None = None
@@ -170,7 +166,7 @@ class Checker:
             if validate:
                 self.tails[path] = (data, before)
                 appended = rules.Numbered(data, 0, before + 1)
-                found += rules.records(path, place, appended)
+                found += rules.records(path, place, appended, ratified=lambda: self.ratified_intake(step))
                 found += self.bindings(step, path, place, appended, 1)
             return found
         restore = step.restore.format(path=self.folder + path)
@@ -188,7 +184,7 @@ class Checker:
             if start >= 0:
                 self.tails[path] = (new[start:], new.count(b"\n", 0, start))
                 appended = rules.appended_lines(new, start)
-                found += rules.records(path, place, appended, old or b"", lambda: self.ratified_intake(step))
+                found += rules.records(path, place, appended, old or b"", ratified=lambda: self.ratified_intake(step))
                 found += self.bindings(step, path, place, appended, 1)
         return found
 
@@ -242,21 +238,6 @@ class Checker:
         new = self.blobs.new(step, change)
         return check_new(new) if validate and new is not None else []
 
-    def ratified_intake(self, step: Step) -> bool:
-        """Whether an intake record a step adds may claim tier "ratified" (asked only of one that does):
-        memstack 0.1.0 wrote that tier (`intake write --tier ratified`), so yes in a state of format 1, and
-        in the audit (`--all`) of a store migrated from format 1 (HEAD's history holds kb/promotions.jsonl),
-        which cannot tell when a line was written (as with legacy ids); never in a commit of format 2, nor in
-        the audit of a store that never was of format 1 (docs/migrate.md)."""
-        if self.older is None:
-            self.older = migration.older_format(step)
-        if self.older or not step.audit:
-            return self.older
-        if self.migrated is None:
-            self.migrated = bool(git.out(self.repo, "log", "-1", "--format=%H", "HEAD", "--",
-                                         self.folder + layout.V1_LEDGER).strip())
-        return self.migrated
-
     # ---- long logs ------------------------------------------------------------------------------
 
     def appended(self, change: Change, place: Place) -> tuple[files.Data, int] | None:
@@ -305,8 +286,9 @@ class Checker:
     def lines_added(self, step: Step, change: Change, place: Place, data: bytes, first: int) -> list[Violation]:
         """I5, I7 and I8 on lines a log adds, the first numbered `first`."""
         numbered = rules.Numbered(data, 0, first)
-        found = rules.records(change.path, place, numbered) + self.bindings(step, change.path, place, numbered, 1)
-        return found + self.secrets_in(step, change, place, data, first)
+        found = rules.records(change.path, place, numbered, ratified=lambda: self.ratified_intake(step))
+        return found + self.bindings(step, change.path, place, numbered, 1) + self.secrets_in(step, change, place,
+                                                                                                  data, first)
 
     # ---- I8 -----------------------------------------------------------------------------------
 

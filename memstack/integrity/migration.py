@@ -16,6 +16,7 @@ is accepted only as the whole migration, verified rather than trusted:
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from memstack.base import config, ids, jsonio, layout
@@ -26,6 +27,7 @@ from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.rules.attributes import memstack_lines
 from memstack.integrity.violations import Violation
+from memstack.repo import git
 from memstack.repo.diffs import Change
 from memstack.repo.sources import Source
 
@@ -131,6 +133,29 @@ def older_format(step: Step) -> bool:
     memstack, from views this one no longer builds: they are not compared with a rebuild)."""
     found = _format_of(step)
     return isinstance(found, int) and found < layout.FORMAT
+
+
+class RatifiedIntake:
+    """Whether an intake record a step adds may claim tier "ratified" (asked only of one that does): memstack
+    0.1.0 wrote that tier (`intake write --tier ratified`), so yes in a state of format 1, and in the audit
+    (`--all`) of a store migrated from format 1 (HEAD's history holds kb/promotions.jsonl), which cannot tell
+    when a line was written (as with legacy ids); never in a commit of format 2, nor in the audit of a store
+    that never was of format 1 (docs/migrate.md)."""
+
+    def __init__(self, repo: Path, folder: str) -> None:
+        self.repo, self.folder = repo, folder
+        self._older: tuple[Step, bool] | None = None  # the step last asked of, and whether its state is older
+        self._migrated: bool | None = None  # whether HEAD's history holds format 1's ledger, once asked
+
+    def __call__(self, step: Step) -> bool:
+        if self._older is None or self._older[0] is not step:
+            self._older = (step, older_format(step))
+        if self._older[1] or not step.audit:
+            return self._older[1]
+        if self._migrated is None:
+            self._migrated = bool(git.out(self.repo, "log", "-1", "--format=%H", "HEAD", "--",
+                                          self.folder + layout.V1_LEDGER).strip())
+        return self._migrated
 
 
 def _format_of(step: Step) -> Any:

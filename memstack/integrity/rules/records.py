@@ -45,11 +45,11 @@ def _where_it_belongs(place: Place, record: dict[str, Any]) -> list[str]:
     return problems
 
 
-def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]], old: bytes = b"",
-            ratified_intake: Callable[[], bool] | None = None) -> list[Violation]:
+def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]], old: bytes = b"", *,
+            ratified: Callable[[], bool] | None = None) -> list[Violation]:
     """Each given line of a JSONL file is a JSON object valid against its schema, in the right file;
     an appended intake record brings an id that is new to the file (`old`: its committed content) and
-    claims no tier "ratified", unless `ratified_intake()`, asked only then, lets it (lines memstack 0.1.0
+    claims no tier "ratified", unless `ratified()`, asked only then, lets it (lines memstack 0.1.0
     may have written: Checker.ratified_intake)."""
     kind = SCHEMA_OF[place.kind]
     fix = f"make the line a valid {kind} record (schemas/{kind}.schema.json)"
@@ -78,7 +78,7 @@ def records(path: str, place: Place, numbered: Iterable[tuple[int, bytes]], old:
             if problems:
                 found.append(Violation(path, number, "I5", f"invalid {kind} record: {problems}", fix))
             if kind == "intake" and record.get("tier") == "ratified" \
-                    and not (ratified_intake is not None and ratified_intake()):
+                    and not (ratified is not None and ratified()):
                 found.append(Violation(path, number, "I5", "intake record at tier 'ratified': only a person's Binder"
                                        " ratification makes a record ratified",
                                        "write it at observed, fetched or verified (`memstack intake write`); a"
