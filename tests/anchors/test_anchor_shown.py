@@ -61,7 +61,7 @@ def test_a_forgotten_anchored_record_shows_neither_its_content_nor_the_lines_it_
     blamed = _json(code, "blame", record_id)
     assert blamed["intake"]["record"]["content"] == FORGOTTEN
     for shown in (as_text, review, json.dumps(blamed), _text(code, "blame", record_id)):
-        assert "0199" not in shown and "Ada" not in shown and "'monday'" not in shown
+        assert "555 0199" not in shown and "Ada" not in shown and "'monday'" not in shown
         assert FORGOTTEN in shown
     assert "return 'friday'" in as_text
     assert _json(code, "anchors", "--subject", "ada-phone")["items"] == []  # its subject is gone with it
@@ -70,7 +70,7 @@ def test_a_forgotten_anchored_record_shows_neither_its_content_nor_the_lines_it_
         async with server("--store", str(code / MEMORY)) as client:
             found = [await tool_ok(client, "anchors"), await tool_ok(client, "anchors_check", range=f"{base}..HEAD"),
                      await tool_ok(client, "blame", id=record_id)]
-            assert "0199" not in json.dumps(found) and "'monday'" not in json.dumps(found)
+            assert "555 0199" not in json.dumps(found) and "'monday'" not in json.dumps(found)
             assert found[0]["items"] == [listed] and found[1]["files"][0]["records"] == [listed]
 
     run(over_mcp)
@@ -86,7 +86,7 @@ def test_a_forgotten_fact_is_forgotten_in_blame(code: Path) -> None:
     blamed = _json(code, "blame", fact_id)
     assert blamed["fact"]["record"]["id"] == fact_id and blamed["fact"]["record"]["object"] == FORGOTTEN
     text = _text(code, "blame", fact_id)
-    assert "0199" not in json.dumps(blamed) + text and FORGOTTEN in text
+    assert "555 0199" not in json.dumps(blamed) + text and FORGOTTEN in text
 
 
 def test_a_credential_in_a_drifted_anchors_code_lines_is_redacted(code: Path) -> None:
