@@ -113,6 +113,41 @@ def test_a_later_file_closes_what_an_earlier_import_left_open(store: Path, tmp_p
     assert "1 left as the store has them" in memstack("import", "ferrox", str(tmp_path / "v1.json"), cwd=store).stdout
 
 
+def test_facts_memstack_wrote_come_back_from_ferrox_once_and_a_closing_there_closes_them(
+        store: Path, tmp_path: Path) -> None:
+    """memstack -> ferrox -> memstack: a fact memstack wrote itself (its own id, any agent, a promotion's
+    `-f` id) is found again, not copied; one the ferrox tool closed since is closed here, its successor added."""
+    def run(*args: str) -> None:
+        assert memstack(*args, cwd=store).returncode == 0, args
+
+    run("capture", "--subject", "deploy", "--predicate", "decided", "--object", "monday", "--valid-from", "2026-01-05",
+        "--recorded-at", "2026-01-05")
+    run("capture", "--subject", "deploy", "--predicate", "decided", "--object", "tuesday", "--valid-from",
+        "2026-02-02", "--recorded-at", "2026-02-02", "--contradicts")
+    run("fact", "add", "--agent", "bob", "--subject", "db", "--predicate", "prefers", "--object", "postgres",
+        "--valid-from", "2026-01-01", "--recorded-at", "2026-01-01")
+    run("intake", "write", "--content", "lint on commit", "--subject", "ci", "--predicate", "chose", "--object",
+        "ruff", "--tier", "verified", "--confidence", "0.9", "--created-at", "2026-03-01")
+    run("promote", "--now-ts", "2026-03-02")
+    out = exported(store)
+    assert len(out["facts"]) == 4
+    before = tree_snapshot(store)
+    again = run_json(store, "import", "ferrox", str(write(tmp_path / "back.json", out)))
+    assert (again["added"], again["closed"], again["present"], again["differs"]) == (0, 0, 4, 0), again
+    assert tree_snapshot(store) == before
+    tuesday = next(f for f in out["facts"] if f["object"] == "tuesday")
+    later = {"facts": [*out["facts"], seed_fact("deploy", "decided", "friday", tuesday["valid_from"] + DAY, None,
+                                               tuesday["recorded_at"] + DAY)]}
+    tuesday["valid_to"] = tuesday["valid_from"] + DAY  # the ferrox tool closed it
+    done = run_json(store, "import", "ferrox", str(write(tmp_path / "later.json", later)))
+    assert (done["added"], done["closed"], done["present"]) == (1, 1, 3), done
+    history = run_json(store, "fact", "history", "--subject", "deploy")["items"]
+    assert [(f["object"], f["valid_to"] is None) for f in history] == [("monday", False), ("tuesday", False),
+                                                                      ("friday", True)]
+    assert history[1]["superseded_by"] == history[2]["id"]
+    assert memstack("check", cwd=store).returncode == 0
+
+
 def test_two_clones_importing_one_file_merge_into_one_copy(store: Path, tmp_path: Path) -> None:
     remote = guarded_remote(store, tmp_path)
     a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")

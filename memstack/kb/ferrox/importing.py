@@ -11,18 +11,21 @@
   `valid_to`; the earliest recorded if several), is named in `superseded_by`; `expired_at`
   (when the closing was learned, which the seed does not keep) is the successor's
   `recorded_at`, else the fact's own (the earliest a closing can be recorded).
+- A record whose twin memstack wrote itself (the same seven fields: exported, then imported back)
+  takes that fact's id (`find_twins`): found present, or closed as the file says, never copied.
 - A file that closes a fact an earlier import left open closes it now (the closing a fact
   may have, I2). A fact the store already closed is never changed: if the file says
   otherwise, it is counted as `differs` and left as the store has it.
 
-Two passes over the file, each read as a stream (storefile.py): it is never held. The first
-checks every record and the fact it makes (schema, secrets, transaction times not in the
-future) and keeps, packed, each one's id and closing (`Plan`); the first problem is refused
-naming the record (`facts[3].valid_to`) and nothing is written. The second makes the facts
-again a batch at a time and appends the new ones (one write per file a batch), then closes
-what an earlier import left open. Memory follows the number of records (about 190 bytes
-each while the first pass runs), not the size of the file or of its texts. Were the second
-pass cut short (a crash), importing the file again finishes it.
+Two passes over the file (three in a store holding facts), each read as a stream (storefile.py): it
+is never held. The first checks every record and the fact it makes (schema, secrets, transaction times
+not in the future) and keeps, packed, each one's id and closing (`Plan`); the first problem is refused
+naming the record (`facts[3].valid_to`) and nothing is written. In a store holding facts, the next
+looks for the records' twins (an indexed lookup for each record whose subject it holds). The last makes
+the facts again a batch at a time and appends the new ones (one write per file a batch), then closes
+what an earlier import left open. Memory follows the number of records (about 190 bytes each while the
+first pass runs; a twin's id besides), not the size of the file or of its texts. Were the last pass cut
+short (a crash), importing the file again finishes it.
 """
 
 import hashlib
@@ -95,12 +98,13 @@ class Plan:
     def __init__(self) -> None:
         self.ids = bytearray()
         self.closed = array("q")  # per closed record: index, valid_to, expired_at, successor index
+        self.twins: dict[int, str] = {}  # a record's twin already in the store, whose id it takes (`find_twins`)
 
     def __len__(self) -> int:
         return len(self.ids) // ID_BYTES
 
     def fact_id(self, index: int) -> str:
-        return self.ids[index * ID_BYTES:(index + 1) * ID_BYTES].hex()
+        return self.twins.get(index) or self.ids[index * ID_BYTES:(index + 1) * ID_BYTES].hex()
 
     def recorded_at(self, index: int) -> int:
         """The record's recorded_at: its fact id's first 12 hex digits (base/ids.py)."""
@@ -167,6 +171,49 @@ def plan(read: Read, *, agent: str, source: str, store: Path | None = None) -> P
     return planned
 
 
+def find_twins(store: Path, read: Read, planned: Plan) -> None:
+    """Each record's twin: a fact already in the store with its seven fields that no import made (one memstack
+    wrote itself: `capture`, `fact add`, a promotion; exported, then imported back), each taken by one record
+    at most; the record takes its id (`Plan.twins`), so the import finds it present (or closes it, as the
+    file says) instead of adding a copy. A fact an import made (its id's middle the digest of the record's
+    content, of any occurrence, whichever agent imported it) is no twin: another agent's import keeps its
+    copies. A second pass over the file, BATCH records at a time: a lookup for each record whose subject
+    the store holds."""
+    if not factfiles.list_files(store):  # nothing here yet: no twin, no second read
+        return
+    taken: set[str] = set()
+    offset = 0  # the index of the batch's first record
+    for batch in batches(read, planned):
+        known = queries.known_subjects(store, (record["subject"] for record, _ in batch))
+        asked = [(offset + n, record) for n, (record, _) in enumerate(batch) if record["subject"] in known]
+        offset += len(batch)
+        if not asked:
+            continue
+        found = queries.same_start(store, [_start_of(record) for _, record in asked])
+        for index, record in asked:
+            twin = _twin(record, found[_start_of(record)], taken)
+            if twin is not None:
+                taken.add(twin)
+                planned.twins[index] = twin
+
+
+def _start_of(record: Record) -> tuple[str, str, int, int]:
+    return record["subject"], record["predicate"], record["valid_from"], record["recorded_at"]
+
+
+def _twin(record: Record, candidates: list[Fact], taken: set[str]) -> str | None:
+    """The first of `candidates` with the record's object and confidence that no import made and no earlier
+    record took, whose id carries the record's time (an id of an older release does not: never a twin)."""
+    imported = {hashlib.sha256(identity(record, n)).hexdigest()[:12] for n in range(len(candidates) + 1)}
+    for fact in candidates:
+        fact_id = fact["id"]
+        if fact["object"] == record["object"] and fact["confidence"] == record["confidence"] \
+                and fact_id not in taken and fact_id[12:24] not in imported \
+                and ids.ID.match(fact_id) and int(fact_id[:12], 16) == record["recorded_at"]:
+            return str(fact_id)
+    return None
+
+
 def _link(planned: Plan, start_keys: bytearray, ends: "array[int]", end_keys: bytearray) -> None:
     """Each closed record's closing: its successor the earliest recorded of the records whose window starts
     where its own ends (the records sorted by where they start, each end looked up in them)."""
@@ -213,6 +260,7 @@ def run(root: Path, read: Read, *, agent: str, source: str) -> Report:
     called twice: the file is checked whole, then written a batch at a time."""
     planned = plan(read, agent=agent, source=source, store=root)
     factstore.finish_pending(root)
+    find_twins(root, read, planned)
     report = Report(facts=len(planned))
     closings: list[Closing] = []
     written: set[str] = set()

@@ -129,6 +129,21 @@ def open_by_key(store: Path, keys: Iterable[tuple[str, str]]) -> dict[tuple[str,
     return answers.answer(store, None, ask)
 
 
+SAME_START = f"SELECT {ROW} FROM {_FROM} WHERE subject = ? AND predicate = ? AND valid_from = ? AND recorded_at = ?" \
+    + _LISTING
+
+
+def same_start(store: Path, keys: Iterable[tuple[str, str, int, int]]) -> dict[tuple[str, str, int, int], list[Fact]]:
+    """The facts, open or closed, of each (subject, predicate, valid_from, recorded_at), in one pass over one
+    connection (an import's twins: kb/ferrox/importing.py)."""
+    wanted = list(dict.fromkeys(keys))
+
+    def ask(db: sqlite3.Connection, lines: Lines) -> dict[tuple[str, str, int, int], list[Fact]]:
+        return {key: [lines.fact(*row) for row in db.execute(SAME_START, key)] for key in wanted}
+
+    return answers.answer(store, None, ask)
+
+
 CROWDED = ("SELECT subject, predicate FROM facts WHERE valid_to IS NULL GROUP BY subject, predicate"
            " HAVING count(*) > 1 ORDER BY subject, predicate")  # read from the open facts' index (schema.py)
 OPEN_BY_KEY = f"SELECT {ROW} FROM {_FROM} WHERE subject = ? AND predicate = ? AND valid_to IS NULL" + _LISTING
