@@ -177,8 +177,8 @@ def find_twins(store: Path, read: Read, planned: Plan) -> None:
     at most; the record takes its id (`Plan.twins`), so the import finds it present (or closes it, as the
     file says) instead of adding a copy. A fact an import made (its id's middle the digest of the record's
     content, of any occurrence, whichever agent imported it) is no twin: another agent's import keeps its
-    copies. A second pass over the file, BATCH records at a time: a lookup for each record whose subject
-    the store holds."""
+    copies, and a record this agent imported before keeps its fact. A second pass over the file, BATCH
+    records at a time: a lookup for each record whose subject the store holds."""
     if not factfiles.list_files(store):  # nothing here yet: no twin, no second read
         return
     taken: set[str] = set()
@@ -189,9 +189,10 @@ def find_twins(store: Path, read: Read, planned: Plan) -> None:
         offset += len(batch)
         if not asked:
             continue
+        imported_here = queries.locate(store, [planned.fact_id(index) for index, _ in asked])  # kept as they are
         found = queries.same_start(store, [_start_of(record) for _, record in asked])
         for index, record in asked:
-            twin = _twin(record, found[_start_of(record)], taken)
+            twin = None if planned.fact_id(index) in imported_here else _twin(record, found[_start_of(record)], taken)
             if twin is not None:
                 taken.add(twin)
                 planned.twins[index] = twin
@@ -257,7 +258,8 @@ def batches(read: Read, planned: Plan) -> Iterator[list[tuple[Record, Planned]]]
 
 def run(root: Path, read: Read, *, agent: str, source: str) -> Report:
     """Import the checked records into the store at `root`; nothing is written if one is bad. `read` is
-    called twice: the file is checked whole, then written a batch at a time."""
+    called two or three times: the file is checked whole, its twins looked for, then written a batch at a
+    time."""
     planned = plan(read, agent=agent, source=source, store=root)
     factstore.finish_pending(root)
     find_twins(root, read, planned)
