@@ -190,9 +190,10 @@ def find_twins(store: Path, read: Read, planned: Plan) -> None:
         if not asked:
             continue
         imported_here = queries.locate(store, [planned.fact_id(index) for index, _ in asked])  # kept as they are
-        found = queries.same_start(store, [_start_of(record) for _, record in asked])
+        asked = [(index, record) for index, record in asked if planned.fact_id(index) not in imported_here]
+        found = queries.same_start(store, [_start_of(record) for _, record in asked]) if asked else {}
         for index, record in asked:
-            twin = None if planned.fact_id(index) in imported_here else _twin(record, found[_start_of(record)], taken)
+            twin = _twin(record, found[_start_of(record)], taken)
             if twin is not None:
                 taken.add(twin)
                 planned.twins[index] = twin
