@@ -56,8 +56,13 @@ def runs_another(root: Path) -> str | None:
     top = git.worktree_top(root)
     if top is None:
         return None
-    found = git.run(top, "config", "--get", "memstack.python", env=git.no_git_env(), ok=(0, 1)).stdout.decode().strip()
+    found = _configured(top, "memstack.python", git.no_git_env()).strip()
     return found if found and found != sys.executable else None
+
+
+def _configured(top: Path, key: str, env: dict[str, str]) -> str:
+    """A key of the clone's git config ("" when it is not set)."""
+    return git.run(top, "config", "--get", key, env=env, ok=(0, 1)).stdout.decode().rstrip("\n")
 
 
 def install_report(root: Path) -> dict[str, list[str]]:
@@ -83,7 +88,7 @@ def _install(root: Path) -> list[tuple[str, bool]]:
     done = [(hook, before.get(Path(hook).name) == (hooks / Path(hook).name).read_bytes())
             for hook in (line.split(" at ", 1)[-1] for line in proc.stdout.splitlines() if "installed at" in line)]
     for key, value in _drivers(sys.executable).items():
-        had = git.run(top, "config", "--get", key, env=env, ok=(0, 1)).stdout.decode().rstrip("\n")
+        had = _configured(top, key, env)
         git.run(top, "config", key, value, env=env)
         done.append((f"git config {key}", had == value))
     return done
