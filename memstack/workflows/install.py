@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack import __version__
-from memstack.base import config
+from memstack.base import config, files
 from memstack.base.errors import MemstackError, bad
 from memstack.base.names import check_name
 from memstack.base.resources import data_dir
@@ -134,8 +134,12 @@ def _head_warning(git_dir: Path) -> list[str]:
 
 
 def _template_files() -> list[Path]:
+    """The template's files, without the clone-local folder: a memstack command run in memstack's own checkout
+    takes the template for the repository's one store and leaves its caches there (git-ignored, never shipped
+    by git, but on disk), which a new store must not start with."""
     template = data_dir("store-template")
-    return sorted(p.relative_to(template) for p in template.rglob("*") if p.is_file())
+    return sorted(rel for rel in (p.relative_to(template) for p in template.rglob("*") if p.is_file())
+                  if rel.parts[0] != files.LOCAL)
 
 
 class _Undo:
@@ -218,14 +222,14 @@ def init(root: Path, agents: list[str], commit_identity: dict[str, str] | None =
                                    " ({what}); {arg:--force} makes it here anyway", root=root, what=what,
                                    busy=", ".join(busy[:5]) + (", ..." if len(busy) > 5 else ""))
     template = data_dir("store-template")
-    files = [rel for rel in _template_files() if not (folder and rel.as_posix() in REPO_LEVEL)]
-    clashes = [str(rel) for rel in files if (root / rel).exists()]
+    made = [rel for rel in _template_files() if not (folder and rel.as_posix() in REPO_LEVEL)]
+    clashes = [str(rel) for rel in made if (root / rel).exists()]
     if clashes:
         raise MemstackError(f"{root}: would overwrite {', '.join(clashes)} — init an empty folder or a new path")
     undo = _Undo()
     try:
         undo.mkdir(root)
-        for rel in files:
+        for rel in made:
             undo.write(root / rel, (template / rel).read_bytes())
         cfg = config.load(root)
         listed = cfg.agents

@@ -2,10 +2,14 @@
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from helpers import MEMSTACK, git, memstack, tree_snapshot
+from memstack.base import resources
+from memstack.workflows import install
 
 
 def test_init_makes_a_committed_store_with_the_hook_installed(tmp_path: Path) -> None:
@@ -142,3 +146,19 @@ def test_install_in_a_bare_repository_installs_the_pre_receive_hook(tmp_path: Pa
     refused = memstack("install", cwd=remote)
     assert refused.returncode == 2 and "is not memstack's: left as it is" in refused.stderr, refused.stderr
     assert hook.read_text() == "#!/bin/sh\nexit 0\n"
+
+
+def test_init_leaves_out_the_caches_a_run_left_in_the_template(tmp_path: Path, monkeypatch: Any) -> None:
+    """A memstack command run in memstack's own checkout takes store-template/ for the repository's one store and
+    leaves its git-ignored caches there: a new store starts without them."""
+    template = tmp_path / "store-template"
+    shutil.copytree(resources.data_dir("store-template"), template)
+    (template / ".memstack").mkdir(exist_ok=True)
+    (template / ".memstack" / "left-by-a-run.json").write_text('{"index": "of another store"}')
+    monkeypatch.setattr(install, "data_dir", lambda name: template if name == "store-template"
+                        else resources.data_dir(name))
+    root = tmp_path / "mem"
+    install.init(root, ["alice"])
+    assert (root / "memstack.yaml").is_file()  # the template's files were copied
+    assert not (root / ".memstack" / "left-by-a-run.json").exists()
+    assert git(root, "status", "--porcelain").stdout == ""
