@@ -12,7 +12,8 @@ from memstack.repo import git
 def status(root: Path | None, dsn: str) -> dict[str, Any]:
     """The synced commit, when and by which memstack, HEAD and how far behind it is, and the row counts."""
     document: dict[str, Any] = {"replica": db.describe(dsn), "synced": False, "commit": None, "synced_at": None,
-                                "memstack_version": None, "head": None, "behind": None, "relation": "not synced",
+                                "memstack_version": None, "head": None, "behind": None, "ahead": None,
+                                "relation": "not synced",
                                 "rows": {}}
     conn = db.connect(dsn, "connect")
     try:
@@ -43,6 +44,9 @@ def status(root: Path | None, dsn: str) -> dict[str, Any]:
         elif head is not None and git.is_ancestor(root, synced, head):
             count = git.out(root, "rev-list", "--count", f"{synced}..{head}").strip()
             document.update(behind=int(count), relation="behind")
+        elif head is not None and git.is_ancestor(root, head, synced):
+            count = git.out(root, "rev-list", "--count", f"{head}..{synced}").strip()
+            document.update(ahead=int(count), relation="ahead")  # another clone synced newer work: pull
         else:
             document["relation"] = "diverged"  # a rewritten history, or a clone on another branch
     return document
@@ -55,7 +59,8 @@ def render(document: dict[str, Any]) -> str:
              f"commit    {document['commit']} (synced {document['synced_at']} by memstack"
              f" {document['memstack_version']})"]
     if document["head"] is not None:
-        where = {"current": "HEAD", "behind": f"{document['behind']} commit(s) behind HEAD"}.get(
+        where = {"current": "HEAD", "behind": f"{document['behind']} commit(s) behind HEAD",
+                 "ahead": f"{document.get('ahead')} commit(s) ahead of HEAD (pull to catch up)"}.get(
             document["relation"], f"{document['relation']} (HEAD is {document['head'][:12]})")
         lines.append(f"status    {where}")
     lines.append("rows      " + ", ".join(f"{n} {t}" for t, n in document["rows"].items()))

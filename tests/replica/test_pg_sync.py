@@ -254,6 +254,9 @@ def test_a_clone_behind_the_replica_is_refused_a_rewind_in_this_clone_is_followe
     assert f"holds commit {newer[:12]}, ahead of this clone's HEAD (on origin/" in message, message
     assert "pull first" in message and "--force" in message
     assert replica(pg_dsn) == held and state(pg_dsn) == synced
+    status = ok("pg", "status", pg_dsn, cwd=other)
+    assert (status["relation"], status["ahead"], status["behind"]) == ("ahead", 1, None)
+    assert "1 commit(s) ahead of HEAD (pull to catch up)" in memstack("pg", "status", pg_dsn, cwd=other).stdout
     git(other, "merge", "-q", "--ff-only", "FETCH_HEAD")
     assert ok("pg", "sync", pg_dsn, cwd=other)["mode"] == "unchanged"
     git(other, "reset", "-q", "--hard", old)  # a rewind of this clone's branch: origin still has `newer`
