@@ -54,8 +54,10 @@ def test_the_replica_holds_no_forgotten_content_and_answers_as_the_files(store: 
     from_files = ok(store, "fact", "get-valid-at", "--ts", DAY)
     assert from_files["items"][0]["object"] == GONE
     assert ok(store, "fact", "get-valid-at", "--ts", DAY, "--pg", pg_dsn) == from_files
-    for args in (["recall", "--subject", "ada", "--now-ts", DAY], ["fact", "history", "--subject", "ada"]):
-        assert ok(store, *args)["items"] == [] and ok(store, *args, "--pg", pg_dsn) == ok(store, *args), args
+    for subject in ("ada", GONE):  # neither what was forgotten nor the marker shown in its place finds it
+        for args in (["recall", "--subject", subject, "--now-ts", DAY], ["fact", "history", "--subject", subject],
+                     ["fact", "get-valid-at", "--ts", DAY, "--subject", subject]):
+            assert ok(store, *args)["items"] == [] and ok(store, *args, "--pg", pg_dsn) == ok(store, *args), args
     git(store, "commit", "-q", "--allow-empty", "-m", "later")
     ok(store, "pg", "sync", pg_dsn)  # an incremental sync keeps them forgotten
     assert holding(pg_dsn, "555-0199") == []
