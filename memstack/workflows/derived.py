@@ -1,6 +1,7 @@
 """The derived files a promotion rewrites: the view shards whose sources changed (kb/views.py), and the
 boot files that read them. `rebuild` without `changed_only` makes every shard from every source."""
 
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -94,7 +95,7 @@ def touched(store: Path, source: WorktreeSource, dirty: Sequence[str] | None = N
         paths = [c.path for c in diffs.changes_since(top, base, diffs.WORKTREE, list(_SOURCES), folder)]
     decided: list[str] = []
     if layout.DECISIONS in paths:
-        appended = _appended(top, base, folder + layout.DECISIONS, store / layout.DECISIONS)
+        appended = _added_lines(top, base, folder + layout.DECISIONS, store / layout.DECISIONS)
         if appended is None:
             return None
         decided = [d["intake_id"] for d in iter_jsonl(appended, layout.DECISIONS)
@@ -141,14 +142,22 @@ def fresh_base(top: Path, folder: str) -> str | None:
     return None
 
 
-def _appended(top: Path, base: str, spec: str, path: Path) -> bytes | None:
-    """The bytes appended to a log since commit `base` (None: it is not the base's log with lines appended)."""
-    found = git.run(top, "cat-file", "-s", f"{base}:{spec}", env=git.no_git_env(), ok=(0, 128)).stdout.strip()
-    size = int(found) if found else 0
+def _added_lines(top: Path, base: str, spec: str, path: Path) -> bytes | None:
+    """The lines of a log that commit `base` does not hold (None: the log is gone): those appended since, or,
+    after a merge, those the other side brought in too (the base is then no prefix of the file). For the
+    decisions, a human's: few, read whole."""
+    old = git.run(top, "cat-file", "blob", f"{base}:{spec}", env=git.no_git_env(), ok=(0, 128)).stdout
     try:
-        with path.open("rb") as handle:
-            handle.seek(size)
-            tail = handle.read()
+        data = path.read_bytes()
     except FileNotFoundError:
         return None
-    return tail if path.stat().st_size >= size else None
+    if data.startswith(old):
+        return data[len(old):]
+    had = Counter(old.splitlines())
+    added = []
+    for line in data.splitlines():
+        if had[line] > 0:
+            had[line] -= 1
+        else:
+            added.append(line + b"\n")
+    return b"".join(added)

@@ -305,3 +305,28 @@ def test_the_commit_title_counts_every_log_it_holds_and_a_hand_written_receipt_i
     refused = memstack("sync", cwd=a)
     assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
     assert "kb/erasures.jsonl" in refused.stderr, refused.stderr
+
+
+def test_binder_decisions_taken_in_two_clones_merge_and_sync_on(remote: Path, tmp_path: Path) -> None:
+    """Alice decides one record, Bob another, each in a clone: the merged decisions log holds both sides' lines,
+    so the last fresh commit's is no prefix of it; sync, status and promote read what was added, go on."""
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    for text in ("the cache may leak", "the queue may stall"):
+        assert memstack("intake", "write", "--agent", "alice", "--content", text, cwd=a).returncode == 0
+    assert memstack("promote", cwd=a).returncode == 0
+    sync(a), sync(b)
+    listed = json.loads(memstack("binder", "list", "--json", cwd=a).stdout)["items"]
+    first, second = (item["id"] for item in listed)
+    assert memstack("binder", "ratify", first, "--by", "Alice", cwd=a).returncode == 0
+    assert memstack("binder", "reject", second, "--by", "Bob", "--note", "not true", cwd=b).returncode == 0
+    sync(a)
+    merged = sync(b)  # merges alice's decision, pushes bob's
+    assert merged["pushed"], merged
+    for repo in (a, b):
+        sync(repo)
+        for args in (["status"], ["promote"], ["binder", "list"], ["check", "--all"]):
+            done = memstack(*args, cwd=repo)
+            assert done.returncode == 0, (args, done.stderr)
+    assert memstack("binder", "list", "--json", cwd=b).stdout == memstack("binder", "list", "--json", cwd=a).stdout
+    assert tree_snapshot(a) == tree_snapshot(b)
+    check_history(b)
