@@ -85,6 +85,21 @@ def refuse_locked(cwd: Path) -> None:
         raise MemstackError(locked_message(str(lock)))
 
 
+# A git operation begun and not concluded: its file in the git dir (a merge, cherry-pick or revert waiting for its
+# commit, a rebase, a bisect).
+UNDER_WAY = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply", "BISECT_LOG")
+
+
+def under_way(cwd: Path) -> str | None:
+    """The first of UNDER_WAY present in `cwd`'s git dir (its name), or None."""
+    listed = out(cwd, "rev-parse", *(arg for name in UNDER_WAY for arg in ("--git-path", name)), env=no_git_env())
+    for name, line in zip(UNDER_WAY, listed.splitlines(), strict=True):
+        path = Path(line) if Path(line).is_absolute() else cwd / line
+        if path.exists():
+            return name
+    return None
+
+
 def out(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
     return run(cwd, *args, env=env).stdout.decode()
 

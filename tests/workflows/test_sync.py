@@ -330,3 +330,32 @@ def test_binder_decisions_taken_in_two_clones_merge_and_sync_on(remote: Path, tm
     assert memstack("binder", "list", "--json", cwd=b).stdout == memstack("binder", "list", "--json", cwd=a).stdout
     assert tree_snapshot(a) == tree_snapshot(b)
     check_history(b)
+
+
+def test_sync_in_the_middle_of_a_merge_refuses_and_keeps_the_resolution(remote: Path, tmp_path: Path) -> None:
+    """A user who resolved a conflict by hand and runs sync before `git commit`: sync does nothing (it would commit
+    the staged resolution without the merge) and says how to conclude; the resolution stays staged."""
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    for repo, value in ((a, '{"v": 2}'), (b, '{"v": 3}')):
+        assert memstack("soil", "put", "notes", "release", "--value", value, cwd=repo).returncode == 0
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"release {value}")
+    pushed = git(a, "push", "-q", "origin", "HEAD", check=False)
+    assert pushed.returncode == 0, pushed.stderr
+    git(b, "fetch", "-q", "origin")
+    assert git(b, "merge", "origin/main", check=False).returncode != 0  # the two values conflict
+    git(b, "checkout", "--theirs", "store/notes/release.json")
+    git(b, "add", "store/notes/release.json")
+    staged = git(b, "diff", "--cached", "--binary").stdout
+    refused = memstack("sync", cwd=b)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert refused.stderr.strip().splitlines() == [
+        "memstack: sync: a merge is in progress in this clone; conclude it with `git commit` (once the resolved"
+        " files are added) or `git merge --abort`, then sync again (nothing was done)"]
+    assert git(b, "diff", "--cached", "--binary").stdout == staged
+    assert git(b, "rev-parse", "-q", "--verify", "MERGE_HEAD", check=False).returncode == 0
+    git(b, "commit", "-q", "--no-edit")
+    sync(b)
+    sync(a)
+    got = json.loads(memstack("soil", "get", "notes", "release", "--json", cwd=a).stdout)
+    assert got["value"] == {"v": 2}, got

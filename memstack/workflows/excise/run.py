@@ -24,7 +24,6 @@ STATE = "memstack-excise.json"  # in the git directory: the old heads, while an 
 SALTS = ".memstack/excise"  # <receipt id>.salt: the salt of an excise's markers, never committed
 KEPT_LOCAL = ("locks", "excise")  # what of .memstack/ stays; the rest (indexes, caches) is rebuilt from the files
 STASH = "refs/stash"
-IN_PROGRESS = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply", "BISECT_LOG")
 
 
 def _gitdir(top: Path) -> Path:
@@ -32,10 +31,10 @@ def _gitdir(top: Path) -> Path:
 
 
 def _refuse_unless_ready(top: Path, gitdir: Path) -> None:
-    for name in IN_PROGRESS:
-        if (gitdir / name).exists():
-            raise MemstackError(f"excise: a git operation is in progress ({name} in {gitdir}); finish or abort it"
-                                " first")
+    name = git.under_way(top)
+    if name is not None:
+        raise MemstackError(f"excise: a git operation is in progress ({name} in {gitdir}); finish or abort it"
+                            " first")
     dirty = git.run(top, "status", "--porcelain", "--ignore-submodules", env=git.no_git_env()).stdout
     if dirty.strip():
         raise MemstackError("excise: the work tree has uncommitted changes; commit or discard them first"
