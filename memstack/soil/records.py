@@ -34,6 +34,7 @@ def _read(store: Path, rel: str) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     record: dict[str, Any] = jsonio.loads(data, rel)
+    schemas.validate("soil", record, rel)  # a hand edit or a hand-resolved conflict: named, never a traceback
     return record
 
 

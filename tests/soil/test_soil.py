@@ -74,3 +74,20 @@ def test_bad_soil_input_is_refused_and_writes_nothing(store: Path, args: list[st
     assert result.returncode == 2 and field in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert tree_snapshot(store) == before
+
+
+@pytest.mark.parametrize("edited, said", [
+    ('{"v": 23}\n', "invalid soil record: (record): 'key' is a required property"),
+    ("[1]\n", "invalid soil record: (record): [1] is not of type 'object'"),
+])
+def test_a_soil_file_edited_by_hand_into_no_record_is_named(store: Path, edited: str, said: str) -> None:
+    """JSON that is no SOIL record (a conflict resolved by hand, an editor): each verb that reads it names the file
+    and what is wrong, exit 2, never a traceback."""
+    assert memstack("soil", "put", "notes", "k", "--value", "1", cwd=store).returncode == 0
+    (store / "store/notes/k.json").write_text(edited)
+    before = tree_snapshot(store)
+    for args in (["get", "notes", "k"], ["list", "notes"], ["update", "notes", "k", "--value", "2"]):
+        done = memstack("soil", *args, cwd=store)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, (args, done.stderr)
+        assert done.stderr.strip() == f"memstack: store/notes/k.json: {said}", args
+    assert tree_snapshot(store) == before
