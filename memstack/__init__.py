@@ -1,3 +1,3 @@
 """memstack: persistent memory for AI agents, kept in a git repository."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

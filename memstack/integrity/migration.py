@@ -4,7 +4,8 @@ Format 1 keeps the promotion ledger in one file, `kb/promotions.jsonl`; format 2
 file (`layout.ledger_shard`). A commit that deletes the old ledger, or changes memstack.yaml's `format`,
 is accepted only as the whole migration, verified rather than trusted:
 
-- memstack.yaml goes from format 1 (or no `format:`) to 2 and nothing else in it changes;
+- memstack.yaml goes from format 1 (or no `format:`) to 2 and nothing else in it changes but `memstack.version`
+  (the release that made the store: its CI installs it);
 - every line of the old ledger is in the shard of its record's intake file, exactly once, unchanged, in
   its old order, and the shards hold nothing else (a shard's bytes are hashed as the old ledger is
   streamed: neither is held whole);
@@ -192,10 +193,14 @@ def _format_change(step: Step, blobs: Blobs, settings: Change | None, formats: t
     documents = []
     for data in (blobs.old(settings), blobs.new(step, settings)):
         document = config.parse((data or b"").decode("utf-8"), layout.CONFIG)
+        made_by = document.get("memstack")
+        if isinstance(made_by, dict):  # the release that made the store: the one that migrated it, from now on
+            document = {**document, "memstack": {k: v for k, v in made_by.items() if k != "version"}}
         documents.append({k: v for k, v in document.items() if k != "format"})
     if documents[0] != documents[1]:
         return [Violation(layout.CONFIG, 0, "I5", "the migration to format 2 changes more of memstack.yaml than"
-                          " its format", "commit the other settings apart, before or after the migration")]
+                          " its format and memstack.version",
+                          "commit the other settings apart, before or after the migration")]
     return []
 
 

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memstack import __version__
 from memstack.base import config, files, jsonio, layout
 from memstack.base.errors import MemstackError
 from memstack.base.output import plural
@@ -76,6 +77,9 @@ def migrate(store: Path) -> dict[str, Any]:
     settings = config.load(store)
     if config.store_format(settings.document) != layout.FORMAT:
         _set_format(settings.document)
+        made_by = settings.document.get("memstack")
+        if isinstance(made_by, dict) and made_by.get("version"):  # what the store's CI installs: one reading 2
+            made_by["version"] = __version__
         settings.save()
     other = install.runs_another(store)
     if other is not None:  # the hooks that check the commit must read format 2: this memstack's, from now on

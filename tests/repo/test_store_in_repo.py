@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from helpers import MEMSTACK, git, memstack
+from memstack import __version__
 
 ROOT = Path(__file__).resolve().parents[2]
 BARE_PATH = "/usr/bin:/bin"  # no virtual environment on it
@@ -87,8 +88,8 @@ def test_init_in_a_work_tree_makes_a_folder_and_commits_only_the_store(tmp_path:
     assert config.startswith("# The project's own hooks: this comment must survive")
     assert "# and this one" in config and "id: project-hook" in config and "id: memstack-check" in config
     assert "memstack.python" in config and "/tmp" not in config  # the launcher, no machine's path
-    assert 'version: "0.1.0"' in (repo / ".memory" / "memstack.yaml").read_text() or \
-        "version: 0.1.0" in (repo / ".memory" / "memstack.yaml").read_text()
+    assert f'version: "{__version__}"' in (repo / ".memory" / "memstack.yaml").read_text() or \
+        f"version: {__version__}" in (repo / ".memory" / "memstack.yaml").read_text()
     attrs = git(repo, "check-attr", "merge", "diff", "--", ".memory/intake/alice/2026-01-01.jsonl").stdout
     assert "merge: memstack" in attrs and "diff: memstack" in attrs  # the store's own .gitattributes applies
     assert "MEMSTACK_STORE: .memory" in (repo / ".github/workflows/memstack.yml").read_text()
