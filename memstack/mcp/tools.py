@@ -16,6 +16,7 @@ from memstack.mcp import tools_binder as binder
 from memstack.mcp import tools_facts as facts
 from memstack.mcp import tools_session as session
 from memstack.mcp import tools_store as store_wide
+from memstack.mcp.arguments import AGENT
 from memstack.mcp.registry import by_name
 from memstack.repo.store import Store, locate, open_store
 
@@ -62,8 +63,8 @@ def call(tool_name: str, arguments: Mapping[str, Any] | None, *, store: str | No
     if tool is None:
         raise MemstackError(f"unknown tool {tool_name!r}: the tools are {', '.join(sorted(TOOLS))}")
     args = tool.check(arguments)
-    if "agent" in args and args["agent"] is None:  # not given; "" is given, and refused as the CLI refuses it
-        args["agent"] = agent
+    if tool.arguments.get("agent") is AGENT and args["agent"] is None:  # not given ("" is, and refused as the
+        args["agent"] = agent  # CLI refuses it): the agent acting; a filter's agent (`search`, ...) stays every agent
     if tool.as_agent:
         args["server_agent"] = agent
     if tool.reads_facts:

@@ -339,6 +339,32 @@ def test_store_and_agent_are_found_as_the_cli_finds_them(store: Path) -> None:
     assert len(items(cli_json(store, "intake", "list", "--agent", "bob"))) == 2
 
 
+def test_the_servers_agent_writes_and_never_narrows_a_read(store: Path) -> None:
+    """`memstack mcp --agent bob` (the README's configuration): bob is who writes; a read whose `agent` filters
+    (search, intake_list, boot_rebuild) still covers every agent unless the call narrows it."""
+    assert memstack("intake", "write", "--agent", "alice", "--content", "the lexer tables live in gen/",
+                    cwd=store).returncode == 0
+    handoff = ("---\nagent: alice\ndate: 2026-03-02\nsession: s1\n---\n\n# Session\n\nThe lexer.\n\n"
+               "## Open threads\n\n- the parser\n\n## Capability table\n\n| capability | status |\n|---|---|\n"
+               "| lexing | ok |\n")
+    assert memstack("handoff", "write", "--agent", "alice", "-", input=handoff, cwd=store).returncode == 0
+    assert memstack("boot", "rebuild", cwd=store).returncode == 0
+
+    async def session() -> None:
+        async with server("--agent", "bob", cwd=store) as client:
+            await ok(client, "intake_write", content="the parser tables live in gen/ too")
+            listed = await ok(client, "intake_list")
+            assert sorted(item["agent"] for item in listed["items"]) == ["alice", "bob"]
+            assert [i["agent"] for i in (await ok(client, "intake_list", agent="bob"))["items"]] == ["bob"]
+            found = await ok(client, "search", query="tables", layer=["intake"])
+            assert sorted(hit["agent"] for hit in found["hits"]) == ["alice", "bob"]
+            (store / "session_anchor_alice.json").unlink()  # stale: rebuilt only if every agent's anchor is
+            rebuilt = await ok(client, "boot_rebuild")
+            assert "session_anchor_alice.json" in rebuilt["changed"], rebuilt
+
+    run(session)
+
+
 def test_a_bad_agent_option_stops_the_server_before_it_serves(store: Path) -> None:
     result = memstack("mcp", "--agent", "../x", cwd=store)
     assert result.returncode == 2 and "bad agent '../x'" in result.stderr and "Traceback" not in result.stderr
