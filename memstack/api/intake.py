@@ -8,7 +8,7 @@ from memstack.anchors.take import take_all
 from memstack.base import pages
 from memstack.base.times import given_or_none, now_ms
 from memstack.intake import log as intake
-from memstack.repo.store import Store, resolve_agent
+from memstack.repo.store import Store, agent_filter, resolve_agent
 
 
 def write_document(store: Store, *, agent: str | None, content: Any, title: Any = "", source: Any = "",
@@ -36,6 +36,7 @@ _SHAPE = pages.shaped(str, str)  # (created_at, id)
 def list_document(store: Store, agent: str | None = None, pending: bool = False, *, limit: Any = None,
                   cursor: str | None = None, max_bytes: int | None = None) -> dict[str, Any]:
     """`intake list --json`: one page of records, oldest first, `{"items", "next_cursor", "remaining"}`."""
+    agent = agent_filter(store, agent)
     return pages.page(intake.each_record(store.root, agent, pending), limit=limit, cursor=cursor,
                       key=lambda r: (r["created_at"], r["id"]), verb="intake list", shape=_SHAPE,
                       max_bytes=max_bytes, query=[agent]).document()

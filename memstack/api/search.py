@@ -8,7 +8,7 @@ import orjson
 from memstack.anchors.used import FIELD, CodeStatus
 from memstack.base import config, secrets, shown
 from memstack.base.errors import MemstackError, bad
-from memstack.repo.store import Store
+from memstack.repo.store import Store, agent_filter
 from memstack.search.query import search
 from memstack.search.semantic import INSTALL, available
 
@@ -22,8 +22,8 @@ def search_document(store: Store, *, query: Any, layer: Any = (), agent: Any = N
     A credential that reached memory past the checks is redacted (unless revealed: base/shown.py); a
     forgotten record's text is not in the index at all. A hit of a fact or intake record with code anchors
     carries their `code_status` (memstack/anchors/used.py)."""
-    arguments = {"layer": layer, "agent": agent, "tier": tier, "table": table, "valid_at": valid_at,
-                 "as_of": as_of, "limit": limit, "cursor": cursor, "max_bytes": max_bytes}
+    arguments = {"layer": layer, "agent": agent_filter(store, agent), "tier": tier, "table": table,
+                 "valid_at": valid_at, "as_of": as_of, "limit": limit, "cursor": cursor, "max_bytes": max_bytes}
     if _semantic(store, semantic):
         from memstack.search.semantic import fuse  # lazy: numpy and the model only when used
 

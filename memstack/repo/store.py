@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from memstack.base.config import CONFIG_NAME, Config, read, require_format
 from memstack.base.errors import MemstackError
@@ -159,6 +160,23 @@ def resolve_agent(store: Store, agent: str | None) -> str:
         return listed_agent(store, check_name(default, "agent"), "memory.default_agent")
     raise MemstackError.marked("no agent given: {pass:--agent NAME}, set MEMSTACK_AGENT, or set memory.default_agent"
                                " in memstack.yaml")
+
+
+def agent_filter(store: Store, agent: Any) -> str | None:
+    """The agent a read narrows to (`search --agent`, `intake list --agent`): None for every agent, else one
+    memstack.yaml lists or whose memory is here; any other name is a typo, refused naming the agents, never
+    answered "nothing found"."""
+    if agent is None:
+        return None
+    name = check_name(agent, "agent")
+    if name in store.config.agents or any((store.root / top / name).is_dir() for top in ("intake", "kb/facts",
+                                                                                         "handoffs")):
+        return name
+    writers = sorted({*store.config.agents, *(p.name for p in (store.root / "intake").glob("*") if p.is_dir())})
+    error = MemstackError.marked("bad {arg:--agent} {agent!r}: no agent of that name in this store (its agents: "
+                                 "{known})", agent=name, known=", ".join(writers) or "none yet")
+    error.field, error.reason = "agent", "not an agent of this store"
+    raise error
 
 
 def listed_agent(store: Store, agent: str, origin: str) -> str:

@@ -163,3 +163,18 @@ def test_nest_of_a_missing_or_binary_file_is_refused(store: Path, tmp_path: Path
     result = memstack("nest", str(binary), cwd=store)
     assert result.returncode == 2 and "UTF-8" in result.stderr
     assert tree_snapshot(store) == before
+
+
+@pytest.mark.parametrize("paged", [[], ["--limit", "5"], ["--json"]])
+def test_listing_an_agent_the_store_does_not_have_is_refused(store: Path, paged: list[str]) -> None:
+    """A typo in the agent narrowing a read says so, naming the agents, rather than "no intake records"; an agent
+    memstack.yaml no longer lists whose records are here is still listed."""
+    assert memstack("intake", "write", "--agent", "bob", "--content", "x", cwd=store).returncode == 0
+    refused = memstack("intake", "list", "--agent", "bbo", *paged, cwd=store)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.strip() == "memstack: bad --agent 'bbo': no agent of that name in this store (its agents:" \
+        " alice, bob)"
+    config = store / "memstack.yaml"
+    config.write_text(config.read_text().replace("- bob\n", ""))
+    listed = memstack("intake", "list", "--agent", "bob", *paged, cwd=store)
+    assert listed.returncode == 0 and "bob" in listed.stdout, listed.stderr

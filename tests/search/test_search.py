@@ -244,6 +244,7 @@ def test_free_text_never_reaches_fts5_as_syntax(store: Path, query: str) -> None
     (("x", "--tier", "sure"), "tier"),
     (("x", "--table", "facts"), "table"),
     (("x", "--agent", "Bad Name"), "agent"),
+    (("x", "--agent", "carol"), "bad --agent 'carol': no agent of that name in this store (its agents: alice, bob)"),
     (("x", "--limit", "0"), "limit"),
     (("x", "--cursor", "garbage"), "cursor"),
 ])

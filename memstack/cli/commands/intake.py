@@ -6,7 +6,7 @@ from typing import Any
 from memstack.base.output import emit, emit_each, emit_page
 from memstack.cli.commands import AGENT, anchor_options, doc, page_options
 from memstack.intake import log as intake
-from memstack.repo.store import open_store
+from memstack.repo.store import agent_filter, open_store
 
 
 def register(sub: Any, common: Any) -> None:
@@ -74,7 +74,8 @@ def run_list(args: Any) -> int:
                 f"{(r['title'] or r['content']).splitlines()[0][:60]}")
 
     if args.limit is None and args.cursor is None:  # the whole log: streamed, never held whole
-        emit_each(args, intake.each_record(store.root, args.agent, args.pending), line, "no intake records")
+        emit_each(args, intake.each_record(store.root, agent_filter(store, args.agent), args.pending), line,
+                  "no intake records")
         return 0
     document = list_document(store, agent=args.agent, pending=args.pending, limit=args.limit, cursor=args.cursor)
     emit_page(args, document, lambda: "\n".join(line(r) for r in document["items"]) or "no intake records")
