@@ -28,5 +28,7 @@ def is_name(value: object) -> TypeGuard[str]:
 def check_name(value: object, field: str) -> str:
     """Return `value` if it is a valid name, else raise naming the field and the rule."""
     if not is_name(value):
-        raise bad(field, repr(value), "a {field} must match {rule} (and contain no '..')", field=field, rule=NAME_RULE)
+        article = "an" if field[:1] in "aeiou" else "a"
+        raise bad(field, repr(value), article + " {field} must match {rule} (and contain no '..')", field=field,
+                  rule=NAME_RULE)
     return value

@@ -200,7 +200,7 @@ def test_each_tool_over_stdio_returns_what_the_cli_prints(store: Path, mode: str
 HANDOFF_WITHOUT_TABLE = HANDOFF.split("## Capability table")[0]
 
 def _name(field: str) -> str:
-    return f"a {field} must match ^[a-z0-9][a-z0-9._-]{{0,63}}$ (and contain no '..')"
+    return f"{'an' if field == 'agent' else 'a'} {field} must match ^[a-z0-9][a-z0-9._-]{{0,63}}$ (and contain no '..')"
 
 
 TIME = "expected integer milliseconds, ISO-8601 (e.g. 2026-11-30T12:00:00Z) or now"
