@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 
 from memstack.base.ids import agent_tag
+from memstack.base.jsonio import dumps_line  # a line that keeps only its bytes (orjson's keep ~8 KiB)
 from memstack.base.times import day, iso, month
 from memstack.workflows import install
 
@@ -20,7 +21,7 @@ AGENTS = [f"agent{n}" for n in range(10)]
 PREDICATES = ["decided", "chose", "pattern", "prefers", "uses", "owns"]
 START = 1_704_067_200_000  # 2024-01-01T00:00:00Z
 STEP = 60_000  # one record a minute per store
-OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE
+OPTS = orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE  # dumps_line's
 
 
 def fact_id(n: int) -> str:
@@ -29,13 +30,18 @@ def fact_id(n: int) -> str:
 
 
 def intake_id(n: int) -> str:
-    return f"{START + n * STEP:012x}{n:012x}{agent_tag(AGENTS[n % len(AGENTS)])}"
+    """Never a fact's id (their middle parts differ: the top bit set), so no id names two records."""
+    return f"{START + n * STEP:012x}{1 << 47 | n:012x}{agent_tag(AGENTS[n % len(AGENTS)])}"
 
 
-def facts(count: int) -> dict[str, list[bytes]]:
-    """`count` facts by file; subjects have 4 versions each, the last one open."""
+CHUNK = 50_000  # records made and written at a time: the generator's memory does not grow with the store
+
+
+def facts(count: int, start: int = 0, stop: int | None = None) -> dict[str, list[bytes]]:
+    """Facts `start` to `stop` (default: all) of a store of `count`, by file; subjects have 4 versions each,
+    the last one open."""
     files: dict[str, list[bytes]] = defaultdict(list)
-    for n in range(count):
+    for n in range(start, count if stop is None else stop):
         version, slot = n % 4, n // 4
         ts = START + n * STEP
         agent = AGENTS[slot % len(AGENTS)]
@@ -48,7 +54,7 @@ def facts(count: int) -> dict[str, list[bytes]]:
             "superseded_by": fact_id(n + 1) if closes else None, "source": "bench", "agent": agent,
             "intake_id": None,
         }
-        files[f"kb/facts/{agent}/{month(ts)}.jsonl"].append(orjson.dumps(record, option=OPTS))
+        files[f"kb/facts/{agent}/{month(ts)}.jsonl"].append(dumps_line(record))
     return files
 
 
@@ -70,7 +76,7 @@ def intake(count: int, offset: int = 0) -> dict[str, list[bytes]]:
             "created_at": iso(ts), "subject": f"module-{n % 97}", "predicate": "takes",
             "object": f"{n % 13} s", "relevance_score": 0.6,
         }
-        files[f"intake/{agent}/{day(ts)}.jsonl"].append(orjson.dumps(record, option=OPTS))
+        files[f"intake/{agent}/{day(ts)}.jsonl"].append(dumps_line(record))
     return files
 
 
@@ -84,8 +90,10 @@ def write_files(root: Path, files: dict[str, list[bytes]]) -> None:
 
 def make_store(root: Path, n_facts: int, n_intake: int) -> Path:
     install.init(root, AGENTS)
-    write_files(root, facts(n_facts))
-    write_files(root, intake(n_intake))
+    for start in range(0, n_facts, CHUNK):
+        write_files(root, facts(n_facts, start, min(start + CHUNK, n_facts)))
+    for start in range(0, n_intake, CHUNK):
+        write_files(root, intake(min(CHUNK, n_intake - start), start))
     subprocess.run(["git", "add", "-A"], cwd=root, check=True)
     subprocess.run(["git", "commit", "-q", "--no-verify", "-m", f"bench: {n_facts} facts, {n_intake} intake"],
                    cwd=root, check=True)

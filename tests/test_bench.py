@@ -88,6 +88,9 @@ def test_generate_makes_a_store_of_the_size_asked_and_refuses_a_folder_in_use(tm
     assert status["pending_total"] == 30
     history = memstack("fact", "get-valid-at", "--ts", "now", "--json", "--limit", "1000", cwd=tmp_path / "s")
     assert len(json.loads(history.stdout)["items"]) == 10  # 40 facts: 10 subjects in 4 versions, the last open
+    ids = [json.loads(line)["id"] for path in sorted((tmp_path / "s").glob("[ik]*/**/*.jsonl"))
+           for line in path.read_text().splitlines()]
+    assert len(ids) == 70 and len(set(ids)) == 70  # no id names two records (a fact's and an intake record's)
     again = subprocess.run([sys.executable, str(ROOT / "bench" / "generate.py"), str(tmp_path / "s")],
                            capture_output=True, text=True)
     assert again.returncode == 2 and "is not empty" in again.stderr

@@ -22,6 +22,7 @@ import orjson
 import pytest
 
 from helpers import MEMSTACK, git, memstack
+from memstack.base import jsonio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import generate  # noqa: E402  (bench/generate.py: stores written straight in the store's format)
@@ -37,7 +38,7 @@ def padded(files: dict[str, list[bytes]], field: str, text: str) -> dict[str, li
         records = [orjson.loads(line) for line in lines]
         for record in records:
             record[field] += text
-        out[relpath] = [orjson.dumps(r, option=generate.OPTS) for r in records]
+        out[relpath] = [jsonio.dumps_line(r) for r in records]
     return out
 
 
