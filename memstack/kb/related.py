@@ -46,24 +46,26 @@ def related(store: Path, subject: str, depth: int, now_ms: int) -> list[dict[str
         raise bad("SUBJECT", repr(subject), "must be non-empty text")
     depth = check_depth(depth)
     edges = all_edges(store)
-    edge_ends = {e["from"] for e in edges} | {e["to"] for e in edges}
+    touching: dict[str, list[dict[str, Any]]] = {}  # each edge under both its ends
+    for edge in edges:
+        for end in {edge["from"], edge["to"]}:
+            touching.setdefault(end, []).append(edge)
     items: dict[tuple[Any, ...], dict[str, Any]] = {}
     reached, frontier = {subject}, {subject}
-    for step in range(1, depth + 1):
+    for step in range(1, depth + 1):  # a step's subjects asked of the index together: a few questions a step
         found: set[str] = set()
-        for name in sorted(frontier):
-            for edge in edges:
-                if name in (edge["from"], edge["to"]):
-                    item = _edge_item(edge, step)
-                    items.setdefault(item_key(item)[1:], item)
-                    found.add(edge["to"] if edge["from"] == name else edge["from"])
-            current = [f for f in queries.valid_at(store, now_ms, name) if f["object"] != name]
-            known = edge_ends | queries.known_subjects(store, {f["object"] for f in current})
-            for fact in current:
-                if fact["object"] in known:
-                    item = _fact_item(fact, step)
-                    items.setdefault(item_key(item)[1:], item)
-                    found.add(fact["object"])
+        for name in frontier:
+            for edge in touching.get(name, ()):
+                item = _edge_item(edge, step)
+                items.setdefault(item_key(item)[1:], item)
+                found.add(edge["to"] if edge["from"] == name else edge["from"])
+        current = [f for f in queries.valid_at_of(store, now_ms, frontier) if f["object"] != f["subject"]]
+        known = touching.keys() | queries.known_subjects(store, {f["object"] for f in current})
+        for fact in current:
+            if fact["object"] in known:
+                item = _fact_item(fact, step)
+                items.setdefault(item_key(item)[1:], item)
+                found.add(fact["object"])
         frontier = found - reached
         reached |= found
         if not frontier:

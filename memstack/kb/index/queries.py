@@ -85,6 +85,18 @@ def valid_at(store: Path, ts: int, subject: str | None = None, as_of: int | None
     return [f for f in (facts.believed_at(f, as_of) for f in found) if f is not None]  # (a no-op on from_files')
 
 
+def valid_at_of(store: Path, ts: int, subjects: Iterable[str]) -> list[Fact]:
+    """`valid_at` of each of `subjects` (a walk's frontier), in listing order: a question of the index for
+    every 500 subjects, not one for each."""
+    wanted = sorted(set(subjects))
+    found: list[Fact] = []
+    for at in range(0, len(wanted), 500):
+        chunk = {f"s{n}": subject for n, subject in enumerate(wanted[at:at + 500])}
+        where = f"subject IN ({', '.join(':' + name for name in chunk)}) AND {VALID}{_LISTING}"
+        found += _select(store, where, {"ts": ts, **chunk})
+    return found
+
+
 def each_valid_at(store: Path, ts: int, as_of: int | None = None) -> Iterator[Fact]:
     """`valid_at` of every subject, one fact at a time (a listing of the whole store, never held whole).
 
