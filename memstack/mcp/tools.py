@@ -63,7 +63,7 @@ def call(tool_name: str, arguments: Mapping[str, Any] | None, *, store: str | No
     if tool is None:
         raise MemstackError(f"unknown tool {tool_name!r}: the tools are {', '.join(sorted(TOOLS))}")
     args = tool.check(arguments)
-    if tool.arguments.get("agent") is AGENT and args["agent"] is None:  # not given ("" is, and refused as the
+    if tool.arguments.get("agent") is AGENT and args.get("agent") is None:  # not given ("" is, and refused as the
         args["agent"] = agent  # CLI refuses it): the agent acting; a filter's agent (`search`, ...) stays every agent
     if tool.as_agent:
         args["server_agent"] = agent
