@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Any
 
-from memstack.base.output import emit, emit_each, emit_page
+from memstack.base.output import emit, emit_each, emit_page, shown
 from memstack.base.times import iso
 from memstack.cli.commands import AGENT, anchor_options, doc, page_options, pg_option
 from memstack.kb.facts import TABLES, Fact
@@ -102,7 +102,7 @@ def render_line(f: Fact) -> str:
         line += f", supersedes {', '.join(f['supersedes'])}"
     if f.get("anchors"):
         line += f", anchored to {', '.join(anchor_text(a) for a in f['anchors'])}"
-    return line + ")" + code_marker(f)
+    return shown(line + ")") + code_marker(f)  # a newline in a field would print a line of its own
 
 
 def code_marker(record: dict[str, Any]) -> str:

@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Any
 
-from memstack.base.output import emit, emit_each, emit_page
+from memstack.base.output import emit, emit_each, emit_page, shown
 from memstack.cli.commands import AGENT, anchor_options, doc, page_options
 from memstack.intake import log as intake
 from memstack.repo.store import agent_filter, open_store
@@ -70,8 +70,8 @@ def run_list(args: Any) -> int:
     store = open_store(args.store)
 
     def line(r: dict[str, Any]) -> str:
-        return (f"{r['created_at']}  {r['agent']}  {r['tier']:<8} {r['confidence']:.2f}  {r['id']}  "
-                f"{(r['title'] or r['content']).splitlines()[0][:60]}")
+        return shown(f"{r['created_at']}  {r['agent']}  {r['tier']:<8} {r['confidence']:.2f}  {r['id']}  "
+                     f"{(r['title'] or r['content']).split(chr(10))[0][:60]}")  # its first line, \r escaped
 
     if args.limit is None and args.cursor is None:  # the whole log: streamed, never held whole
         emit_each(args, intake.each_record(store.root, agent_filter(store, args.agent), args.pending), line,
