@@ -12,7 +12,9 @@ own writes do:
   of format 1, a line of its one ledger file, kb/promotions.jsonl, streamed: docs/migrate.md);
 - every document a step adds to kb/files is entered by a `kind: file` line of the state's log;
 - a new fact at tier "ratified" is one promotion made from a ratification (its `-r` id derived from an
-  intake id the state's Binder log ratifies): tier "ratified" is a person's word, never a writer's.
+  intake id the state's Binder log ratifies): tier "ratified" is a person's word, never a writer's;
+- no facts the Binder's log ratifies are closed in favour of each other (cycles.py: two people who
+  ratified opposite sides of one disagreement in different clones).
 
 Only the step's new lines are gathered (compactly: the fields these rules read), and each lookup reads
 what it names, never the whole store (a legacy intake id aside).
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from memstack.base import ids, jsonio, layout, ledger
 from memstack.base.errors import MemstackError
 from memstack.base.times import day
-from memstack.integrity import migration
+from memstack.integrity import cycles, migration
 from memstack.integrity.report import Step
 from memstack.integrity.rules.text import COMMITTED_ID, parse
 from memstack.integrity.violations import Violation
@@ -53,9 +55,13 @@ class Entries:
         self.lines: list[Line] = []
         self.documents: list[str] = []
         self.ratified: list[tuple[str, int, object, object]] = []  # new facts at tier ratified: path, line, ids
+        self.closings = cycles.Closings()  # the facts the step's closings name: no ratified facts in a cycle
 
     def note_facts(self, path: str, numbered: Iterable[tuple[int, bytes]], new_from: int) -> None:
-        """A fact file's new lines: those at tier "ratified" must come from a Binder ratification."""
+        """A fact file's new lines: those at tier "ratified" must come from a Binder ratification; closings
+        must not close ratified facts in favour of each other."""
+        numbered = list(numbered)
+        self.closings.note(numbered)
         for number, raw in numbered:
             if number < new_from or b'"ratified"' not in raw:
                 continue
@@ -95,9 +101,11 @@ class Entries:
         self.documents.append(path)
 
     def check(self, step: Step, people: Callable[[], tuple[frozenset[str] | None, str]]) -> list[Violation]:
-        if not self.lines and not self.documents and not self.ratified:
+        if step.prefix and any(layout.classify(path).kind == layout.FACTS for path in step.inherited):
+            self.closings.every = True  # a merge took fact files from each side: their closings may meet in a cycle
+        if not self.lines and not self.documents and not self.ratified and not self.closings:
             return []
-        found: list[Violation] = self.ratifications(step)
+        found: list[Violation] = self.ratifications(step) + (self.closings.violations(step) if self.closings else [])
         allowed, which = people() if self.lines else (None, "")
         filed = set(step.source.listdir("kb/files")) if any(line.path for line in self.lines) else set()
         for line in self.lines:
