@@ -136,7 +136,9 @@ def test_opposite_ratifications_of_a_dispute_are_refused_not_a_cycle(
     git(bob, "pull", "-q", "--no-edit", f"--{how}", check=False)
     push = git(bob, "push", "-q", "origin", "HEAD", check=False)
     assert push.returncode != 0
-    assert "each closed in favour of the other" in push.stdout + push.stderr
+    said = push.stdout + push.stderr
+    assert "each closed in favour of the other" in said and f"keep the first decision (Alice ratified {sides['grpc']}" \
+        in said
     audit = memstack("check", "--all", cwd=bob)
     assert audit.returncode == 1 and "each closed in favour of the other" in audit.stdout
 
@@ -157,3 +159,13 @@ def test_a_settling_decision_overrules_only_the_decisions_it_was_made_against() 
     late = {"intake_id": "r", "decision": "reject", "decided_at": 40, "by": "Eve"}
     assert binder.verdict([alice, bob, carol, late]) is None
     assert binder.first_in_force([bob, {**alice, "decision": "reject"}])["by"] == "Alice"
+
+
+def test_blame_credits_each_decision_to_the_commit_that_added_it(waiting: tuple[Path, str], tmp_path: Path) -> None:
+    alice, bob, record = decided_apart(waiting, tmp_path)
+    pull(bob, "no-rebase")
+    blamed = json.loads(ok(bob, "blame", record, "--json"))
+    said = {d["record"]["by"]: (d["added"]["message"], d["merge"] and d["merge"]["message"])
+            for d in blamed["decisions"]}
+    assert said["Bob"] == ("Bob rejects", None)
+    assert said["Alice"][0] == "Alice ratifies" and said["Alice"][1].startswith("Merge")
