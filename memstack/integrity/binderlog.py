@@ -14,7 +14,9 @@ own writes do:
 - a new fact at tier "ratified" is one promotion made from a ratification (its `-r` id derived from an
   intake id the state's Binder log ratifies): tier "ratified" is a person's word, never a writer's;
 - no facts the Binder's log ratifies are closed in favour of each other (cycles.py: two people who
-  ratified opposite sides of one disagreement in different clones).
+  ratified opposite sides of one disagreement in different clones);
+- a decision that `settles` a record settles a dispute: the record's decisions made at or before that
+  time disagree (kb/binder.py), so a line written by hand cannot overrule a decision no one disputed.
 
 Only the step's new lines are gathered (compactly: the fields these rules read), and each lookup reads
 what it names, never the whole store (a legacy intake id aside).
@@ -46,6 +48,7 @@ class Line:
     intake_id: object = None  # a decision on an intake record
     via: object = None  # "mcp": an agent's, made over the MCP server
     raw: bytes = b""  # the line as committed (a merge's other parent may hold it: signed.py)
+    settles: object = None  # a decision settling a dispute: the latest decision it was made against
 
 
 class Entries:
@@ -79,7 +82,8 @@ class Entries:
                 self.lines.append(Line(number, record.get("by"), record.get("path"), record.get("sha256"), via=via,
                                        raw=line))
             else:
-                self.lines.append(Line(number, record.get("by"), intake_id=record.get("intake_id"), via=via, raw=line))
+                self.lines.append(Line(number, record.get("by"), intake_id=record.get("intake_id"), via=via, raw=line,
+                                       settles=record.get("settles")))
 
     def ratifications(self, step: Step) -> list[Violation]:
         """Each new fact at tier "ratified" is one promotion made from a person's ratification: its id is
@@ -95,6 +99,32 @@ class Entries:
                 found.append(Violation(path, number, "I5", "fact at tier 'ratified' that no Binder ratification"
                                                            " made (only promotion makes one, from a person's"
                                                            " `memstack binder ratify`)", RATIFIED_FIX))
+        return found
+
+    def settlements(self, step: Step) -> list[Violation]:
+        """Each new decision with `settles` answers a dispute: the record's other decisions made at or
+        before that time disagree (what `memstack binder ratify|reject` writes when they do)."""
+        settling = [line for line in self.lines if type(line.settles) is int and isinstance(line.intake_id, str)]
+        if not settling:
+            return []
+        from memstack.kb import binder  # only here: a settlement is rare, and kb/binder.py imports the fact store
+
+        log = step.source.read(layout.DECISIONS) or b""
+        found = []
+        for line in settling:
+            assert isinstance(line.intake_id, str) and type(line.settles) is int
+            key = line.intake_id.encode()
+            earlier = [d for raw in log.splitlines() if key in raw and raw != line.raw
+                       for d, problem in [parse(raw)] if not problem and isinstance(d, dict)
+                       and d.get("intake_id") == line.intake_id and type(d.get("decided_at")) is int
+                       and d["decided_at"] <= line.settles]
+            if len(earlier) < 2 or binder.verdict(earlier) is not None:
+                found.append(Violation(layout.DECISIONS, line.number, "I5",
+                                       f"decision on intake record {line.intake_id} settles a dispute (settles"
+                                       f" {line.settles}), but no one decided it differently by then",
+                                       "a record is decided once; `settles` is written by `memstack binder"
+                                       " ratify|reject ID` on a record people decided differently (`memstack"
+                                       " binder list` shows it): remove the line"))
         return found
 
     def document(self, path: str) -> None:
@@ -140,6 +170,7 @@ class Entries:
                                        f"decision on intake record {line.intake_id}, which promotion never routed to"
                                        f" the Binder (no line of {routed_in} puts it there)",
                                        DECIDE_FIX))
+        found += self.settlements(step)
         entered = {line.path for line in self.lines if isinstance(line.path, str)}
         unentered = [path for path in self.documents if path not in entered]
         if unentered:

@@ -21,6 +21,9 @@ from memstack.base.layout import DECISIONS
 from memstack.base.logfiles import read_log
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import iso
+from memstack.kb import factstore
+from memstack.kb.factfiles import Closing
+from memstack.kb.index import queries
 
 PAST = {"ratify": "ratified", "reject": "rejected"}
 
@@ -68,8 +71,16 @@ def disputed(store: Path) -> list[dict[str, Any]]:
         record = _record(store, intake_id) or {}
         found.append({"kind": "dispute", "id": intake_id, "subject": str(record.get("subject") or ""),
                       "predicate": str(record.get("predicate") or ""), "decisions": shown, "record": record or None,
+                      "fact": made_fact(store, intake_id),
                       "created_at": iso(max(d["decided_at"] for d in shown if type(d.get("decided_at")) is int))})
     return found
+
+
+def made_fact(store: Path, intake_id: str) -> str | None:
+    """The fact a promotion already made from the record (a clone that promoted its ratification before
+    another person's different decision arrived), or None: its ledger line names it."""
+    made = [line.get("fact_id") for line in ledger.record_lines(store, intake_id) if line.get("sub_tier") != "binder"]
+    return next((fid for fid in made if isinstance(fid, str)), None)
 
 
 def _record(store: Path, intake_id: str) -> dict[str, Any] | None:
@@ -112,8 +123,20 @@ def decide(store: Path, intake_id: str, decision: str, by: str, now_ms: int, not
             record["settles"] = max(d["decided_at"] for d in earlier if type(d.get("decided_at")) is int)
         if not routed_to_binder(store, intake_id):
             raise bad("ID", repr(intake_id), "not waiting in the binder queue (`{verb:memstack binder list}`)")
+        closed = _unmake(store, intake_id, now_ms) if earlier and decision == "reject" else []
         append_line(store, DECISIONS, jsonio.dumps_line(record))
-    return record
+    return {**record, "closed": closed} if earlier else record
+
+
+def _unmake(store: Path, intake_id: str, now_ms: int) -> list[str]:
+    """A dispute settled by a rejection: the fact a clone already made from the record's ratification is
+    closed now, with no successor (the rejected record is knowledge no more; its history keeps it)."""
+    fact_id = made_fact(store, intake_id)
+    where = queries.locate(store, [fact_id]) if fact_id else {}
+    if fact_id not in where or where[fact_id][1].get("valid_to") is not None:
+        return []
+    factstore.close_many(store, [Closing(fact_id, now_ms, now_ms, None)])
+    return [fact_id]
 
 
 def check_entry(store: Path, entry: dict[str, Any], note: str | None, via: str | None = None) -> None:

@@ -169,3 +169,46 @@ def test_blame_credits_each_decision_to_the_commit_that_added_it(waiting: tuple[
             for d in blamed["decisions"]}
     assert said["Bob"] == ("Bob rejects", None)
     assert said["Alice"][0] == "Alice ratifies" and said["Alice"][1].startswith("Merge")
+
+
+def test_a_record_promoted_before_the_other_decision_arrived_is_closed_when_the_dispute_is_settled_rejected(
+        waiting: tuple[Path, str], tmp_path: Path) -> None:
+    origin, record = waiting
+    shutil.copytree(origin, tmp_path, symlinks=True, dirs_exist_ok=True)
+    for name in ("store", "alice", "bob"):
+        git(tmp_path / name, "remote", "set-url", "origin", str(tmp_path / "remote.git"))
+    alice, bob = tmp_path / "alice", tmp_path / "bob"
+    ok(alice, "binder", "ratify", record, "--by", "Alice")
+    committed(alice, "Alice ratifies")
+    ok(alice, "promote")  # Alice's clone made it knowledge before Bob's decision arrived
+    pushed(alice)
+    ok(bob, "binder", "reject", record, "--by", "Bob")
+    committed(bob, "Bob rejects")
+    pull(bob, "no-rebase")
+    [made] = facts_of(bob, record)
+    [dispute] = [i for i in items(json.loads(ok(bob, "binder", "list", "--json"))) if i.get("kind") == "dispute"]
+    assert dispute["id"] == record and dispute["fact"] == made["id"]
+    assert f"already knowledge: fact {made['id']}" in ok(bob, "binder", "list")
+    settled = json.loads(ok(bob, "binder", "reject", record, "--by", "Carol", "--json"))
+    assert settled["closed"] == [made["id"]]
+    [closed] = facts_of(bob, record)
+    assert closed["valid_to"] is not None and closed["superseded_by"] is None
+    committed(bob, "Carol settles: rejected")
+    pushed(bob)
+
+
+def test_a_hand_written_settlement_of_a_record_no_one_disputes_is_refused(waiting: tuple[Path, str],
+                                                                            tmp_path: Path) -> None:
+    from check_support import refused
+
+    origin, record = waiting
+    store = tmp_path / "store"
+    shutil.copytree(origin / "store", store, symlinks=True)
+    ok(store, "binder", "ratify", record, "--by", "Alice")
+    committed(store, "Alice ratifies")
+    [alice] = [json.loads(x) for x in (store / "kb/binder.jsonl").read_text().splitlines()]
+    overruling = {"intake_id": record, "decision": "reject", "decided_at": alice["decided_at"] + 5, "by": "Mallory",
+                  "settles": alice["decided_at"]}
+    with (store / "kb/binder.jsonl").open("a") as log:
+        log.write(json.dumps(overruling, separators=(",", ":"), sort_keys=True) + "\n")
+    refused(store, "settles a dispute", "no one decided")

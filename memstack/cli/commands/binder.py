@@ -67,7 +67,8 @@ def _line(r: dict[str, Any]) -> str:
     if r.get("kind") == "dispute" and "decisions" in r:  # one intake record, decided differently by people
         said = "; ".join(f"{d['decision']} by {d['by']} at {iso(d['decided_at'])}" for d in r["decisions"])
         what = (r["record"] or {}).get("title") or (r["record"] or {}).get("content") or ""
-        return (f"dispute  {r['id']}  {str(what)[:60]!r} was decided differently: {said}"
+        made = f" (already knowledge: fact {r['fact']})" if r.get("fact") else ""
+        return (f"dispute  {r['id']}  {str(what)[:60]!r} was decided differently: {said}{made}"
                 f" — `memstack binder ratify|reject {r['id']}` settles it")
     if r.get("kind") == "dispute":
         sides = "; ".join(f"{s['id']} {s['object']!r} by {s['agent']}" + (" (closing kept)" if s["id"] ==
