@@ -15,6 +15,8 @@ own writes do:
   intake id the state's Binder log ratifies): tier "ratified" is a person's word, never a writer's;
 - no facts the Binder's log ratifies are closed in favour of each other (cycles.py: two people who
   ratified opposite sides of one disagreement in different clones);
+- no side of a disagreement is both ratified and rejected (two people who decided it differently in
+  different clones: the ratification closed the other sides, the rejection this one, nothing is open);
 - a decision that `settles` a record settles a dispute: the record's decisions made at or before that
   time disagree (kb/binder.py), so a line written by hand cannot overrule a decision no one disputed.
 
@@ -49,6 +51,7 @@ class Line:
     via: object = None  # "mcp": an agent's, made over the MCP server
     raw: bytes = b""  # the line as committed (a merge's other parent may hold it: signed.py)
     settles: object = None  # a decision settling a dispute: the latest decision it was made against
+    fact_id: object = None  # a decision on a side of a disagreement between agents
 
 
 class Entries:
@@ -83,7 +86,7 @@ class Entries:
                                        raw=line))
             else:
                 self.lines.append(Line(number, record.get("by"), intake_id=record.get("intake_id"), via=via, raw=line,
-                                       settles=record.get("settles")))
+                                       settles=record.get("settles"), fact_id=record.get("fact_id")))
 
     def ratifications(self, step: Step) -> list[Violation]:
         """Each new fact at tier "ratified" is one promotion made from a person's ratification: its id is
@@ -99,6 +102,30 @@ class Entries:
                 found.append(Violation(path, number, "I5", "fact at tier 'ratified' that no Binder ratification"
                                                            " made (only promotion makes one, from a person's"
                                                            " `memstack binder ratify`)", RATIFIED_FIX))
+        return found
+
+    def sides(self, step: Step) -> list[Violation]:
+        """No side of a disagreement that a new decision names is both ratified and rejected in the state's log."""
+        named = {line.fact_id: line for line in self.lines if isinstance(line.fact_id, str)}
+        if not named:
+            return []
+        said: dict[str, dict[str, dict]] = {}
+        for raw in (step.source.read(layout.DECISIONS) or b"").splitlines():
+            if b'"fact_id"' in raw:
+                d, problem = parse(raw)
+                if not problem and isinstance(d, dict) and d.get("fact_id") in named:
+                    said.setdefault(d["fact_id"], {}).setdefault(str(d.get("decision")), d)
+        found = []
+        for fid in sorted(named):
+            both = said.get(fid, {})
+            if {"ratify", "reject"} <= both.keys():
+                first = min(both.values(), key=lambda d: str(d.get("decided_at")).rjust(20))
+                found.append(Violation(
+                    layout.DECISIONS, named[fid].number, "I5",
+                    f"fact {fid} is ratified by {both['ratify'].get('by')} and rejected by {both['reject'].get('by')}:"
+                    " the ratification closed the other sides and the rejection this one, so none is open",
+                    "people decided one side differently in different clones; " + cycles.UNDO.format(
+                        first=f"{first.get('by')}'s {first.get('decision')}")))
         return found
 
     def settlements(self, step: Step) -> list[Violation]:
@@ -170,7 +197,7 @@ class Entries:
                                        f"decision on intake record {line.intake_id}, which promotion never routed to"
                                        f" the Binder (no line of {routed_in} puts it there)",
                                        DECIDE_FIX))
-        found += self.settlements(step)
+        found += self.settlements(step) + self.sides(step)
         entered = {line.path for line in self.lines if isinstance(line.path, str)}
         unentered = [path for path in self.documents if path not in entered]
         if unentered:

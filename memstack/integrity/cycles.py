@@ -22,10 +22,11 @@ from memstack.integrity.violations import Violation
 
 CAP = 10_000
 FACT_ID, RATIFY = b'"fact_id":"', b'"decision":"ratify"'
-FIX = ("people ratified opposite sides of one disagreement in different clones, and each decision closed the"
-       " other's side; the store keeps one: keep the first decision ({first}) and undo the other before it is pushed"
-       " (a merge: `git reset --keep HEAD^1`; then your own decision's commit: `git reset --keep <commit>^`), pull,"
-       " and settle it with the other person (a new answer: `memstack capture --contradicts`)")
+UNDO = ("the store keeps one: keep the first decision ({first}) and undo the other before it is pushed (a merge:"
+        " `git reset --keep HEAD^1`; then your own decision's commit: `git reset --keep <commit>^`), pull, and settle"
+        " it with the other person (a new answer: `memstack capture --contradicts`)")
+FIX = ("people ratified opposite sides of one disagreement in different clones, and each decision closed the other's"
+       " side; " + UNDO)
 
 
 class Closings:

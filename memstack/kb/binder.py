@@ -47,7 +47,13 @@ def verdict(decisions: Iterable[dict[str, Any]]) -> str | None:
 def first_in_force(decisions: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """The decision promotion takes a ratified record's time from: the earliest of those in force (the same
     whatever order a merge left the lines in)."""
-    return min(in_force(decisions), key=lambda d: (d.get("decided_at"), str(d.get("by"))))
+    return min(in_force(decisions), key=_when)
+
+
+def _when(decision: dict[str, Any]) -> tuple[int, str]:
+    """A decision's place in time (a line without an integer time, which the checks refuse, last)."""
+    at = decision.get("decided_at")
+    return (at if type(at) is int else 2**63, str(decision.get("by")))
 
 
 def by_record(decisions: Iterable[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -67,12 +73,13 @@ def disputed(store: Path) -> list[dict[str, Any]]:
     for intake_id, decisions in sorted(by_record(read_log(store, DECISIONS)).items()):
         if len(decisions) < 2 or verdict(decisions) is not None:
             continue
-        shown = sorted(in_force(decisions), key=lambda d: (d.get("decided_at"), str(d.get("by"))))
+        shown = sorted(in_force(decisions), key=_when)
         record = _record(store, intake_id) or {}
         found.append({"kind": "dispute", "id": intake_id, "subject": str(record.get("subject") or ""),
                       "predicate": str(record.get("predicate") or ""), "decisions": shown, "record": record or None,
                       "fact": made_fact(store, intake_id),
-                      "created_at": iso(max(d["decided_at"] for d in shown if type(d.get("decided_at")) is int))})
+                      "created_at": iso(max((d["decided_at"] for d in shown if type(d.get("decided_at")) is int),
+                                             default=0))})
     return found
 
 

@@ -77,6 +77,10 @@ def test_two_different_decisions_on_one_record_are_a_dispute_that_promote_leaves
     assert dispute["id"] == record
     assert sorted((d["by"], d["decision"]) for d in dispute["decisions"]) == [("Alice", "ratify"), ("Bob", "reject")]
     assert "decided differently" in ok(bob, "binder", "list")
+    import jsonschema
+
+    from memstack.mcp.tools_binder import PAGED_WAITING
+    jsonschema.validate(json.loads(ok(bob, "binder", "list", "--json", "--limit", "50")), PAGED_WAITING)  # the tool's
     ok(bob, "promote")
     assert facts_of(bob, record) == []  # neither decision acted on while they disagree
     # A person settles it: the next promotion acts on that decision.
@@ -114,10 +118,9 @@ def api_decision(repo: Path, agent: str, obj: str) -> None:
     ok(repo, "promote")
 
 
-@pytest.mark.parametrize("how", ["rebase", "no-rebase"])
-def test_opposite_ratifications_of_a_dispute_are_refused_not_a_cycle(
-        _store_template: Path, tmp_path: Path, how: str) -> None:
-    shutil.copytree(_store_template, tmp_path / "store", symlinks=True)
+def api_dispute(template: Path, tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """Alice's clone promoted `api decided grpc`, Bob's `api decided rest`; they met: a dispute between agents."""
+    shutil.copytree(template, tmp_path / "store", symlinks=True)
     remote = guarded_remote(tmp_path / "store", tmp_path)
     alice, bob = clone(remote, tmp_path / "alice"), clone(remote, tmp_path / "bob")
     api_decision(alice, "alice", "grpc")
@@ -127,7 +130,13 @@ def test_opposite_ratifications_of_a_dispute_are_refused_not_a_cycle(
     pushed(bob)
     pull(alice, "no-rebase")
     [dispute] = [i for i in items(json.loads(ok(alice, "binder", "list", "--json"))) if i.get("kind") == "dispute"]
-    sides = {s["object"]: s["id"] for s in dispute["sides"]}
+    return alice, bob, {s["object"]: s["id"] for s in dispute["sides"]}
+
+
+@pytest.mark.parametrize("how", ["rebase", "no-rebase"])
+def test_opposite_ratifications_of_a_dispute_are_refused_not_a_cycle(
+        _store_template: Path, tmp_path: Path, how: str) -> None:
+    alice, bob, sides = api_dispute(_store_template, tmp_path)
     ok(alice, "binder", "ratify", sides["grpc"], "--by", "Alice")
     committed(alice, "Alice keeps grpc")
     pushed(alice)
@@ -212,3 +221,18 @@ def test_a_hand_written_settlement_of_a_record_no_one_disputes_is_refused(waitin
     with (store / "kb/binder.jsonl").open("a") as log:
         log.write(json.dumps(overruling, separators=(",", ":"), sort_keys=True) + "\n")
     refused(store, "settles a dispute", "no one decided")
+
+
+def test_one_side_ratified_in_one_clone_and_rejected_in_the_other_is_refused(
+        _store_template: Path, tmp_path: Path) -> None:
+    """Alice ratifies grpc (closing rest), Bob rejects grpc (closing it): merged, nothing would be open."""
+    alice, bob, sides = api_dispute(_store_template, tmp_path)
+    ok(alice, "binder", "ratify", sides["grpc"], "--by", "Alice")
+    committed(alice, "Alice keeps grpc")
+    pushed(alice)
+    ok(bob, "binder", "reject", sides["grpc"], "--by", "Bob")
+    committed(bob, "Bob drops grpc")
+    git(bob, "pull", "-q", "--no-edit", "--no-rebase", check=False)
+    push = git(bob, "push", "-q", "origin", "HEAD", check=False)
+    said = push.stdout + push.stderr
+    assert push.returncode != 0 and f"fact {sides['grpc']} is ratified by Alice and rejected by Bob" in said
