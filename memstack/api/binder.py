@@ -34,7 +34,8 @@ def _queue_shape(key: list[Any]) -> bool:
 def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
                   max_bytes: int | None = None) -> dict[str, Any]:
     """`binder list --json` and the `binder_list` tool: one page of the waiting intake records, oldest first,
-    then the disagreements between agents (`"kind": "dispute"`, docs/merge.md). The page's records are read
+    then the disagreements between agents (`"kind": "dispute"`, docs/merge.md) and the records people decided
+    differently (`"kind": "dispute"` with `"decisions"`, docs/binder.md). The page's records are read
     from the queue's shards of their days; the later shards are only counted."""
 
     pages.page([], limit=limit, cursor=cursor, key=queue_key, verb="binder list",
@@ -48,7 +49,7 @@ def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
         head, rest = views.waiting_head(WorktreeSource(store.root), None if after is None else (after[1], after[2]),
                                         size, counts)
         counts.save()
-    found = sorted(disputes.waiting(store.root), key=queue_key)
+    found = sorted([*disputes.waiting(store.root), *binder.disputed(store.root)], key=queue_key)
     items: list[dict[str, Any]] = head + found if not rest else head
     return pages.page(items, limit=limit, cursor=cursor, key=queue_key, verb="binder list", shape=_queue_shape,
                       max_bytes=max_bytes, uncounted=rest + (len(found) if rest else 0)).document()
@@ -56,10 +57,10 @@ def list_document(store: Store, *, limit: Any = None, cursor: str | None = None,
 
 def queue(store: Store) -> Iterator[dict[str, Any]]:
     """The queue in its order, streamed: the waiting records (read from the queue's shards a day at a
-    time), then the disagreements."""
+    time), then the disagreements and the records people decided differently."""
 
     yield from Shown.in_store(store.root).records(views.waiting(WorktreeSource(store.root)))  # forgetting.md
-    yield from sorted(disputes.waiting(store.root), key=queue_key)
+    yield from sorted([*disputes.waiting(store.root), *binder.disputed(store.root)], key=queue_key)
 
 
 def decide_document(store: Store, verb: str, id: str, by: str | None = None, note: str | None = None, *,

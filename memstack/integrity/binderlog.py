@@ -12,7 +12,13 @@ own writes do:
   of format 1, a line of its one ledger file, kb/promotions.jsonl, streamed: docs/migrate.md);
 - every document a step adds to kb/files is entered by a `kind: file` line of the state's log;
 - a new fact at tier "ratified" is one promotion made from a ratification (its `-r` id derived from an
-  intake id the state's Binder log ratifies): tier "ratified" is a person's word, never a writer's.
+  intake id the state's Binder log ratifies): tier "ratified" is a person's word, never a writer's;
+- no facts the Binder's log ratifies are closed in favour of each other (cycles.py: two people who
+  ratified opposite sides of one disagreement in different clones);
+- no side of a disagreement is both ratified and rejected (two people who decided it differently in
+  different clones: the ratification closed the other sides, the rejection this one, nothing is open);
+- a decision that `settles` a record settles a dispute: the record's decisions made at or before that
+  time disagree (kb/binder.py), so a line written by hand cannot overrule a decision no one disputed.
 
 Only the step's new lines are gathered (compactly: the fields these rules read), and each lookup reads
 what it names, never the whole store (a legacy intake id aside).
@@ -24,7 +30,7 @@ from dataclasses import dataclass
 from memstack.base import ids, jsonio, layout, ledger
 from memstack.base.errors import MemstackError
 from memstack.base.times import day
-from memstack.integrity import migration
+from memstack.integrity import cycles, migration
 from memstack.integrity.report import Step
 from memstack.integrity.rules.text import COMMITTED_ID, parse
 from memstack.integrity.violations import Violation
@@ -44,6 +50,8 @@ class Line:
     intake_id: object = None  # a decision on an intake record
     via: object = None  # "mcp": an agent's, made over the MCP server
     raw: bytes = b""  # the line as committed (a merge's other parent may hold it: signed.py)
+    settles: object = None  # a decision settling a dispute: the latest decision it was made against
+    fact_id: object = None  # a decision on a side of a disagreement between agents
 
 
 class Entries:
@@ -53,9 +61,13 @@ class Entries:
         self.lines: list[Line] = []
         self.documents: list[str] = []
         self.ratified: list[tuple[str, int, object, object]] = []  # new facts at tier ratified: path, line, ids
+        self.closings = cycles.Closings()  # the facts the step's closings name: no ratified facts in a cycle
 
     def note_facts(self, path: str, numbered: Iterable[tuple[int, bytes]], new_from: int) -> None:
-        """A fact file's new lines: those at tier "ratified" must come from a Binder ratification."""
+        """A fact file's new lines: those at tier "ratified" must come from a Binder ratification; closings
+        must not close ratified facts in favour of each other."""
+        numbered = list(numbered)
+        self.closings.note(numbered)
         for number, raw in numbered:
             if number < new_from or b'"ratified"' not in raw:
                 continue
@@ -73,7 +85,8 @@ class Entries:
                 self.lines.append(Line(number, record.get("by"), record.get("path"), record.get("sha256"), via=via,
                                        raw=line))
             else:
-                self.lines.append(Line(number, record.get("by"), intake_id=record.get("intake_id"), via=via, raw=line))
+                self.lines.append(Line(number, record.get("by"), intake_id=record.get("intake_id"), via=via, raw=line,
+                                       settles=record.get("settles"), fact_id=record.get("fact_id")))
 
     def ratifications(self, step: Step) -> list[Violation]:
         """Each new fact at tier "ratified" is one promotion made from a person's ratification: its id is
@@ -91,13 +104,65 @@ class Entries:
                                                            " `memstack binder ratify`)", RATIFIED_FIX))
         return found
 
+    def sides(self, step: Step) -> list[Violation]:
+        """No side of a disagreement that a new decision names is both ratified and rejected in the state's log."""
+        named = {line.fact_id: line for line in self.lines if isinstance(line.fact_id, str)}
+        if not named:
+            return []
+        said: dict[str, dict[str, dict]] = {}
+        for raw in (step.source.read(layout.DECISIONS) or b"").splitlines():
+            if b'"fact_id"' in raw:
+                d, problem = parse(raw)
+                if not problem and isinstance(d, dict) and d.get("fact_id") in named:
+                    said.setdefault(d["fact_id"], {}).setdefault(str(d.get("decision")), d)
+        found = []
+        for fid in sorted(named):
+            both = said.get(fid, {})
+            if {"ratify", "reject"} <= both.keys():
+                first = min(both.values(), key=lambda d: str(d.get("decided_at")).rjust(20))
+                found.append(Violation(
+                    layout.DECISIONS, named[fid].number, "I5",
+                    f"fact {fid} is ratified by {both['ratify'].get('by')} and rejected by {both['reject'].get('by')}:"
+                    " the ratification closed the other sides and the rejection this one, so none is open",
+                    "people decided one side differently in different clones; " + cycles.UNDO.format(
+                        first=f"{first.get('by')}'s {first.get('decision')}")))
+        return found
+
+    def settlements(self, step: Step) -> list[Violation]:
+        """Each new decision with `settles` answers a dispute: the record's other decisions made at or
+        before that time disagree (what `memstack binder ratify|reject` writes when they do)."""
+        settling = [line for line in self.lines if type(line.settles) is int and isinstance(line.intake_id, str)]
+        if not settling:
+            return []
+        from memstack.kb import binder  # only here: a settlement is rare, and kb/binder.py imports the fact store
+
+        log = step.source.read(layout.DECISIONS) or b""
+        found = []
+        for line in settling:
+            assert isinstance(line.intake_id, str) and type(line.settles) is int
+            key = line.intake_id.encode()
+            earlier = [d for raw in log.splitlines() if key in raw and raw != line.raw
+                       for d, problem in [parse(raw)] if not problem and isinstance(d, dict)
+                       and d.get("intake_id") == line.intake_id and type(d.get("decided_at")) is int
+                       and d["decided_at"] <= line.settles]
+            if len(earlier) < 2 or binder.verdict(earlier) is not None:
+                found.append(Violation(layout.DECISIONS, line.number, "I5",
+                                       f"decision on intake record {line.intake_id} settles a dispute (settles"
+                                       f" {line.settles}), but no one decided it differently by then",
+                                       "a record is decided once; `settles` is written by `memstack binder"
+                                       " ratify|reject ID` on a record people decided differently (`memstack"
+                                       " binder list` shows it): remove the line"))
+        return found
+
     def document(self, path: str) -> None:
         self.documents.append(path)
 
     def check(self, step: Step, people: Callable[[], tuple[frozenset[str] | None, str]]) -> list[Violation]:
-        if not self.lines and not self.documents and not self.ratified:
+        if step.prefix and any(layout.classify(path).kind == layout.FACTS for path in step.inherited):
+            self.closings.every = True  # a merge took fact files from each side: their closings may meet in a cycle
+        if not self.lines and not self.documents and not self.ratified and not self.closings:
             return []
-        found: list[Violation] = self.ratifications(step)
+        found: list[Violation] = self.ratifications(step) + (self.closings.violations(step) if self.closings else [])
         allowed, which = people() if self.lines else (None, "")
         filed = set(step.source.listdir("kb/files")) if any(line.path for line in self.lines) else set()
         for line in self.lines:
@@ -132,6 +197,7 @@ class Entries:
                                        f"decision on intake record {line.intake_id}, which promotion never routed to"
                                        f" the Binder (no line of {routed_in} puts it there)",
                                        DECIDE_FIX))
+        found += self.settlements(step) + self.sides(step)
         entered = {line.path for line in self.lines if isinstance(line.path, str)}
         unentered = [path for path in self.documents if path not in entered]
         if unentered:

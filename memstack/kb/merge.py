@@ -2,7 +2,9 @@
 
 - Append-only logs: ours as it is, then the records of theirs that ours lacks
   (matched by `id`, else by the whole line): nothing lost, each once. Two
-  different ledger lines about one record are both kept.
+  different ledger lines about one record are both kept, and so are two
+  different Binder decisions on one record (people who decided differently:
+  kb/binder.py finds the dispute, promotion acts on neither).
 - Fact files: every fact once, by id; a closing made on one side is kept, the
   same closing on both sides is fine. The same fact closed differently on the
   two sides, each closing naming its successor, is two agents disagreeing: the
@@ -74,7 +76,7 @@ def _common_prefix(a: bytes, b: bytes) -> int:
     return a.rfind(b"\n", 0, low) + 1
 
 
-def merge_log(base: bytes, ours: bytes, theirs: bytes, ledger: bool = False) -> Result:
+def merge_log(base: bytes, ours: bytes, theirs: bytes, keep_both: bool = False) -> Result:
     """Ours as it is, then every record of theirs (or of the base) that ours lacks.
 
     Records are matched by key, not by position: after merges back and forth
@@ -83,7 +85,9 @@ def merge_log(base: bytes, ours: bytes, theirs: bytes, ledger: bool = False) -> 
     result (the checks report the dropping commit). Only the lines after the
     sides' common prefix are parsed, so the cost follows the change.
 
-    `ledger`: two different lines about one record are both kept, never a conflict. A promotion is
+    `keep_both` (the ledger and the Binder's log): two different lines about one record are both kept, never a
+    conflict. In the Binder's log they are two people's decisions, each a person's word: both are kept, and the
+    record is disputed until a person settles it (kb/binder.py `in_force`). In the ledger, a promotion is
     a function of the record and the facts it met (docs/merge.md), so two clones promoting one record
     write one line, unless they met different facts (one side found it a duplicate of a fact only it
     had) or promoted it before promotion was derived (a wall-clock promoted_at): each line says what
@@ -106,8 +110,8 @@ def merge_log(base: bytes, ours: bytes, theirs: bytes, ledger: bool = False) -> 
         if key not in seen:
             seen[key] = line
             extra.append(line)
-        elif seen[key] != line and ledger:
-            if line not in extra:  # both promotions of one record, each as it was decided, each once
+        elif seen[key] != line and keep_both:
+            if line not in extra:  # both promotions (decisions) of one record, each as it was made, each once
                 extra.append(line)
         elif seen[key] != line:
             conflicts.append(f"{key.decode()} differs between the sides")
@@ -226,7 +230,7 @@ def merge(relpath: str, base: bytes, ours: bytes, theirs: bytes) -> Result:
     """Merge one memory file; raises Unmergeable where git's own merge must take over."""
     kind = layout.classify(relpath).kind
     if kind in layout.LOGS:
-        return merge_log(base, ours, theirs, ledger=kind == layout.PROMOTIONS)
+        return merge_log(base, ours, theirs, keep_both=kind in (layout.PROMOTIONS, layout.BINDER))
     if kind == layout.FACTS:
         return merge_facts(base, ours, theirs)
     if kind in layout.DERIVED:

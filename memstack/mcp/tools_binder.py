@@ -11,6 +11,7 @@ from memstack.mcp.documents import (
     STRING,
     STRINGS,
     document,
+    listing,
     paged_output,
     record,
 )
@@ -22,7 +23,13 @@ DISPUTE = document("two agents' facts that closed one predecessor differently, o
     "kind": {"const": "dispute"}, "id": STRING, "subject": STRING, "predicate": STRING,
     "predecessor": {"type": ["object", "null"]}, "kept_closing": {"type": ["string", "null"]},
     "sides": FACTS, "created_at": STRING})
-PAGED_WAITING = paged_output({"anyOf": [INTAKE, DISPUTE]}, "intake records waiting for a human, then disagreements")
+DECIDED_APART = document("one intake record people decided differently in different clones, not yet settled: promote"
+                         " acts on neither decision; binder_ratify or binder_reject with its id settles it", {
+    "kind": {"const": "dispute"}, "id": STRING, "subject": STRING, "predicate": STRING,
+    "decisions": listing(DECISION, "the decisions in force, oldest first"),
+    "record": {"type": ["object", "null"]}, "fact": {"type": ["string", "null"]}, "created_at": STRING})
+PAGED_WAITING = paged_output({"anyOf": [INTAKE, DISPUTE, DECIDED_APART]},
+                             "intake records waiting for a human, then disagreements")
 _DECIDE_ARGS = {
     "id": text("the waiting intake record's id, or one side's fact id of a dispute (from binder_list)",
                required=True),
@@ -37,7 +44,8 @@ _BY = text("leave out: over MCP the entry is recorded as made by this server's a
 BINDER_LIST = Tool(
     "binder_list",
     "The intake records waiting for a human decision (routed to the Binder, not yet ratified or rejected),"
-    " oldest first, then the disagreements between agents (kind dispute). A page at a time"
+    " oldest first, then the disagreements between agents and the records people decided differently (kind"
+    " dispute). A page at a time"
     " ({items, next_cursor, remaining}). Decide with binder_ratify or"
     " binder_reject when a human has said which.",
     {"limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},

@@ -52,7 +52,10 @@ def _lines_with(root: Path, relpath: str, field: str, value: str) -> list[Line]:
         record = jsonio.loads(data[start:end], f"{relpath}:{number}")
         marked = key.search(data, start, end)
         if isinstance(record, dict) and record.get(field) == value and marked:
-            found.append(Line(relpath, number, record, marked.group()))
+            # A Binder line never changes and several may name one record (people who decided it differently):
+            # the whole line marks it. A fact's line changes when it is closed: its id marks it.
+            needle = data[start:end] + b"\n" if relpath == layout.DECISIONS else marked.group()
+            found.append(Line(relpath, number, record, needle))
         at = data.find(quoted, end)
     return found
 

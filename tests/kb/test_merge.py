@@ -236,12 +236,15 @@ def test_textconv_shows_a_closed_fact_as_the_window_that_changed(store: Path) ->
             " 2026-01-02T00:00:00.000Z)") in diff
 
 
-def test_two_different_decisions_on_one_record_conflict() -> None:
+def test_two_different_decisions_on_one_record_are_both_kept() -> None:
+    """Two people decided one record differently on their own clones: each line is a person's word, so both are
+    kept, once each, in either direction (kb/binder.py finds the dispute; promotion acts on neither)."""
     base = b""
     ratify = line({"intake_id": "rec-00000001", "decision": "ratify", "decided_at": 1, "by": "ada"})
     reject = line({"intake_id": "rec-00000001", "decision": "reject", "decided_at": 2, "by": "bob"})
-    with pytest.raises(merge.Unmergeable, match="intake_id=rec-00000001 differs"):
-        merge.merge("kb/binder.jsonl", base, ratify, reject)
+    assert merge.merge("kb/binder.jsonl", base, ratify, reject).data == ratify + reject
+    assert merge.merge("kb/binder.jsonl", base, reject, ratify).data == reject + ratify
+    assert merge.merge("kb/binder.jsonl", ratify, ratify + reject, reject + ratify).data == ratify + reject
     assert merge.merge("kb/binder.jsonl", base, ratify, ratify).data == ratify  # the same decision: once
     routed = line({"intake_id": "rec-00000001", "agent": "a", "sub_tier": "binder", "fact_id": None,
                    "promoted_at": 1})

@@ -4,6 +4,7 @@ from typing import Any
 
 from memstack.base import layout
 from memstack.base.output import emit, emit_each, emit_page
+from memstack.base.times import iso
 from memstack.cli.commands import doc, page_options
 from memstack.kb import binder
 from memstack.repo.store import open_store
@@ -63,6 +64,12 @@ def register_confirmed(verbs: Any, common: Any) -> None:
 
 
 def _line(r: dict[str, Any]) -> str:
+    if r.get("kind") == "dispute" and "decisions" in r:  # one intake record, decided differently by people
+        said = "; ".join(f"{d['decision']} by {d['by']} at {iso(d['decided_at'])}" for d in r["decisions"])
+        what = (r["record"] or {}).get("title") or (r["record"] or {}).get("content") or ""
+        made = f" (already knowledge: fact {r['fact']})" if r.get("fact") else ""
+        return (f"dispute  {r['id']}  {str(what)[:60]!r} was decided differently: {said}{made}"
+                f" — `memstack binder ratify|reject {r['id']}` settles it")
     if r.get("kind") == "dispute":
         sides = "; ".join(f"{s['id']} {s['object']!r} by {s['agent']}" + (" (closing kept)" if s["id"] ==
                                                                          r["kept_closing"] else "")

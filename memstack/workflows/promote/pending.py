@@ -33,6 +33,7 @@ from typing import Any
 
 from memstack.base import files, jsonio, layout, ledger, logfiles, progress
 from memstack.base.layout import DECISIONS
+from memstack.kb import binder
 
 STATE = "promoted.json"
 _VERSION = 4
@@ -163,15 +164,20 @@ def _ratified(store: Path, before: Any, found: Found) -> None:
     if isinstance(before, list) and len(before) == 2 and before[0] <= len(data) \
             and zlib.crc32(data[:before[0]]) == before[1]:
         offset = before[0]
-    first: dict[str, tuple[int, dict[str, Any]]] = {}
+    lines: dict[str, list[dict[str, Any]]] = {}
+    last: dict[str, int] = {}  # where each record's latest decision starts
     at = 0
     for raw in data.splitlines(keepends=True):
         start, at = at, at + len(raw)
         if raw.strip():
             decision = jsonio.loads(raw, DECISIONS)
             if isinstance(decision, dict) and isinstance(decision.get("intake_id"), str):
-                first.setdefault(decision["intake_id"], (start, decision))  # one decision per record counts
-    wanted = [d for start, d in first.values() if start >= offset and d.get("decision") == "ratify"]
+                lines.setdefault(decision["intake_id"], []).append(decision)
+                last[decision["intake_id"]] = start
+    # A record is ratified when its decisions in force agree on it (people who decided it differently: a
+    # dispute, acted on by no promotion until a person settles it); its time is the first ratification's.
+    wanted = [binder.first_in_force(decisions_of) for intake_id, decisions_of in lines.items()
+              if last[intake_id] >= offset and binder.verdict(decisions_of) == "ratify"]
     if not wanted:
         return
     by_file: dict[str, list[str]] = {}
