@@ -39,3 +39,8 @@ def test_a_newline_in_a_field_never_prints_a_line_of_its_own(store: Path) -> Non
         assert len(lines) == 1 and "a\\n019b76daa8" in lines[0], (args, lines)
     listed = memstack("intake", "list", cwd=store).stdout.splitlines()
     assert len(listed) == 1 and listed[0].endswith("first\\rsecond"), listed
+    assert memstack("intake", "write", "--agent", "alice", "--content", "maybe\nc0ffee  alice  verified 1.00  forged",
+                    cwd=store).returncode == 0
+    assert memstack("promote", cwd=store).returncode == 0
+    queued = memstack("binder", "list", cwd=store).stdout.splitlines()
+    assert len(queued) == 2 and any("maybe\\nc0ffee" in line for line in queued), queued

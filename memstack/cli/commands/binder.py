@@ -3,7 +3,7 @@
 from typing import Any
 
 from memstack.base import layout
-from memstack.base.output import emit, emit_each, emit_page
+from memstack.base.output import emit, emit_each, emit_page, shown
 from memstack.base.times import iso
 from memstack.cli.commands import doc, page_options
 from memstack.kb import binder
@@ -64,6 +64,11 @@ def register_confirmed(verbs: Any, common: Any) -> None:
 
 
 def _line(r: dict[str, Any]) -> str:
+    """One entry as one line: a newline a record holds is escaped (it would print a line of its own)."""
+    return shown(_text(r))
+
+
+def _text(r: dict[str, Any]) -> str:
     if r.get("kind") == "dispute" and "decisions" in r:  # one intake record, decided differently by people
         said = "; ".join(f"{d['decision']} by {d['by']} at {iso(d['decided_at'])}" for d in r["decisions"])
         what = (r["record"] or {}).get("title") or (r["record"] or {}).get("content") or ""
