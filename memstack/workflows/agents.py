@@ -51,8 +51,9 @@ def add(store: Store, agent: str) -> dict[str, Any]:
     if not written:
         message = f"{agent} is already an agent of this store; nothing changed"
     elif "memstack.yaml" in written:
-        message = (f"added agent {agent}: wrote {' and '.join(written)} (commit {'them' if len(written) > 1 else 'it'},"
-                   " or run `memstack sync`, so every clone knows the agent)")
+        message = (f"added agent {agent}: wrote {' and '.join(written)}; commit {'them' if len(written) > 1 else 'it'}"
+                   f" (`git add {' '.join(written)} && git commit`) so every clone knows the agent: `memstack sync`"
+                   " leaves a change of memstack.yaml to a person")
     else:
         message = f"{agent} was already listed; wrote its missing identity/{agent}.md"
     return {"agent": agent, "added": "memstack.yaml" in written, "written": written,

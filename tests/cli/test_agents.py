@@ -34,7 +34,8 @@ def test_agent_add_lists_the_agent_writes_its_identity_and_commits_through_the_h
     yaml_before = (store / "memstack.yaml").read_text()
     added = memstack("agent", "add", "clade", cwd=store)
     assert added.returncode == 0, added.stderr
-    assert added.stdout.startswith("added agent clade: wrote memstack.yaml and identity/clade.md")
+    assert added.stdout.startswith("added agent clade: wrote memstack.yaml and identity/clade.md; commit them"
+                                   " (`git add memstack.yaml identity/clade.md && git commit`)")  # sync would not
     yaml_after = (store / "memstack.yaml").read_text()
     assert yaml_after.replace("  - clade\n", "", 1) == yaml_before  # comments and layout kept
     assert (store / "identity" / "clade.md").read_text().startswith("# clade\n")

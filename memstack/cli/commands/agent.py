@@ -17,8 +17,9 @@ def register(sub: Any, common: Any) -> None:
     p = verbs.add_parser("add", parents=[common], help="list a new agent and write its identity file",
                          **doc("List NAME under `agents:` in memstack.yaml (checked by the config schema; the"
                                " first agent also becomes memory.default_agent) and write identity/NAME.md for a"
-                               " human to fill in. It commits nothing: commit the two files (or run `memstack"
-                               " sync`) so every clone knows the agent. An agent already listed changes nothing.",
+                               " human to fill in. It commits nothing: commit the two files so every clone knows the"
+                               " agent (`memstack sync` leaves a change of memstack.yaml to a person). An agent"
+                               " already listed changes nothing.",
                                "memstack agent add codex && git add -A && git commit -m 'agent codex'"))
     p.add_argument("name", metavar="NAME", help="the agent's name: lower case letters, digits, '.', '_', '-'")
     p.set_defaults(func=run_add)
