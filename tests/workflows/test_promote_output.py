@@ -4,7 +4,7 @@ listing bounded (`--limit`), however much is pending."""
 import json
 from pathlib import Path
 
-from helpers import git, memstack
+from helpers import git, memstack, tree_snapshot
 from memstack.intake import log as intake
 
 NOW = "2026-03-01T00:00:00Z"
@@ -64,3 +64,14 @@ def test_a_dry_run_refuses_a_bad_limit(store: Path) -> None:
     refused = memstack("promote", "--dry-run", "--limit", "0", cwd=store)
     assert refused.returncode == 2
     assert refused.stderr.strip() == "memstack: bad limit '0': expected a whole number from 1 to 10000"
+
+
+def test_a_limit_without_a_dry_run_is_refused_and_nothing_is_promoted(store: Path) -> None:
+    """A limit only bounds what a dry run lists: a promotion given one would route every record all the same."""
+    _write(store, 3)
+    before = tree_snapshot(store)
+    refused = memstack("promote", "--limit", "2", cwd=store)
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == ("memstack: bad --limit 2: a limit only bounds what --dry-run lists; a"
+                                      " promotion routes every pending record")
+    assert tree_snapshot(store) == before
