@@ -4,7 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base.times import iso
-from memstack.replica import db
+from memstack.replica import db, replicate
 from memstack.replica.tables import SCHEMA, TABLES, VERSION
 from memstack.repo import git
 
@@ -46,7 +46,8 @@ def status(root: Path | None, dsn: str) -> dict[str, Any]:
             document.update(behind=int(count), relation="behind")
         elif head is not None and git.is_ancestor(root, head, synced):
             count = git.out(root, "rev-list", "--count", f"{head}..{synced}").strip()
-            document.update(ahead=int(count), relation="ahead")  # another clone synced newer work: pull
+            # on a ref: another clone synced newer work (pull); in the reflog only: this clone rewound (followed)
+            document.update(ahead=int(count), relation="ahead" if replicate.behind(root, synced, head) else "rewound")
         else:
             document["relation"] = "diverged"  # a rewritten history, or a clone on another branch
     return document
@@ -60,7 +61,9 @@ def render(document: dict[str, Any]) -> str:
              f" {document['memstack_version']})"]
     if document["head"] is not None:
         where = {"current": "HEAD", "behind": f"{document['behind']} commit(s) behind HEAD",
-                 "ahead": f"{document.get('ahead')} commit(s) ahead of HEAD (pull to catch up)"}.get(
+                 "ahead": f"{document['ahead']} commit(s) ahead of HEAD (pull to catch up)",
+                 "rewound": f"{document['ahead']} commit(s) ahead of HEAD, which was rewound here (`memstack pg"
+                            " sync` follows it)"}.get(
             document["relation"], f"{document['relation']} (HEAD is {document['head'][:12]})")
         lines.append(f"status    {where}")
     lines.append("rows      " + ", ".join(f"{n} {t}" for t, n in document["rows"].items()))

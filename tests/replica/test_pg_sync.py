@@ -254,7 +254,7 @@ def test_a_clone_behind_the_replica_is_refused_a_rewind_in_this_clone_is_followe
     assert f"holds commit {newer[:12]}, ahead of this clone's HEAD (on origin/" in message, message
     assert "pull first" in message and "--force" in message
     assert replica(pg_dsn) == held and state(pg_dsn) == synced
-    status = ok("pg", "status", pg_dsn, cwd=other)
+    status = ok("pg", "status", pg_dsn, cwd=other)  # the newer commit is on origin/: pull
     assert (status["relation"], status["ahead"], status["behind"]) == ("ahead", 1, None)
     assert "1 commit(s) ahead of HEAD (pull to catch up)" in memstack("pg", "status", pg_dsn, cwd=other).stdout
     git(other, "merge", "-q", "--ff-only", "FETCH_HEAD")
@@ -266,6 +266,10 @@ def test_a_clone_behind_the_replica_is_refused_a_rewind_in_this_clone_is_followe
     assert replica(pg_dsn) == committed(other)
     ok("pg", "sync", pg_dsn, cwd=store)  # forward again
     git(store, "reset", "-q", "--hard", "HEAD~1")  # a rewind no ref remembers (only the reflog): followed
+    status = ok("pg", "status", pg_dsn, cwd=store)
+    assert (status["relation"], status["ahead"]) == ("rewound", 1)
+    said = memstack("pg", "status", pg_dsn, cwd=store).stdout
+    assert "which was rewound here (`memstack pg sync` follows it)" in said
     report = ok("pg", "sync", pg_dsn, cwd=store)
     assert (report["mode"], report["previous"], report["commit"]) == ("incremental", newer, old)
     assert replica(pg_dsn) == committed(store)
