@@ -5,6 +5,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from helpers import git, memstack
 from team_support import check_history, clone, guarded_remote, pushed
 
@@ -93,3 +95,74 @@ def test_a_clone_that_holds_the_tombstone_does_not_promote_the_forgotten_record(
     assert ok(bob, "fact", "history", "--subject", "bob-home")["items"] == []
     assert not [line for line in (bob / "kb/facts").rglob("*.jsonl") if "Elm" in line.read_text()]
     pushed(bob)
+
+
+@pytest.mark.parametrize("way", ["sync", "pull --no-rebase", "pull --rebase"])
+def test_a_fact_forgotten_in_one_clone_and_superseded_in_another_merges_and_passes_every_gate(
+        store: Path, tmp_path: Path, way: str) -> None:
+    """alice forgets a promoted record (its fact closed, no successor) while bob supersedes the fact
+    (`capture --contradicts`: closed with a successor): the successor's closing is kept, the forget's is what the
+    tombstone says (docs/merge.md). `sync`: bob merges alice's pushed forget; `pull` and `pull --rebase`: alice
+    brings her unpushed forget onto bob's pushed closing with git alone."""
+    alice, bob = team(store, tmp_path)
+    record = written(alice, "Ada phone 555-0199", "ada", "555-0199")
+    assert memstack("promote", cwd=alice).returncode == 0
+    synced(alice), synced(bob)
+    [fact] = ok(alice, "fact", "history", "--subject", "ada")["items"]
+    ok(alice, "forget", record, "--reason", "personal data", "--by", "Alice")
+    if way == "sync":
+        synced(alice)
+    else:
+        git(alice, "add", "-A")
+        git(alice, "commit", "-q", "-m", "forget a phone number")
+    new, *_ = ok(bob, "capture", "--agent", "bob", "--subject", "ada", "--predicate", "decided", "--object",
+               "555-0100", "--contradicts")
+    synced(bob)
+    if way != "sync":
+        pulled = git(alice, *way.split(), "-q", "origin", "main", check=False)
+        assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+        pushed(alice)
+    synced(alice), synced(bob), synced(alice)
+    assert git(alice, "rev-parse", "HEAD").stdout == git(bob, "rev-parse", "HEAD").stdout
+    for repo in (alice, bob):
+        [line] = [json.loads(raw) for raw in (repo / "kb/facts/alice/2026-11.jsonl").read_text().splitlines()
+                  if json.loads(raw)["id"] == fact["id"]]
+        assert line["superseded_by"] == new["id"]  # the successor's closing kept; the forget's is the tombstone's
+        recalled = ok(repo, "recall", "--subject", "ada")["items"]
+        assert [f["object"] for f in recalled] == ["555-0100"]
+        shown = memstack("fact", "get-valid-at", "--ts", "2026-11-02T12:00:00Z", cwd=repo).stdout
+        assert fact["id"] in shown and GONE in shown and "555-0199" not in shown
+        assert committed_holding(repo, "555-0199") == []
+        assert memstack("check", "--all", cwd=repo).returncode == 0
+        check_history(repo)
+
+
+def test_the_conflict_an_older_driver_left_resolved_by_keeping_the_successors_closing_passes_every_gate(
+        store: Path, tmp_path: Path) -> None:
+    """The way out docs/merge.md gives for a clone whose driver left the conflict: keep the line naming the
+    successor. The checks accept it (the tombstone says the other closing); keeping the forget's is refused."""
+    alice, bob = team(store, tmp_path)
+    record = written(alice, "Ada phone 555-0199", "ada", "555-0199")
+    assert memstack("promote", cwd=alice).returncode == 0
+    synced(alice), synced(bob)
+    ok(alice, "forget", record, "--reason", "personal data", "--by", "Alice")
+    synced(alice)
+    ok(bob, "capture", "--agent", "bob", "--subject", "ada", "--predicate", "decided", "--object", "555-0100",
+       "--contradicts")
+    git(bob, "add", "-A")
+    git(bob, "commit", "-q", "-m", "capture")
+    driver = git(bob, "config", "merge.memstack.driver").stdout.strip()
+    git(bob, "config", "merge.memstack.driver", "false")  # a driver that resolves nothing
+    assert git(bob, "pull", "-q", "--no-rebase", "origin", "main", check=False).returncode != 0
+    git(bob, "config", "merge.memstack.driver", driver)
+    facts = "kb/facts/alice/2026-11.jsonl"
+    git(bob, "checkout", "--theirs", facts)  # the forget's closing: the successor chain dropped
+    git(bob, "add", "-A")
+    refused = git(bob, "commit", "-q", "-m", "keep the forget's closing", check=False)
+    assert refused.returncode != 0 and " I2 " in refused.stdout + refused.stderr
+    git(bob, "checkout", "HEAD", "--", facts)  # ours: the successor's closing
+    git(bob, "add", "-A")
+    done = git(bob, "commit", "-q", "-m", "keep the successor's closing", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    pushed(bob)  # through bob's pre-push and the remote's pre-receive
+    check_history(bob)
