@@ -62,9 +62,9 @@ def marker(reason: str) -> str:
     return f"[forgotten: {reason}]"
 
 
-def line_with(data: bytes, record_id: str) -> dict[str, Any] | None:
-    """The record of `data` (a JSONL file) whose id is `record_id`, if any."""
-    needle = orjson.dumps(record_id)
+def lines_holding(data: bytes, text: str) -> Iterator[dict[str, Any]]:
+    """The records of `data` (a JSONL file) whose line holds `text` as a JSON string, parsed (only those)."""
+    needle = orjson.dumps(text)
     at = data.find(needle)
     while at >= 0:
         start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
@@ -72,11 +72,15 @@ def line_with(data: bytes, record_id: str) -> dict[str, Any] | None:
         try:
             record = orjson.loads(data[start:end])
         except orjson.JSONDecodeError:
-            record = None
-        if isinstance(record, dict) and record.get("id") == record_id:
-            return record
+            record = None  # `memstack check` names a broken line
+        if isinstance(record, dict):
+            yield record
         at = data.find(needle, end)
-    return None
+
+
+def line_with(data: bytes, record_id: str) -> dict[str, Any] | None:
+    """The record of `data` (a JSONL file) whose id is `record_id`, if any."""
+    return next((record for record in lines_holding(data, record_id) if record.get("id") == record_id), None)
 
 
 def find(files: Files, record_id: str) -> tuple[str, str] | None:
@@ -187,15 +191,7 @@ def promoted(files: Files, tombstones: dict[str, dict[str, Any]],
     for shard, wanted in shards.items():  # `_shards` of the intake records `tombstones` forgets
         data = files.read(shard) or b""
         for intake_id in wanted:
-            if orjson.dumps(intake_id) not in data:
-                continue
-            for line in data.splitlines():
-                try:
-                    routed = orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    continue  # `memstack check` names a broken line
-                if not isinstance(routed, dict):
-                    continue
+            for routed in lines_holding(data, intake_id):
                 fact_id = routed.get("fact_id")
                 if routed.get("intake_id") == intake_id and isinstance(fact_id, str) \
                         and ids.made_from(fact_id, intake_id):
