@@ -97,31 +97,33 @@ def test_a_clone_that_holds_the_tombstone_does_not_promote_the_forgotten_record(
     pushed(bob)
 
 
-@pytest.mark.parametrize("way", ["sync", "pull --no-rebase", "pull --rebase"])
+@pytest.mark.parametrize("way", ["bob sync", "alice pull --no-rebase", "alice pull --rebase", "bob pull --rebase"])
 def test_a_fact_forgotten_in_one_clone_and_superseded_in_another_merges_and_passes_every_gate(
         store: Path, tmp_path: Path, way: str) -> None:
     """alice forgets a promoted record (its fact closed, no successor) while bob supersedes the fact
     (`capture --contradicts`: closed with a successor): the successor's closing is kept, the forget's is what the
-    tombstone says (docs/merge.md). `sync`: bob merges alice's pushed forget; `pull` and `pull --rebase`: alice
-    brings her unpushed forget onto bob's pushed closing with git alone."""
+    tombstone says (docs/merge.md). The other pushed first; then `bob sync` merges alice's forget; `alice pull`
+    brings her unpushed forget onto bob's closing with git alone (a merge, a rebase); `bob pull --rebase`
+    replays bob's closing onto alice's forget."""
     alice, bob = team(store, tmp_path)
     record = written(alice, "Ada phone 555-0199", "ada", "555-0199")
     assert memstack("promote", cwd=alice).returncode == 0
     synced(alice), synced(bob)
     [fact] = ok(alice, "fact", "history", "--subject", "ada")["items"]
     ok(alice, "forget", record, "--reason", "personal data", "--by", "Alice")
-    if way == "sync":
-        synced(alice)
-    else:
-        git(alice, "add", "-A")
-        git(alice, "commit", "-q", "-m", "forget a phone number")
     new, *_ = ok(bob, "capture", "--agent", "bob", "--subject", "ada", "--predicate", "decided", "--object",
-               "555-0100", "--contradicts")
-    synced(bob)
-    if way != "sync":
-        pulled = git(alice, *way.split(), "-q", "origin", "main", check=False)
+                 "555-0100", "--contradicts")
+    who, _, how = way.partition(" ")
+    puller, first = (alice, bob) if who == "alice" else (bob, alice)
+    synced(first)
+    if how == "sync":
+        synced(puller)
+    else:
+        git(puller, "add", "-A")
+        git(puller, "commit", "-q", "-m", "forget a phone number" if who == "alice" else "a new phone number")
+        pulled = git(puller, *how.split(), "-q", "origin", "main", check=False)
         assert pulled.returncode == 0, pulled.stdout + pulled.stderr
-        pushed(alice)
+        pushed(puller)
     synced(alice), synced(bob), synced(alice)
     assert git(alice, "rev-parse", "HEAD").stdout == git(bob, "rev-parse", "HEAD").stdout
     for repo in (alice, bob):
