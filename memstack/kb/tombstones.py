@@ -7,9 +7,10 @@ names the record and says who forgot it and why; it holds nothing of the record.
 
 Forgetting a fact closes it (its successor chain is kept: a closed fact keeps its `superseded_by`).
 Forgetting an intake record forgets the facts promotion made from it too (they hold its content): each
-gets a tombstone of its own, so every reader, index and replica needs only the ids. Everything is checked before
-anything is written: an id no record has, one already forgotten, an empty reason, a control character
-or a credential in the reason refuse the whole call.
+gets a tombstone of its own, so every reader, index and replica needs only the ids (a fact promoted in another
+clone meanwhile is forgotten by the record's tombstone: base/forgotten.py; `close_forgotten` closes it after
+the merge). Everything is checked before anything is written: an id no record has, one already forgotten, an
+empty reason, a control character or a credential in the reason refuse the whole call.
 """
 
 from pathlib import Path
