@@ -1,17 +1,14 @@
 """Safe writes: whole-line appends under a lock, atomic replaces, no-overwrite creates.
 
-Locks live in `<store>/.memstack/locks/` and the temporary files of atomic writes
-in `<store>/.memstack/tmp/` (git-ignored, same file system, so the final rename
-stays atomic), never beside the memory files, so a killed run can never leave
-something a commit picks up. Temporary files a killed process left are removed
-by the next process that writes one.
+Locks live in `<store>/.memstack/locks/` and the temporary files of atomic writes in `<store>/.memstack/tmp/`
+(git-ignored, same file system, so the final rename stays atomic), never beside the memory files, so a killed
+run can never leave something a commit picks up. Temporary files a killed process left are removed by the next
+process that writes one.
 
-`undone_on_error` puts every file written through this module back as it was when
-the work it wraps fails (a promotion whose commit is refused leaves the work tree as
-it found it).
+`undone_on_error` puts every file written through this module back as it was when the work it wraps fails (a
+promotion whose commit is refused leaves the work tree as it found it).
 
-`MEMSTACK_TEST_KILL_AT=N` makes the process kill itself (SIGKILL) at its Nth
-write step (`crash_point`): the crash tests use it to interrupt a run anywhere.
+`MEMSTACK_TEST_KILL_AT=N` kills the process (SIGKILL) at its Nth write step (`crash_point`): crash tests.
 """
 
 import contextlib
@@ -19,10 +16,11 @@ import os
 import shutil
 import signal
 import tempfile
+import threading
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from memstack.base import locks, undo
 from memstack.base.errors import MemstackError
@@ -95,6 +93,7 @@ def lock_path(store: Path, name: str) -> str:
 
 
 WAIT = 60  # seconds a write waits for a lock (the commit window, its file's) before it stops, saying which
+_OWNERS: set[tuple[Path, int] | None] = set()  # (store, thread) holding the commit window exclusively
 
 
 @contextmanager
@@ -103,9 +102,14 @@ def committing(store: Path, exclusive: bool = True) -> Iterator[None]:
     pre-commit framework stashes unstaged changes in its pre-commit and pre-push hooks, so a write landing
     then could be lost); every write under `locked` holds it shared, so writes wait for sync's attempt to
     end, for WAIT seconds at most. Nothing that runs inside a git hook may take `locked`: the hook runs
-    while sync holds the window."""
+    while sync holds the window; the thread holding it exclusively writes without waiting for itself."""
+    key = (store.resolve(), threading.get_ident()) if exclusive else None
     with locks.acquire(lock_path(store, "commit-window"), shared=not exclusive):
-        yield
+        _OWNERS.add(key)
+        try:
+            yield
+        finally:
+            _OWNERS.discard(key)
 
 
 @contextmanager
@@ -113,7 +117,8 @@ def locked(store: Path, relpath: str) -> Iterator[None]:
     """Hold an exclusive cross-process lock on one store file (by its store-relative path), inside the
     commit window (`committing`); either waited for WAIT seconds at most, then a clear error."""
     try:
-        window = locks.acquire(lock_path(store, "commit-window"), wait=WAIT, poll=0.01, shared=True)
+        window: Any = nullcontext() if (store.resolve(), threading.get_ident()) in _OWNERS else \
+            locks.acquire(lock_path(store, "commit-window"), wait=WAIT, poll=0.01, shared=True)
     except locks.Busy:
         raise MemstackError(f"{relpath}: nothing written: a `memstack sync` of this clone has been committing,"
                             f" pulling or pushing for over {WAIT} s (writes wait for it); retry when it is"

@@ -8,6 +8,11 @@ for what it shows: a forgotten record keeps its id, its agent and its times, eve
 
 `find` tells what kind of record an id names and where it lives, from any source of files (the work
 tree, a commit): ids are bound to one file (base/ids.py), so it reads one file per agent at most.
+
+What is forgotten is defined here, once: the records the tombstones name, and the facts promoted from a
+forgotten intake record (they hold its content), whether `forget` saw them or not. A clone may promote the
+record while another forgets it; the merge then brings a fact no tombstone names. Its record's ledger line
+names it (`promoted`), so it is forgotten with the record, by the record's tombstone, in every reader.
 """
 
 import os
@@ -18,6 +23,7 @@ from typing import Any, Protocol
 import orjson
 
 from memstack.base import ids, layout
+from memstack.base.layout import LEDGER_DIR, ledger_shard
 from memstack.base.times import day, month
 
 # What a forgotten record keeps: who wrote it, when, where it sits in its chain; never what it said.
@@ -56,9 +62,9 @@ def marker(reason: str) -> str:
     return f"[forgotten: {reason}]"
 
 
-def line_with(data: bytes, record_id: str) -> dict[str, Any] | None:
-    """The record of `data` (a JSONL file) whose id is `record_id`, if any."""
-    needle = orjson.dumps(record_id)
+def lines_holding(data: bytes, text: str) -> Iterator[dict[str, Any]]:
+    """The records of `data` (a JSONL file) whose line holds `text` as a JSON string, parsed (only those)."""
+    needle = orjson.dumps(text)
     at = data.find(needle)
     while at >= 0:
         start, end = data.rfind(b"\n", 0, at) + 1, data.find(b"\n", at)
@@ -66,11 +72,15 @@ def line_with(data: bytes, record_id: str) -> dict[str, Any] | None:
         try:
             record = orjson.loads(data[start:end])
         except orjson.JSONDecodeError:
-            record = None
-        if isinstance(record, dict) and record.get("id") == record_id:
-            return record
+            record = None  # `memstack check` names a broken line
+        if isinstance(record, dict):
+            yield record
         at = data.find(needle, end)
-    return None
+
+
+def line_with(data: bytes, record_id: str) -> dict[str, Any] | None:
+    """The record of `data` (a JSONL file) whose id is `record_id`, if any."""
+    return next((record for record in lines_holding(data, record_id) if record.get("id") == record_id), None)
 
 
 def find(files: Files, record_id: str) -> tuple[str, str] | None:
@@ -152,26 +162,91 @@ def each_tombstone(files: Files) -> Iterator[dict[str, Any]]:
                     yield tombstone
 
 
-class Forgotten:
-    """The store's tombstones by the record they name (the first tombstone of a record counts)."""
+def _shards(files: Files, intake_ids: Iterable[str]) -> dict[str, list[str]]:
+    """The ledger shards that can route these intake records (an id is bound to its agent's day file), each
+    with the ids it may route; an id bound to no file (written before ids were bound) is left out: `forget`
+    wrote a tombstone for each fact made from it that it found."""
+    agents = files.listdir(LEDGER_DIR)
+    found: dict[str, list[str]] = {}
+    for intake_id in intake_ids:
+        match = ids.ID.match(intake_id)
+        if match is None:
+            continue
+        try:
+            name = f"{day(int(match.group(1), 16))}.jsonl"
+        except (OverflowError, ValueError, OSError):
+            continue
+        for agent in agents:
+            if ids.agent_tag(agent) == match.group(3):
+                found.setdefault(ledger_shard(f"intake/{agent}/{name}"), []).append(intake_id)
+    return found
 
-    def __init__(self, tombstones: Iterable[dict[str, Any]] = ()) -> None:
+
+def promoted(files: Files, tombstones: dict[str, dict[str, Any]],
+             shards: dict[str, list[str]]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(fact id, the tombstone that forgets it) for every fact promoted from an intake record a tombstone
+    forgets: its ledger line names the fact, made from that record (`ids.made_from`; a line that found the record
+    a duplicate of another's fact names a fact that holds the other's content, not this one's). The tombstone is
+    the record's, naming the fact (`kind` fact, `promoted_from` the record)."""
+    for shard, wanted in shards.items():  # `_shards` of the intake records `tombstones` forgets
+        data = files.read(shard) or b""
+        for intake_id in wanted:
+            for routed in lines_holding(data, intake_id):
+                fact_id = routed.get("fact_id")
+                if routed.get("intake_id") == intake_id and isinstance(fact_id, str) \
+                        and ids.made_from(fact_id, intake_id):
+                    yield fact_id, {**tombstones[intake_id], "forgets": fact_id, "kind": "fact",
+                                    "promoted_from": intake_id}
+
+
+def closing_at(fact: dict[str, Any], ms: int) -> tuple[int, int]:
+    """(valid_to, expired_at) of the closing forgetting gives an open fact at `ms` (a tombstone's
+    `forgotten_at`): then, or just after its start and its recording when they are later. A function of the
+    fact and the tombstone, so every clone that closes it closes it alike."""
+    return max(ms, fact["valid_from"] + 1), max(ms, fact["recorded_at"])
+
+
+def closed_by_forgetting(fact: dict[str, Any], forgotten: "Forgotten") -> bool:
+    """Whether `fact` is closed as forgetting closed it: no successor, at the time of the tombstone that forgets
+    it (`closing_at`). That closing holds nothing the tombstone does not say."""
+    tombstone = forgotten.by_id.get(fact.get("id"))  # type: ignore[arg-type]
+    ms = None if tombstone is None else tombstone.get("forgotten_at")
+    if type(ms) is not int or fact.get("superseded_by") is not None or fact.get("valid_to") is None:
+        return False
+    if type(fact.get("valid_from")) is not int or type(fact.get("recorded_at")) is not int:
+        return False
+    return (fact["valid_to"], fact.get("expired_at")) == closing_at(fact, ms)
+
+
+class Forgotten:
+    """What is forgotten, by the record's id: the records the tombstones name (the first tombstone of a record
+    counts), and the facts promoted from a forgotten intake record (`promoted`)."""
+
+    def __init__(self, tombstones: Iterable[dict[str, Any]] = (), files: Files | None = None) -> None:
         self.by_id: dict[str, dict[str, Any]] = {}
         for tombstone in tombstones:
             self.by_id.setdefault(tombstone["forgets"], tombstone)
+        self.shards: list[str] = []  # the ledger shards read for the facts promoted from forgotten records
+        if files is not None and self.by_id:
+            shards = _shards(files, (r for r, t in self.by_id.items() if t.get("kind") == "intake"))
+            self.shards = sorted(shards)
+            for fact_id, tombstone in list(promoted(files, self.by_id, shards)):
+                self.by_id.setdefault(fact_id, tombstone)
 
     @classmethod
     def of(cls, files: Files) -> "Forgotten":
-        return cls(each_tombstone(files))
+        return cls(each_tombstone(files), files)
 
     @classmethod
     def in_store(cls, root: Path) -> "Forgotten":
-        """The tombstones of a store's work tree, read again only when a tombstone file changed."""
+        """What a store's work tree forgets, read again only when a tombstone file or a ledger shard it read
+        changed."""
         key = _signature(root)
         held = _HELD.get(root)
-        if held is None or held[0] != key:
-            held = _HELD[root] = (key, cls.of(StoreFiles(root)))
-        return held[1]
+        if held is None or held[0] != key or held[1] != _stats(root, held[2].shards):
+            made = cls.of(StoreFiles(root))
+            held = _HELD[root] = (key, _stats(root, made.shards), made)
+        return held[2]
 
     def __bool__(self) -> bool:
         return bool(self.by_id)
@@ -208,7 +283,19 @@ def masked(record: dict[str, Any], tombstone: dict[str, Any]) -> dict[str, Any]:
     return shown
 
 
-_HELD: dict[Path, tuple[tuple[Any, ...], Forgotten]] = {}
+_HELD: dict[Path, tuple[tuple[Any, ...], tuple[Any, ...], Forgotten]] = {}
+
+
+def _stats(root: Path, relpaths: list[str]) -> tuple[Any, ...]:
+    """The stats of these files (None: absent): what says a ledger shard changed."""
+    found: list[Any] = []
+    for relpath in relpaths:
+        try:
+            st = os.stat(root / relpath, follow_symlinks=False)
+            found.append((st.st_ino, st.st_size, st.st_mtime_ns))
+        except (FileNotFoundError, NotADirectoryError):
+            found.append(None)
+    return tuple(found)
 
 
 def _signature(root: Path) -> tuple[Any, ...]:

@@ -204,7 +204,7 @@ class Checker:
         if old is None:
             found, check = [], rules.appended_lines(new, 0)
         else:
-            found, check = rules.facts(path, old, new, prefix=step.prefix, restore=restore)
+            found, check = rules.facts(path, old, new, prefix=step.prefix, restore=restore, files=step.source)
         if validate:
             found += rules.final_newline(path, new) + rules.records(path, place, check)
             old_count = 0 if not old else old.count(b"\n") + (0 if old.endswith(b"\n") else 1)

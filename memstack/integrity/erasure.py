@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from memstack.base import layout
-from memstack.base.forgotten import each_tombstone
+from memstack.base.forgotten import Forgotten
 from memstack.integrity import excision
 from memstack.integrity.excision import Marker
 from memstack.integrity.violations import Violation
@@ -96,7 +96,7 @@ def verify(repo: Path, ref: str, old: str, new: str, folder: str = "") -> tuple[
             return refuse(f"its new head {rewritten[:12]} is not in the pushed history")
         records = [r for r in receipt.get("records") or [] if isinstance(r, str)]
         source = GitSource(repo, cat, old, folder)
-        forgotten = {t["forgets"] for t in each_tombstone(source)}
+        forgotten = Forgotten.of(source)  # what the tombstones forget, the facts promoted from it included
         unforgotten = [r for r in records if r not in forgotten]
         if not records or unforgotten:
             return refuse(f"it names {unforgotten[0] if unforgotten else 'no record'!r}, which no tombstone at"

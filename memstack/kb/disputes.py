@@ -18,15 +18,17 @@ The first half of this module is pure and imports nothing, so the merge driver
 and the checks pay nothing for it.
 """
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from memstack.base import files, ids, jsonio, layout, logfiles, schemas
 from memstack.base.errors import bad
+from memstack.base.forgotten import Forgotten, closed_by_forgetting
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import iso
 from memstack.kb import binder, factstore
 from memstack.kb.factfiles import Closing
+from memstack.kb.facts import CLOSING_FIELDS
 from memstack.kb.index import queries
 
 Fact = dict[str, Any]
@@ -48,6 +50,19 @@ def winner(a: Fact, b: Fact) -> Fact | None:
     if not (names_successor(a) and names_successor(b)):
         return None
     return a if rank(a) <= rank(b) else b
+
+
+def replaces_forgetting(old: Fact, new: Fact, forgotten: Callable[[], Forgotten] | None) -> bool:
+    """`new` closes the fact with a successor where `old` holds the closing forgetting gave it (no successor, at
+    its tombstone's time: `forgotten.closed_by_forgetting`), nothing else differing. One clone forgot the fact
+    while another superseded it: the merge keeps the successor's closing (the chain, as `forget` keeps an
+    earlier closing), and the forget's loses nothing, its tombstone says it (docs/merge.md). `forgotten`: what
+    the state forgets, asked only for such a pair."""
+    return (forgotten is not None and names_successor(new) and new.get("superseded_by") != new.get("id")
+            and all(old.get(k, ...) == new.get(k, ...) for k in old.keys() | new.keys() if k not in CLOSING_FIELDS)
+            and old.get("superseded_by") is None and old.get("valid_to") is not None
+            and type(new.get("valid_from")) is int and new["valid_to"] > new["valid_from"]
+            and closed_by_forgetting(old, forgotten()))
 
 
 def _promoted(fact: Fact) -> bool:

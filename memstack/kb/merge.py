@@ -17,11 +17,16 @@ Anything that does not parse is left to git's ordinary line merge (with
 conflict markers), never rewritten by guesswork.
 """
 
+import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 
 import orjson
 
 from memstack.base import layout
+from memstack.base.forgotten import Forgotten
 from memstack.base.times import iso
 from memstack.kb import disputes
 from memstack.kb.facts import CLOSING_FIELDS
@@ -148,12 +153,16 @@ def _when(ms: object) -> object:
 
 
 def _pick(fid: str, base: dict | None, a: tuple[bytes, dict], b: tuple[bytes, dict],
-          conflicts: list[str]) -> bytes | tuple[bytes, bytes]:
+          conflicts: list[str], forgotten: Callable[[], Forgotten] | None = None) -> bytes | tuple[bytes, bytes]:
     (a_line, a_fact), (b_line, b_fact) = a, b
     if a_fact == b_fact:
         return a_line
     if _rivals(a_fact, b_fact):  # two agents closed it differently: the first closing recorded is kept
         return a_line if disputes.winner(a_fact, b_fact) is a_fact else b_line
+    if disputes.replaces_forgetting(a_fact, b_fact, forgotten):  # forgotten on one side, superseded on the other
+        return b_line
+    if disputes.replaces_forgetting(b_fact, a_fact, forgotten):
+        return a_line
     if base is not None and a_fact == base:
         return b_line
     if base is not None and b_fact == base:
@@ -167,7 +176,7 @@ def _pick(fid: str, base: dict | None, a: tuple[bytes, dict], b: tuple[bytes, di
     return (a_line, b_line)
 
 
-def merge_facts(base: bytes, ours: bytes, theirs: bytes) -> Result:
+def merge_facts(base: bytes, ours: bytes, theirs: bytes, forgotten: Callable[[], Forgotten] | None = None) -> Result:
     """Every fact once, by id, in ours' order, then theirs' new facts, then the base's leftovers.
 
     A line byte-identical on all three sides is a fact no side changed: it is kept where ours
@@ -206,7 +215,7 @@ def merge_facts(base: bytes, ours: bytes, theirs: bytes) -> Result:
             chosen = mine or yours or b_map[fid]
             out.append(chosen[0])
             return
-        picked = _pick(fid, base_fact, mine, yours, conflicts)
+        picked = _pick(fid, base_fact, mine, yours, conflicts, forgotten)
         if isinstance(picked, tuple):
             out.extend([b"<<<<<<< ours (memstack: fact " + fid.encode() + b" closed differently)", picked[0],
                         b"=======", picked[1], b">>>>>>> theirs"])
@@ -226,13 +235,47 @@ def merge_facts(base: bytes, ours: bytes, theirs: bytes) -> Result:
     return Result(b"".join(line + b"\n" for line in out), conflicts)
 
 
-def merge(relpath: str, base: bytes, ours: bytes, theirs: bytes) -> Result:
-    """Merge one memory file; raises Unmergeable where git's own merge must take over."""
+def merge(relpath: str, base: bytes, ours: bytes, theirs: bytes,
+          forgotten: Callable[[], Forgotten] | None = None) -> Result:
+    """Merge one memory file; raises Unmergeable where git's own merge must take over. `forgotten`: what the
+    sides forget (`forgotten_in_sides`), asked only when a fact closed by forgetting meets a closing with a
+    successor."""
     kind = layout.classify(relpath).kind
     if kind in layout.LOGS:
         return merge_log(base, ours, theirs, keep_both=kind in (layout.PROMOTIONS, layout.BINDER))
     if kind == layout.FACTS:
-        return merge_facts(base, ours, theirs)
+        return merge_facts(base, ours, theirs, forgotten)
     if kind in layout.DERIVED:
         return Result(ours)
     raise Unmergeable(f"{relpath} is not a file memstack merges")
+
+
+SIDES = ("HEAD", "ORIG_HEAD", "MERGE_HEAD", "CHERRY_PICK_HEAD", "REBASE_HEAD")
+
+
+def forgotten_in_sides(top: Path, folder: str) -> Callable[[], Forgotten]:
+    """What the commits of the merge git runs the driver for forget, read once and only when asked: HEAD (ours,
+    in a merge and in a replayed commit), the other side of a `git merge` or `git pull` (git names it in the
+    environment, `GITHEAD_<sha>`), ORIG_HEAD (a rebase's branch before it began, holding every commit it
+    replays) and the heads git keeps for a merge or a replay that stopped. A tombstone found there that the
+    merged state lacks is refused by the checks of its commit (integrity/rules/facts.py), as any closing."""
+
+    @cache
+    def read() -> Forgotten:
+        from memstack.repo import git, objects  # lazy: the driver merges most files without them
+        from memstack.repo.sources import GitSource
+
+        found = Forgotten()
+        revs = [*SIDES, *(name[len("GITHEAD_"):] for name in os.environ if name.startswith("GITHEAD_"))]
+        cat = objects.CatFile(top)
+        try:
+            for rev in revs:
+                sha = git.rev_parse(top, f"{rev}^{{commit}}")
+                if sha is not None:
+                    for ref, tombstone in Forgotten.of(GitSource(top, cat, sha, folder)).by_id.items():
+                        found.by_id.setdefault(ref, tombstone)
+        finally:
+            cat.close()
+        return found
+
+    return read

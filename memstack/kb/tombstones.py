@@ -7,9 +7,10 @@ names the record and says who forgot it and why; it holds nothing of the record.
 
 Forgetting a fact closes it (its successor chain is kept: a closed fact keeps its `superseded_by`).
 Forgetting an intake record forgets the facts promotion made from it too (they hold its content): each
-gets a tombstone of its own, so every reader, index and replica needs only the ids. Everything is checked before
-anything is written: an id no record has, one already forgotten, an empty reason, a control character
-or a credential in the reason refuse the whole call.
+gets a tombstone of its own, so every reader, index and replica needs only the ids (a fact promoted in another
+clone meanwhile is forgotten by the record's tombstone: base/forgotten.py; `close_forgotten` closes it after
+the merge). Everything is checked before anything is written: an id no record has, one already forgotten, an
+empty reason, a control character or a credential in the reason refuse the whole call.
 """
 
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 from memstack.base import jsonio, layout, limits, schemas, secrets
 from memstack.base.errors import bad
 from memstack.base.files import append_held, locked, refuse_symlinks
-from memstack.base.forgotten import Forgotten, find, repeats
+from memstack.base.forgotten import Forgotten, closing_at, find, repeats
 from memstack.base.names import check_printable
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import month
@@ -48,21 +49,32 @@ def _derived(store: Path, found: dict[str, str], known: Forgotten) -> None:
                 found.setdefault(fact["id"], "fact")
 
 
-def _closings(store: Path, found: dict[str, str], now: int) -> list[Closing]:
-    """The open facts to close: each forgotten fact (those made from a forgotten intake record included);
-    closed now (or just after a fact that begins later), no successor named."""
-    fact_ids = [i for i, kind in found.items() if kind == "fact"]
+def _closings(store: Path, at: dict[str, int]) -> list[Closing]:
+    """The open facts to close: each of `at` (fact id -> when it was forgotten), as forgetting closes them
+    (`closing_at`), no successor named."""
     policy = secrets.for_store(store)
     # A fact holding a credential (committed past the checks) stays as it is: closing rewrites its line, which
     # the checks refuse while it holds one. The tombstone hides it all the same.
-    open_facts = {fact["id"]: fact for _, (_, fact) in queries.locate(store, fact_ids).items()
+    open_facts = {fact["id"]: fact for _, (_, fact) in queries.locate(store, list(at)).items()
                   if facts.is_open(fact) and not secrets.scan(fact, "", policy)}
     closings = []
     for fact in open_facts.values():
-        closing = Closing(fact["id"], max(now, fact["valid_from"] + 1), max(now, fact["recorded_at"]))
+        closing = Closing(fact["id"], *closing_at(fact, at[fact["id"]]))
         facts.close(fact, valid_to=closing.valid_to, expired_at=closing.expired_at)  # refused before any write
         closings.append(closing)
     return closings
+
+
+def close_forgotten(store: Path) -> list[str]:
+    """Close every open fact the store forgets (base/forgotten.py) as `forget` would have, at its tombstone's
+    time; returns their ids. A merge can bring one: another clone promoted a record while this one forgot it, so
+    no `forget` closed the fact. `memstack sync` calls it after each merge; the closing is the same in every
+    clone (`closing_at`), so two clones that both close it merge as one closing."""
+    forgotten = Forgotten.in_store(store)
+    at = {ref: t["forgotten_at"] for ref, t in forgotten.by_id.items()
+          if t.get("kind") == "fact" and type(t.get("forgotten_at")) is int}
+    closings = _closings(store, at) if at else []
+    return [f["id"] for f in factstore.close_many(store, closings)] if closings else []
 
 
 def forget(store: Path, record_ids: list[str], reason: Any, by: Any, agent: str, now: int,
@@ -100,7 +112,7 @@ def forget(store: Path, record_ids: list[str], reason: Any, by: Any, agent: str,
         for tombstone in tombstones:
             refuse_secrets(tombstone, store=store)
             schemas.validate("tombstone", tombstone)
-        closings = _closings(store, found, now)
+        closings = _closings(store, {i: now for i, kind in found.items() if kind == "fact"})
         path = layout.tombstone_file(agent, month(now))
         (store / path).parent.mkdir(parents=True, exist_ok=True)
         refuse_symlinks(store, store / path)

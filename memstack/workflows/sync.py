@@ -13,7 +13,8 @@ time in one clone: concurrent git commands fail on index.lock):
    commit, and a failed merge is undone with one `git merge --abort`). A remote branch an excise rewrote
    (its erasure receipt names it): this clone's own commits are moved onto it instead and the old history
    purged (resync.py); a rewrite without a receipt stops the sync;
-3. rebuild the derived files (the view shards whose sources changed, boot files: O(change)) from the sources HEAD now
+3. close the facts forgotten with a record that the merge brought open (kb/tombstones.close_forgotten), then
+   rebuild the derived files (the view shards whose sources changed, boot files: O(change)) from the sources HEAD now
    holds, this clone's writes and the merged ones, and commit what changed, through the hooks: what
    sync pushes is never stale (the rebuild follows the commit, so the hook has passed what it reads);
 4. push, never a branch that still holds history an erasure receipt rewrote. A push refused because the
@@ -39,6 +40,7 @@ from memstack.base import files, layout, locks
 from memstack.base.errors import MemstackError
 from memstack.base.output import plural
 from memstack.integrity import check
+from memstack.kb import tombstones
 from memstack.repo import git
 from memstack.repo.store import folder_of as store_folder
 from memstack.workflows import derived, promote, resync
@@ -341,6 +343,9 @@ def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, do
         done["also_committed"].append(committed)
     pulled = _pull(run, remote, branch)
     done["pulls"].append(pulled)
+    # A fact promoted in another clone from a record this one forgot (or the reverse) is forgotten with it; the
+    # merge brought it open: closed as `forget` closes a fact, it leaves the views rebuilt below.
+    tombstones.close_forgotten(store)
     # The derived files of every source HEAD now holds, this clone's and the merged: what is pushed is never
     # stale. After the commit, not before: the hook has passed the sources the rebuild reads.
     if promote.rebuild(store, changed_only=True):

@@ -143,3 +143,26 @@ def test_a_forget_undone_gives_back_an_intake_record_and_the_fact_promoted_from_
     ok(store, "pg", "sync", pg_dsn)
     assert holding(pg_dsn, "555-0199") == [] and len(holding(pg_dsn, GONE)) == 2
     same_answers(store, pg_dsn, "ada", [DAY])
+
+
+def test_a_fact_promoted_on_another_branch_while_its_record_was_forgotten_is_no_row_of_the_replica(
+        store: Path, pg_dsn: str) -> None:
+    """One branch forgets the pending record, another promotes it, a merge brings both: no tombstone names the
+    fact, the record's does (base/forgotten.py). The fact stays open until `memstack sync` closes it."""
+    record = ok(store, "intake", "write", "--content", "Ada's phone is 555-0199", "--subject", "ada", "--predicate",
+                "prefers", "--object", "phone 555-0199", "--tier", "verified", "--confidence", "0.9",
+                "--created-at", DAY)["record"]
+    commit(store)
+    git(store, "branch", "promoted")
+    ok(store, "forget", record["id"], "--reason", "a phone number")
+    commit(store)
+    git(store, "checkout", "-q", "promoted")
+    assert memstack("promote", "--now-ts", DAY, cwd=store).returncode == 0
+    git(store, "checkout", "-q", "main")
+    merged = git(store, "merge", "-q", "--no-edit", "promoted", check=False)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    [fact] = [json.loads(line) for line in (store / "kb/facts/alice/2026-03.jsonl").read_text().splitlines()]
+    assert fact["valid_to"] is None  # open: no forget saw it
+    ok(store, "pg", "sync", pg_dsn)
+    assert holding(pg_dsn, "555-0199") == [] and len(holding(pg_dsn, GONE)) == 2  # the record's row, the fact's
+    same_answers(store, pg_dsn, "ada", [DAY, "2026-03-03T00:00:00Z"])

@@ -45,7 +45,9 @@ def run_merge(args: Any) -> int:
     base, ours, theirs = _read(args.base), _read(args.ours), _read(args.theirs)
     try:
         # git runs the driver at the repository's top and names the file from there (%P).
-        result = merge.merge(store_relative(args.path, Path.cwd()), base, ours, theirs)
+        relpath = store_relative(args.path, Path.cwd())
+        sides = merge.forgotten_in_sides(Path.cwd(), args.path[:len(args.path) - len(relpath)])
+        result = merge.merge(relpath, base, ours, theirs, sides)
     except merge.Unmergeable as why:
         print(f"memstack merge-driver: {args.path}: {why}; left to git's line merge", file=sys.stderr)
         git.run(Path.cwd(), "merge-file", "-L", "ours", "-L", "base", "-L", "theirs",

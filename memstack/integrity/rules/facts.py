@@ -1,10 +1,13 @@
 """I2: supersede, don't delete. No fact is removed; a superseded fact never changes; an open fact
 changes only by being closed (valid_to, expired_at, superseded_by); new facts bring new ids."""
 
+from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import orjson
 
+from memstack.base.forgotten import Files, Forgotten
 from memstack.integrity.rules.text import COMMITTED_ID, fact_of, line_of, lines
 from memstack.integrity.violations import Violation
 from memstack.kb import disputes
@@ -47,19 +50,23 @@ def fact_problems(fact: dict[str, Any]) -> list[str]:
     return problems
 
 
-def closing_problems(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+def closing_problems(old: dict[str, Any], new: dict[str, Any],
+                     forgotten: Callable[[], Forgotten] | None = None) -> list[str]:
     """What is wrong with `new` as the next state of the committed fact `old` (nothing if unchanged).
 
     The one change allowed: an open fact (valid_to null) is closed. valid_to becomes
     an integer after valid_from, expired_at an integer (when the closing was recorded),
     and superseded_by the successor's id, or stays null when the fact was invalidated
     with no successor (`memstack fact invalidate`). A superseded fact never changes,
-    so closing twice is refused too.
+    so closing twice is refused too. Two re-closings are a merge's, not edits: a rival closing that ranks
+    first (`_rival_closing`), and a closing with a successor in place of the one forgetting gave the fact
+    (`disputes.replaces_forgetting`: its tombstone, in `forgotten`, the state's, says that closing).
     """
     if same(old, new):
         return []
     fact = old["id"]
-    if old.get("valid_to") is not None and _rival_closing(old, new):
+    if old.get("valid_to") is not None and (_rival_closing(old, new)
+                                            or disputes.replaces_forgetting(old, new, forgotten)):
         return []
     if old.get("valid_to") is not None:
         changed = sorted(k for k in old.keys() | new.keys() if not same(old.get(k, ...), new.get(k, ...)))
@@ -94,17 +101,19 @@ def _rival_closing(old: dict[str, Any], new: dict[str, Any]) -> bool:
         and disputes.winner(old, new) is new and not same(old, new)
 
 
-def facts(path: str, old: bytes, new: bytes, *, prefix: bool,
-          restore: str) -> tuple[list[Violation], list[tuple[int, bytes]]]:
+def facts(path: str, old: bytes, new: bytes, *, prefix: bool, restore: str,
+          files: Files | None = None) -> tuple[list[Violation], list[tuple[int, bytes]]]:
     """I2 on a fact file present on both sides; returns violations and the lines to validate
-    (appended facts and closed ones; none unless `prefix`)."""
+    (appended facts and closed ones; none unless `prefix`). `files`: the new state, whose tombstones are read
+    only if a closing forgetting made is replaced."""
     fix = I2_FIX.format(restore=restore)
+    forgotten = None if files is None else cache(lambda: Forgotten.of(files))
     base = old if not old or old.endswith(b"\n") else old + b"\n"
     if new.startswith(base):  # the common case: facts appended, nothing closed
         return _new_ids(path, old, new[len(base):], line_of(new, len(base))) if prefix else ([], [])
     old_lines, new_lines = lines(old), lines(new)
     if not prefix:
-        return _facts_survive(path, old_lines, new_lines, fix), []
+        return _facts_survive(path, old_lines, new_lines, fix, forgotten=forgotten), []
     found: list[Violation] = []
     check: list[tuple[int, bytes]] = []
     for index, old_line in enumerate(old_lines):
@@ -117,10 +126,12 @@ def facts(path: str, old: bytes, new: bytes, *, prefix: bool,
             found.append(Violation(path, index + 1, "I2", f"committed line {index + 1} changed", fix))
         elif after is None or after["id"] != before["id"]:
             # Lines moved: say which facts are gone, or that they were reordered.
-            return found + _facts_survive(path, old_lines[index:], new_lines, fix, offset=index, moved=True), check
+            return found + _facts_survive(path, old_lines[index:], new_lines, fix, offset=index, moved=True,
+                                          forgotten=forgotten), check
         else:
             assert new_line is not None  # `after` was read from it
-            found += [Violation(path, index + 1, "I2", problem, fix) for problem in closing_problems(before, after)]
+            found += [Violation(path, index + 1, "I2", problem, fix)
+                      for problem in closing_problems(before, after, forgotten)]
             check.append((index + 1, new_line))
     if len(new_lines) > len(old_lines):
         start = len(b"\n".join(new_lines[:len(old_lines)])) + (1 if old_lines else 0)
@@ -154,8 +165,8 @@ def _new_ids(path: str, old: bytes, tail: bytes, first: int) -> tuple[list[Viola
     return found, appended
 
 
-def _facts_survive(path: str, old_lines: list[bytes], new_lines: list[bytes], fix: str, *,
-                   offset: int = 0, moved: bool = False) -> list[Violation]:
+def _facts_survive(path: str, old_lines: list[bytes], new_lines: list[bytes], fix: str, *, offset: int = 0,
+                   moved: bool = False, forgotten: Callable[[], Forgotten] | None = None) -> list[Violation]:
     """Every committed fact is still in `new`, by id, unchanged or properly closed."""
     present = set(new_lines)
     gone = [(offset + i, line) for i, line in enumerate(old_lines) if line not in present]
@@ -175,7 +186,8 @@ def _facts_survive(path: str, old_lines: list[bytes], new_lines: list[bytes], fi
             found.append(Violation(path, index + 1, "I2", f"fact {before['id']} (line {index + 1}) was removed", fix))
         else:
             number, after = by_id[before["id"]]
-            found += [Violation(path, number, "I2", problem, fix) for problem in closing_problems(before, after)]
+            found += [Violation(path, number, "I2", problem, fix) for problem in closing_problems(before, after,
+                                                                                                   forgotten)]
     if moved and not found:
         found.append(Violation(path, offset + 1, "I2", f"facts were reordered from line {offset + 1}; a fact keeps its"
                                                        " line, new facts are appended at the end", fix))

@@ -8,7 +8,7 @@ from pathlib import Path
 import orjson
 
 from memstack.base import layout
-from memstack.base.forgotten import each_tombstone
+from memstack.base.forgotten import Forgotten
 from memstack.integrity import excision
 from memstack.integrity.excision import Excised, Marker
 from memstack.repo import git
@@ -45,14 +45,15 @@ def receipts(source: GitSource) -> list[dict[str, object]]:
 
 
 def pending_records(sources: list[GitSource]) -> list[str]:
-    """Every record a tombstone of a branch head forgets and no receipt of any head excised, in order."""
+    """Every record a branch head forgets (a tombstone names it, or it is a fact promoted from a record one names:
+    base/forgotten.py) and no receipt of any head excised, in order."""
     done = {r for source in sources for receipt in receipts(source)
             for r in (receipt.get("records") or []) if isinstance(r, str)}  # type: ignore[attr-defined]
     names: dict[str, None] = {}
     for source in sources:
-        for tombstone in each_tombstone(source):
-            if tombstone["forgets"] not in done:
-                names.setdefault(tombstone["forgets"], None)
+        for record_id in Forgotten.of(source).by_id:
+            if record_id not in done:
+                names.setdefault(record_id, None)
     return list(names)
 
 
