@@ -85,18 +85,21 @@ def refuse_locked(cwd: Path) -> None:
         raise MemstackError(locked_message(str(lock)))
 
 
-# A git operation begun and not concluded: its file in the git dir (a merge, cherry-pick or revert waiting for its
-# commit, a rebase, a bisect).
-UNDER_WAY = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "rebase-merge", "rebase-apply", "BISECT_LOG")
+# A git operation begun and not concluded: its file in the git dir, what it is, how a person concludes it.
+UNDER_WAY = {"MERGE_HEAD": ("a merge", "`git commit` (once the resolved files are added) or `git merge --abort`"),
+             "CHERRY_PICK_HEAD": ("a cherry-pick", "`git cherry-pick --continue` or `--abort`"),
+             "REVERT_HEAD": ("a revert", "`git revert --continue` or `--abort`"),
+             "rebase-merge": ("a rebase", "`git rebase --continue` or `--abort`"),
+             "rebase-apply": ("a rebase", "`git rebase --continue` or `--abort`"),
+             "BISECT_LOG": ("a bisect", "`git bisect reset`")}
 
 
-def under_way(cwd: Path) -> str | None:
-    """The first of UNDER_WAY present in `cwd`'s git dir (its name), or None."""
+def under_way(cwd: Path) -> tuple[str, str, str] | None:
+    """The first git operation under way in `cwd` (UNDER_WAY: its file's name, what it is, how to conclude it)."""
     listed = out(cwd, "rev-parse", *(arg for name in UNDER_WAY for arg in ("--git-path", name)), env=no_git_env())
     for name, line in zip(UNDER_WAY, listed.splitlines(), strict=True):
-        path = Path(line) if Path(line).is_absolute() else cwd / line
-        if path.exists():
-            return name
+        if (Path(line) if Path(line).is_absolute() else cwd / line).exists():
+            return name, *UNDER_WAY[name]
     return None
 
 

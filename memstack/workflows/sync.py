@@ -162,24 +162,6 @@ def _commit(run: _Git, paths: list[str], reason: str, rebuilt: bool = False) -> 
     return {"commit": sha, "message": message}
 
 
-_CONCLUDE = {"MERGE_HEAD": ("a merge", "`git commit` (once the resolved files are added) or `git merge --abort`"),
-             "CHERRY_PICK_HEAD": ("a cherry-pick", "`git cherry-pick --continue` or `--abort`"),
-             "REVERT_HEAD": ("a revert", "`git revert --continue` or `--abort`"),
-             "rebase-merge": ("a rebase", "`git rebase --continue` or `--abort`"),
-             "rebase-apply": ("a rebase", "`git rebase --continue` or `--abort`"),
-             "BISECT_LOG": ("a bisect", "`git bisect reset`")}
-
-
-def _refuse_under_way(store: Path) -> None:
-    """Nothing done while a git operation waits for the user: a sync would commit its half (a merge's staged
-    resolution, without the merge) and lose the rest."""
-    name = git.under_way(store)
-    if name is not None:
-        what, conclude = _CONCLUDE[name]
-        raise MemstackError(f"sync: {what} is in progress in this clone; conclude it with {conclude}, then sync"
-                            " again (nothing was done)")
-
-
 def _where(run: _Git) -> tuple[str, str, bool]:
     """(remote, branch, has upstream): the branch's upstream, else the one remote (or origin)."""
     try:
@@ -288,7 +270,9 @@ def sync(store: Path) -> dict[str, Any]:
         raise MemstackError(f"sync: another sync in this clone has held {LOCK} for over {LOCK_WAIT} s") from None
     with held:
         remote, branch, tracked = _where(run)
-        _refuse_under_way(store)
+        if (doing := git.under_way(store)) is not None:  # a sync would commit its half (a staged resolution)
+            raise MemstackError(f"sync: {doing[1]} is in progress in this clone; conclude it with {doing[2]}, then"
+                                " sync again (nothing was done)")
         if run("config", "merge.memstack.driver", ok=(0, 1))[0] != 0:
             raise MemstackError.marked("sync: the memstack merge driver is not registered in this clone; run"
                                        " `{verb:memstack install}` first (without it, memory files merge as plain"

@@ -31,9 +31,9 @@ def _gitdir(top: Path) -> Path:
 
 
 def _refuse_unless_ready(top: Path, gitdir: Path) -> None:
-    name = git.under_way(top)
-    if name is not None:
-        raise MemstackError(f"excise: a git operation is in progress ({name} in {gitdir}); finish or abort it"
+    found = git.under_way(top)
+    if found is not None:
+        raise MemstackError(f"excise: a git operation is in progress ({found[0]} in {gitdir}); finish or abort it"
                             " first")
     dirty = git.run(top, "status", "--porcelain", "--ignore-submodules", env=git.no_git_env()).stdout
     if dirty.strip():
