@@ -3,6 +3,7 @@
 from typing import Any
 
 from memstack.base.errors import bad
+from memstack.base.pages import MAX_LIMIT
 from memstack.repo.store import Store, folder_of
 
 
@@ -12,8 +13,9 @@ def write_review(store: Store, spec: str, *, as_json: bool, limit: Any = None, f
     from memstack import review  # lazy: the review and its SQLite workspace
     from memstack.anchors.check import check_of_review
 
-    if limit is not None and (type(limit) is not int or limit < 1):
-        raise bad("--limit", repr(limit), "expected a whole number of at least 1 ({arg:--full} for every item)")
+    if limit is not None and (type(limit) is not int or not 1 <= limit <= MAX_LIMIT):
+        raise bad("--limit", repr(limit), "expected a whole number from 1 to {most} ({arg:--full} for every item)",
+                  most=MAX_LIMIT)
     if limit is not None and full:
         raise bad("--full", None, "lists every item, {arg:--limit} N the first N of each list: give one of them")
     shown = None if full else review.LIMIT if limit is None else limit

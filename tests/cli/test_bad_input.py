@@ -174,6 +174,7 @@ CASES = [
     # review: how much each section lists
     (_args("review", "HEAD~1..HEAD", "--limit", "0"), "limit"),
     (_args("review", "HEAD~1..HEAD", "--limit", "many"), "limit"),
+    (_args("review", "HEAD~1..HEAD", "--limit", "9223372036854775808"), "limit"),  # an OverflowError's traceback
     (_args("review", "HEAD~1..HEAD", "--limit", "5", "--full"), "--full"),
     # test: a malformed memory tests file (MEMORY_TESTS, below) names the case and the field
     (_args("test", "{dir}/mt-not-yaml.yaml"), "mt-not-yaml.yaml: not valid YAML at line 4"),
