@@ -3,7 +3,7 @@ edges, and the subjects they relate; each one entry (`registry.Tool`), listed in
 
 from memstack.api import binder as binder_api
 from memstack.api import related as related_api
-from memstack.base.pages import MCP_DEFAULT_LIMIT
+from memstack.kb.edges import MAX_DEPTH
 from memstack.mcp.arguments import PAGE_CURSOR, PAGE_LIMIT, Arg, page_arguments, text
 from memstack.mcp.documents import (
     FACTS,
@@ -109,10 +109,9 @@ RELATED = Tool(
     "A subject's human-confirmed edges and its facts valid now whose object is another known subject, walked"
     " out to depth steps, nearest first; paged (next_cursor).",
     {"subject": text("the subject to start from", required=True),
-     "depth": Arg({"type": "integer", "minimum": 1, "default": 1, "description": "steps to walk (1 to 5)"}, False, 1),
-     "limit": Arg({"type": "integer", "minimum": 1, "default": MCP_DEFAULT_LIMIT,
-                   "description": "at most this many items"}, False, MCP_DEFAULT_LIMIT),
-     "cursor": text("continue after a previous page (its next_cursor)")},
+     "depth": Arg({"type": "integer", "minimum": 1, "maximum": MAX_DEPTH, "default": 1,
+                   "description": f"steps to walk (1 to {MAX_DEPTH})"}, False, 1),
+     "limit": PAGE_LIMIT, "cursor": PAGE_CURSOR},
     lambda store, a: related_api.related_document(store, **page_arguments(a)),
     title="Related subjects",
     output={**paged_output(document("an edge or a fact reaching another subject", {

@@ -434,3 +434,15 @@ def test_help_does_not_import_the_mcp_sdk() -> None:
             " print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_every_paged_tool_publishes_the_limit_it_takes() -> None:
+    """A client reads the schema for what a call may ask: each tool that pages (a `cursor`) says the most
+    `limit` may be, the figure every list refuses past (`related` said none)."""
+    from memstack.base.pages import MAX_LIMIT
+    from memstack.mcp.tools import TOOLS
+
+    paged = {name: tool.schema["properties"]["limit"] for name, tool in TOOLS.items()
+             if "cursor" in tool.schema["properties"]}
+    assert {"related", "search", "intake_list", "binder_list"} <= paged.keys()
+    assert {name for name, limit in paged.items() if limit.get("maximum") != MAX_LIMIT} == set()
