@@ -37,7 +37,9 @@ PROMOTE = Tool(
         "ratified": {"type": "integer"}}, {
         "records": {"type": "array"}, "remaining": {"type": "integer", "minimum": 0},
         "superseded": {"type": "integer"}, "facts_added": {"type": "integer"},
-        "changed": STRINGS, "commit": {"type": ["string", "null"]}, "message": STRING}),
+        "changed": STRINGS, "commit": {"type": ["string", "null"]}, "message": STRING,
+        "held": {**STRINGS, "description": "the records skipped: each holds a credential that reached memory past"
+                                           " the checks (rotate it, then forget the record)"}}),
     hints=Hints(read_only=False, destructive=True, idempotent=True, open_world=False),
 )
 

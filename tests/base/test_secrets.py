@@ -514,10 +514,13 @@ def test_promote_skips_a_sneaked_credential_and_promotes_the_rest(store: Path) -
         handle.write(json.dumps(sneaked, sort_keys=True, separators=(",", ":")) + "\n")
     git(store, "add", "-A")
     git(store, "commit", "-q", "--no-verify", "-m", "sneaked")
-    result = memstack("promote", "--now-ts", T1, cwd=store)
+    planned = json.loads(memstack("promote", "--dry-run", "--json", "--now-ts", T1, cwd=store).stdout)
+    assert planned["held"] == [sneaked["id"]]  # what an MCP client reads (stderr goes to the server's log)
+    result = memstack("promote", "--now-ts", T1, "--json", cwd=store)
     assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["held"] == [sneaked["id"]]
     assert f"warning: intake/alice/2026-01-01.jsonl: record {sneaked['id']} holds a credential (AWS Access Key in" \
-        f" content), committed past the checks: skipped" in result.stderr, result.stderr
+        f" content), which reached memory past the checks: skipped" in result.stderr, result.stderr
     assert_silent(result.stdout + result.stderr, AWS_ID)
     held = [p for p in (store / "kb").rglob("*") if p.is_file()] + [*store.glob("*.json"), store / "willow.md"]
     assert not any(AWS_ID in p.read_text() for p in held)  # no fact, no ledger line, no view holds it

@@ -105,8 +105,8 @@ class Planner:
         if found:
             self.held.append(record["id"])
             print(f"memstack promote: warning: {relpath or 'intake'}: record {record['id']} holds a credential"
-                  f" ({found[0].kind} in {found[0].field or 'the record'}), committed past the checks: skipped;"
-                  f" rotate it, then `memstack forget {record['id']} --reason ...`", file=sys.stderr)
+                  f" ({found[0].kind} in {found[0].field or 'the record'}), which reached memory past the checks:"
+                  f" skipped; rotate it, then `memstack forget {record['id']} --reason ...`", file=sys.stderr)
         return bool(found)
 
     def route(self, keys: list[int], ratified: list[Ratified], shown: Any = None) -> tuple[list[Routed], list[Made]]:

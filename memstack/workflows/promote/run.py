@@ -60,9 +60,10 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
                 write_ledger(store, routed[:len(keys)], fact_ids[:len(keys)])
                 later += zip((item.order for item in found), routed[len(keys):], fact_ids[len(keys):], strict=True)
                 del routed, made, decided, fact_ids
+        held = planner.held  # skipped for a credential (warned on stderr; an MCP client reads it here)
         if dry_run:
             return {"dry_run": True, "routed": dict(counts), "ratified": ratified, "records": shown_records,
-                    "remaining": unshown}
+                    "remaining": unshown, "held": held}
         moved = bool(gathered.keys or later)
         later.sort(key=lambda entry: entry[0])
         write_ledger(store, [item for _, item, _ in later], [fact_id for _, _, fact_id in later])
@@ -77,5 +78,5 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
             message = commit_message(counts, ratified, superseded)
             sha = make_commit(store, message, dirty) if dirty is not None else None
     return {"dry_run": False, "routed": dict(counts), "ratified": ratified, "superseded": superseded,
-            "facts_added": facts_added, "changed": changed, "commit": sha,
+            "facts_added": facts_added, "changed": changed, "commit": sha, "held": held,
             "message": message if sha or moved or changed else "nothing to promote"}
