@@ -1,11 +1,20 @@
 """A team: one store pushed to a real bare remote guarded by hooks/pre-receive, and clones of it."""
 
+import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from helpers import git, memstack
+
+
+def ok(repo: Path, *args: str) -> Any:
+    """`memstack ARGS --json` in `repo`, which must succeed: its document ({} for no output)."""
+    result = memstack(*args, "--json", cwd=repo)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout) if result.stdout.strip() else {}
 
 
 def guarded_remote(store: Path, tmp_path: Path) -> Path:

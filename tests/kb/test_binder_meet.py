@@ -50,13 +50,18 @@ def waiting(tmp_path_factory: pytest.TempPathFactory, _store_template: Path) -> 
     return origin, record
 
 
-def decided_apart(waiting: tuple[Path, str], tmp: Path) -> tuple[Path, Path, str]:
-    """Alice ratifies the record and pushes; Bob rejects it on his clone and commits (a copy of the clones)."""
+def copied(waiting: tuple[Path, str], tmp: Path) -> tuple[Path, Path, str]:
+    """A copy of the remote and the clones, each clone's origin the copied remote: alice, bob, the record."""
     origin, record = waiting
     shutil.copytree(origin, tmp, symlinks=True, dirs_exist_ok=True)
     for name in ("store", "alice", "bob"):
         git(tmp / name, "remote", "set-url", "origin", str(tmp / "remote.git"))
-    alice, bob = tmp / "alice", tmp / "bob"
+    return tmp / "alice", tmp / "bob", record
+
+
+def decided_apart(waiting: tuple[Path, str], tmp: Path) -> tuple[Path, Path, str]:
+    """Alice ratifies the record and pushes; Bob rejects it on his clone and commits (a copy of the clones)."""
+    alice, bob, record = copied(waiting, tmp)
     ok(alice, "binder", "ratify", record, "--by", "Alice")
     committed(alice, "Alice ratifies")
     pushed(alice)
@@ -182,11 +187,7 @@ def test_blame_credits_each_decision_to_the_commit_that_added_it(waiting: tuple[
 
 def test_a_record_promoted_before_the_other_decision_arrived_is_closed_when_the_dispute_is_settled_rejected(
         waiting: tuple[Path, str], tmp_path: Path) -> None:
-    origin, record = waiting
-    shutil.copytree(origin, tmp_path, symlinks=True, dirs_exist_ok=True)
-    for name in ("store", "alice", "bob"):
-        git(tmp_path / name, "remote", "set-url", "origin", str(tmp_path / "remote.git"))
-    alice, bob = tmp_path / "alice", tmp_path / "bob"
+    alice, bob, record = copied(waiting, tmp_path)
     ok(alice, "binder", "ratify", record, "--by", "Alice")
     committed(alice, "Alice ratifies")
     ok(alice, "promote")  # Alice's clone made it knowledge before Bob's decision arrived

@@ -8,16 +8,11 @@ from typing import Any
 import pytest
 
 from helpers import git, memstack
-from team_support import check_history, clone, guarded_remote, pushed
+from team_support import check_history, clone, guarded_remote, ok, pushed
 
 DAY = "2026-11-02T10:00:00Z"
 GONE = "[forgotten: personal data]"
 
-
-def ok(repo: Path, *args: str) -> Any:
-    result = memstack(*args, "--json", cwd=repo)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return json.loads(result.stdout) if result.stdout.strip() else {}
 
 
 def synced(repo: Path) -> Any:

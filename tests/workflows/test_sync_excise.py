@@ -2,7 +2,6 @@
 the old one; the old history cannot be pushed back (hooks/pre-receive names the receipt). Real clones of a
 real bare remote guarded by hooks/pre-receive."""
 
-import json
 import os
 import shutil
 import subprocess
@@ -13,16 +12,11 @@ import pytest
 
 from helpers import git, memstack
 from memstack.base.times import iso
-from team_support import clone, guarded_remote
+from team_support import clone, guarded_remote, ok
 
 DAY = "2026-03-02T10:00:00Z"
 SECRET = "Ada's phone is 555-0199"
 
-
-def ok(repo: Path, *args: str) -> dict:
-    result = memstack(*args, "--json", cwd=repo)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return json.loads(result.stdout) if result.stdout.strip() else {}
 
 
 def head(repo: Path, rev: str = "HEAD") -> str:
