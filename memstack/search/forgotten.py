@@ -35,6 +35,16 @@ def _marker(tombstone: dict[str, object]) -> str:
     return marker(str(tombstone.get("reason", "")))
 
 
+def unshown(forgotten: Forgotten, layer: str, ref: str, relpath: str, head: str) -> bool:
+    """Whether a hit is of a record forgotten now (a handoff: its file) that the index still holds as it was,
+    not as its marker: a search answering from an index a build is catching up (build.py) scrubs nothing,
+    so each hit is looked up in the store's tombstones as they are and such a hit is left out."""
+    tombstone = forgotten.by_id.get(relpath if layer == "handoffs" else ref) if forgotten else None
+    if tombstone is None or {**LAYER, "handoff": "handoffs"}.get(str(tombstone.get("kind"))) != layer:
+        return False
+    return head != _marker(tombstone)
+
+
 def unscrubbed(db: sqlite3.Connection, forgotten: Forgotten) -> list[str]:
     """The forgotten records the index may still hold the text of, or shows with another reason."""
     if not forgotten:

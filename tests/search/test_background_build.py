@@ -95,6 +95,37 @@ def test_a_search_while_a_build_is_at_work_answers_from_what_is_built(store: Pat
     assert memstack("search", "westward", cwd=store).stdout == "nothing found for 'westward'\n"  # all built: no "yet"
 
 
+def test_a_search_answering_from_a_stale_index_never_shows_a_record_forgotten_since(store: Path) -> None:
+    """docs/forgetting.md: from the moment `forget` ran, a forgotten record is found only by the words of its
+    reason, in every read, also while a build is at work and the index still holds its text."""
+    secret = record(0, "the lighthouse keeper's albatross code is 4417")
+    log.write(store, secret)
+    others = [record(n, f"the lighthouse keeper logs storm {n}") for n in range(1, 3)]
+    for made in others:
+        log.write(store, made)
+    assert len(search(store, "lighthouse")[0]["hits"]) == 3  # all indexed, the secret's text too
+    log.write(store, record(3, "a new lighthouse on the northern cape"))  # the index is behind
+    forgot = memstack("forget", secret["id"], "--reason", "an erasure request", cwd=store)
+    assert forgot.returncode == 0, forgot.stderr
+    with locks.acquire(str(files.local_dir(store, "locks") / "search-index-build.lock")):  # a build at work
+        found, said = search(store, "lighthouse")
+        assert "index" in found and "still being built" in said  # answered from the index as it was
+        assert sorted(hit["id"] for hit in found["hits"]) == sorted(made["id"] for made in others)
+        assert "albatross" not in json.dumps(found) and secret["id"] not in json.dumps(found)
+        assert search(store, "albatross")[0]["hits"] == []
+        text = memstack("search", "albatross", cwd=store)
+        assert text.returncode == 0 and "albatross code" not in text.stdout and secret["id"] not in text.stdout
+        assert text.stdout.startswith("nothing found for 'albatross' yet")
+        shown = memstack("search", "lighthouse", "--limit", "500", cwd=store).stdout
+        assert "albatross" not in shown and secret["id"] not in shown and "lighthouse" in shown
+        told = over_mcp(store, "keeper")  # an agent: the keeper's other records, not the forgotten one
+        assert told["hits"] and "albatross" not in json.dumps(told["hits"]) and secret["id"] not in json.dumps(told)
+    found, said = search(store, "erasure")  # the build done (a small catch-up): found by its reason alone
+    assert [hit["id"] for hit in found["hits"]] == [secret["id"]] and said == ""
+    assert found["hits"][0]["title"] == "[forgotten: an erasure request]"
+    assert search(store, "albatross")[0]["hits"] == []
+
+
 @pytest.mark.slow
 def test_the_first_search_on_a_fresh_clone_of_a_large_store_starts_a_build(store: Path, tmp_path: Path) -> None:
     size, n = 0, 0
