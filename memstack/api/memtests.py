@@ -7,6 +7,7 @@ text holds it (any case, runs of white space read as one space): a fact's subjec
 an intake record's title, content, keywords and tags; a handoff section; a SOIL record's value.
 """
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +19,25 @@ from memstack.base.errors import MemstackError
 from memstack.base.patterns import lazy
 from memstack.kb.readers import FactReader
 from memstack.repo.store import Store
-from memstack.search import records
+from memstack.search import build, records
 from memstack.search.query import MARK
 
 FILE_NAME = "memory-tests.yaml"
 LOOK_FURTHER = 100  # answers past k searched for a missing entry, to say where it went
 
 
-def memory_tests_document(store: Store, file: str | None = None) -> dict[str, Any]:
+def memory_tests_document(store: Store, file: str | None = None,
+                          told: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
     """The `test --json` document: `{file, cases: [...], passed, failed}`, each case `{index, name, query,
     k, answered, passed, missing: [entry], present: [{entry, rank, id, where}], looked_further, looked_at_all,
     found_further: [{entry, rank, id, where}]}`: when an entry is missing, how many answers were looked at
-    (up to `LOOK_FURTHER` past k), whether that was every answer, and where a missing entry was found there."""
+    (up to `LOOK_FURTHER` past k), whether that was every answer, and where a missing entry was found there.
+    The cases search a complete index, never one a build is catching up (a search would answer from it): it is
+    brought up to date first, `told` hearing it when it is far behind (search/build.py)."""
     path, shown = _where(store, file)
     cases = load(path, shown)
+    if any(case.search is not None for case in cases):
+        build.caught_up(store.root, told)
     texts = _Texts(store.root)
     reader = fact_reader(str(store.root))
     try:
