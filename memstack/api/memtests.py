@@ -16,10 +16,11 @@ from memstack.api.readers import fact_reader
 from memstack.api.recall import recall_document
 from memstack.api.search import search_document
 from memstack.base.errors import MemstackError
+from memstack.base.forgotten import Forgotten
 from memstack.base.patterns import lazy
 from memstack.kb.readers import FactReader
 from memstack.repo.store import Store
-from memstack.search import build, records
+from memstack.search import build, forgotten, records
 from memstack.search.query import MARK
 
 FILE_NAME = "memory-tests.yaml"
@@ -124,6 +125,7 @@ class _Texts:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.gone = Forgotten.in_store(root)  # a forgotten record's text is its marker, as in the index
         self.known: dict[tuple[str, int], str] = {}
 
     def of_all(self, answers: list[dict[str, Any]]) -> list[str]:
@@ -150,7 +152,7 @@ class _Texts:
         except OSError:
             data = b""
         if layer not in records.APPEND_ONLY:
-            self._keep(path, records.parse(layer, path, data))
+            self._keep(path, forgotten.shown(self.gone, path, records.parse(layer, path, data)))
         else:
             at, number = 0, 1
             for line in sorted(lines):
@@ -159,7 +161,8 @@ class _Texts:
                     number += 1
                 end = data.find(b"\n", at) + 1
                 if number == line and end > 0:  # the line alone: its one record is numbered 1
-                    self._keep(path, records.parse(layer, path, data[at:end]), line - 1)
+                    self._keep(path, forgotten.shown(self.gone, path, records.parse(layer, path, data[at:end])),
+                               line - 1)
         for line in lines:
             self.known.setdefault((path, line), "")
 

@@ -228,3 +228,18 @@ def test_the_cases_answer_from_a_complete_search_index_never_from_one_a_build_is
     assert [case["passed"] for case in document["cases"]] == [True, False], document
     assert document["cases"][1]["present"][0]["id"] == lighthouse  # expect_not searched the whole memory
     assert result.returncode == 1 and "search index" in result.stderr and "still being built" not in result.stderr
+
+
+def test_a_forgotten_record_is_matched_only_by_its_reason(store: Path, memory: dict[str, str],
+                                                          tmp_path: Path) -> None:
+    """docs/forgetting.md: a forgotten record is found only by the words of its reason, in every read: a case
+    does not match its content, read from its file, as an answer's text."""
+    forgot = memstack("forget", memory["lexer"], "--reason", "an erasure request", cwd=store)
+    assert forgot.returncode == 0, forgot.stderr
+    tests = tmp_path / "forgotten.yaml"
+    tests.write_text("- name: its content\n  search: erasure request\n  expect: [generated at build time]\n"
+                     "- name: its reason\n  search: erasure request\n  expect: [an erasure request]\n")
+    document = json.loads(memstack("test", str(tests), "--json", cwd=store).stdout)
+    assert [case["answered"] for case in document["cases"]] == [1, 1]  # the forgotten record, by its reason
+    assert [case["passed"] for case in document["cases"]] == [False, True]
+    assert document["cases"][0]["missing"] == ["generated at build time"]
