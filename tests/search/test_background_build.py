@@ -17,6 +17,7 @@ from helpers import MEMSTACK, git, memstack
 from memstack.base import files, jsonio, locks
 from memstack.intake import log
 from memstack.search import build, index
+from memstack.search.semantic import available
 
 DAY = 86_400_000
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -118,6 +119,10 @@ def test_a_search_answering_from_a_stale_index_never_shows_a_record_forgotten_si
         assert text.stdout.startswith("nothing found for 'albatross' yet")
         shown = memstack("search", "lighthouse", "--limit", "500", cwd=store).stdout
         assert "albatross" not in shown and secret["id"] not in shown and "lighthouse" in shown
+        if available():  # ranked by meaning too: the model found it by what it said
+            meant = memstack("search", "albatross code", "--semantic", "--json", cwd=store)
+            assert meant.returncode == 0 and "albatross" not in json.dumps(json.loads(meant.stdout)["hits"])
+            assert secret["id"] not in meant.stdout
         told = over_mcp(store, "keeper")  # an agent: the keeper's other records, not the forgotten one
         assert told["hits"] and "albatross" not in json.dumps(told["hits"]) and secret["id"] not in json.dumps(told)
     found, said = search(store, "erasure")  # the build done (a small catch-up): found by its reason alone
