@@ -219,6 +219,7 @@ def _phrase_terms(phrase: str) -> list[str]:
 
 
 _SHAPE = pages.shaped(int, (int, float), int)  # a cursor: the Row of the last hit handed out
+_PREFIX = '" *'  # how a prefix word ends in a match (words.py); a quoted word holds no space
 
 
 def _ranked(db: sqlite3.Connection, match: str, where: list[str], params: dict[str, Any]) -> list[tuple[float, int]]:
@@ -240,11 +241,15 @@ def _details(db: sqlite3.Connection, match: str, rows: list[tuple[float, int]], 
     if not rows:
         return {}
     marks = ", ".join(str(rowid) for _, rowid in rows)
+    # FTS5 looks each rowid of `rowid IN` up in the match: for a word, a seek in its list; for a prefix, a merge
+    # of the lists of every term it begins, made again for each hit (14 ms a hit at 200,000 records). `+rowid`
+    # keeps the rowids from FTS5: it walks the match once and SQLite keeps the rows asked for.
+    rowid = "+fts.rowid" if _PREFIX in match else "fts.rowid"
     found = {r[0]: r for r in db.execute(
         f"SELECT fts.rowid, snippet(fts, -1, '{MARK[0]}', '{MARK[1]}', '…', {SNIPPET_TOKENS}), fts.head,"
         " docs.layer, docs.ref, docs.line, docs.agent, docs.tier, docs.tbl, docs.valid_from, docs.valid_to,"
         " docs.recorded_at, docs.expired_at, files.relpath, docs.fields FROM fts JOIN docs ON docs.rowid = fts.rowid"
-        f" JOIN files ON files.file_id = docs.file_id WHERE fts MATCH :match AND fts.rowid IN ({marks})",
+        f" JOIN files ON files.file_id = docs.file_id WHERE fts MATCH :match AND {rowid} IN ({marks})",
         {"match": match})}
     return {rowid: _hit(found[rowid], score, as_of) for score, rowid in rows if rowid in found
             and not _unshown(gone, found[rowid])}
