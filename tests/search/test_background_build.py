@@ -160,3 +160,19 @@ def test_the_first_search_on_a_fresh_clone_of_a_large_store_starts_a_build(store
         time.sleep(0.2)
     assert f"**record** **{n - 1}** of the archive" in found["hits"][0]["snippet"]
     assert search(clone, "archive")[0]["remaining"] == n - 5
+
+
+def test_a_stale_index_shows_no_forgotten_soil_record_or_fact_either(store: Path) -> None:
+    """The other layers a tombstone names: a SOIL record by its collection/key, a fact by its id."""
+    put = memstack("soil", "put", "notes", "keeper", "--value", '"the albatross code is 4417"', cwd=store)
+    assert put.returncode == 0, put.stderr
+    fact = json.loads(memstack("capture", "--subject", "albatross", "--predicate", "code", "--object", "4417",
+                               "--json", cwd=store).stdout)[0]
+    assert {hit["layer"] for hit in search(store, "albatross")[0]["hits"]} == {"soil", "facts"}  # indexed
+    log.write(store, record(0, "a new lighthouse on the northern cape"))  # the index is behind
+    forgot = memstack("forget", "notes/keeper", fact["id"], "--reason", "an erasure request", cwd=store)
+    assert forgot.returncode == 0, forgot.stderr
+    with locks.acquire(str(files.local_dir(store, "locks") / "search-index-build.lock")):  # a build at work
+        found, said = search(store, "albatross 4417")
+        assert "still being built" in said and found["hits"] == []
+    assert {hit["layer"] for hit in search(store, "erasure")[0]["hits"]} == {"soil", "facts"}  # by the reason
