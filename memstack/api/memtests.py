@@ -7,6 +7,7 @@ text holds it (any case, runs of white space read as one space): a fact's subjec
 an intake record's title, content, keywords and tags; a handoff section; a SOIL record's value.
 """
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,23 +16,29 @@ from memstack.api.readers import fact_reader
 from memstack.api.recall import recall_document
 from memstack.api.search import search_document
 from memstack.base.errors import MemstackError
+from memstack.base.forgotten import Forgotten
 from memstack.base.patterns import lazy
 from memstack.kb.readers import FactReader
 from memstack.repo.store import Store
-from memstack.search import records
+from memstack.search import build, forgotten, records
 from memstack.search.query import MARK
 
 FILE_NAME = "memory-tests.yaml"
 LOOK_FURTHER = 100  # answers past k searched for a missing entry, to say where it went
 
 
-def memory_tests_document(store: Store, file: str | None = None) -> dict[str, Any]:
+def memory_tests_document(store: Store, file: str | None = None,
+                          told: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
     """The `test --json` document: `{file, cases: [...], passed, failed}`, each case `{index, name, query,
     k, answered, passed, missing: [entry], present: [{entry, rank, id, where}], looked_further, looked_at_all,
     found_further: [{entry, rank, id, where}]}`: when an entry is missing, how many answers were looked at
-    (up to `LOOK_FURTHER` past k), whether that was every answer, and where a missing entry was found there."""
+    (up to `LOOK_FURTHER` past k), whether that was every answer, and where a missing entry was found there.
+    The cases search a complete index, never one a build is catching up (a search would answer from it): it is
+    brought up to date first, `told` hearing it when it is far behind (search/build.py)."""
     path, shown = _where(store, file)
     cases = load(path, shown)
+    if any(case.search is not None for case in cases):
+        build.caught_up(store.root, told)
     texts = _Texts(store.root)
     reader = fact_reader(str(store.root))
     try:
@@ -118,6 +125,7 @@ class _Texts:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.gone = Forgotten.in_store(root)  # a forgotten record's text is its marker, as in the index
         self.known: dict[tuple[str, int], str] = {}
 
     def of_all(self, answers: list[dict[str, Any]]) -> list[str]:
@@ -144,7 +152,7 @@ class _Texts:
         except OSError:
             data = b""
         if layer not in records.APPEND_ONLY:
-            self._keep(path, records.parse(layer, path, data))
+            self._keep(path, forgotten.shown(self.gone, path, records.parse(layer, path, data)))
         else:
             at, number = 0, 1
             for line in sorted(lines):
@@ -153,7 +161,8 @@ class _Texts:
                     number += 1
                 end = data.find(b"\n", at) + 1
                 if number == line and end > 0:  # the line alone: its one record is numbered 1
-                    self._keep(path, records.parse(layer, path, data[at:end]), line - 1)
+                    self._keep(path, forgotten.shown(self.gone, path, records.parse(layer, path, data[at:end])),
+                               line - 1)
         for line in lines:
             self.known.setdefault((path, line), "")
 

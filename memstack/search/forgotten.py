@@ -35,6 +35,16 @@ def _marker(tombstone: dict[str, object]) -> str:
     return marker(str(tombstone.get("reason", "")))
 
 
+def unshown(forgotten: Forgotten, layer: str, ref: str, relpath: str, head: str) -> bool:
+    """Whether a hit is of a record forgotten now (a handoff: its file) that the index still holds as it was,
+    not as its marker: a search answering from an index a build is catching up (build.py) scrubs nothing,
+    so each hit is looked up in the store's tombstones as they are and such a hit is left out."""
+    tombstone = forgotten.by_id.get(relpath if layer == "handoffs" else ref) if forgotten else None
+    if tombstone is None or {**LAYER, "handoff": "handoffs"}.get(str(tombstone.get("kind"))) != layer:
+        return False
+    return head != _marker(tombstone)
+
+
 def unscrubbed(db: sqlite3.Connection, forgotten: Forgotten) -> list[str]:
     """The forgotten records the index may still hold the text of, or shows with another reason."""
     if not forgotten:
@@ -66,9 +76,21 @@ def scrub(db: sqlite3.Connection, store: Path, forgotten: Forgotten, refs: list[
                               (ref, LAYER.get(str(tombstone.get("kind")), ""))).fetchall()
         db.executemany("UPDATE fts SET head = ?, body = ? WHERE rowid = ?", ((text, text, r) for (r,) in rows))
         db.executemany("UPDATE docs SET fields = NULL WHERE rowid = ?", rows)  # a hit's source, subject, object
+        _resigned(db, [r for (r,) in rows], text)
         db.execute("INSERT OR REPLACE INTO forgotten VALUES (?, ?)", (ref, text))
     db.execute("DELETE FROM terms")  # the words' counts (query.py) name the words: counted again on the next search
     db.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+
+
+def _resigned(db: sqlite3.Connection, rowids: list[int], text: str) -> None:
+    """Give scrubbed rows the checksum of the record as `shown` makes it (its marker): a file read again keeps
+    them, and the vectors of semantic search (semantic/vectors.py, which follow the checksums) embed the marker
+    anew, so a forgotten record is no more found by the meaning of what it said."""
+    for rowid in rowids:
+        ref, agent, tier, tbl, valid_from, recorded_at = db.execute(
+            "SELECT ref, agent, tier, tbl, valid_from, recorded_at FROM docs WHERE rowid = ?", (rowid,)).fetchone()
+        doc = Doc(0, ref, agent, tier, tbl, valid_from, None, recorded_at, None, text, text)
+        db.execute("UPDATE docs SET sig = ? WHERE rowid = ?", (doc.sig(), rowid))
 
 
 def checkpoint(db: sqlite3.Connection) -> None:

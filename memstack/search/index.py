@@ -39,7 +39,7 @@ from memstack.search.records import Doc
 
 DB_NAME = ".memstack/search.sqlite3"
 LOCK = "search-index"
-VERSION = 6  # an index of another layout version is dropped and rebuilt
+VERSION = 7  # an index of another layout version is dropped and rebuilt (7: a scrubbed row has its marker's sig)
 TOKENIZER = "porter unicode61 remove_diacritics 2"  # stemming: "deploys" finds "deployment"
 
 _TABLES = (

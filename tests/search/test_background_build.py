@@ -17,6 +17,7 @@ from helpers import MEMSTACK, git, memstack
 from memstack.base import files, jsonio, locks
 from memstack.intake import log
 from memstack.search import build, index
+from memstack.search.semantic import available
 
 DAY = 86_400_000
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
@@ -95,6 +96,41 @@ def test_a_search_while_a_build_is_at_work_answers_from_what_is_built(store: Pat
     assert memstack("search", "westward", cwd=store).stdout == "nothing found for 'westward'\n"  # all built: no "yet"
 
 
+def test_a_search_answering_from_a_stale_index_never_shows_a_record_forgotten_since(store: Path) -> None:
+    """docs/forgetting.md: from the moment `forget` ran, a forgotten record is found only by the words of its
+    reason, in every read, also while a build is at work and the index still holds its text."""
+    secret = record(0, "the lighthouse keeper's albatross code is 4417")
+    log.write(store, secret)
+    others = [record(n, f"the lighthouse keeper logs storm {n}") for n in range(1, 3)]
+    for made in others:
+        log.write(store, made)
+    assert len(search(store, "lighthouse")[0]["hits"]) == 3  # all indexed, the secret's text too
+    log.write(store, record(3, "a new lighthouse on the northern cape"))  # the index is behind
+    forgot = memstack("forget", secret["id"], "--reason", "an erasure request", cwd=store)
+    assert forgot.returncode == 0, forgot.stderr
+    with locks.acquire(str(files.local_dir(store, "locks") / "search-index-build.lock")):  # a build at work
+        found, said = search(store, "lighthouse")
+        assert "index" in found and "still being built" in said  # answered from the index as it was
+        assert sorted(hit["id"] for hit in found["hits"]) == sorted(made["id"] for made in others)
+        assert "albatross" not in json.dumps(found) and secret["id"] not in json.dumps(found)
+        assert search(store, "albatross")[0]["hits"] == []
+        text = memstack("search", "albatross", cwd=store)
+        assert text.returncode == 0 and "albatross code" not in text.stdout and secret["id"] not in text.stdout
+        assert text.stdout.startswith("nothing found for 'albatross' yet")
+        shown = memstack("search", "lighthouse", "--limit", "500", cwd=store).stdout
+        assert "albatross" not in shown and secret["id"] not in shown and "lighthouse" in shown
+        if available():  # ranked by meaning too: the model found it by what it said
+            meant = memstack("search", "albatross code", "--semantic", "--json", cwd=store)
+            assert meant.returncode == 0 and "albatross" not in json.dumps(json.loads(meant.stdout)["hits"])
+            assert secret["id"] not in meant.stdout
+        told = over_mcp(store, "keeper")  # an agent: the keeper's other records, not the forgotten one
+        assert told["hits"] and "albatross" not in json.dumps(told["hits"]) and secret["id"] not in json.dumps(told)
+    found, said = search(store, "erasure")  # the build done (a small catch-up): found by its reason alone
+    assert [hit["id"] for hit in found["hits"]] == [secret["id"]] and said == ""
+    assert found["hits"][0]["title"] == "[forgotten: an erasure request]"
+    assert search(store, "albatross")[0]["hits"] == []
+
+
 @pytest.mark.slow
 def test_the_first_search_on_a_fresh_clone_of_a_large_store_starts_a_build(store: Path, tmp_path: Path) -> None:
     size, n = 0, 0
@@ -124,3 +160,19 @@ def test_the_first_search_on_a_fresh_clone_of_a_large_store_starts_a_build(store
         time.sleep(0.2)
     assert f"**record** **{n - 1}** of the archive" in found["hits"][0]["snippet"]
     assert search(clone, "archive")[0]["remaining"] == n - 5
+
+
+def test_a_stale_index_shows_no_forgotten_soil_record_or_fact_either(store: Path) -> None:
+    """The other layers a tombstone names: a SOIL record by its collection/key, a fact by its id."""
+    put = memstack("soil", "put", "notes", "keeper", "--value", '"the albatross code is 4417"', cwd=store)
+    assert put.returncode == 0, put.stderr
+    fact = json.loads(memstack("capture", "--subject", "albatross", "--predicate", "code", "--object", "4417",
+                               "--json", cwd=store).stdout)[0]
+    assert {hit["layer"] for hit in search(store, "albatross")[0]["hits"]} == {"soil", "facts"}  # indexed
+    log.write(store, record(0, "a new lighthouse on the northern cape"))  # the index is behind
+    forgot = memstack("forget", "notes/keeper", fact["id"], "--reason", "an erasure request", cwd=store)
+    assert forgot.returncode == 0, forgot.stderr
+    with locks.acquire(str(files.local_dir(store, "locks") / "search-index-build.lock")):  # a build at work
+        found, said = search(store, "albatross 4417")
+        assert "still being built" in said and found["hits"] == []
+    assert {hit["layer"] for hit in search(store, "erasure")[0]["hits"]} == {"soil", "facts"}  # by the reason

@@ -161,6 +161,16 @@ def test_pages_cover_every_hit_once(store: Path) -> None:
     assert len(search(store, "pager")["hits"]) == 20
 
 
+def test_text_output_says_how_to_go_on_on_stderr_as_every_list_verb_does(store: Path) -> None:
+    for n in range(5):
+        intake(store, f"incident {n}: the pager woke the on-call")
+    text = memstack("search", "pager", "--limit", "2", cwd=store)
+    assert text.returncode == 0 and "more" not in text.stdout and "--cursor" not in text.stdout
+    assert len(text.stdout.splitlines()) == 4  # two hits of two lines each, nothing else
+    cursor = search(store, "pager", "--limit", "2")["next_cursor"]
+    assert text.stderr.splitlines() == [f"… 3 more; --cursor {cursor}"]  # docs/bounded.md, as intake list says it
+
+
 def test_an_appended_line_is_indexed_without_rebuilding(store: Path) -> None:
     first = intake(store, "the compiler flags are set in one place")
     assert ids(search(store, "compiler")) == [first]

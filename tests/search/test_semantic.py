@@ -96,6 +96,18 @@ def test_words_and_meaning_are_fused_and_filters_apply_to_both(store: Path) -> N
 
 
 @needs_extra
+def test_a_forgotten_record_is_not_found_by_the_meaning_of_what_it_said(store: Path) -> None:
+    """docs/forgetting.md: found only by the words of its reason; its vector was of its content."""
+    made = corpus(store)
+    question = "which automobile did she purchase"
+    assert ids(search(store, question, "--semantic")) == [made["car"]]  # embedded
+    forgot = memstack("forget", made["car"], "--reason", "not needed any more", cwd=store)
+    assert forgot.returncode == 0, forgot.stderr
+    assert search(store, question, "--semantic")["hits"] == []
+    assert ids(search(store, "not needed", "--semantic")) == [made["car"]]  # its reason's words find it
+
+
+@needs_extra
 def test_hits_found_only_through_common_words_follow_the_meaning_unranked(store: Path) -> None:
     car = intake(store, CAR)
     routine = [intake(store, f"routine note {n} about the weekly sync of the team") for n in range(5)]

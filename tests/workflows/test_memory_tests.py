@@ -197,3 +197,49 @@ def test_the_workflow_runs_the_memory_tests_on_a_pull_request(store: Path, memor
     (store / "memory-tests.yaml").unlink()
     absent = run()
     assert absent.returncode == 0 and "no ./memory-tests.yaml: no memory tests to run" in absent.stdout
+
+
+BEHIND = """\
+- name: the new lighthouse is found
+  search: lighthouse
+  expect: [{lighthouse}]
+- name: nothing about the cape
+  search: lighthouse
+  expect_not: [northern cape]
+"""
+
+
+def test_the_cases_answer_from_a_complete_search_index_never_from_one_a_build_is_catching_up(
+        store: Path, memory: dict[str, str], tmp_path: Path) -> None:
+    """A search answers from a half-built index while a build is at work (docs/search.md); the memory tests
+    (CI, on every pull request of a fresh clone) must not: they bring the index up to date first and say so."""
+    from memstack.base import files, locks
+
+    assert memstack("search", "deploys", cwd=store).returncode == 0  # the index holds the memory so far
+    lighthouse = write(store, "intake", "write", "--title", "lighthouse", "--created-at", "2026-01-20T00:00:00Z",
+                       "--content", "a new lighthouse on the northern cape")["record"]["id"]
+    tests = tmp_path / "behind.yaml"
+    tests.write_text(BEHIND.format(lighthouse=lighthouse))
+    with locks.acquire(str(files.local_dir(store, "locks") / "search-index-build.lock")):  # a build at work
+        searched = memstack("search", "lighthouse", cwd=store)
+        assert "still being built" in searched.stderr  # a search does not wait for it
+        result = memstack("test", str(tests), "--json", cwd=store)
+    document = json.loads(result.stdout)
+    assert [case["passed"] for case in document["cases"]] == [True, False], document
+    assert document["cases"][1]["present"][0]["id"] == lighthouse  # expect_not searched the whole memory
+    assert result.returncode == 1 and "search index" in result.stderr and "still being built" not in result.stderr
+
+
+def test_a_forgotten_record_is_matched_only_by_its_reason(store: Path, memory: dict[str, str],
+                                                          tmp_path: Path) -> None:
+    """docs/forgetting.md: a forgotten record is found only by the words of its reason, in every read: a case
+    does not match its content, read from its file, as an answer's text."""
+    forgot = memstack("forget", memory["lexer"], "--reason", "an erasure request", cwd=store)
+    assert forgot.returncode == 0, forgot.stderr
+    tests = tmp_path / "forgotten.yaml"
+    tests.write_text("- name: its content\n  search: erasure request\n  expect: [generated at build time]\n"
+                     "- name: its reason\n  search: erasure request\n  expect: [an erasure request]\n")
+    document = json.loads(memstack("test", str(tests), "--json", cwd=store).stdout)
+    assert [case["answered"] for case in document["cases"]] == [1, 1]  # the forgotten record, by its reason
+    assert [case["passed"] for case in document["cases"]] == [False, True]
+    assert document["cases"][0]["missing"] == ["generated at build time"]

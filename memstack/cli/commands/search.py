@@ -5,7 +5,7 @@ import json
 from typing import Any
 
 from memstack.base.errors import bad
-from memstack.base.output import emit, note
+from memstack.base.output import emit_page, note
 from memstack.cli.commands import doc
 from memstack.cli.commands.fact import code_marker
 from memstack.intake.log import TIERS
@@ -58,8 +58,6 @@ def render(document: dict[str, Any]) -> str:
     if not lines:  # while a build is at work, "nothing" is only what is built so far (a fresh clone's first search)
         return f"nothing found for {document['query']!r}" + (" yet: the index is still being built, search again in"
                                                               " a moment" if "index" in document else "")
-    if document["next_cursor"]:
-        lines.append(f"{document['remaining']} more: --cursor {document['next_cursor']}")
     return "\n".join(lines)
 
 
@@ -76,7 +74,7 @@ def run(args: Any) -> int:
                                tier=args.tier, table=args.table, valid_at=args.valid_at, as_of=args.as_of,
                                limit=args.limit, cursor=args.cursor,
                                semantic=args.semantic)
-    emit(args, document, lambda: render(document))
+    emit_page(args, document, lambda: render(document))  # how to go on: on stderr, as every list verb
     if "index" in document:
         held = document["index"]
         note(f"search: the index is still being built ({held['records_indexed']:,} records indexed,"

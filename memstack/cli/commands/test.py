@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from memstack.base.output import emit, plural, shown
+from memstack.base.output import emit, note, plural, shown
 from memstack.cli.commands import doc
 from memstack.repo.store import open_store
 
@@ -58,6 +58,6 @@ def _place(found: dict[str, Any]) -> str:
 def run(args: Any) -> int:
     from memstack.api.memtests import memory_tests_document  # lazy: --help stays quick
 
-    document = memory_tests_document(open_store(args.store), args.file)
+    document = memory_tests_document(open_store(args.store), args.file, lambda said: note(f"test: {said}"))
     emit(args, document, lambda: render(document))
     return 1 if document["failed"] else 0

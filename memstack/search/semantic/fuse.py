@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from memstack.base import pages
+from memstack.base.forgotten import Forgotten
 from memstack.search import build, query
 from memstack.search.semantic import model, vectors
 
@@ -67,7 +68,7 @@ def search(store: Path, text: Any, *, layer: Any = (), agent: Any = None, tier: 
         semantic_db, _ = vectors.DB.repaired(store, lambda sdb: vectors.sync(sdb, store, db))
         near = [pair for pair in vectors.nearest(semantic_db, model.embedder().embed([text])[0], POOL)
                 if pair[0] >= MIN_COSINE]
-        meaning = query.hits_of(db, near, **filters)
+        meaning = query.hits_of(db, near, Forgotten.in_store(store), **filters)
     ranked = list(enumerate(_with_unranked(fused([h for h in words["hits"] if h["score"] > 0], meaning, k=k),
                                            words["hits"])))
     page = pages.page(ranked, limit=limit, cursor=cursor, key=lambda item: (-item[1]["score"], item[0]),
