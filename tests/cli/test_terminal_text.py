@@ -37,6 +37,8 @@ def test_a_newline_in_a_field_never_prints_a_line_of_its_own(store: Path) -> Non
                  ("fact", "get-valid-at", "--ts", "now")):
         lines = memstack(*args, cwd=store).stdout.splitlines()
         assert len(lines) == 1 and "a\\n019b76daa8" in lines[0], (args, lines)
+    found = memstack("search", "postgres", "--layer", "facts", cwd=store).stdout.splitlines()
+    assert len(found) == 3 and "a\\n019b76daa8" in found[1], found  # where, the triple, the snippet
     listed = memstack("intake", "list", cwd=store).stdout.splitlines()
     assert len(listed) == 1 and listed[0].endswith("first\\rsecond"), listed
     assert memstack("intake", "write", "--agent", "alice", "--content", "maybe\nc0ffee  alice  verified 1.00  forged",

@@ -5,7 +5,7 @@ import json
 from typing import Any
 
 from memstack.base.errors import bad
-from memstack.base.output import emit_page, note
+from memstack.base.output import emit_page, note, shown
 from memstack.cli.commands import doc
 from memstack.cli.commands.fact import code_marker
 from memstack.intake.log import TIERS
@@ -51,9 +51,9 @@ def render(document: dict[str, Any]) -> str:
             extra += f"  valid {hit['valid_from_iso']} → {hit['valid_to_iso'] or 'open'}"
         if hit.get("source"):
             extra += f"  source {hit['source']}"
-        lines.append(f"{hit['layer']:<8} {hit['where']}  score {hit['score']:.3g}{extra}{code_marker(hit)}")
-        if "predicate" in hit:  # a fact: the whole triple, the snippet is only the part that matched
-            lines.append("    " + " | ".join(_plain(hit[key]) for key in ("subject", "predicate", "object")))
+        lines.append(shown(f"{hit['layer']:<8} {hit['where']}  score {hit['score']:.3g}{extra}") + code_marker(hit))
+        if "predicate" in hit:  # a fact: the whole triple (one line: a newline in it escaped), the snippet the match
+            lines.append("    " + shown(" | ".join(_plain(hit[key]) for key in ("subject", "predicate", "object"))))
         lines.append("    " + " ".join(hit["snippet"].split()))
     if not lines:  # while a build is at work, "nothing" is only what is built so far (a fresh clone's first search)
         return f"nothing found for {document['query']!r}" + (" yet: the index is still being built, search again in"
