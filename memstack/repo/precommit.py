@@ -62,6 +62,9 @@ def merged(existing: str | None) -> str | None:
             document["repos"] = []
         local = next((repo for repo in document["repos"] if isinstance(repo, dict) and repo.get("repo") == "local"),
                      None)
+        if _flow(document, document["repos"], local, (local or {}).get("hooks")):
+            missing = [{key: str(value) if isinstance(value, str) else value for key, value in hook.items()}
+                       for hook in missing]  # ruamel writes a folded scalar's folds as BEL in flow style: plain
         if local is None:
             local = ours["repos"][0]
             local["hooks"] = missing
@@ -69,6 +72,11 @@ def merged(existing: str | None) -> str | None:
         else:
             local.setdefault("hooks", []).extend(missing)
     return _dump(document)
+
+
+def _flow(*nodes: Any) -> bool:
+    """Whether any of these YAML nodes is written in flow style (`[...]`, `{...}`): so is all inside it."""
+    return any(getattr(getattr(node, "fa", None), "flow_style", lambda: False)() for node in nodes)
 
 
 def add_hooks(top: Path) -> bool:

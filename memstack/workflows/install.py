@@ -91,7 +91,22 @@ def _install(root: Path) -> list[tuple[str, bool]]:
         had = _configured(top, key, env)
         git.run(top, "config", key, value, env=env)
         done.append((f"git config {key}", had == value))
+    done.append(_excluded(top))
     return done
+
+
+def _excluded(top: Path) -> tuple[str, bool]:
+    """The stores' clone-local folders (every one, wherever it is) in the clone's `info/exclude`: a store's
+    .gitignore is not on a branch made before the store, where its caches would be committed (and removed by the
+    next checkout)."""
+    line = files.LOCAL + "/"
+    path = Path(git.out(top, "rev-parse", "--git-path", "info/exclude", env=git.no_git_env()).strip())
+    path = path if path.is_absolute() else top / path
+    have = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if line not in have.splitlines():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(have + ("" if not have or have.endswith("\n") else "\n") + line + "\n", encoding="utf-8")
+    return f"{path.name} {line}", line in have.splitlines()
 
 
 def bare_repository(path: Path) -> Path | None:
