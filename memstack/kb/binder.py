@@ -21,9 +21,6 @@ from memstack.base.layout import DECISIONS
 from memstack.base.logfiles import read_log
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import iso
-from memstack.kb import factstore
-from memstack.kb.factfiles import Closing
-from memstack.kb.index import queries
 
 PAST = {"ratify": "ratified", "reject": "rejected"}
 
@@ -138,6 +135,10 @@ def decide(store: Path, intake_id: str, decision: str, by: str, now_ms: int, not
 def _unmake(store: Path, intake_id: str, now_ms: int) -> list[str]:
     """A dispute settled by a rejection: the fact a clone already made from the record's ratification is
     closed now, with no successor (the rejected record is knowledge no more; its history keeps it)."""
+    from memstack.kb import factstore  # deferred: the fact index (SQLite), only for a dispute settled so
+    from memstack.kb.factfiles import Closing
+    from memstack.kb.index import queries
+
     fact_id = made_fact(store, intake_id)
     where = queries.locate(store, [fact_id]) if fact_id else {}
     if fact_id not in where or where[fact_id][1].get("valid_to") is not None:

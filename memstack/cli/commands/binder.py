@@ -6,7 +6,6 @@ from memstack.base import layout
 from memstack.base.output import emit, emit_each, emit_page, shown
 from memstack.base.times import iso
 from memstack.cli.commands import doc, page_options
-from memstack.kb import binder
 from memstack.repo.store import open_store
 
 
@@ -105,6 +104,7 @@ def run_list(args: Any) -> int:
 
 def run_decide(args: Any) -> int:
     from memstack.api.binder import decide_document  # lazy: --help stays quick
+    from memstack.kb import binder  # with it (the fact index behind it)
 
     record = decide_document(open_store(args.store), args.verb, args.id, args.by, args.note)
     emit(args, record, f"{binder.PAST[args.verb]} {args.id} (recorded in {layout.DECISIONS}; commit it for review)")
