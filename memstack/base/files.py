@@ -98,7 +98,7 @@ _OWNERS: set[tuple[Path, int] | None] = set()  # (store, thread) holding the com
 
 @contextmanager
 def committing(store: Path, exclusive: bool = True) -> Iterator[None]:
-    """The commit window: `memstack sync` holds it exclusively while it commits, pulls and pushes (the
+    """The commit window: `memstack sync` (and `promote`) holds it exclusively while it commits, pulls and pushes (the
     pre-commit framework stashes unstaged changes in its pre-commit and pre-push hooks, so a write landing
     then could be lost); every write under `locked` holds it shared, so writes wait for sync's attempt to
     end, for WAIT seconds at most. Nothing that runs inside a git hook may take `locked`: the hook runs
@@ -120,9 +120,8 @@ def locked(store: Path, relpath: str) -> Iterator[None]:
         window: Any = nullcontext() if (store.resolve(), threading.get_ident()) in _OWNERS else \
             locks.acquire(lock_path(store, "commit-window"), wait=WAIT, poll=0.01, shared=True)
     except locks.Busy:
-        raise MemstackError(f"{relpath}: nothing written: a `memstack sync` of this clone has been committing,"
-                            f" pulling or pushing for over {WAIT} s (writes wait for it); retry when it is"
-                            " done") from None
+        raise MemstackError(f"{relpath}: nothing written: a `memstack sync` or `promote` of this clone has been"
+                            f" committing for over {WAIT} s (writes wait for it); retry when it is done") from None
     with window:
         try:
             # A short poll: 50 ms makes contended appends ~40x slower.

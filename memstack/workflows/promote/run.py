@@ -2,6 +2,7 @@
 one commit made."""
 
 from collections import Counter
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,10 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
     clock.refuse_future(store, ("--now-ts", now_ms))
     if commit and not dry_run:
         can_commit(store)
-    with files.locked(store, "promote"), files.undone_on_error(store):
+    # A real run holds the commit window (base/files.py): a writer waits for it, so no line lands between the
+    # views it rebuilds and its commit (refused: I4), nor is cut away when a refused run puts its files back.
+    with files.committing(store) if not dry_run else nullcontext(), files.locked(store, "promote"), \
+            files.undone_on_error(store):
         if not dry_run:
             factstore.finish_pending(store)  # a capture a killed process left half done
         # What differs from HEAD, asked of git while the intake files are read; with what this run writes.
