@@ -29,13 +29,13 @@ def capture(store: Store, *, subject: Any, predicate: Any, object: Any, valid_fr
             here: Path | None = None) -> tuple[list[Fact], bool]:
     """`capture_document`'s facts, and whether the decision was already recorded (then nothing was written).
 
-    Times not given (or `now`) are now: valid_from when called, recorded_at once the subject's lock is held."""
+    Times not given (or `now`) are now, once the subject's lock is held (a rival capture's closing is before)."""
 
     valid_from, recorded_at = given_or_none(valid_from, "valid-from"), given_or_none(recorded_at, "recorded-at")
     anchors = take_all(store, anchor, repo=repo, here=here)
     new, closed, already = factstore.capture_once(
         store.root, subject=subject, predicate=predicate, object=object,
-        valid_from=now_ms() if valid_from is None else valid_from, recorded_at=recorded_at, clock=now_ms,
+        valid_from=valid_from, recorded_at=recorded_at, clock=now_ms,
         agent=resolve_agent(store, agent), contradicts=contradicts, confidence=confidence, source=source,
         anchors=anchors)
     return [new, *closed], already

@@ -218,14 +218,15 @@ def capture_once(store: Path, *, subject: str, predicate: str, object: str, vali
     fact is open to close), that fact is returned with True ("already recorded") and nothing is written.
     Decided under the subject's lock, so two identical captures at once record one fact."""
 
-    def make(at: Any) -> Fact:
-        return facts.make(subject=subject, predicate=predicate, object=object, valid_from=valid_from,
-                          recorded_at=at, agent=agent, confidence=confidence, source=source, id=id,
-                          anchors=anchors)
+    def make(now: Any) -> Fact:  # a time not given is `now`: taken again once the lock is held
+        return facts.make(subject=subject, predicate=predicate, object=object,
+                          valid_from=now if valid_from is None else valid_from,
+                          recorded_at=now if recorded_at is None else recorded_at, agent=agent,
+                          confidence=confidence, source=source, id=id, anchors=anchors)
 
-    if recorded_at is None and clock is None:
-        raise bad("recorded-at", "None", "give a time")
-    new = make(recorded_at if recorded_at is not None else clock())  # type: ignore[misc]
+    if (recorded_at is None or valid_from is None) and clock is None:
+        raise bad("recorded-at" if recorded_at is None else "valid-from", "None", "give a time")
+    new = make(clock() if clock is not None else None)
     _refuse_large(store, new)
     schemas.validate("fact", new)  # every argument checked before any lock or write, an answer "already
     refuse_secrets(new, store=store)  # recorded" included
@@ -233,7 +234,7 @@ def capture_once(store: Path, *, subject: str, predicate: str, object: str, vali
     finish_pending(store)
     key = key_lock(new["subject"], new["predicate"])
     with files.locked(store, key):  # read, append, close as one step
-        if recorded_at is None:
+        if recorded_at is None or valid_from is None:  # so a rival's closing, made just ahead, is before it
             new = make(clock())  # type: ignore[misc]
         closings = []
         versions = queries.versions(store, new["subject"], new["predicate"]) if contradicts or once else []

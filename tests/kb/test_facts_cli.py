@@ -235,3 +235,20 @@ def test_contradicting_captures_racing_on_one_value_leave_one_version_open(store
         [p.wait() for p in procs]
         history = items(json.loads(memstack("fact", "history", "--subject", "race", "--json", cwd=store).stdout))
         assert len([f for f in history if f["valid_to"] is None]) == 1, history
+
+
+def test_contradicting_captures_racing_without_times_all_land_one_after_another(store: Path) -> None:
+    """Captures given no times take `now` once the subject's lock is held: one that waited for a rival's closing
+    begins after it (its valid_from was taken before the lock, and it was refused as a 'bad valid-from' nobody
+    gave)."""
+    import subprocess
+
+    from helpers import MEMSTACK
+
+    procs = [subprocess.Popen([MEMSTACK, "capture", "--subject", "race", "--predicate", "chose", "--object", f"v{n}",
+                               "--contradicts"], cwd=store, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True) for n in range(8)]
+    said = [p.communicate()[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * 8, said
+    history = items(json.loads(memstack("fact", "history", "--subject", "race", "--json", cwd=store).stdout))
+    assert len(history) == 8 and len([f for f in history if f["valid_to"] is None]) == 1, history
