@@ -165,7 +165,7 @@ def pushed(repo: Path, updates: Sequence[tuple[str, str]], exclude: Sequence[str
     revs = pushed_revs(updates, exclude)
     if not revs:
         return Report(mode, "nothing (only deletions)")
-    scope = f"the commits pushed ({', '.join(t[:12] for t in revs[:revs.index('--not')])})"
+    scope = f"the commits pushed ({', '.join(git.short(t) for t in revs[:revs.index('--not')])})"
     return commits(repo, revs, scope, [(o, n) for o, n in updates if not git.is_zero(o) and not git.is_zero(n)],
                    mode=mode, folder=folder, recreated=recreated)
 

@@ -103,6 +103,11 @@ def under_way(cwd: Path) -> tuple[str, str, str] | None:
     return None
 
 
+def short(rev: str) -> str:
+    """A commit id shortened as memstack prints them (12 digits); anything else (a ref's name) as it is."""
+    return rev[:12] if len(rev) == 40 and all(c in "0123456789abcdef" for c in rev) else rev
+
+
 def out(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
     return run(cwd, *args, env=env).stdout.decode()
 

@@ -198,3 +198,17 @@ def test_pre_push_does_not_blame_commits_the_remote_already_has(repo: Path, tmp_
     code, out = push(repo, "main", verify=True)
     assert code == 0, out
     assert "Passed" in out  # the hook ran and let it through
+
+
+def test_a_first_push_names_the_branch_it_checks_whole(repo: Path, tmp_path: Path) -> None:
+    """A push to an empty remote checks the branch from its root: the report names the branch whole (it was cut
+    to 12 characters, as a commit id is)."""
+    plain = tmp_path / "plain.git"
+    git(tmp_path, "init", "-q", "--bare", str(plain))
+    git(repo, "remote", "add", "origin", str(plain))
+    git(repo, "checkout", "-q", "-b", "a-branch-with-a-long-name")
+    write(repo, "kb/binder.jsonl", "{}\n")
+    sneak(repo)
+    code, out = push(repo, "a-branch-with-a-long-name", verify=True)
+    assert code != 0 and "kb/binder.jsonl:1: I5" in out, out
+    assert "the commits pushed (refs/heads/a-branch-with-a-long-name)" in out, out
