@@ -148,6 +148,18 @@ def _head_warning(git_dir: Path) -> list[str]:
             f" nothing once the store's main is pushed — `git --git-dir {git_dir} symbolic-ref HEAD refs/heads/main`"]
 
 
+def _refuse_inside(root: Path) -> None:
+    """A store is never made in a git folder (`.git/…`: git's own, never committed) nor inside another store
+    (its files would be that store's unknown files, and every command run there would find two)."""
+    for parent in root.parents:
+        if parent.name == ".git":
+            raise bad("PATH", repr(str(root)), "is inside a git folder ({git}): make the store in the work tree",
+                      git=parent)
+        if is_store(parent):
+            raise bad("PATH", repr(str(root)), "is inside the store at {store}: make it beside that store",
+                      store=parent)
+
+
 def _template_files() -> list[Path]:
     """The template's files, without the clone-local folder: a memstack command run in memstack's own checkout
     takes the template for the repository's one store and leaves its caches there (git-ignored, never shipped
@@ -230,6 +242,7 @@ def init(root: Path, agents: list[str], commit_identity: dict[str, str] | None =
                     "message": f"{root} is already a memstack store; nothing changed"
                                " (`memstack install` reinstalls the hooks in a clone)" + _not_added(new)}
         return _finish(root, repo, folder, resumed=True)
+    _refuse_inside(root)
     busy = _busy(root)
     if busy and not force:
         what = "a folder of this repository" if folder else "a folder that is not a git work tree"

@@ -47,3 +47,14 @@ def test_the_clone_local_folder_stays_ignored_on_a_branch_made_before_the_store(
     assert (repo / ".memory" / ".memstack").is_dir()
     git(repo, "checkout", "-q", "-b", "old", before)
     assert ".memstack" not in git(repo, "status", "--porcelain", "--untracked-files=all").stdout
+
+
+def test_init_refuses_a_git_folder_and_the_inside_of_another_store(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, FLOW)
+    assert memstack("init", ".memory", "--agent", "alice", cwd=repo).returncode == 0
+    head = git(repo, "rev-parse", "HEAD").stdout
+    for path, said in ((".git/mem", "is inside a git folder"), (".memory/sub", "is inside the store at")):
+        refused = memstack("init", path, "--agent", "alice", cwd=repo)
+        assert refused.returncode == 2 and said in refused.stderr, refused.stderr
+        assert len(refused.stderr.splitlines()) == 1 and not (repo / path).exists()
+    assert git(repo, "rev-parse", "HEAD").stdout == head and git(repo, "status", "--porcelain").stdout == ""
