@@ -10,6 +10,7 @@ from typing import Any
 from memstack.anchors import lines
 from memstack.anchors.coderepo import code_repository, head
 from memstack.base.errors import bad
+from memstack.base.files import LOCAL
 from memstack.repo import objects
 from memstack.repo.store import Store
 
@@ -48,6 +49,9 @@ def relative_path(top: Path, base: Path, text: str, path: str) -> str:
     relative = full.relative_to(top)
     if not relative.parts or relative.parts[0] == ".git":
         raise bad("--anchor", repr(text), "not a file of the code repository {top}", top=str(top))
+    if LOCAL in relative.parts:  # a store's clone-local caches: in no other clone
+        raise bad("--anchor", repr(text), "a file of a store's clone-local folder ({local}/), which no other clone"
+                  " has: anchor a committed file", local=LOCAL)
     walked = top
     for part in relative.parts:
         walked = walked / part

@@ -134,8 +134,11 @@ def test_bad_anchors_are_refused_naming_the_anchor_and_nothing_is_written(code: 
     (code / "link.py").symlink_to("app.py")
     (code / "blob.bin").write_bytes(b"\x00\x01\x02binary")
     (code.parent / "outside.py").write_text("x = 1\n")
+    (code / MEMORY / ".memstack").mkdir(exist_ok=True)
+    (code / MEMORY / ".memstack" / "cache.json").write_text("{}\n")  # clone-local: in no other clone
     cases = ["app.py:10", "app.py:5-99", "../outside.py", str(code.parent / "outside.py"), "missing.py",
-             "link.py", "blob.bin", "lib", "lib/../app.py", "app.py:0", "app.py:5-4", ".git/HEAD"]
+             "link.py", "blob.bin", "lib", "lib/../app.py", "app.py:0", "app.py:5-4", ".git/HEAD",
+             f"{MEMORY}/.memstack/cache.json"]
     before = tree_snapshot(code / MEMORY)
     for anchor in cases:
         for verb in (("capture", *FACT), ("intake", "write", "--content", "x")):
