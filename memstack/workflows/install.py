@@ -339,6 +339,9 @@ def _finish(root: Path, repo: Path, folder: str, resumed: bool, undo: _Undo | No
             message += (f"; the repository holds {'another store' if len(others) == 1 else 'other stores'} too"
                         f" ({', '.join(others)}): outside {folder.rstrip('/')}, pass --store {folder.rstrip('/')}"
                         " or set MEMSTACK_HOME")
+        if WORKFLOW not in paths and (repo / WORKFLOW).is_file():  # its MEMSTACK_STORE names one store
+            message += (f"; {WORKFLOW} was there already and checks the store it names (MEMSTACK_STORE), not"
+                        f" {folder.rstrip('/')}: add a job for it")
     return {"store": str(root), "created": True, "resumed": resumed,
             "agents": agents if agents is not None else config.load(root).agents,
             "repository": str(repo), "folder": folder.rstrip("/") or ".", "committed": paths, "hooks": hooks,

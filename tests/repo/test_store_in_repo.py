@@ -189,6 +189,8 @@ def test_several_stores_in_one_repository_ask_for_store_and_are_all_checked(code
     assert made.returncode == 0, made.stderr
     assert "the repository holds another store too (.memory): outside more-memory, pass --store more-memory" \
         in made.stdout, made.stdout
+    assert ".github/workflows/memstack.yml was there already and checks the store it names (MEMSTACK_STORE), not" \
+        " more-memory: add a job for it" in made.stdout, made.stdout
     proc = memstack("intake", "list", cwd=code)
     assert proc.returncode == 2 and "2 memstack stores" in proc.stderr and "--store" in proc.stderr
     assert memstack("intake", "list", "--store", ".memory", cwd=code).returncode == 0
