@@ -64,6 +64,7 @@ def emit_page(args: Any, document: dict[str, Any], human: Callable[[], str]) -> 
     on stderr."""
     emit(args, document, human)
     if not getattr(args, "json", False) and document.get("next_cursor"):
+        sys.stdout.flush()  # a reader gone (a closed pipe) ends the verb here, quietly: no "more" for no one
         note(f"… {document['remaining']} more; --cursor {document['next_cursor']}")
 
 

@@ -152,12 +152,9 @@ def _refuse_inside(root: Path) -> None:
     """A store is never made in a git folder (`.git/…`: git's own, never committed) nor inside another store
     (its files would be that store's unknown files, and every command run there would find two)."""
     for parent in root.parents:
-        if parent.name == ".git":
-            raise bad("PATH", repr(str(root)), "is inside a git folder ({git}): make the store in the work tree",
-                      git=parent)
-        if is_store(parent):
-            raise bad("PATH", repr(str(root)), "is inside the store at {store}: make it beside that store",
-                      store=parent)
+        if parent.name == ".git" or is_store(parent):
+            raise bad("PATH", repr(str(root)), "is inside " + ("a git folder ({at}): make the store in the work tree"
+                      if parent.name == ".git" else "the store at {at}: make it beside that store"), at=parent)
 
 
 def _template_files() -> list[Path]:

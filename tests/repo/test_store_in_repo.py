@@ -201,6 +201,9 @@ def test_several_stores_in_one_repository_ask_for_store_and_are_all_checked(code
     proc = _commit(code, "two stores, two problems")
     assert proc.returncode == 1
     assert "I3 sealed handoff edited" in proc.stderr and "more-memory/kb/notes.txt: I5 stray file" in proc.stderr
+    summary = proc.stderr.strip().splitlines()[-1]  # one summary for the two stores, no commits in it
+    assert summary.startswith("memstack check: 2 violations (I3, I5) — the staged changes (against HEAD), in 2"
+                              " stores (.memory, more-memory)"), summary
 
 
 @pytest.mark.slow

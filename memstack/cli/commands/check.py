@@ -146,7 +146,10 @@ def run(args: Any) -> int:
     report = reports[0]
     for more in reports[1:]:  # several stores in one repository: each checked, one report
         report.results += more.results
-        report.scope += f"; {more.scope}"
+        if more.scope not in report.scope.split("; "):
+            report.scope += f"; {more.scope}"
+    if len(reports) > 1:
+        report.scope += f", in {len(reports)} stores ({', '.join(f.rstrip('/') or '.' for f in folders)})"
     if args.json or args.format == "json":
 
         emit(argparse.Namespace(json=True), report.to_dict())
@@ -180,7 +183,7 @@ def _text(report: Any) -> str:
     from memstack.integrity.report import stale_line  # loaded already: the check ran
 
     out = []
-    many = len(report.results) > 1 or report.mode not in ("staged", "worktree", "all")
+    many = report.mode not in ("staged", "worktree", "all")  # commits, not a state (one a store)
     for result in report.results:
         if not result.violations:
             continue
