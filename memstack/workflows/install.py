@@ -334,8 +334,8 @@ def _finish(root: Path, repo: Path, folder: str, resumed: bool, undo: _Undo | No
         others = [other.rstrip("/") or "." for other in store.folders(repo) if other != folder]
         if others:  # a command run outside the new store's folder cannot tell which one is meant
             message += (f"; the repository holds {'another store' if len(others) == 1 else 'other stores'} too"
-                        f" ({', '.join(others)}): outside {folder.rstrip('/')}, pass --store {folder.rstrip('/')}"
-                        " or set MEMSTACK_HOME")
+                        f" ({', '.join(others)}): outside {folder.rstrip('/')}, pass --store"
+                        f" {shlex.quote(os.path.relpath(root))} or set MEMSTACK_HOME")  # as pasted where it ran
         if WORKFLOW not in paths and (repo / WORKFLOW).is_file():  # its MEMSTACK_STORE names one store
             message += (f"; {WORKFLOW} was there already and checks the store it names (MEMSTACK_STORE), not"
                         f" {folder.rstrip('/')}: add a job for it")

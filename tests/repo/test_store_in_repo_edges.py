@@ -58,3 +58,15 @@ def test_init_refuses_a_git_folder_and_the_inside_of_another_store(tmp_path: Pat
         assert refused.returncode == 2 and said in refused.stderr, refused.stderr
         assert len(refused.stderr.splitlines()) == 1 and not (repo / path).exists()
     assert git(repo, "rev-parse", "HEAD").stdout == head and git(repo, "status", "--porcelain").stdout == ""
+
+
+def test_the_store_to_pass_is_named_as_the_folder_run_in_reaches_it(tmp_path: Path) -> None:
+    """A second store made from a subfolder: the `--store` init suggests works pasted where init ran (it named the
+    path from the repository's top, unquoted)."""
+    repo = _repo(tmp_path, FLOW)
+    assert memstack("init", ".memory", "--agent", "alice", cwd=repo).returncode == 0
+    (repo / "docs").mkdir()
+    made = memstack("init", "my notes", "--agent", "alice", cwd=repo / "docs")
+    assert made.returncode == 0, made.stderr
+    assert "outside docs/my notes, pass --store 'my notes' or set MEMSTACK_HOME" in made.stdout, made.stdout
+    assert memstack("--store", "my notes", "status", cwd=repo / "docs").returncode == 0
