@@ -32,7 +32,6 @@ that nothing was pushed, where HEAD is and whether memory is left uncommitted.
 
 import random
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +42,7 @@ from memstack.integrity import check
 from memstack.kb import tombstones
 from memstack.repo import git
 from memstack.repo.store import folder_of as store_folder
-from memstack.workflows import derived, promote, resync
+from memstack.workflows import derived, promote, resync, sync_commit
 
 LOCK = ".memstack/locks/git.lock"  # memstack's own git operations, one at a time per clone
 LOCK_WAIT = 600  # seconds: a sync waits for the one before it (retries and hooks included)
@@ -56,13 +55,6 @@ _LOCKED = ("index.lock", "cannot lock ref", "Unable to create")
 # A push refused because the branch moved: behind the remote, or another push updated it meanwhile.
 _MOVED = ("fetch first", "non-fast-forward", "stale info", "cannot lock ref", "failed to update ref",
           "but expected", "incorrect old value")
-
-
-def memory_paths(store: Path) -> list[str]:
-    """The store-relative paths `sync` commits: the layer folders and the boot files that exist."""
-    found = [name for name in layout.LAYERS if (store / name).is_dir()]
-    found += sorted(p.name for p in store.glob("session_anchor_*.json"))
-    return found + ([layout.WILLOW] if (store / layout.WILLOW).exists() else [])
 
 
 class _Git:
@@ -100,44 +92,6 @@ class _Stop(Exception):
 
 
 # What a line of each append-only log is, in a commit message (every kind of layout.LOGS).
-_LOG_ENTRIES = {layout.INTAKE: "intake records", layout.PROMOTIONS: "ledger lines", layout.BINDER: "Binder decisions",
-                layout.TOMBSTONES: "tombstones", layout.ERASURES: "erasure receipts"}
-
-
-def _describe(numstat: str) -> tuple[str, list[str]]:
-    """The commit message's title and body from `git diff --cached --numstat` of the memory paths."""
-    counts: Counter[str] = Counter()
-    body = []
-    for row in numstat.splitlines():
-        added, removed, path = row.split("\t", 2)
-        plus, minus = (int(added), int(removed)) if added.isdigit() and removed.isdigit() else (0, 0)
-        kind = layout.classify(path).kind
-        if kind in layout.LOGS:
-            what = _LOG_ENTRIES[kind]
-            counts[what] += plus
-            body.append(f"{path}: +{plural(plus, what[:-1])}")
-        elif kind == layout.FACTS:
-            counts["facts"] += plus - minus
-            counts["closings"] += minus
-            body.append(f"{path}: +{plural(plus - minus, 'fact')}" + (f", {minus} closed" if minus else ""))
-        elif kind == layout.HANDOFF:
-            counts["handoffs"] += 1
-            body.append(f"{path}: sealed handoff")
-        elif kind == layout.SOIL:
-            counts["SOIL records"] += 1
-            body.append(f"{path}: SOIL record")
-        elif kind in layout.DERIVED:
-            counts["rebuilt derived files"] += 1
-            body.append(f"{path}: derived, rebuilt")
-        else:
-            counts["other files"] += 1
-            body.append(f"{path}: changed")
-    order = ("intake records", "facts", "closings", "handoffs", "SOIL records", "Binder decisions", "tombstones",
-             "erasure receipts", "ledger lines", "other files", "rebuilt derived files")
-    title = ", ".join(f"{counts[k]} {k if counts[k] != 1 else k.rstrip('s')}" for k in order if counts[k])
-    return title, body
-
-
 def _commit(run: _Git, paths: list[str], reason: str, rebuilt: bool = False) -> dict[str, Any] | None:
     """Stage `paths` and commit them through the hooks; None when they hold no change. `rebuilt`: the
     derived files rebuilt on HEAD, which the commit says (`Memstack-Parent`, workflows/derived.py) so that
@@ -148,7 +102,7 @@ def _commit(run: _Git, paths: list[str], reason: str, rebuilt: bool = False) -> 
     _, numstat = run("diff", "--cached", "--relative", "--numstat", "--", *paths)
     if not numstat:
         return None
-    what, body = _describe(numstat)
+    what, body = sync_commit.describe(numstat)
     message = f"memstack sync: {what}\n\n" + "\n".join(body) + "\n"
     if rebuilt:
         message += "\n" + derived.parent_trailer(run("rev-parse", "HEAD")[1])
@@ -207,12 +161,23 @@ def _pull(run: _Git, remote: str, branch: str) -> dict[str, Any]:
         run("merge", "-q", "--no-edit", "-m", f"memstack sync: merge {remote}/{branch}", theirs)
     except _Failed as failed:
         _, unmerged = run("diff", "--name-only", "--relative", "--diff-filter=U")
+        if unmerged and all(layout.classify(p).kind in layout.DERIVED for p in unmerged.split()):
+            # derived files no driver was given (a boot file deleted on one side, rebuilt on the other): made
+            # again from the merged sources, and the merge concluded through the hooks
+            rebuilt = promote.rebuild(run.store)  # all it rewrote goes in the merge: the views are fresh there
+            run("add", "-A", "--", *unmerged.split(), *rebuilt)
+            run("commit", "-q", "--no-edit")
+            return _merged(run, before, theirs)
         run("merge", "--abort", ok=(0, 128))
         where = f" in {', '.join(unmerged.split())}" if unmerged else ""
         raise _Stop(f"the merge with {remote}/{branch} has a conflict the merge driver cannot resolve{where},"
                     " so the merge was undone (`git merge --abort`)",
                     f"merge by hand (`git merge {remote}/{branch}`, docs/merge.md), commit, then sync again",
                     "" if unmerged else failed.said) from None
+    return _merged(run, before, theirs)
+
+
+def _merged(run: _Git, before: str, theirs: str) -> dict[str, Any]:
     _, after = run("rev-parse", "HEAD")
     _, names = run("diff", "--name-only", "--relative", before, after)
     changed = any(name.startswith(SOURCES) for name in names.splitlines())
@@ -312,7 +277,7 @@ def _left(run: _Git, store: Path, done: dict[str, Any]) -> str:
     said += ("; merged " + ", ".join(f"{done['remote']}/{done['branch']} ({p['from'][:12]} -> {p['to'][:12]})"
                                      for p in merged) if merged else "; nothing merged")
     _, head = run("rev-parse", "--short=12", "HEAD")
-    _, dirty = run("status", "--porcelain", "--", *memory_paths(store))
+    _, dirty = run("status", "--porcelain", "--", *sync_commit.memory_paths(store))
     return (f"{said[0].upper()}{said[1:]}; nothing pushed; HEAD is {head}"
             + ("; memory left uncommitted (`memstack status` lists it)" if dirty else "; no memory left uncommitted"))
 
@@ -320,7 +285,7 @@ def _left(run: _Git, store: Path, done: dict[str, Any]) -> str:
 def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, done: dict[str, Any]) -> bool:
     """One commit, pull, rebuild, push; False when the push found the remote moved (try again)."""
 
-    committed = _commit(run, memory_paths(store), "the commit of the memory")
+    committed = _commit(run, sync_commit.memory_paths(store), "the commit of the memory")
     if committed and done["committed"] is None:
         done["committed"] = committed
     elif committed:  # memory written while an earlier attempt waited
@@ -333,7 +298,7 @@ def _attempt(run: _Git, store: Path, remote: str, branch: str, tracked: bool, do
     # The derived files of every source HEAD now holds, this clone's and the merged: what is pushed is never
     # stale. After the commit, not before: the hook has passed the sources the rebuild reads.
     if promote.rebuild(store, changed_only=True):
-        made = _commit(run, memory_paths(store), "the commit of the rebuilt derived files", rebuilt=True)
+        made = _commit(run, sync_commit.memory_paths(store), "the commit of the rebuilt derived files", rebuilt=True)
         if made:
             done["rebuilt"].append(made)
     code, ahead = run("rev-list", "--count", f"refs/remotes/{remote}/{branch}..HEAD", ok=(0, 128))

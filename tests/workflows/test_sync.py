@@ -359,3 +359,32 @@ def test_sync_in_the_middle_of_a_merge_refuses_and_keeps_the_resolution(remote: 
     sync(a)
     got = json.loads(memstack("soil", "get", "notes", "release", "--json", cwd=a).stdout)
     assert got["value"] == {"v": 2}, got
+
+
+HANDOFF = ("---\nagent: alice\ndate: 2026-11-02\nsession: s1\n---\n\n# Session\n\nThe lexer.\n\n## Open threads\n\n"
+           "- the parser\n\n## Capability table\n\n| capability | status |\n|---|---|\n| lexing | ok |\n")
+
+
+def test_a_boot_file_deleted_on_one_side_and_rebuilt_on_the_other_is_made_again(remote: Path, tmp_path: Path) -> None:
+    """Alice's only handoff forgotten in one clone: her boot anchor goes, and sync commits its deletion (it was left
+    uncommitted). Facts promoted in the other clone meanwhile rebuilt the anchor there: git gives no driver a
+    modify/delete conflict; a derived file is made again from the merged sources and the merge goes on."""
+    a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
+    assert memstack("handoff", "write", "--agent", "alice", "-", input=HANDOFF, cwd=a).returncode == 0
+    sync(a), sync(b)
+    [handoff] = (a / "handoffs" / "alice").iterdir()
+    forgot = memstack("forget", f"handoffs/alice/{handoff.name}", "--reason", "private", cwd=a)
+    assert forgot.returncode == 0, forgot.stderr
+    assert not (a / "session_anchor_alice.json").exists()
+    sync(a)
+    assert git(a, "status", "--porcelain").stdout == ""  # the deletion committed and pushed
+    assert memstack("intake", "write", "--agent", "alice", "--content", "we build with make", "--subject", "ci",
+                    "--predicate", "chose", "--object", "make", "--tier", "verified", "--confidence", "0.9",
+                    cwd=b).returncode == 0
+    assert memstack("promote", cwd=b).returncode == 0  # commits the anchor rebuilt on b's side
+    merged = sync(b)
+    assert merged["pulls"][0]["merged"], merged
+    sync(a)
+    assert tree_snapshot(a) == tree_snapshot(b)
+    assert git(a, "status", "--porcelain").stdout == "" and git(b, "status", "--porcelain").stdout == ""
+    check_history(b)
