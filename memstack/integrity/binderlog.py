@@ -31,6 +31,7 @@ from memstack.base import ids, jsonio, layout, ledger
 from memstack.base.errors import MemstackError
 from memstack.base.times import day
 from memstack.integrity import cycles, migration
+from memstack.integrity.cycles import RATIFY
 from memstack.integrity.report import Step
 from memstack.integrity.rules.text import COMMITTED_ID, parse
 from memstack.integrity.violations import Violation
@@ -210,7 +211,6 @@ class Entries:
 
 
 INTAKE_ID = b'"intake_id":"'
-RATIFY = b'"decision":"ratify"'
 
 
 def routed_to_binder(step: Step, wanted: set[str]) -> set[str]:

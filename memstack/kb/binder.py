@@ -17,6 +17,7 @@ from typing import Any
 from memstack.base import jsonio, ledger, schemas
 from memstack.base.errors import bad
 from memstack.base.files import append_line, locked
+from memstack.base.forgotten import line_with
 from memstack.base.layout import DECISIONS
 from memstack.base.logfiles import read_log
 from memstack.base.secrets import refuse_secrets
@@ -88,11 +89,11 @@ def made_fact(store: Path, intake_id: str) -> str | None:
 
 
 def _record(store: Path, intake_id: str) -> dict[str, Any] | None:
+    """The intake record, from the one file its id is bound to (only its line parsed)."""
     for relpath in ledger.intake_files_of(store, intake_id):
-        if (store / relpath).is_file():
-            found = next((r for r in read_log(store, relpath) if r.get("id") == intake_id), None)
-            if found is not None:
-                return found
+        found = line_with((store / relpath).read_bytes(), intake_id) if (store / relpath).is_file() else None
+        if found is not None:
+            return found
     return None
 
 

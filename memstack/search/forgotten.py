@@ -17,6 +17,7 @@ from memstack.search.records import Doc
 # The records (tombstones' `forgets`) scrubbed, and the marker each shows.
 TABLE = "CREATE TABLE forgotten (ref TEXT PRIMARY KEY, shown TEXT NOT NULL)"
 LAYER = {"intake": "intake", "fact": "facts", "soil": "soil"}
+SHOWN_IN = {**LAYER, "handoff": "handoffs"}  # the layer a hit of each kind of forgotten record is in
 
 
 def shown(forgotten: Forgotten, relpath: str, docs: Iterable[Doc]) -> Iterator[Doc]:
@@ -40,7 +41,7 @@ def unshown(forgotten: Forgotten, layer: str, ref: str, relpath: str, head: str)
     not as its marker: a search answering from an index a build is catching up (build.py) scrubs nothing,
     so each hit is looked up in the store's tombstones as they are and such a hit is left out."""
     tombstone = forgotten.by_id.get(relpath if layer == "handoffs" else ref) if forgotten else None
-    if tombstone is None or {**LAYER, "handoff": "handoffs"}.get(str(tombstone.get("kind"))) != layer:
+    if tombstone is None or SHOWN_IN.get(str(tombstone.get("kind"))) != layer:
         return False
     return head != _marker(tombstone)
 

@@ -91,7 +91,6 @@ class _Stop(Exception):
         self.reason, self.hint, self.said = reason, hint, said
 
 
-# What a line of each append-only log is, in a commit message (every kind of layout.LOGS).
 def _commit(run: _Git, paths: list[str], reason: str, rebuilt: bool = False) -> dict[str, Any] | None:
     """Stage `paths` and commit them through the hooks; None when they hold no change. `rebuilt`: the
     derived files rebuilt on HEAD, which the commit says (`Memstack-Parent`, workflows/derived.py) so that

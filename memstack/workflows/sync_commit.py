@@ -12,11 +12,13 @@ def memory_paths(store: Path) -> list[str]:
     """The store-relative paths `sync` commits: the layer folders and the boot files that exist or are
     committed (one gone: its deletion, as a forget of an agent's last handoff leaves it)."""
     found = [name for name in layout.LAYERS if (store / name).is_dir()]
-    boot = {p.name for p in store.glob("session_anchor_*.json")} | {layout.WILLOW} & {p.name for p in store.iterdir()}
+    boot = {p.name for p in store.glob("session_anchor_*.json")} | ({layout.WILLOW} if (store / layout.WILLOW).exists()
+                                                                     else set())
     boot |= set(git.out(store, "ls-files", "--", "session_anchor_*.json", layout.WILLOW).split())
     return found + sorted(boot)
 
 
+# What a line of each append-only log is, in a commit message (every kind of layout.LOGS).
 _LOG_ENTRIES = {layout.INTAKE: "intake records", layout.PROMOTIONS: "ledger lines", layout.BINDER: "Binder decisions",
                 layout.TOMBSTONES: "tombstones", layout.ERASURES: "erasure receipts"}
 

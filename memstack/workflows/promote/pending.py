@@ -164,7 +164,7 @@ def _ratified(store: Path, before: Any, found: Found) -> None:
     if isinstance(before, list) and len(before) == 2 and before[0] <= len(data) \
             and zlib.crc32(data[:before[0]]) == before[1]:
         offset = before[0]
-    lines: dict[str, list[dict[str, Any]]] = {}
+    decisions: list[dict[str, Any]] = []
     last: dict[str, int] = {}  # where each record's latest decision starts
     at = 0
     for raw in data.splitlines(keepends=True):
@@ -172,11 +172,11 @@ def _ratified(store: Path, before: Any, found: Found) -> None:
         if raw.strip():
             decision = jsonio.loads(raw, DECISIONS)
             if isinstance(decision, dict) and isinstance(decision.get("intake_id"), str):
-                lines.setdefault(decision["intake_id"], []).append(decision)
+                decisions.append(decision)
                 last[decision["intake_id"]] = start
     # A record is ratified when its decisions in force agree on it (people who decided it differently: a
     # dispute, acted on by no promotion until a person settles it); its time is the first ratification's.
-    wanted = [binder.first_in_force(decisions_of) for intake_id, decisions_of in lines.items()
+    wanted = [binder.first_in_force(decisions_of) for intake_id, decisions_of in binder.by_record(decisions).items()
               if last[intake_id] >= offset and binder.verdict(decisions_of) == "ratify"]
     if not wanted:
         return
