@@ -120,8 +120,9 @@ def locked(store: Path, relpath: str) -> Iterator[None]:
         window: Any = nullcontext() if (store.resolve(), threading.get_ident()) in _OWNERS else \
             locks.acquire(lock_path(store, "commit-window"), wait=WAIT, poll=0.01, shared=True)
     except locks.Busy:
-        raise MemstackError(f"{relpath}: nothing written: a `memstack sync` or `promote` of this clone has been"
-                            f" committing for over {WAIT} s (writes wait for it); retry when it is done") from None
+        raise MemstackError(f"{relpath}: nothing written: a `memstack sync`, `promote` or `migrate` of this clone"
+                            f" has been committing for over {WAIT} s (writes wait for it); retry when it is done"
+                            ) from None
     with window:
         try:
             # A short poll: 50 ms makes contended appends ~40x slower.

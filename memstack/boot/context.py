@@ -163,12 +163,16 @@ def leftover(store: Path, outputs: Mapping[str, bytes]) -> list[str]:
     return sorted(p.name for p in store.glob(anchor_name("*")) if p.is_file() and p.name not in outputs)
 
 
-def rebuild(store: Path, agent: str | None = None) -> list[str]:
+def rebuild(store: Path, agent: str | None = None, source: Source | None = None) -> list[str]:
     """Rewrite the anchors (all, or one agent's) and willow.md, and delete the anchors no rebuild makes
-    (with every agent); returns the paths that changed."""
-    counts = CachedCounts(store)
-    outputs = build(WorktreeSource(store), counts)
-    counts.save()
+    (with every agent); returns the paths that changed. `source`: built from what it reads (the index a
+    commit is made from) rather than from the work tree."""
+    if source is None:
+        counts = CachedCounts(store)
+        outputs = build(WorktreeSource(store), counts)
+        counts.save()
+    else:
+        outputs = build(source)
     if agent is not None:
         check_name(agent, "agent")
         if anchor_name(agent) not in outputs:

@@ -14,7 +14,7 @@ from memstack.boot import context as boot
 from memstack.kb import views
 from memstack.repo import diffs, git
 from memstack.repo.counts import CachedCounts
-from memstack.repo.sources import WorktreeSource
+from memstack.repo.sources import Source, WorktreeSource
 from memstack.repo.store import folder_of
 
 _SOURCES = ("kb/facts", "intake", layout.LEDGER_DIR, layout.DECISIONS, layout.FORGOTTEN_DIR, *views.VIEW_DIRS)
@@ -32,10 +32,13 @@ def _readable() -> Iterator[None]:
                             f" not valid ({type(exc).__name__}: {exc}); `memstack check` names it (I5)") from None
 
 
-def _built(store: Path, changed_only: bool, dirty: Sequence[str] | None = None
+def _built(store: Path, changed_only: bool, dirty: Sequence[str] | None = None, source: Source | None = None
            ) -> Iterable[tuple[str, bytes | None]]:
-    source = WorktreeSource(store)
-    wanted = touched(store, source, dirty) if changed_only else None
+    if source is None:
+        source = WorktreeSource(store)
+        wanted = touched(store, source, dirty) if changed_only else None
+    else:
+        wanted = None
     shards = views.Shards(source)
     return shards.every() if wanted is None else shards.of(wanted).items()
 
@@ -45,10 +48,18 @@ def rebuild(store: Path, changed_only: bool = False, dirty: Sequence[str] | None
     commit whose views are known fresh, `fresh_base`), then the boot files that read them; returns the
     paths that changed. `dirty`: the store's files that differ from HEAD, when the caller has asked git
     already (`touched`)."""
+    with _readable():
+        return rebuild_views(store, changed_only, dirty) + boot.rebuild(store)
+
+
+def rebuild_views(store: Path, changed_only: bool = False, dirty: Sequence[str] | None = None,
+                  source: Source | None = None) -> list[str]:
+    """`rebuild`'s view shards alone; `source`: every shard built from the sources it reads (the index a
+    commit is made from) rather than from the work tree's."""
     written: list[str] = []
 
     def changed() -> Iterator[tuple[Path, bytes]]:
-        for path, data in _built(store, changed_only, dirty):
+        for path, data in _built(store, changed_only, dirty, source):
             if data is None:
                 if files.remove(store / path):
                     written.append(path)
@@ -58,7 +69,7 @@ def rebuild(store: Path, changed_only: bool = False, dirty: Sequence[str] | None
 
     with _readable():
         synced.write_atomic_many(changed())  # their fsyncs made together: one each is seconds at 1,000 shards
-        return sorted(written) + boot.rebuild(store)
+        return sorted(written)
 
 
 def stale(store: Path, changed_only: bool = False) -> list[str]:

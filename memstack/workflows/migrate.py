@@ -1,19 +1,25 @@
 """`memstack migrate`: a store of format 1 made format 2 in one commit (docs/migrate.md).
 
-From the committed store (HEAD: uncommitted memory is refused first, so nothing can be half in it):
+Refused first, nothing written: git's index locked, a merge (cherry-pick, revert, rebase, bisect) under way,
+uncommitted memory. Then, holding the commit window (base/files.py: writers wait for the end), from the
+committed store:
 
 1. a note in `.memstack/` that a migration is under way (a rerun then knows the uncommitted files are its own);
 2. the old ledger, `kb/promotions.jsonl` at HEAD, streamed: each line appended, unchanged, to the shard of its
    record's intake file (`integrity.migration.Routing`), buffered up to BUFFER bytes (bounded memory);
-3. the old ledger and the one-file views deleted;
-4. the views and boot files rebuilt (`workflows/derived.rebuild`);
-5. memstack.yaml's `format` set to 2 (nothing else in it touched);
-6. one commit through the hooks, whose checks verify it (integrity/migration.py); the note removed.
+3. the old ledger and the one-file views deleted; memstack.yaml's `format` set to 2 (nothing else in it
+   touched but `memstack.version`), the template's attribute lines added;
+4. the views and boot files rebuilt from what the commit holds (a private index: HEAD's sources and the new
+   ledger), so memory written in the work tree since an interrupted run stays out of them;
+5. one commit of those paths alone (workflows/commits.py: checked in this process, what the user staged
+   elsewhere left staged); the note removed.
 
 Killed at any step, a rerun starts again from step 2: the shards are written anew from HEAD's ledger, so
-nothing is written twice; killed after the commit, the rerun finds the store migrated.
+nothing is written twice, and memory written meanwhile (a write waits only while a run is alive) stays
+uncommitted in the work tree; killed after the commit, the rerun finds the store migrated.
 """
 
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -23,12 +29,14 @@ from memstack import __version__
 from memstack.base import config, files, jsonio, layout
 from memstack.base.errors import MemstackError
 from memstack.base.output import plural
+from memstack.boot import context as boot
 from memstack.integrity.migration import Routing, format_attributes
-from memstack.repo import git, objects
+from memstack.kb.views import VIEW_DIRS
+from memstack.repo import git, objects, pathcommit
 from memstack.repo.sources import GitSource
 from memstack.repo.store import folder_of
-from memstack.workflows import install
-from memstack.workflows.derived import rebuild
+from memstack.workflows import commits, install
+from memstack.workflows.derived import parent_trailer, rebuild_views
 from memstack.workflows.status import uncommitted
 
 BUFFER = 16 << 20  # ledger bytes held before they are appended to their shards
@@ -54,6 +62,17 @@ def migrate(store: Path) -> dict[str, Any]:
         raise MemstackError.marked("{store} is not a committed git store: `{verb:memstack migrate}` converts the"
                                    " committed store in one commit", store=store)
     top, folder = folder_of(store)
+    git.refuse_locked(top)
+    if (doing := git.under_way(top)) is not None:  # its commit would conclude it, or be refused by it
+        raise MemstackError(f"migrate: {doing[1]} is in progress in this clone; conclude it with {doing[2]}, then"
+                            " run `memstack migrate` again (nothing was written)")
+    # The commit window (base/files.py), held to the end, as promote and sync hold it: a write waits, then lands
+    # after the commit, in format 2 (one landing meanwhile would be put back by the pre-commit framework's stash).
+    with files.committing(store):
+        return _migrate(store, top, folder)
+
+
+def _migrate(store: Path, top: Path, folder: str) -> dict[str, Any]:
     note = files.local_dir(store, "migrate") / "under-way"
     resumed = note.exists()
     if _head_format(top, folder) != 1:
@@ -62,7 +81,7 @@ def migrate(store: Path) -> dict[str, Any]:
                 "message": f"nothing to migrate: {store} is a store of format {layout.FORMAT} already"}
     changed = [c["path"] for c in uncommitted(store) or []  # memory: a file of the store's own (a note is not)
                if layout.classify(c["path"]).kind != "other" and not (resumed and _ours(c["path"]))]
-    if changed:
+    if changed and not resumed:
         raise MemstackError.marked(
             "{store} holds uncommitted memory ({count}: {paths}): commit it first, then run"
             " `{verb:memstack migrate}`: the migration commits nothing but itself", store=store,
@@ -72,7 +91,6 @@ def migrate(store: Path) -> dict[str, Any]:
     for path in (layout.V1_LEDGER, *layout.V1_VIEWS):
         (store / path).unlink(missing_ok=True)
     files.crash_point()
-    rebuild(store)
     _attributes(store)
     settings = config.load(store)
     if config.store_format(settings.document) != layout.FORMAT:
@@ -84,14 +102,70 @@ def migrate(store: Path) -> dict[str, Any]:
     other = install.runs_another(store)
     if other is not None:  # the hooks that check the commit must read format 2: this memstack's, from now on
         install.install(store)
-    commit = _commit(top, folder)
+    head = git.out(top, "rev-parse", "HEAD").strip()
+    paths = _derived(store, top, folder, head)
+    commit = commits.commit_paths(top, folder, paths, MESSAGE + parent_trailer(head), REFUSED)
     note.unlink(missing_ok=True)
+    ci = workflow_pin(top)
     return {"store": str(store), "migrated": True, "commit": commit, "moved": moved, "shards": shards,
-            "resumed": resumed, "hooks_were": other, "message": f"migrated {store} to format {layout.FORMAT}: "
+            "resumed": resumed, "hooks_were": other, "uncommitted": changed, "ci_installs": ci,
+            "message": f"migrated {store} to format {layout.FORMAT}: "
             f"{plural(moved, 'ledger line')} moved to {plural(shards, 'shard')}"
             + (f", in commit {commit[:12]}" if commit else "")
             + (f"; this clone's hooks and drivers ran {other}, now this memstack's ({sys.executable})" if other
-               else "")}
+               else "")
+            + (f"; memory written since the interrupted run stays uncommitted ({plural(len(changed), 'file')})"
+               if changed else "")
+            + (f"; {ci[0]}: MEMSTACK_INSTALL installs {ci[1]!r}, a release that cannot check format 2: set it to"
+               f" {INSTALL!r} (docs/migrate.md)" if ci else "")}
+
+
+REFUSED = "the migration commit was refused (the work tree holds the migration, not committed; fix what it says," \
+          " then run `{verb:memstack migrate}` again)"
+
+
+def _derived(store: Path, top: Path, folder: str, head: str) -> list[str]:
+    """The views and boot files rebuilt from what the migration commits (HEAD's sources and the new ledger), not
+    from the work tree: memory written since an interrupted run stays out of them as it stays out of the commit.
+    Returns the paths of the commit (relative to the top)."""
+    with pathcommit.PrivateIndex(top, head, git.commit_env(top)) as index, index.current():
+        held = [line[len(folder):] for line in git.out(  # what the migration deletes or may delete, if HEAD has it
+            top, "ls-files", "--", *(folder + path for path in (layout.V1_LEDGER, *layout.V1_VIEWS, ANCHORS))
+        ).splitlines()]
+        sources = [layout.CONFIG, ".gitattributes", *held, *_files(store, layout.LEDGER_DIR)]
+        index.stage(folder + path for path in sources)
+        with objects.CatFile(top) as blobs:  # GIT_INDEX_FILE: the private index
+            rebuild_views(store, source=GitSource(top, blobs, None, folder))
+        views = [path for view in VIEW_DIRS for path in _files(store, view)]
+        index.stage(folder + path for path in views)  # the boot files read the views
+        with objects.CatFile(top) as blobs:
+            boot.rebuild(store, source=GitSource(top, blobs, None, folder))
+    made = [path.name for path in store.glob(ANCHORS)] + [layout.WILLOW]
+    return sorted({folder + path for path in (*sources, *views, *made)})
+
+
+ANCHORS = "session_anchor_*.json"
+INSTALL = f"git+https://github.com/OWNER/memstack@v{__version__}"  # README: memstack is not on PyPI
+
+
+def _files(store: Path, folder: str) -> list[str]:
+    """The files under `folder` of the store (store-relative)."""
+    return sorted(str(path.relative_to(store)) for path in (store / folder).rglob("*") if path.is_file())
+
+
+def workflow_pin(top: Path) -> tuple[str, str] | None:
+    """The store's CI workflow (the template's, at the top of the repository) and what its MEMSTACK_INSTALL
+    installs when that names a release other than this one (the workflow keeps installing it after the
+    migration; empty, it installs `memstack.version`, which the migration names); None otherwise."""
+    path = top / WORKFLOW
+    text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    found = re.search(r"^\s*MEMSTACK_INSTALL:\s*[\"']?([^\"'#\n]*?)[\"']?\s*(#.*)?$", text, re.MULTILINE)
+    spec = found.group(1).strip() if found else ""
+    named = re.findall(r"\d+\.\d+\.\d+", spec)  # a release pinned (`@v0.1.0`, `==0.1.0`, a wheel's name)
+    return (WORKFLOW, spec) if named and __version__ not in named else None
+
+
+WORKFLOW = ".github/workflows/memstack.yml"
 
 
 def _attributes(store: Path) -> None:
@@ -153,24 +227,3 @@ def _flush(store: Path, held: dict[str, list[bytes]]) -> set[str]:
     done = set(held)
     held.clear()
     return done
-
-
-def _commit(top: Path, folder: str) -> str | None:
-    """The migration's one commit, through the hooks (which verify it); None when git has nothing to commit."""
-    paths = [folder + p for p in ("kb", config.CONFIG_NAME, ".gitattributes")]
-    paths += [folder + p.name for p in (top / folder).glob("session_anchor_*.json")]
-    paths += [folder + layout.WILLOW] if (top / folder / layout.WILLOW).exists() else []
-    git.run(top, "add", "-A", "--", *paths)
-    if not git.out(top, "diff", "--cached", "--name-only").strip():
-        return None
-    files.crash_point()
-    try:
-        git.run(top, "commit", "-q", "-m", MESSAGE, env=git.commit_env(top))
-    except MemstackError as exc:
-        if exc.message.startswith("git is locked"):
-            raise
-        detail = exc.message.partition(f"failed in {top}: ")[2] or exc.message
-        raise MemstackError.marked("the migration commit was refused (the work tree holds the migration, not"
-                                   " committed; fix what the hook says, then run `{verb:memstack migrate}`"
-                                   " again): {detail}", detail=detail) from None
-    return git.out(top, "rev-parse", "HEAD").strip()

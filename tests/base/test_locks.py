@@ -108,7 +108,7 @@ def test_a_write_waits_for_a_sync_holding_the_commit_window_then_says_so(store: 
     monkeypatch.setattr(files, "WAIT", 0.2)
     child = holder(Path(files.lock_path(store, "commit-window")))  # as sync holds it: exclusive
     try:
-        with pytest.raises(MemstackError, match=r"nothing written: a `memstack sync` or `promote` of this clone"):
+        with pytest.raises(MemstackError, match=r"nothing written: a `memstack sync`, `promote` or `migrate`"):
             with files.locked(store, "intake/alice/2026-01-01.jsonl"):
                 raise AssertionError("the write went in while sync held the window")
     finally:

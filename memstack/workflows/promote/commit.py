@@ -1,5 +1,5 @@
-"""The promotion commit: its message (what moved, with trailers), what it holds (kb/, intake/, the boot
-files and the handoffs they read), and its check run in this process before git commits."""
+"""The promotion commit: its message (what moved, with trailers) and what it holds (kb/, intake/, the boot
+files and the handoffs they read); workflows/commits.py checks and makes it."""
 
 import os
 from collections import Counter
@@ -9,12 +9,10 @@ from pathlib import Path
 from memstack.base import files, jsonio, layout, ledger
 from memstack.base.errors import MemstackError
 from memstack.base.output import plural
-from memstack.base.patterns import lazy
-from memstack.integrity import check
 from memstack.kb.routing import SUB_TIERS
-from memstack.repo import git, pathcommit
+from memstack.repo import git
 from memstack.repo.store import folder_of
-from memstack.workflows import derived
+from memstack.workflows import commits, derived
 
 TRAILERS = {"knowledge": "Knowledge", "jeles_atoms": "Jeles-Atoms", "opus_atoms": "Opus-Atoms", "binder": "Binder"}
 
@@ -105,120 +103,20 @@ def make_commit(store: Path, message: str, changed: list[str]) -> str | None:
     else); None when they hold no change. Intake and the handoffs the boot files read go along so the
     commit holds every source of what it derives, also when a second run finishes an interrupted one. A
     store in a folder of a code repository commits only that folder's memory (git runs at the work
-    tree's top)."""
+    tree's top); what the user staged elsewhere stays staged (workflows/commits.py)."""
     if not changed:
         return None
     top, folder = folder_of(store)
     # A handoff an anchor reads since the rebuild goes along (one git already has is staged unchanged).
     paths = sorted(folder + path for path in {*changed, *_boot_files(store)})  # relative to the top
-    proc = git.run(top, "rev-parse", "HEAD", "HEAD^{tree}", "--", ok=(0, 128))  # 128: no commit yet
-    head = tuple(proc.stdout.decode().split()[:2]) if proc.returncode == 0 else ()  # (`--` is echoed)
-    if head:  # the views are fresh in a commit made on this parent; one replayed onto another is told apart
-        message += derived.parent_trailer(head[0])
-    if len(head) == 2 and not _other_hooks(top, also=_UNDER_WAY):  # nothing for git commit to run: the paths alone
-        return _commit_paths(top, folder, (head[0], head[1]), paths, message)
-    with git.index_kept(top):  # refused: the index as it was (promote then puts the files back: run.py)
-        return _commit(top, folder, [folder + path for path in memory_changes(store)], message)
+    proc = git.run(top, "rev-parse", "HEAD", "--", ok=(0, 128))  # 128: no commit yet
+    if proc.returncode == 0:  # the views are fresh in a commit made on this parent; one replayed is told apart
+        message += derived.parent_trailer(proc.stdout.decode().split()[0])
+    return commits.commit_paths(top, folder, paths, message, REFUSED)  # refused: promote puts the files back
 
 
-def _commit_paths(top: Path, folder: str, head: tuple[str, str], paths: list[str], message: str) -> str | None:
-    """The commit of `paths` on HEAD through a private index (repo/pathcommit.py): what the user staged
-    elsewhere stays out of the commit and stays staged, their index takes the committed entries of
-    `paths`, and the check runs on the private index in this process. Killed anywhere, the next run's
-    `memory_changes` still names what is left (the files, or the index entries, that differ from HEAD)."""
-    env = git.commit_env(top)
-    with pathcommit.PrivateIndex(top, head[0], env) as index:  # HEAD and its tree
-        index.stage(paths)
-        tree = index.tree()
-        moved = tree != head[1]
-        if moved:
-            with index.current():
-                check_here(top, folder)
-        files.crash_point()
-        with git.index_kept(top):  # the user's index, as `git commit PATHS` leaves it (put back if refused)
-            if not index.install():
-                pathcommit.set_entries(top, index.entries(paths), env)
-            if not moved:  # nothing to commit (a run killed after its commit is finished so)
-                return None
-            files.crash_point()  # the user's index holds the commit's entries; HEAD has not moved
-            try:
-                sha = pathcommit.commit(top, tree, head[0], message, env)
-            except MemstackError as exc:
-                raise _refused(top, exc) from None
-        files.crash_point()  # committed; the private index not removed yet
-    return sha
-
-
-def _refused(top: Path, exc: MemstackError) -> MemstackError:
-    if exc.message.startswith("git is locked"):
-        return exc
-    detail = exc.message.partition(f"failed in {top}: ")[2] or exc.message
-    return MemstackError.marked("the promotion commit was refused (nothing was written; fix what the hook"
-                                " says, then run `{verb:memstack promote}` again): {detail}", detail=detail)
-
-
-def _commit(top: Path, folder: str, paths: list[str], message: str) -> str | None:
-    if not paths:
-        return None
-    git.run(top, "add", "-A", "--", *paths)
-    if not git.out(top, "diff", "--cached", "--name-only", "--", *paths).strip():
-        return None
-    env = git.commit_env(top)
-    staged = set(git.out(top, "diff", "--cached", "--name-only", "-z", "--", folder or ".").split("\0"))
-    verify: list[str] = []
-    only = ["--", *paths]
-    if not staged - {""} - set(paths):  # the index holds this commit's memory and nothing else of the store
-        check_here(top, folder)
-        env["SKIP"] = ",".join(filter(None, [os.environ.get("SKIP"), HOOK]))
-        verify = [] if _other_hooks(top) else ["--no-verify"]  # nothing else to run: not even pre-commit
-        if not folder or not git.out(top, "diff", "--cached", "--name-only", "--", f":(exclude){folder}").strip():
-            only = []  # the index is the commit: git need not stage the paths again in an index of its own
-    files.crash_point()
-    try:
-        git.run(top, "commit", "-q", *verify, "-m", message, *only, env=env)  # through the other hooks
-    except MemstackError as exc:
-        raise _refused(top, exc) from None
-    return git.out(top, "rev-parse", "HEAD").strip()
-
-
-HOOK = "memstack-check"  # the pre-commit hook that runs `memstack check --staged` (store-template/)
-
-
-def check_here(top: Path, folder: str) -> None:
-    """The promotion commit's check, as its pre-commit hook runs it (`memstack check --staged`), in this
-    process: its modules are loaded and its fact index open, so the commit does not pay for a second
-    interpreter; the commit then tells pre-commit to skip that hook (SKIP), and any other hook runs."""
-    found = check.staged(top, folder).violations
-    if found:
-        raise MemstackError.marked("the promotion commit was refused (nothing was written; fix what the check"
-                                   " says, then run `{verb:memstack promote}` again):\n{found}",
-                                   found="\n".join(map(str, found)))
-
-
-_UNDER_WAY = ("MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD")  # a merge, cherry-pick or revert git commit ends
-
-
-def _other_hooks(top: Path, also: tuple[str, ...] = ()) -> bool:
-    """Whether a commit in `top` would run a hook besides memstack's own (pre-commit configured with
-    another hook, or a commit hook pre-commit did not install), or (`also`) any of those files is in the
-    git dir: then the commit is made by `git commit`."""
-    asked = [arg for name in ("hooks", *also) for arg in ("--git-path", name)]
-    hooks, *others = (top / line for line in git.out(top, "rev-parse", *asked).splitlines())
-    if any(path.exists() for path in others):
-        return True
-    for name in ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit"):
-        script = hooks / name
-        if script.exists() and b"# File generated by pre-commit:" not in script.read_bytes()[:200]:
-            return True
-    path = top / ".pre-commit-config.yaml"
-    if not path.exists():
-        return False
-    ids = _HOOK_ID.findall(path.read_text(encoding="utf-8", errors="replace"))  # read as text: no YAML loader
-    return not ids or not all(i.startswith("memstack-") for i in ids)
-
-
-_HOOK_ID = lazy(r"""(?<![\w-])id:[ \t]*["']?([^\s"'#,}]+)""")  # block or flow style; a comment's
-# mention counts too: a hook read wrongly only costs a pre-commit run, a hook missed would go unrun
+REFUSED = "the promotion commit was refused (nothing was written; fix what it says, then run" \
+          " `{verb:memstack promote}` again)"
 
 
 def can_commit(store: Path) -> None:
