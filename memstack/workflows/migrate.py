@@ -117,7 +117,7 @@ def _migrate(store: Path, top: Path, folder: str) -> dict[str, Any]:
             + (f"; memory written since the interrupted run stays uncommitted ({plural(len(changed), 'file')})"
                if changed else "")
             + (f"; {ci[0]}: MEMSTACK_INSTALL installs {ci[1]!r}, a release that cannot check format 2: set it to"
-               f" {INSTALL!r} (docs/migrate.md)" if ci else "")}
+               f" {ci[2]!r} in the push of this migration (docs/migrate.md)" if ci else "")}
 
 
 REFUSED = "the migration commit was refused (the work tree holds the migration, not committed; fix what it says," \
@@ -145,7 +145,6 @@ def _derived(store: Path, top: Path, folder: str, head: str) -> list[str]:
 
 
 ANCHORS = "session_anchor_*.json"
-INSTALL = f"git+https://github.com/OWNER/memstack@v{__version__}"  # README: memstack is not on PyPI
 
 
 def _files(store: Path, folder: str) -> list[str]:
@@ -153,16 +152,20 @@ def _files(store: Path, folder: str) -> list[str]:
     return sorted(str(path.relative_to(store)) for path in (store / folder).rglob("*") if path.is_file())
 
 
-def workflow_pin(top: Path) -> tuple[str, str] | None:
-    """The store's CI workflow (the template's, at the top of the repository) and what its MEMSTACK_INSTALL
+def workflow_pin(top: Path) -> tuple[str, str, str] | None:
+    """The store's CI workflow (the template's, at the top of the repository), what its MEMSTACK_INSTALL
     installs when that names a release other than this one (the workflow keeps installing it after the
-    migration; empty, it installs `memstack.version`, which the migration names); None otherwise."""
+    migration; empty, it installs `memstack.version`, which the migration names), and the same requirement
+    naming this release; None otherwise."""
     path = top / WORKFLOW
     text = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
     found = re.search(r"^\s*MEMSTACK_INSTALL:\s*[\"']?([^\"'#\n]*?)[\"']?\s*(#.*)?$", text, re.MULTILINE)
     spec = found.group(1).strip() if found else ""
-    named = re.findall(r"\d+\.\d+\.\d+", spec)  # a release pinned (`@v0.1.0`, `==0.1.0`, a wheel's name)
-    return (WORKFLOW, spec) if named and __version__ not in named else None
+    named = re.findall(RELEASE, spec)  # a release pinned (`@v0.1.0`, `==0.1.0`, a wheel's name)
+    return (WORKFLOW, spec, re.sub(RELEASE, __version__, spec)) if named and __version__ not in named else None
+
+
+RELEASE = r"\d+\.\d+\.\d+"
 
 
 WORKFLOW = ".github/workflows/memstack.yml"

@@ -13,6 +13,7 @@ import pytest
 from migrate_support import copy, make_store, old_code, old_ok
 
 from helpers import MEMSTACK, git, memstack, tree_snapshot
+from memstack import __version__
 
 MIGRATION = "memstack migrate: store format 1 -> 2"
 
@@ -133,7 +134,7 @@ def test_a_merge_with_a_conflict_in_a_file_of_the_user_s_is_refused_before_anyth
 def test_a_staged_file_of_the_user_s_in_the_store_s_repository_stays_staged_and_out(old_store: Path) -> None:
     (old_store / "notes.txt").write_text("to do\n")
     git(old_store, "add", "notes.txt")
-    migrated(old_store)
+    assert migrated(old_store)["ci_installs"] is None  # the workflow installs `memstack.version`, now this one
     assert "notes.txt" not in git(old_store, "show", "--name-only", "--format=", "HEAD").stdout.split()
     assert git(old_store, "status", "--porcelain").stdout == "A  notes.txt\n"
     assert memstack("check", "--range", "HEAD~1..HEAD", cwd=old_store).returncode == 0
@@ -180,9 +181,10 @@ def test_a_ci_workflow_pinned_to_the_old_release_is_named_with_what_to_set(old_s
     text = workflow.read_text()
     assert 'MEMSTACK_INSTALL: ""' in text
     workflow.write_text(text.replace('MEMSTACK_INSTALL: ""',
-                                     'MEMSTACK_INSTALL: "git+https://github.com/OWNER/memstack@v0.1.0"'))
+                                     'MEMSTACK_INSTALL: "git+https://github.com/acme/memstack@v0.1.0"'))
     git(old_store, "commit", "-qam", "CI: install from the tag", "--no-verify")
     done = migrated(old_store)
-    assert done["ci_installs"] == [".github/workflows/memstack.yml", "git+https://github.com/OWNER/memstack@v0.1.0"]
-    assert "MEMSTACK_INSTALL" in done["message"] and "memstack@v0.2.0" in done["message"], done["message"]
+    assert done["ci_installs"] == [".github/workflows/memstack.yml", "git+https://github.com/acme/memstack@v0.1.0",
+                                   f"git+https://github.com/acme/memstack@v{__version__}"]
+    assert "MEMSTACK_INSTALL" in done["message"] and f"acme/memstack@v{__version__}'" in done["message"]
     assert ".github" not in git(old_store, "show", "--name-only", "--format=", "HEAD").stdout  # the user's to commit
