@@ -27,6 +27,16 @@ _TABLE_SEPARATOR = lazy(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _ITEM = lazy(r"^\s*(?:[-*+]|\d+[.)])\s+(.*\S)\s*$")
 
 
+AHEAD = ("lies in the future (today is {today} in UTC): a handoff is dated the day it is sealed; a later one"
+         " would stay the latest until then")
+
+
+def dated_ahead(date: str, now: clock.Clock) -> bool:
+    """Whether a handoff's date lies beyond today (UTC) by more than a day, a time zone's, and the clock's skew:
+    write and check refuse it alike (a handoff dated 2099 would shadow every later one until then)."""
+    return now.too_late(parse_ts(date, "date") - DAY_MS)
+
+
 @dataclass(frozen=True)
 class Handoff:
     front: dict[str, str]
@@ -134,10 +144,8 @@ def write(store: Path, agent: str, text: str, now_ms: int) -> dict[str, Any]:
         raise bad("handoff", None, "front matter agent {theirs!r} is not {arg:--agent} {agent!r}",
                   theirs=handoff.front["agent"], agent=agent)
     date = handoff.front["date"]
-    if clock.for_store(store).too_late(parse_ts(date, "date") - DAY_MS):  # a day ahead of UTC: a time zone's
-        raise bad("handoff", None, "front matter date {date} lies in the future (today is {today} in UTC): a"
-                                   " handoff is dated the day it is sealed; a later one would stay the latest"
-                                   " until then", date=date, today=day(now_ms))
+    if dated_ahead(date, clock.for_store(store)):
+        raise bad("handoff", None, "front matter date {date} " + AHEAD, date=date, today=day(now_ms))
     folder = store / "handoffs" / agent
     folder.mkdir(parents=True, exist_ok=True)
     refuse_symlinks(store, folder)

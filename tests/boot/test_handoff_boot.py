@@ -66,6 +66,30 @@ def test_a_handoff_dated_tomorrow_somewhere_is_sealed_and_stays_the_latest_by_da
     assert json.loads(result.stdout)["date"] == tomorrow
 
 
+def test_a_hand_committed_handoff_dated_far_ahead_is_refused_by_the_hook_and_check_all(store: Path) -> None:
+    """The check applies `handoff write`'s date rule: a handoff dated 2099 would shadow every later one; one
+    dated tomorrow (a time zone ahead of UTC) passes, as the write takes it."""
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+    for date in (tomorrow, "2099-01-01"):
+        path = store / "handoffs" / "alice" / f"session_handoff-{date}_alice.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"---\nagent: alice\ndate: {date}\nsession: s\n---\n" + HANDOFF, encoding="utf-8")
+        git(store, "add", "-A")
+        committed = git(store, "commit", "-m", f"handoff {date}", check=False)
+        if date == tomorrow:
+            assert committed.returncode == 0, committed.stdout + committed.stderr
+            continue
+        assert committed.returncode != 0
+        assert f"session_handoff-{date}_alice.md: I3 date {date} lies in the future" in committed.stderr
+        git(store, "commit", "-qm", "past the hook", "--no-verify")
+    checked = memstack("check", "--all", cwd=store)
+    assert checked.returncode == 1
+    assert [line for line in checked.stdout.splitlines() if ": I3 " in line] == [
+        f"handoffs/alice/session_handoff-2099-01-01_alice.md: I3 date 2099-01-01 lies in the future (today is"
+        f" {datetime.now(UTC).date().isoformat()} in UTC): a handoff is dated the day it is sealed; a later one would"
+        " stay the latest until then — seal it with `memstack handoff write`, which dates it today"]
+
+
 def test_boot_rebuild_derives_anchor_and_willow_from_the_latest_handoff(store: Path) -> None:
     memstack("handoff", "write", "--agent", "alice", input=HANDOFF, cwd=store)
     (store / "kb/knowledge/alice").mkdir(parents=True)

@@ -3,8 +3,10 @@ agent's folder; a filed document is UTF-8 text named by its SHA-256."""
 
 import hashlib
 
+from memstack.base.clock import Clock
 from memstack.base.errors import MemstackError
 from memstack.base.layout import Place
+from memstack.base.times import day
 from memstack.handoff import sealed as handoff_module
 from memstack.integrity.rules.text import text
 from memstack.integrity.violations import Violation
@@ -12,8 +14,9 @@ from memstack.integrity.violations import Violation
 I3_FIX = "restore the sealed handoff ({restore}) and write a new one instead (`memstack handoff write`)"
 
 
-def handoff(path: str, place: Place, data: bytes) -> list[Violation]:
-    """A new handoff: complete (front matter, open threads, capability table) and in its agent's folder."""
+def handoff(path: str, place: Place, data: bytes, now: Clock | None = None) -> list[Violation]:
+    """A new handoff: complete (front matter, open threads, capability table) and in its agent's folder, dated
+    no later than `handoff write` allows by the check's clock `now`."""
     found = text(path, data)
     if found:
         return found
@@ -31,6 +34,9 @@ def handoff(path: str, place: Place, data: bytes) -> list[Violation]:
     if str(parsed.front.get("date")) != place.date:
         found.append(Violation(path, 0, "I3", f"front matter date {parsed.front.get('date')!r} is not the file"
                                               f" name's date {place.date}", "name the file after its date"))
+    elif now is not None and handoff_module.dated_ahead(place.date, now):
+        found.append(Violation(path, 0, "I3", f"date {place.date} " + handoff_module.AHEAD.format(today=day(now.now)),
+                               "seal it with `memstack handoff write`, which dates it today"))
     return found
 
 
