@@ -186,12 +186,18 @@ class MadeBy010:
             return False
 
 
-def _format_of(step: Step) -> Any:
-    """The format of the step's new state (its memstack.yaml)."""
+def format_in(data: bytes | None) -> Any:
+    """The format a memstack.yaml's bytes say (none: format 1); None for one that does not parse (the config
+    rules say what is wrong with it)."""
     try:
-        return config.store_format(config.parse((step.source.read(layout.CONFIG) or b"").decode("utf-8"), ""))
+        return config.store_format(config.parse(data.decode("utf-8"), "") if data else {})
     except (MemstackError, UnicodeDecodeError):
         return None
+
+
+def _format_of(step: Step) -> Any:
+    """The format of the step's new state (its memstack.yaml)."""
+    return format_in(step.source.read(layout.CONFIG))
 
 
 def _formats(step: Step, blobs: Blobs, settings: Change | None) -> tuple[Any, Any]:
@@ -199,13 +205,7 @@ def _formats(step: Step, blobs: Blobs, settings: Change | None) -> tuple[Any, An
     store or deletes it)."""
     if settings is None or settings.added or settings.deleted:
         return 0, 0
-    sides = []
-    for data in (blobs.old(settings), blobs.new(step, settings)):
-        try:
-            sides.append(config.store_format(config.parse(data.decode("utf-8"), "") if data else {}))
-        except (MemstackError, UnicodeDecodeError):
-            sides.append(None)  # the config rules say what is wrong with it
-    return sides[0], sides[1]
+    return format_in(blobs.old(settings)), format_in(blobs.new(step, settings))
 
 
 def _format_change(step: Step, blobs: Blobs, settings: Change | None, formats: tuple[Any, Any],
