@@ -119,3 +119,22 @@ def test_a_fact_at_tier_ratified_no_ratification_made_is_refused_in_a_commit_of_
     git(store, "commit", "-qam", "a ratified fact, past the hook", "--no-verify")
     done = memstack("check", "--range", "HEAD~1..HEAD", cwd=store)
     assert done.returncode == 1 and SAID in done.stdout, done.stdout + done.stderr
+
+
+def test_a_writers_ratified_record_still_pending_at_the_migration_is_promoted_at_tier_verified(
+        code: Path, store: Path) -> None:
+    """This memstack's promotion of such a record makes no fact at tier ratified (its commit would be refused for
+    ever): the writer's claim counts as the strongest a writer may give."""
+    old_ok(code, "intake", "write", "--agent", "alice", "--created-at", "2026-11-02T11:00:00Z", "--content",
+           "the database is postgres 17", "--subject", "database", "--predicate", "decided", "--object",
+           "postgres 17", "--tier", "ratified", "--confidence", "0.95", cwd=store)
+    git(store, "add", "-A")
+    git(store, "commit", "-qm", "a record at tier ratified, not promoted by 0.1.0")
+    migrated = memstack("migrate", cwd=store)
+    assert migrated.returncode == 0, migrated.stdout + migrated.stderr
+    promoted = memstack("promote", cwd=store)
+    assert promoted.returncode == 0, promoted.stdout + promoted.stderr
+    pending = records(store)[2]
+    [made] = [f for f in facts(store) if f["intake_id"] == pending["id"]]
+    assert pending["tier"] == "ratified" and made["tier"] == "verified" and made["table"] == "knowledge"
+    whole_history_passes(store)
