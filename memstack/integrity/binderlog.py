@@ -12,7 +12,8 @@ own writes do:
   of format 1, a line of its one ledger file, kb/promotions.jsonl, streamed: docs/migrate.md);
 - every document a step adds to kb/files is entered by a `kind: file` line of the state's log;
 - a new fact at tier "ratified" is one promotion made from a ratification (its `-r` id derived from an
-  intake id the state's Binder log ratifies): tier "ratified" is a person's word, never a writer's;
+  intake id the state's Binder log ratifies): tier "ratified" is a person's word, never a writer's (where
+  a state may hold a record memstack 0.1.0 let its writer put at that tier, the fact 0.1.0 made of it too);
 - no facts the Binder's log ratifies are closed in favour of each other (cycles.py: two people who
   ratified opposite sides of one disagreement in different clones);
 - no side of a disagreement is both ratified and rejected (two people who decided it differently in
@@ -58,7 +59,8 @@ class Line:
 class Entries:
     """One step's new Binder lines and new filed documents, checked at the end of the step."""
 
-    def __init__(self) -> None:
+    def __init__(self, legacy: Callable[[], bool] = lambda: False) -> None:
+        self.legacy = legacy  # whether the step's state may hold what memstack 0.1.0 wrote (migration.RatifiedIntake)
         self.lines: list[Line] = []
         self.documents: list[str] = []
         self.ratified: list[tuple[str, int, object, object]] = []  # new facts at tier ratified: path, line, ids
@@ -91,18 +93,22 @@ class Entries:
 
     def ratifications(self, step: Step) -> list[Violation]:
         """Each new fact at tier "ratified" is one promotion made from a person's ratification: its id is
-        its intake id's with `-r` (ids.made_from), and the state's Binder log ratifies that intake id."""
+        its intake id's with `-r` (ids.made_from), and the state's Binder log ratifies that intake id. Where the
+        state may hold what memstack 0.1.0 wrote (`legacy`), also one that 0.1.0's promotion made of a record its
+        writer put at tier ratified (migration.MadeBy010)."""
         if not self.ratified:
             return []
         ratified = ratified_ids(step.source.read(layout.DECISIONS) or b"")
+        made_by_010 = migration.MadeBy010(step.source)  # where 0.1.0's records may be, the facts it made of them
         found = []
         for path, number, fact_id, intake_id in self.ratified:
             made = isinstance(fact_id, str) and isinstance(intake_id, str) and fact_id.endswith("-r") \
                 and ids.made_from(fact_id, intake_id)
-            if not made or intake_id not in ratified:
-                found.append(Violation(path, number, "I5", "fact at tier 'ratified' that no Binder ratification"
-                                                           " made (only promotion makes one, from a person's"
-                                                           " `memstack binder ratify`)", RATIFIED_FIX))
+            if (made and intake_id in ratified) or (self.legacy() and made_by_010(path, fact_id, intake_id)):
+                continue
+            found.append(Violation(path, number, "I5", "fact at tier 'ratified' that no Binder ratification"
+                                                       " made (only promotion makes one, from a person's"
+                                                       " `memstack binder ratify`)", RATIFIED_FIX))
         return found
 
     def sides(self, step: Step) -> list[Violation]:

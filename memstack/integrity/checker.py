@@ -75,7 +75,7 @@ class Checker:
         moved = migration.check(step, self.blobs, self.folder)  # format 1 -> 2: the old ledger's lines moved
         found: list[Violation] = list(moved.found)
         self.pending = successors.Unresolved()
-        self.binder = binderlog.Entries()
+        self.binder = binderlog.Entries(lambda: self.ratified_intake(step))  # 0.1.0 facts: where its records
         self.tombstones = tombstones.Appended()
         self.clock = policies.clock_for(step, self.now, self.blobs)
         self.policy = None

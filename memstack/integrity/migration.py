@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memstack.base import config, ids, jsonio, layout
+from memstack.base import config, forgotten, ids, jsonio, layout
 from memstack.base.errors import MemstackError
 from memstack.base.resources import data_dir
-from memstack.base.times import day
+from memstack.base.times import day, parse_ts
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.rules.attributes import memstack_lines
@@ -159,12 +159,45 @@ class RatifiedIntake:
         return self._migrated
 
 
-def _format_of(step: Step) -> Any:
-    """The format of the step's new state (its memstack.yaml)."""
+class MadeBy010:
+    """Whether a fact at tier "ratified" is what memstack 0.1.0's promotion made of an intake record its writer put
+    at that tier (asked only where such a record may be: RatifiedIntake): the state holds the record, at tier
+    ratified, and the fact's id is the one promotion derives from it (`-f`: the record's time, its agent's tag).
+    The intake file last read is kept: a promotion's facts come in the order of their records."""
+
+    def __init__(self, source: Source) -> None:
+        self.source, self.routing = source, Routing(source)
+        self.last: tuple[str, bytes] = ("", b"")
+
+    def __call__(self, path: str, fact_id: object, intake_id: object) -> bool:
+        agent = layout.classify(path).agent
+        if not (isinstance(fact_id, str) and isinstance(intake_id, str) and fact_id.endswith("-f") and agent):
+            return False
+        intake = self.routing.intake_file({"intake_id": intake_id, "agent": agent})
+        if intake is None:
+            return False
+        if self.last[0] != intake:
+            self.last = (intake, self.source.read(intake) or b"")
+        record = forgotten.line_with(self.last[1], intake_id)
+        try:
+            return record is not None and record.get("tier") == "ratified" and record.get("agent") == agent \
+                and fact_id == ids.derived(intake_id, "f", parse_ts(record.get("created_at"), "created_at"), agent)
+        except MemstackError:  # a bad created_at: the intake rules report it
+            return False
+
+
+def format_in(data: bytes | None) -> Any:
+    """The format a memstack.yaml's bytes say (none: format 1); None for one that does not parse (the config
+    rules say what is wrong with it)."""
     try:
-        return config.store_format(config.parse((step.source.read(layout.CONFIG) or b"").decode("utf-8"), ""))
+        return config.store_format(config.parse(data.decode("utf-8"), "") if data else {})
     except (MemstackError, UnicodeDecodeError):
         return None
+
+
+def _format_of(step: Step) -> Any:
+    """The format of the step's new state (its memstack.yaml)."""
+    return format_in(step.source.read(layout.CONFIG))
 
 
 def _formats(step: Step, blobs: Blobs, settings: Change | None) -> tuple[Any, Any]:
@@ -172,13 +205,7 @@ def _formats(step: Step, blobs: Blobs, settings: Change | None) -> tuple[Any, An
     store or deletes it)."""
     if settings is None or settings.added or settings.deleted:
         return 0, 0
-    sides = []
-    for data in (blobs.old(settings), blobs.new(step, settings)):
-        try:
-            sides.append(config.store_format(config.parse(data.decode("utf-8"), "") if data else {}))
-        except (MemstackError, UnicodeDecodeError):
-            sides.append(None)  # the config rules say what is wrong with it
-    return sides[0], sides[1]
+    return format_in(blobs.old(settings)), format_in(blobs.new(step, settings))
 
 
 def _format_change(step: Step, blobs: Blobs, settings: Change | None, formats: tuple[Any, Any],

@@ -17,8 +17,9 @@ import orjson
 from memstack.base import layout, progress, secrets
 from memstack.base.errors import MemstackError
 from memstack.base.forgotten import Forgotten
-from memstack.integrity import check
+from memstack.integrity import check, migration
 from memstack.kb.facts import superseded_by_change
+from memstack.kb.views import Shards
 from memstack.repo import diffs, git, objects
 from memstack.repo.sources import GitSource
 from memstack.review.workspace import Workspace, dump, key
@@ -43,6 +44,8 @@ class Review:
     intake: dict[str, dict[str, int]] = field(default_factory=dict)  # agent -> tier -> records
     promotions: dict[str, int] = field(default_factory=dict)  # sub-tier -> records
     ledger_shards: dict[str, int] = field(default_factory=dict)  # ledger shard -> lines the range added
+    formats: tuple[Any, Any] | None = None  # the store's format before and after, when the range changes it
+    moved: int = 0  # format 1's ledger lines the range moved unchanged to the shards (`memstack migrate`)
     violations: list[dict[str, Any]] = field(default_factory=list)
     secrets: list[dict[str, Any]] = field(default_factory=list)
     forgotten: Forgotten = field(default_factory=Forgotten)  # the tombstones at the tip (docs/forgetting.md)
@@ -120,33 +123,58 @@ class _Reader:
         self.intake_counts: dict[str, Counter[str]] = {}
         self.promotions: Counter[str] = Counter()
         self.shards: Counter[str] = Counter()
+        self.moving = False  # the range deletes format 1's ledger: its lines, in `moved_lines`, moved to the shards
 
     def lines(self, sha: str) -> Iterator[bytes]:
         return iter(()) if git.is_zero(sha) else objects.lines(self.blobs.stream(sha))
 
-    def new_lines(self, change: diffs.Change) -> Iterator[dict[str, Any]]:
-        """The records of the lines the new side has and the old one has not (an append-only log's new lines).
+    def new_lines(self, change: diffs.Change, moved: bool = False) -> Iterator[dict[str, Any]]:
+        """The records of the lines the new side has and the old one has not (an append-only log's new lines);
+        with `moved`, less the lines of format 1's ledger the range deleted (`unmoved`).
 
         An append (the new side starts with the old one's bytes, which end a line) costs a digest of each
         side and yields the appended lines, all of them (one equal to an older line too: it was appended).
         Any other change remembers a digest of each old line in the workspace and yields the new lines it has
         not seen."""
+        records = self.unmoved if moved and self.moving else _records
         if git.is_zero(change.old_sha):
-            yield from _records(self.lines(change.new_sha))
+            yield from records(self.lines(change.new_sha))
             return
         digest, size, whole = self._hashed(change.old_sha)
         if whole:
             appended: list[bool] = []
-            yield from _records(objects.lines(self._after(change.new_sha, size, digest, appended)))
+            yield from records(objects.lines(self._after(change.new_sha, size, digest, appended)))
             if appended[0]:
                 return
         self.db.execute("DELETE FROM old_lines")
         self.db.executemany("INSERT OR IGNORE INTO old_lines VALUES (?)",
                             ((_digest(line),) for line in self.lines(change.old_sha)))
         known = self.db.cursor()
-        yield from _records(line for line in self.lines(change.new_sha)
-                            if known.execute("SELECT 1 FROM old_lines WHERE digest = ?",
-                                             (_digest(line),)).fetchone() is None)
+        yield from records(line for line in self.lines(change.new_sha)
+                           if known.execute("SELECT 1 FROM old_lines WHERE digest = ?",
+                                            (_digest(line),)).fetchone() is None)
+
+    def old_ledger(self, changes: list[diffs.Change]) -> None:
+        """Format 1's ledger, when the range deletes it (`memstack migrate` moves its lines to the shards, each
+        unchanged: the range's check verifies it): a digest of each of its lines, each found in a shard later
+        a line moved, not a promotion."""
+        for change in changes:
+            if change.path == layout.V1_LEDGER and change.deleted and not git.is_zero(change.old_sha):
+                self.moving = True
+                self.db.executemany("INSERT OR IGNORE INTO moved_lines VALUES (?)",
+                                    ((_digest(line),) for line in self.lines(change.old_sha)))
+
+    def unmoved(self, lines: Iterator[bytes]) -> Iterator[dict[str, Any]]:
+        """The records of `lines` that are not format 1's ledger's lines moved (those counted)."""
+        known = self.db.cursor()
+
+        def kept(line: bytes) -> bool:
+            if known.execute("SELECT 1 FROM moved_lines WHERE digest = ?", (_digest(line),)).fetchone() is None:
+                return True
+            self.review.moved += 1
+            return False
+
+        return _records(line for line in lines if kept(line))
 
     def _hashed(self, sha: str) -> tuple[bytes, int, bool]:
         """A blob's digest, its size, and whether it is empty or ends a line."""
@@ -186,7 +214,7 @@ class _Reader:
                                   str(s.get("id")), dump(s)) for r, s in zip(batch, shown, strict=True)))
 
     def routed(self, change: diffs.Change) -> None:
-        for batch in _batches(self.new_lines(change)):
+        for batch in _batches(self.new_lines(change, moved=True)):
             self.promotions.update(str(line.get("sub_tier")) for line in batch)
             self.shards[change.path] += len(batch)
             waiting = [str(line.get("intake_id")) for line in batch if line.get("sub_tier") == "binder"]
@@ -195,10 +223,7 @@ class _Reader:
 
     def binder(self, change: diffs.Change) -> None:
         for batch in _batches(self.new_lines(change)):
-            decisions = self.redacted([d for d in batch if d.get("kind") is None])
-            self.workspace.add_items("binder", decisions)
-            self.db.executemany("INSERT OR IGNORE INTO decided VALUES (?)",
-                                ((str(d.get("intake_id", d.get("fact_id"))),) for d in decisions))
+            self.workspace.add_items("binder", self.redacted([d for d in batch if d.get("kind") is None]))
             self.workspace.add_items("binder_edges", self.redacted([d for d in batch if d.get("kind") == "edge"]))
             self.workspace.add_items("binder_files", self.redacted([d for d in batch if d.get("kind") == "file"]))
             self.workspace.add_items("reverified", self.redacted([d for d in batch if d.get("kind") == "reverify"]))
@@ -257,6 +282,15 @@ class _Reader:
             self.workspace.add_items("soil", self.redacted([{"path": change.path, "change": what}]))
         elif place.kind in layout.DERIVED:
             self.workspace.add_items("derived", self.redacted([change.path]))
+        elif change.path == layout.CONFIG and not (change.added or change.deleted):
+            formats = tuple(migration.format_in(self.blobs.read(sha)) for sha in (change.old_sha, change.new_sha))
+            self.review.formats = (formats[0], formats[1]) if formats[0] != formats[1] else None
+
+    def settled(self, tip: GitSource) -> None:
+        """The records no Binder queue holds at the range's end, as `binder list` finds them (kb/views.py:
+        decided in the Binder's log, or forgotten), read only when the range routed a record to the Binder."""
+        if self.workspace.count("waiting"):
+            self.db.executemany("INSERT OR IGNORE INTO decided VALUES (?)", ((rid,) for rid in Shards(tip).left))
 
 
 def _batches(records: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
@@ -285,11 +319,14 @@ def read_range(repo: Path, spec: str, folder: str = "") -> Review:
     try:
         reader = _Reader(repo, review)
         try:
-            review.forgotten = Forgotten.of(GitSource(repo, reader.blobs, tip or None, folder))
+            at_tip = GitSource(repo, reader.blobs, tip or None, folder)
+            review.forgotten = Forgotten.of(at_tip)
+            reader.old_ledger(changes)
             with progress.bar(len(changes), "reading the range", "files") as shown:
                 for change in changes:
                     reader.read(change)
                     shown.update(1)
+            reader.settled(at_tip)
         finally:
             reader.blobs.close()
         review.workspace.db.execute("COMMIT")

@@ -252,6 +252,17 @@ def _found(review: Review, lines: _Lines, bound: _Bound) -> None:
         lines.add(*([rest] if (rest := bound.rest(len(review.secrets), "credential", where)) else []), "```", "")
 
 
+def _migration(review: Review, lines: _Lines) -> None:
+    """A range that converts the store's format (`memstack migrate`): what it moved is no promotion."""
+    said = [f"The store's format converted from {review.formats[0]} to {review.formats[1]}"
+            " (`memstack migrate`)."] if review.formats else []
+    if review.moved:
+        said.append(f"{_n(review.moved, 'ledger line')} of `kb/promotions.jsonl` moved unchanged to the ledger shards"
+                    " of their intake files: no record promoted, none sent to the Binder.")
+    if said:
+        lines.add(" ".join(said), "")
+
+
 def _violations(review: Review, lines: _Lines, bound: _Bound) -> None:
     violations = review.violations
     if violations:
@@ -275,6 +286,7 @@ def write(review: Review, out: TextIO | None = None, limit: int | None = LIMIT) 
               + (f" {_n(counts['forgotten'], 'record')} forgotten," if counts["forgotten"] else "")
               + f" {_n(len(violations), 'invariant violation') if violations else 'no invariant violations'}.", "")
     _violations(review, lines, bound)
+    _migration(review, lines)
     _facts(review, lines, bound, counts)
     _stale_anchors(review, lines, bound, counts)
     if counts["intake_records"]:

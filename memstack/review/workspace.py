@@ -26,6 +26,7 @@ CREATE TABLE old_lines (digest BLOB PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE old_facts (id TEXT PRIMARY KEY, data BLOB);
 CREATE TABLE waiting (seq INTEGER PRIMARY KEY, rid TEXT);
 CREATE TABLE decided (id TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE moved_lines (digest BLOB PRIMARY KEY) WITHOUT ROWID;
 """
 CACHE_KIB = 2 * 1024  # SQLite's page cache and sorter memory; beyond it, sorts spill to temporary files
 

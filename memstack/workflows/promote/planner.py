@@ -84,7 +84,13 @@ def fact_of(record: dict[str, Any], table: str, decision: dict[str, Any] | None)
                       agent=record["agent"], confidence=record["confidence"], table=table,
                       source=record["source"] or None, intake_id=record["id"],
                       id=fact_id_for(record["id"], recorded, decision is not None, record["agent"]),
-                      tier="ratified" if decision else record["tier"], anchors=record.get("anchors"))
+                      tier="ratified" if decision else writers_tier(record), anchors=record.get("anchors"))
+
+
+def writers_tier(record: dict[str, Any]) -> str:
+    """The tier of the fact a record becomes without a Binder ratification: its own, but "verified" for one its
+    writer put at "ratified" (memstack 0.1.0 let a writer; only a person's ratification makes that tier now)."""
+    return "verified" if record["tier"] == "ratified" else str(record["tier"])
 
 
 class Planner:
