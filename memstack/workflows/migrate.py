@@ -24,7 +24,7 @@ from memstack.base import config, files, jsonio, layout
 from memstack.base.errors import MemstackError
 from memstack.base.output import plural
 from memstack.integrity.migration import Routing, format_attributes
-from memstack.repo import git, objects
+from memstack.repo import clonehooks, git, objects
 from memstack.repo.sources import GitSource
 from memstack.repo.store import folder_of
 from memstack.workflows import install
@@ -81,7 +81,7 @@ def migrate(store: Path) -> dict[str, Any]:
         if isinstance(made_by, dict) and made_by.get("version"):  # what the store's CI installs: one reading 2
             made_by["version"] = __version__
         settings.save()
-    other = install.runs_another(store)
+    other = clonehooks.runs_another(store)
     if other is not None:  # the hooks that check the commit must read format 2: this memstack's, from now on
         install.install(store)
     commit = _commit(top, folder)
