@@ -103,8 +103,6 @@ def test_install_replaces_the_old_releases_pre_receive_hook_and_the_migration_is
     """The server guarded as the old release said (its hooks/pre-receive copied): `memstack install` there takes
     it for memstack's, replaces it and says so; the hook then runs this memstack, even for a pusher whose PATH
     holds the old one, and the migration is accepted."""
-    from memstack.workflows import serverhook
-
     remote, alice, _ = team(made, old_python, tmp_path)
     hook = remote / "hooks" / "pre-receive"
     hook.write_bytes((code / "hooks" / "pre-receive").read_bytes())
@@ -112,6 +110,8 @@ def test_install_replaces_the_old_releases_pre_receive_hook_and_the_migration_is
     installed = memstack("install", cwd=remote)
     assert installed.returncode == 0, installed.stderr
     assert installed.stdout.strip() == f"installed {hook} in place of an earlier memstack's hook", installed.stdout
+    from memstack.workflows import serverhook  # here: a memstack without it fails the lines above
+
     assert hook.read_bytes() == serverhook.hook_text() and str(sys.executable) in hook.read_text()
     assert memstack("install", cwd=remote).stdout.strip() == f"already in place: {hook}"
     assert memstack("migrate", cwd=alice).returncode == 0
@@ -134,3 +134,30 @@ def test_install_leaves_a_pre_receive_hook_that_does_more_than_memstacks(code: P
     refused = memstack("install", cwd=remote)
     assert refused.returncode == 2 and "is not memstack's: left as it is" in refused.stderr, refused.stderr
     assert refused.stderr.count("\n") == 1 and hook.read_bytes() == mine
+
+
+def test_a_commit_the_old_release_made_after_the_migration_is_undone_as_the_check_says(
+        made: Path, old_python: Path, tmp_path: Path) -> None:
+    """Bob, still on the old release, pulls the migration; its rebuild and sync commit the one-file views of
+    format 1, which the remote refuses. Upgraded, his sync names the way out; done as it says, it pushes."""
+    remote, alice, bob = team(made, old_python, tmp_path)
+    assert memstack("install", cwd=remote).returncode == 0
+    assert memstack("migrate", cwd=alice).returncode == 0
+    git(alice, "push", "-q", "origin", "main")
+    before = git(bob, "rev-parse", "HEAD").stdout.strip()  # his last commit before the migration came in
+    git(bob, "pull", "-q")
+    assert run(old_python, "rebuild", cwd=bob).returncode == 0
+    refused = run(old_python, "sync", cwd=bob)
+    assert refused.returncode != 0 and "pre-receive hook declined" in refused.stderr, refused.stderr
+    assert memstack("install", cwd=bob).returncode == 0
+    told = memstack("sync", cwd=bob)
+    assert told.returncode == 2 and "has no kb/knowledge.json" in told.stderr, told.stderr
+    assert "`git reset --keep` to your last commit before the migration came in" in told.stderr, told.stderr
+    assert "then `memstack migrate` and `memstack sync`" in told.stderr
+    git(bob, "reset", "-q", "--keep", before)
+    assert memstack("migrate", cwd=bob).returncode == 0
+    synced = memstack("sync", cwd=bob)
+    assert synced.returncode == 0, synced.stderr
+    pushed = git(bob, "ls-tree", "--name-only", "origin/main", "kb/").stdout.split()
+    assert "kb/promotions" in pushed and not [path for path in pushed if path.endswith(".json")], pushed
+    assert memstack("check", "--range", f"{before}..origin/main", cwd=bob).returncode == 0
