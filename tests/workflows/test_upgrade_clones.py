@@ -161,3 +161,36 @@ def test_a_commit_the_old_release_made_after_the_migration_is_undone_as_the_chec
     pushed = git(bob, "ls-tree", "--name-only", "origin/main", "kb/").stdout.split()
     assert "kb/promotions" in pushed and not [path for path in pushed if path.endswith(".json")], pushed
     assert memstack("check", "--range", f"{before}..origin/main", cwd=bob).returncode == 0
+
+
+def test_sync_stopped_in_a_rebase_over_the_migration_names_the_way_that_works(old_python: Path,
+                                                                               tmp_path: Path) -> None:
+    """Alice and Bob each promoted with the old release; Bob had not pushed when Alice's migration landed.
+    Upgraded, he pulls with `git pull --rebase`, which stops on the old ledger. sync names the way out (not
+    "HEAD is detached"): abort, migrate his clone, sync; his record stays promoted."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    assert run(old_python, "init", "seed", "--agent", "alice", "--agent", "bob", cwd=tmp_path).returncode == 0
+    git(tmp_path / "seed", "push", "-q", str(remote), "main")
+    for name in ("alice", "bob"):
+        git(tmp_path, "clone", "-q", str(remote), name)
+        assert run(old_python, "install", cwd=tmp_path / name).returncode == 0
+        wrote = run(old_python, "intake", "write", "--agent", name, "--content", f"{name}'s", "--subject", name,
+                    "--predicate", "decided", "--object", "1", "--tier", "verified", "--confidence", "0.9",
+                    cwd=tmp_path / name)
+        assert wrote.returncode == 0 and run(old_python, "promote", cwd=tmp_path / name).returncode == 0
+    alice, bob = tmp_path / "alice", tmp_path / "bob"
+    assert memstack("migrate", cwd=alice).returncode == 0
+    git(alice, "push", "-q", "origin", "main")
+    assert memstack("install", cwd=bob).returncode == 0
+    assert git(bob, "pull", "-q", "--rebase", check=False).returncode != 0  # stopped on kb/promotions.jsonl
+    stopped = memstack("sync", cwd=bob)
+    assert stopped.returncode == 2 and stopped.stderr.count("\n") == 1, stopped.stderr
+    assert "`git rebase --abort`, then `memstack migrate` and `memstack sync`" in stopped.stderr, stopped.stderr
+    git(bob, "rebase", "--abort")
+    assert memstack("migrate", cwd=bob).returncode == 0
+    synced = memstack("sync", cwd=bob)
+    assert synced.returncode == 0, synced.stderr
+    assert "no intake records" in memstack("intake", "list", "--pending", cwd=bob).stdout
+    assert git(bob, "ls-tree", "--name-only", "origin/main", "kb/promotions/").stdout.split() == [
+        "kb/promotions/alice", "kb/promotions/bob"]
