@@ -34,6 +34,11 @@ from memstack.repo.sources import Source
 
 MIGRATE = "`memstack migrate` moves the ledger and sets the format in one commit it verifies; restore the" \
           " file ({restore}) and run it"
+# A commit an older memstack made in a clone that had the migration: a fix on top leaves it in every push, and
+# the commit may carry work of format 1 (a promotion replayed by a rebase), which only a migration can move.
+OLDER = "undo the commit where it was made, rather than fix it on top: there, with this memstack, `git reset --keep`" \
+        " to your last commit before the migration came in (in `git reflog`, the one before the pull, merge or" \
+        " rebase that brought it), then `memstack migrate` and `memstack sync` (docs/migrate.md)"
 
 
 class Routing:
@@ -101,12 +106,10 @@ def check(step: Step, blobs: Blobs, folder: str = "") -> Verdict:
     stale_views = [c.path for c in step.changes if c.path in layout.V1_VIEWS and not c.deleted]
     if stale_views and _format_of(step) == layout.FORMAT:  # format 1's views, written into a store of format 2
         return Verdict([Violation(path, 0, "I5", f"a store of format 2 has no {path} (a memstack older than"
-                                  " format 2 wrote it)", "upgrade memstack in the clone that made this commit,"
-                                  " then `git rm` it") for path in stale_views], frozenset(stale_views))
+                                  " format 2 wrote it)", OLDER) for path in stale_views], frozenset(stale_views))
     if ledger is not None and not ledger.deleted and _format_of(step) == layout.FORMAT:  # format 1's ledger
         return Verdict([Violation(layout.V1_LEDGER, 0, "I5", "a store of format 2 has no kb/promotions.jsonl (a"
-                                  " memstack older than format 2 wrote it)", "upgrade memstack in the clone that"
-                                  " made this commit, drop the commit and promote again there")],
+                                  " memstack older than format 2 wrote it)", OLDER)],
                        frozenset({layout.V1_LEDGER}))
     if not deleted and formats[0] == formats[1]:
         return Verdict()

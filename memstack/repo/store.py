@@ -10,7 +10,7 @@ from typing import Any
 from memstack.base.config import CONFIG_NAME, Config, read, require_format
 from memstack.base.errors import MemstackError
 from memstack.base.names import check_name
-from memstack.repo import checkout, git
+from memstack.repo import checkout, clonehooks, git
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,7 @@ def locate(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = No
     root = _located(explicit, cwd)
     if root is not None:
         require_format(root, old_format_ok)
+        clonehooks.remark(root)  # hooks an older memstack installed: one line, `memstack install`
     return root
 
 

@@ -50,16 +50,6 @@ def install(root: Path) -> list[str]:
     return [what for what, _ in _install(root)]
 
 
-def runs_another(root: Path) -> str | None:
-    """The Python this clone's hooks and drivers run (`memstack.python`, written by `install`) when it is not
-    this one; None when it is this one or none is recorded (hooks never installed: left so)."""
-    top = git.worktree_top(root)
-    if top is None:
-        return None
-    found = _configured(top, "memstack.python", git.no_git_env()).strip()
-    return found if found and found != sys.executable else None
-
-
 def _configured(top: Path, key: str, env: dict[str, str]) -> str:
     """A key of the clone's git config ("" when it is not set)."""
     return git.run(top, "config", "--get", key, env=env, ok=(0, 1)).stdout.decode().rstrip("\n")
@@ -107,45 +97,6 @@ def _excluded(top: Path) -> tuple[str, bool]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(have + ("" if not have or have.endswith("\n") else "\n") + line + "\n", encoding="utf-8")
     return f"{path.name} {line}", line in have.splitlines()
-
-
-def bare_repository(path: Path) -> Path | None:
-    """The git folder of the bare repository at `path` (a self-hosted remote), or None."""
-    if not path.is_dir():
-        return None
-    proc = git.run(path, "rev-parse", "--is-bare-repository", "--absolute-git-dir", env=git.no_git_env(),
-                   ok=(0, 128))
-    bare, _, git_dir = proc.stdout.decode().partition("\n")
-    return Path(git_dir.strip()) if proc.returncode == 0 and bare == "true" else None
-
-
-def install_remote(git_dir: Path) -> dict[str, list[str]]:
-    """In a bare repository: memstack's server hook as `hooks/pre-receive`, executable (idempotent; another
-    pre-receive hook is left alone and refused, since replacing it would drop what it does)."""
-    hook = git_dir / "hooks" / "pre-receive"
-    text = (data_dir("hooks") / "pre-receive").read_bytes()
-    if hook.is_file() and hook.read_bytes() == text and os.access(hook, os.X_OK):
-        return {"installed": [], "already": [str(hook)], "warnings": _head_warning(git_dir)}
-    if hook.exists() and hook.read_bytes() != text:
-        raise MemstackError(f"{hook} exists and is not memstack's: left as it is — run `memstack check"
-                            " --pre-receive` from it (it reads the same stdin), or move it away and install again")
-    hook.parent.mkdir(exist_ok=True)
-    tmp = hook.with_name(f".pre-receive.memstack-{os.getpid()}")
-    tmp.write_bytes(text)
-    tmp.chmod(0o755)
-    os.replace(tmp, hook)  # executable from its first instant: no push slips through a hook git would skip
-    return {"installed": [str(hook)], "already": [], "warnings": _head_warning(git_dir)}
-
-
-def _head_warning(git_dir: Path) -> list[str]:
-    """A remote whose HEAD names a branch it lacks (made by `git init --bare` with git's default, `master`, while
-    the store pushes `main`) hands clones nothing to check out: say so, and the fix."""
-    env = git.no_git_env()
-    head = git.run(git_dir, "symbolic-ref", "-q", "HEAD", env=env, ok=(0, 1)).stdout.decode().strip()
-    if not head or git.rev_parse(git_dir, head) is not None or head == "refs/heads/main":
-        return []
-    return [f"HEAD names {head.removeprefix('refs/heads/')}, a branch this remote lacks: a clone would check out"
-            f" nothing once the store's main is pushed — `git --git-dir {git_dir} symbolic-ref HEAD refs/heads/main`"]
 
 
 def _refuse_inside(root: Path) -> None:

@@ -32,7 +32,7 @@ from memstack.base.output import plural
 from memstack.boot import context as boot
 from memstack.integrity.migration import Routing, format_attributes
 from memstack.kb.views import VIEW_DIRS
-from memstack.repo import git, objects, pathcommit
+from memstack.repo import clonehooks, git, objects, pathcommit
 from memstack.repo.sources import GitSource
 from memstack.repo.store import folder_of
 from memstack.workflows import commits, install
@@ -99,7 +99,7 @@ def _migrate(store: Path, top: Path, folder: str) -> dict[str, Any]:
         if isinstance(made_by, dict) and made_by.get("version"):  # what the store's CI installs: one reading 2
             made_by["version"] = __version__
         settings.save()
-    other = install.runs_another(store)
+    other = clonehooks.runs_another(store)
     if other is not None:  # the hooks that check the commit must read format 2: this memstack's, from now on
         install.install(store)
     head = git.out(top, "rev-parse", "HEAD").strip()

@@ -233,10 +233,14 @@ def sync(store: Path) -> dict[str, Any]:
     except locks.Busy:
         raise MemstackError(f"sync: another sync in this clone has held {LOCK} for over {LOCK_WAIT} s") from None
     with held:
-        remote, branch, tracked = _where(run)
         if (doing := git.under_way(store)) is not None:  # a sync would commit its half (a staged resolution)
+            if doing[1] == "a rebase" and run("ls-files", "-u", "--", layout.V1_LEDGER)[1]:
+                raise MemstackError("sync: a rebase is replaying a promotion of format 1 onto the migration to"
+                                    " format 2, which cannot apply: `git rebase --abort`, then `memstack migrate`"
+                                    " and `memstack sync` (nothing was done; docs/migrate.md)")
             raise MemstackError(f"sync: {doing[1]} is in progress in this clone; conclude it with {doing[2]}, then"
                                 " sync again (nothing was done)")
+        remote, branch, tracked = _where(run)  # after: a rebase under way detaches HEAD
         if run("config", "merge.memstack.driver", ok=(0, 1))[0] != 0:
             raise MemstackError.marked("sync: the memstack merge driver is not registered in this clone; run"
                                        " `{verb:memstack install}` first (without it, memory files merge as plain"

@@ -118,14 +118,14 @@ def test_init_without_a_git_identity_commits_and_says_how_to_set_one(tmp_path: P
 def test_install_in_a_bare_repository_installs_the_pre_receive_hook(tmp_path: Path, store: Path) -> None:
     """`memstack install` in a bare remote: memstack's server hook, executable, idempotent, guarding pushes;
     a pre-receive hook of the administrator's own is refused and left; a HEAD naming a missing branch is named."""
-    from memstack.base.resources import data_dir
+    from memstack.workflows import serverhook
 
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "--initial-branch=master", str(remote)], check=True)
     made = memstack("--store", str(remote), "install")
     hook = remote / "hooks" / "pre-receive"
     assert made.returncode == 0 and made.stdout.strip() == f"installed {hook}", made.stdout + made.stderr
-    assert hook.read_bytes() == (data_dir("hooks") / "pre-receive").read_bytes() and os.access(hook, os.X_OK)
+    assert hook.read_bytes() == serverhook.hook_text() and os.access(hook, os.X_OK)  # the shipped one, pinned
     assert "HEAD names master, a branch this remote lacks" in made.stderr, made.stderr
     again = memstack("install", cwd=remote)  # run inside it: the same
     assert again.returncode == 0 and again.stdout.strip() == f"already in place: {hook}", again.stdout

@@ -9,7 +9,7 @@ from typing import Any
 from memstack.base import layout, progress
 from memstack.base.errors import MemstackError, bad
 from memstack.base.output import emit
-from memstack.repo import diffs, git, store
+from memstack.repo import clonehooks, diffs, git, store
 
 HELP = """\
 Checks memory changes against the invariants I1-I8 and lists every violation as
@@ -75,6 +75,7 @@ def _scope(explicit: str | None, hook: bool, tips: list[str], revs: list[str]) -
         here = start.resolve()
         root = next((c for c in (here, *here.parents) if store.is_store(c) and c.is_relative_to(top)), None)
     if root is not None:
+        clonehooks.remark(root)  # found here without `locate`: its one line too
         top, folder = store.folder_of(root)
         return top, [folder]
     found = store.folders(top) or (store.folders(top, "HEAD") if git.rev_parse(top, "HEAD") else [])

@@ -6,8 +6,9 @@ from typing import Any
 from memstack.base.errors import bad
 from memstack.base.output import emit, note
 from memstack.cli.commands import doc
+from memstack.repo import clonehooks
 from memstack.repo.store import open_store
-from memstack.workflows import install
+from memstack.workflows import install, serverhook
 
 
 def register(sub: Any, common: Any) -> None:
@@ -50,15 +51,17 @@ def run_init(args: Any) -> int:
 
 
 def run_install(args: Any) -> int:
-    remote = install.bare_repository(Path(args.store or "."))
+    remote = serverhook.bare_repository(Path(args.store or "."))
     if remote is not None:  # a self-hosted remote: its server hook
-        done = install.install_remote(remote)
+        done = serverhook.install_remote(remote)
         emit(args, {"remote": str(remote), **done},
-             "\n".join([f"installed {what}" for what in done["installed"]]
+             "\n".join([f"installed {what}" + (" in place of an earlier memstack's hook" if done["replaced"] else "")
+                        for what in done["installed"]]
                        + [f"already in place: {what}" for what in done["already"]]))
         for warning in done["warnings"]:
             note(f"memstack install: {warning}")
         return 0
+    clonehooks.hush()  # what the remark asks for is being done
     store = open_store(args.store, old_format_ok=True)  # format 1 too: hooks that run this memstack can migrate it
     done = install.install_report(store.root)
     emit(args, {"store": str(store.root), **done},

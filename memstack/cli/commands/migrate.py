@@ -4,6 +4,7 @@ from typing import Any
 
 from memstack.base.output import emit
 from memstack.cli.commands import doc
+from memstack.repo import clonehooks
 from memstack.repo.store import open_store
 
 
@@ -22,6 +23,7 @@ def register(sub: Any, common: Any) -> None:
 def run(args: Any) -> int:
     from memstack.api.migrate import migrate_document  # lazy: --help stays quick
 
+    clonehooks.hush()  # the migration installs this memstack's hooks itself, and says so
     found = migrate_document(open_store(args.store, old_format_ok=True))
     emit(args, found, lambda: found["message"])
     return 0
