@@ -19,8 +19,9 @@ from typing import Any
 from memstack.base import jsonio, layout, limits, schemas, secrets
 from memstack.base.errors import bad
 from memstack.base.files import append_held, locked, refuse_symlinks
-from memstack.base.forgotten import Forgotten, closing_at, find, repeats
+from memstack.base.forgotten import Forgotten, closing_at, find
 from memstack.base.names import check_printable
+from memstack.base.reasons import repeats
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import month
 from memstack.kb import factfiles, facts, factstore
