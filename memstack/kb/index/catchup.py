@@ -8,7 +8,8 @@ the table's indexes (several times faster than keeping them up row by row).
 
 A write made by memstack tells the index what it changed (`note_append`, `note_rewrite`, passed
 to factfiles by the fact store), so the next query reads nothing again; a note is dropped (the
-next sync reads the file) unless the index held the file exactly as it was before the write.
+next sync reads the file) unless the index held the file exactly as it was before the write and
+can be written at once (a build under way holds it: the write itself never waits for the index, nor fails).
 """
 
 import os
