@@ -47,8 +47,9 @@ def each_valid_at(store: Store, *, ts: Any, as_of: Any = None) -> Iterator[Fact]
     from memstack.kb.index import queries  # lazy: the fact index (sqlite3)
 
     instant, _, known = factstore.query_args(given_ts(ts, "ts"), None, given_or_none(as_of, "as-of"))
-    return _with_status(store.root, Shown.in_store(store.root).records(queries.each_valid_at(store.root, instant,
-                                                                                             known)))
+    shown = Shown.in_store(store.root)
+    return _with_status(store.root, shown.records(queries.each_valid_at(store.root, instant, known,
+                                                                        shown.forgotten)))
 
 
 def _with_status(root: Path, found: Iterator[Fact]) -> Iterator[Fact]:

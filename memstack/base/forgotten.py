@@ -106,46 +106,6 @@ def find(files: Files, record_id: str) -> tuple[str, str] | None:
     return None
 
 
-def texts(files: Files, kind: str, path: str, record_id: str) -> list[str]:
-    """The texts a forgotten record holds beyond what it keeps (what a tombstone must not repeat)."""
-    data = files.read(path) or b""
-    if kind == "handoff":
-        return []  # a handoff is a document: its sections are not repeated field by field
-    if kind == "soil":
-        try:
-            record = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            return []
-    else:
-        record = line_with(data, record_id)
-    found: list[str] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            found.append(value)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-
-    for key, value in (record or {}).items():
-        if key not in KEPT and not key.endswith(("_at", "_iso")):
-            walk(value)
-    return found
-
-
-SHORT = 8  # a text this short (a tier word, "yes") may appear in a reason by chance
-
-
-def repeats(files: Files, kind: str, path: str, record_id: str, reason: str) -> bool:
-    """Does a tombstone's `reason` repeat the forgotten record's content (one of its texts, SHORT or longer)?
-    A tombstone stands in for the content: it must not carry it (`memstack forget` refuses such a reason,
-    the checks refuse such a tombstone)."""
-    return any(len(text) >= SHORT and text in reason for text in texts(files, kind, path, record_id))
-
-
 def each_tombstone(files: Files) -> Iterator[dict[str, Any]]:
     """Every tombstone of the store, file by file (agent, then month), in each file's order."""
     for agent in sorted(files.listdir(layout.FORGOTTEN_DIR)):

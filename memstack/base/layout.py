@@ -19,6 +19,7 @@ DECISIONS = "kb/binder.jsonl"  # the Binder's decisions, edges and filed documen
 VIEWS = ("knowledge", "jeles_atoms", "opus_atoms", "binder_queue")  # kb/<view>.json
 FORGOTTEN_DIR = "kb/forgotten"  # kb/forgotten/<agent>/YYYY-MM.jsonl: tombstones by writer and month (append-only)
 ERASURES_LOG = "kb/erasures.jsonl"  # the erasure receipts of `memstack excise` (append-only)
+HANDOFF_SECTIONS = ("open threads", "capability table")  # the sections every handoff has (I3), as headed
 
 # Kinds of file. Append-only logs (I1), facts (I2), handoffs (I3), derived (I4), records (I5), identity (I6).
 INTAKE, PROMOTIONS, BINDER, TOMBSTONES = "intake", "promotions", "binder", "tombstones"

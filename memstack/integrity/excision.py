@@ -23,6 +23,7 @@ import orjson
 
 from memstack.base import ids, jsonio, layout
 from memstack.base.forgotten import KEPT, Files, find, line_with
+from memstack.base.layout import HANDOFF_SECTIONS
 from memstack.base.patterns import lazy
 from memstack.base.times import day, iso, month
 from memstack.boot import reverify
@@ -31,7 +32,6 @@ from memstack.kb import views
 MARK = lazy(r"\[excised sha256:[0-9a-f]{64}\]")
 MARK_BYTES = lazy(rb"\[excised sha256:[0-9a-f]{64}\]")
 NORMAL = b"[excised sha256:" + b"0" * 64 + b"]"
-REQUIRED_SECTIONS = ("open threads", "capability table")  # a handoff's headings that stay (I3: still complete)
 
 
 class Marker:
@@ -267,7 +267,7 @@ def _text_line(line: str, mark: Marker) -> str:
         return line
     heading = _HEADING.match(line)
     if heading:
-        if heading.group(2).strip().lower() in REQUIRED_SECTIONS:
+        if heading.group(2).strip().lower() in HANDOFF_SECTIONS:  # they stay (I3: still complete)
             return line
         return heading.group(1) + mark(heading.group(2)) + heading.group(3)
     if line.lstrip().startswith("|"):

@@ -7,7 +7,8 @@ from collections.abc import Iterable
 
 import orjson
 
-from memstack.base.forgotten import find, repeats
+from memstack.base.forgotten import find
+from memstack.base.reasons import repeats
 from memstack.integrity.violations import Violation
 
 FIX = ("name a record of this state (an intake or fact id, a SOIL record's collection/key, a handoff's path) and"

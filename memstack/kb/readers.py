@@ -151,7 +151,7 @@ class FileReader(Lists):
 
     def valid_at_rows(self, ts: int, subject: str | None, as_of: int | None) -> Iterator[Row]:
 
-        return queries.valid_at_rows(self._store(), ts, subject, as_of)
+        return queries.valid_at_rows(self._store(), ts, subject, as_of, self.forgotten().forgotten)
 
     def history_rows(self, subject: str) -> Iterator[Row]:
 

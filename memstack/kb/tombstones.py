@@ -19,8 +19,9 @@ from typing import Any
 from memstack.base import jsonio, layout, limits, schemas, secrets
 from memstack.base.errors import bad
 from memstack.base.files import append_held, locked, refuse_symlinks
-from memstack.base.forgotten import Forgotten, closing_at, find, repeats
+from memstack.base.forgotten import Forgotten, closing_at, find
 from memstack.base.names import check_printable
+from memstack.base.reasons import repeats
 from memstack.base.secrets import refuse_secrets
 from memstack.base.times import month
 from memstack.kb import factfiles, facts, factstore
@@ -80,7 +81,8 @@ def close_forgotten(store: Path) -> list[str]:
 def forget(store: Path, record_ids: list[str], reason: Any, by: Any, agent: str, now: int,
            via: str | None = None) -> dict[str, Any]:
     """Append a tombstone for each of `record_ids` and close the facts they take with them. Returns
-    `{"path", "tombstones", "closed"}` (the fact ids closed)."""
+    `{"path", "tombstones", "closed", "intake_kept"}` (the fact ids closed; the facts forgotten whose intake
+    record is not, `_intake_kept`)."""
     reason = _text(store, "--reason", reason, "why the record is forgotten")
     by = _text(store, "--by", by, "who forgets it")
     if not record_ids:
@@ -119,4 +121,18 @@ def forget(store: Path, record_ids: list[str], reason: Any, by: Any, agent: str,
         with locked(store, path):
             append_held(store / path, path, b"".join(jsonio.dumps_line(t) for t in tombstones))
     closed = factstore.close_many(store, closings) if closings else []
-    return {"path": path, "tombstones": tombstones, "closed": [f["id"] for f in closed]}
+    return {"path": path, "tombstones": tombstones, "closed": [f["id"] for f in closed],
+            "intake_kept": _intake_kept(store, source, found, known)}
+
+
+def _intake_kept(store: Path, source: WorktreeSource, found: dict[str, str], known: Forgotten) -> list[dict[str, str]]:
+    """`{"fact", "intake"}` for each fact forgotten here whose intake record (the same words, promoted) is not:
+    that record is still shown (intake list, search, the replica) and an excise leaves it in history."""
+    facts_named = [ref for ref, kind in found.items() if kind == "fact"]
+    kept = []
+    for ref, (_, fact) in sorted(queries.locate(store, facts_named).items()) if facts_named else ():
+        intake_id = fact.get("intake_id")
+        if isinstance(intake_id, str) and intake_id not in found and intake_id not in known \
+                and (find(source, intake_id) or ("",))[0] == "intake":
+            kept.append({"fact": ref, "intake": intake_id})
+    return kept

@@ -207,8 +207,9 @@ FORGET = Tool(
     " appends a tombstone per record to kb/forgotten/<agent>/YYYY-MM.jsonl, recorded as made by this server's"
     " agent (via mcp). From then on every read (these tools, search, the views, export, the replica) shows the"
     " record as [forgotten: reason], its id, agent and times kept, never its content; promotion skips it; a"
-    " forgotten fact and the facts promoted from a forgotten record are closed. Returns the tombstones and the"
-    " fact ids closed. Commit it (sync) so the others forget it too.",
+    " forgotten fact and the facts promoted from a forgotten record are closed. Returns the tombstones, the"
+    " fact ids closed and, in intake_kept, each forgotten fact whose intake record (the same words) is not"
+    " forgotten and stays readable: forget that record too. Commit it (sync) so the others forget it too.",
     {"id": Arg({"type": "array", "items": {"type": "string"}, "minItems": 1,
                 "description": "the records to forget: intake or fact ids, a SOIL record's collection/key, a"
                                " handoff's path handoffs/<agent>/<file>.md"}, True),
@@ -219,7 +220,10 @@ FORGET = Tool(
     lambda store, a: forget_api.forget_document(store, id=a["id"], reason=a["reason"], by=a["by"],
                                                 agent=a["agent"], mcp=True),
     title="Forget records",
-    output=document("the tombstones appended", {"path": STRING, "tombstones": {"type": "array"},
-                                                "closed": STRINGS, "rebuilt": STRINGS}),
+    output=document("the tombstones appended", {
+        "path": STRING, "tombstones": {"type": "array"}, "closed": STRINGS, "rebuilt": STRINGS,
+        "intake_kept": listing({"type": "object", "required": ["fact", "intake"],
+                                "properties": {"fact": STRING, "intake": STRING}},
+                               "forgotten facts promoted from an intake record that is not forgotten (still shown)")}),
     hints=CLOSES,
 )

@@ -106,6 +106,29 @@ def test_forget_takes_facts_soil_records_and_handoffs(store: Path) -> None:
         assert "ada@example.com" not in printed and "finish the lexer" not in printed, args
 
 
+def test_forgetting_a_promoted_fact_says_its_intake_record_keeps_the_same_words(promoted: Promoted) -> None:
+    """The fact's intake record holds what the fact said: still shown (intake list, search, the replica) and left
+    in history by excise. `forget FACT` says so, once on stderr and in --json, and how to forget the record too."""
+    store, (record_id, fact_id) = promoted
+    told = memstack("forget", fact_id, "--reason", "a phone number", cwd=store)
+    assert told.returncode == 0, told.stderr
+    [line] = told.stderr.splitlines()
+    assert f"fact {fact_id} was promoted from intake record {record_id}" in line and "stays readable" in line
+    assert f"`memstack forget {record_id} --reason TEXT`" in line and "555" not in line
+    git(store, "checkout", "-q", "--", ".")
+    git(store, "clean", "-qfd", "--", "kb")
+    done = memstack("forget", fact_id, "--reason", "a phone number", "--json", cwd=store)
+    assert json.loads(done.stdout)["intake_kept"] == [{"fact": fact_id, "intake": record_id}]
+    assert len(done.stderr.splitlines()) == 1 and f"intake record {record_id}," in done.stderr
+    assert SECRET_TEXT in memstack("intake", "list", cwd=store).stdout  # what it warned of: the record as it was
+    again = memstack("forget", record_id, "--reason", "a phone number", "--json", cwd=store)  # as it advised
+    assert again.returncode == 0 and json.loads(again.stdout)["intake_kept"] == [] and again.stderr == ""
+    assert SECRET_TEXT not in memstack("intake", "list", cwd=store).stdout
+    captured = ok(store, "capture", "--subject", "db", "--predicate", "decided", "--object", "postgres")[0]
+    alone = memstack("forget", captured["id"], "--reason", "not needed", "--json", cwd=store)  # no intake record
+    assert alone.returncode == 0 and json.loads(alone.stdout)["intake_kept"] == [] and alone.stderr == ""
+
+
 def test_bad_input_writes_nothing(promoted: Promoted) -> None:
     store, (record_id, _) = promoted
     before = tree_snapshot(store)

@@ -271,6 +271,7 @@ def test_every_tool_over_stdio_valid_and_invalid(store: Path, tmp_path: Path) ->
             gone = await c.ok("forget", id=[waiting[2]["id"]], reason="pasted by mistake")
             assert gone["tombstones"][0] == {**gone["tombstones"][0], "forgets": waiting[2]["id"], "kind": "intake",
                                              "by": "alice", "via": "mcp"} and gone["closed"] == []
+            assert gone["intake_kept"] == []  # an intake record: no record of its words is left behind
             assert await c.refused("forget", id=["nope/none"], reason="x") == worded(
                 cli_error(store, "forget", "nope/none", "--reason", "x"), ("bad ID", "bad id"))
             assert "bad by 'Grace'" in await c.refused("forget", id=[written[0]["record"]["id"]], reason="x",

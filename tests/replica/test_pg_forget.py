@@ -166,3 +166,37 @@ def test_a_fact_promoted_on_another_branch_while_its_record_was_forgotten_is_no_
     ok(store, "pg", "sync", pg_dsn)
     assert holding(pg_dsn, "555-0199") == [] and len(holding(pg_dsn, GONE)) == 2  # the record's row, the fact's
     same_answers(store, pg_dsn, "ada", [DAY, "2026-03-03T00:00:00Z"])
+
+
+def test_every_page_of_a_listing_holding_a_forgotten_fact_is_the_same_from_the_replica(store: Path,
+                                                                                       pg_dsn: str) -> None:
+    """`fact get-valid-at` of every subject places a forgotten fact by its marker, from the files as from the
+    replica (which holds nothing else of it): every page and cursor alike, before an excise and after it."""
+    for subject in ("zed-secret-name", "alpha", "mid", "zzz-last"):
+        ok(store, "fact", "add", "--subject", subject, "--predicate", "decided", "--object", "x",
+           "--valid-from", DAY, "--recorded-at", DAY)
+    commit(store)
+    [fact] = ok(store, "fact", "history", "--subject", "zed-secret-name")["items"]
+    ok(store, "forget", fact["id"], "--reason", "erasure request")
+    commit(store)
+
+    def same_pages() -> None:
+        for limit in ("1", "2", "3", "4"):
+            for extra in ([], ["--as-of", DAY]):
+                cursor: str | None = ""
+                while cursor is not None:
+                    args = ["fact", "get-valid-at", "--ts", DAY, "--limit", limit, *extra,
+                            *(["--cursor", cursor] if cursor else [])]
+                    page = ok(store, *args)
+                    assert ok(store, *args, "--pg", pg_dsn) == page, args
+                    assert "zed-secret" not in json.dumps(page), args
+                    cursor = page["next_cursor"]
+        whole = ok(store, "fact", "get-valid-at", "--ts", DAY)
+        assert whole == ok(store, "fact", "get-valid-at", "--ts", DAY, "--pg", pg_dsn)
+        assert whole["items"][0]["subject"] == "[forgotten: erasure request]"
+
+    ok(store, "pg", "sync", pg_dsn)
+    same_pages()
+    assert memstack("excise", "--reason", "an erasure request", cwd=store).returncode == 0
+    ok(store, "pg", "sync", pg_dsn, "--force")
+    same_pages()

@@ -5,7 +5,18 @@ import json
 from pathlib import Path
 
 import pytest
-from excise_support import DAY, SECRETS, Forgotten, commit, every_object, every_object_any, ok
+from excise_support import (
+    DAY,
+    INTAKE_TEXT,
+    SECRETS,
+    SOIL_TEXT,
+    THREAD,
+    Forgotten,
+    commit,
+    every_object,
+    every_object_any,
+    ok,
+)
 
 from helpers import git, memstack
 
@@ -70,6 +81,40 @@ def test_excise_refuses_a_dirty_work_tree_in_one_line(forgotten: Forgotten) -> N
     said = memstack("excise", cwd=store)
     assert said.returncode == 2 and "uncommitted changes" in said.stderr and len(said.stderr.splitlines()) == 1
     assert git(store, "rev-parse", "HEAD").stdout.strip() == head
+
+
+def test_excise_refuses_a_reason_that_repeats_what_a_record_it_excises_said(forgotten: Forgotten) -> None:
+    """The receipt's reason is committed on top of the cleaned history: it must not carry the content back."""
+    store, _ = forgotten
+    heads = git(store, "for-each-ref", "--format=%(objectname) %(refname)").stdout
+    for reason in (INTAKE_TEXT, f"asked by {INTAKE_TEXT.upper()}", f"the thread '{THREAD}'", f"the {SOIL_TEXT}"):
+        for dry in ([], ["--dry-run"]):
+            said = memstack("excise", "--reason", reason, *dry, cwd=store)
+            assert said.returncode == 2 and len(said.stderr.splitlines()) == 1, (reason, said.stdout + said.stderr)
+            assert "repeats the content of a record it excises" in said.stderr and "Traceback" not in said.stderr
+            assert git(store, "for-each-ref", "--format=%(objectname) %(refname)").stdout == heads
+            assert not (store / "kb/erasures.jsonl").exists()
+    assert git(store, "status", "--porcelain").stdout == ""
+    done = ok(store, "excise", "--reason", "an erasure request from a customer")
+    assert done["receipt"]["reason"] == "an erasure request from a customer"
+    assert not [text for text in SECRETS if text.encode() in every_object(store) + every_object_any(store)]
+
+
+def test_excise_refuses_a_reason_repeating_an_older_value_of_a_soil_record(store: Path) -> None:
+    """A SOIL record may change: every value the rewrite removes from history counts, not only the last."""
+    ok(store, "soil", "put", "notes", "door", "--value", json.dumps({"code": "Quaxeldoor 4711", "pin": 47112208}))
+    commit(store, "a door code")
+    ok(store, "soil", "update", "notes", "door", "--value", json.dumps({"code": "changed"}))
+    commit(store, "changed")
+    ok(store, "forget", "notes/door", "--reason", "a door code")
+    commit(store, "forget")
+    head = git(store, "rev-parse", "HEAD").stdout.strip()
+    for reason in ("the old code Quaxeldoor 4711", "pin 47112208"):  # a number is what the record said too
+        said = memstack("excise", "--reason", reason, cwd=store)
+        assert said.returncode == 2 and "repeats the content of a record it excises (notes/door)" in said.stderr
+    assert git(store, "rev-parse", "HEAD").stdout.strip() == head
+    assert ok(store, "excise", "--reason", "a door code")["receipt"]["records"] == ["notes/door"]
+    assert b"Quaxeldoor" not in every_object(store) + every_object_any(store)
 
 
 def test_excise_refuses_while_a_stash_exists_and_drops_the_stashes_only_when_asked(forgotten: Forgotten) -> None:

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from memstack.base.output import emit
+from memstack.base.output import emit, note
 from memstack.cli.commands import AGENT, doc
 from memstack.repo.store import open_store
 
@@ -34,4 +34,8 @@ def run(args: Any) -> int:
         if document["closed"] else ""
     emit(args, document, f"forgot {len(document['tombstones'])} record(s) (in {document['path']}{closed});"
                          " commit it for review")
+    for kept in document["intake_kept"]:
+        note(f"memstack forget: fact {kept['fact']} was promoted from intake record {kept['intake']}, which holds the"
+             " same content and stays readable (intake list, search, the replica; excise keeps it): forget it too"
+             f" with `memstack forget {kept['intake']} --reason TEXT`")
     return 0

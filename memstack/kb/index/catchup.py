@@ -8,7 +8,8 @@ the table's indexes (several times faster than keeping them up row by row).
 
 A write made by memstack tells the index what it changed (`note_append`, `note_rewrite`, passed
 to factfiles by the fact store), so the next query reads nothing again; a note is dropped (the
-next sync reads the file) unless the index held the file exactly as it was before the write.
+next sync reads the file) unless the index held the file exactly as it was before the write and
+can be written at once (a build under way holds it: the write itself never waits for the index, nor fails).
 """
 
 import os
@@ -92,26 +93,35 @@ def _refresh(db: sqlite3.Connection, store: Path, relpath: str, known: follow.Kn
 @contextmanager
 def _if_current(store: Path, relpath: str, before: os.stat_result | None
                 ) -> Iterator[tuple[Any, follow.Known | None]]:
-    """The index and its row for `relpath`, if the index exists and held the file as it was `before`."""
+    """The index and its row for `relpath`, if the index exists, can be written now and held the file
+    as it was `before`; else (None, None), and the next sync reads the file. Yields exactly once."""
     if not schema.DB.path(store).exists():
         yield None, None
         return
     try:
         db = schema.DB.connect(store)
-        db.execute("PRAGMA busy_timeout = 500")  # busy (a build under way): leave it to the next sync
     except sqlite3.Error:
         yield None, None  # the next query repairs or rebuilds it
         return
     try:
-        with writing(db):
-            row = follow.known(db).get(relpath)
-            if before is None:
-                current = row is None
-            else:
-                current = row is not None and not follow.moved(row, before) and row.indexed == before.st_size
-            yield (db, row) if current else (None, None)
-    except sqlite3.Error:
-        pass  # rolled back: the file's signature no longer matches, so the next query re-reads it
+        try:
+            db.execute("PRAGMA busy_timeout = 500")
+            db.execute("BEGIN IMMEDIATE")
+            row, taken = follow.known(db).get(relpath), True
+        except sqlite3.Error:  # busy (a build under way, another writer): the next sync reads the file
+            row, taken = None, False
+        if before is None:
+            current = taken and row is None
+        else:
+            current = row is not None and not follow.moved(row, before) and row.indexed == before.st_size
+        if not current:
+            yield None, None  # (closing the connection rolls back)
+            return
+        try:
+            yield db, row
+            db.execute("COMMIT")
+        except sqlite3.Error:
+            pass  # rolled back: the file's signature no longer matches, so the next query re-reads it
     finally:
         db.close()
 

@@ -12,6 +12,7 @@ them too). The `*_rows` forms walk the same answers row by row for a listing to 
 
 import copy
 import functools
+import heapq
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import follow
+from memstack.base.forgotten import Forgotten
 from memstack.kb import factfiles, facts
 from memstack.kb.facts import Fact
 from memstack.kb.index import answers, build
@@ -33,9 +35,10 @@ VALID_AS_OF = ("recorded_at <= :as_of AND valid_from <= :ts"
                " AND (valid_to IS NULL OR valid_to > :ts OR expired_at > :as_of)")
 # SQLite's lower() folds ASCII only; Python's str.lower() folds no other character to an ASCII
 # letter of these words (only KELVIN SIGN folds to ASCII, to 'k'), so the two agree.
-_RECALL = ("subject = :subject AND lower(predicate) IN ({}) AND " + VALID
-           + " ORDER BY valid_from DESC, recorded_at DESC, files.relpath, facts.line_no LIMIT :limit"
-           ).format(", ".join(f"'{p}'" for p in facts.RECALL_PREDICATES))
+_RECALL_WHERE = "subject = :subject AND lower(predicate) IN ({}) AND {}".format(
+    ", ".join(f"'{p}'" for p in facts.RECALL_PREDICATES), VALID)
+_RECALL_ORDER = " ORDER BY valid_from DESC, recorded_at DESC, files.relpath, facts.line_no"
+_RECALL = _RECALL_WHERE + _RECALL_ORDER + " LIMIT :limit"
 
 
 LOCATE_FROM_FILES = 16  # up to this many ids are found in the files while the index catches up
@@ -97,26 +100,21 @@ def valid_at_of(store: Path, ts: int, subjects: Iterable[str]) -> list[Fact]:
     return found
 
 
-def each_valid_at(store: Path, ts: int, as_of: int | None = None) -> Iterator[Fact]:
-    """`valid_at` of every subject, one fact at a time (a listing of the whole store, never held whole).
+def each_valid_at(store: Path, ts: int, as_of: int | None = None, forgotten: Forgotten | None = None
+                  ) -> Iterator[Fact]:
+    """`valid_at` of every subject, one fact at a time (a listing of the whole store, never held whole), in
+    `valid_at_rows`' order (a forgotten fact placed as it is shown).
 
     Lines are read as the rows come; a line moved meanwhile cannot send an answer half written
     back to the start, so it is an error (its file is marked, the next query re-reads it).
     """
-    where = (VALID if as_of is None else VALID_AS_OF) + _LISTING
-    try:
-        with answers.reading(store) as found:
-            assert found is not None
-            db, lines = found
-            for row in db.execute(f"SELECT {ROW} FROM {_FROM} WHERE {where}", {"ts": ts, "as_of": as_of}):
-                fact = lines.fact(*row)
-                if as_of is not None:
-                    fact = facts.believed_at(fact, as_of)  # type: ignore[assignment]
-                    if fact is None:
-                        continue
-                yield fact
-    except Moved as moved:
-        raise answers.listed_moved(store, moved.file_id) from None
+    for row in valid_at_rows(store, ts, None, as_of, forgotten):
+        fact = row.fact()
+        if as_of is not None:
+            fact = facts.believed_at(fact, as_of)  # type: ignore[assignment]
+            if fact is None:
+                continue
+        yield fact
 
 
 def history(store: Path, subject: str) -> list[Fact]:
@@ -171,14 +169,16 @@ def crowded(store: Path) -> list[tuple[str, str]]:
 
 # --- the same queries walked row by row, for a listing to page (pages.py): nothing held but the page ---
 
-_RECALL_ALL = _RECALL.replace(" LIMIT :limit", "")
 _COLUMNS = f"subject, valid_from, recorded_at, facts.line_no, {ROW}"
 
 
-def _walk(store: Path, where: str, params: dict[str, Any],
-          from_files: Callable[[], list[facts.Row]] | None) -> Iterator[facts.Row]:
-    """The rows of `where` (ordered there) one at a time, each with its line read but not parsed; with
-    `from_files`, the files answer while the index is far behind (as `_select`)."""
+def _walk(store: Path, where: str, order: str, params: dict[str, Any],
+          from_files: Callable[[], list[facts.Row]] | None, forgotten: Forgotten | None = None
+          ) -> Iterator[facts.Row]:
+    """The rows of `where` in `order` one at a time, each with its line read but not parsed; with
+    `from_files`, the files answer while the index is far behind (as `_select`). With `forgotten` (a listing
+    of every subject, in listing order), a forgotten fact is placed by its subject as a read shows it, the
+    marker, as the replica holds it (`_shown_apart`): its order and its cursor hold nothing it forgot."""
     try:
         with answers.reading(store, None if from_files is None else build.BUILD_BUDGET) as found:
             if found is None:
@@ -186,14 +186,37 @@ def _walk(store: Path, where: str, params: dict[str, Any],
                 answer = from_files()  # inside: the background build starts once this is done
             else:
                 db, lines = found
-                for subject, valid_from, recorded_at, number, file_id, pos, length, ident in db.execute(
-                        f"SELECT {_COLUMNS} FROM {_FROM} WHERE {where}", params):
-                    yield facts.Row(subject, valid_from, recorded_at, ident, lines.paths[file_id], number,
-                                    lines.line(file_id, pos, length, ident))
+                apart = _shown_apart(db, lines, where, params, forgotten) if forgotten else []
+                rows = (facts.Row(subject, valid_from, recorded_at, ident, lines.paths[file_id], number,
+                                  lines.line(file_id, pos, length, ident))
+                        for subject, valid_from, recorded_at, number, file_id, pos, length, ident in db.execute(
+                            f"SELECT {_COLUMNS} FROM {_FROM} WHERE {where}{order}", params))
+                if not apart:
+                    yield from rows
+                else:
+                    ids = {row.id for row in apart}
+                    yield from heapq.merge((row for row in rows if row.id not in ids), apart,
+                                           key=facts.Row.listing_key)
                 return
     except Moved as moved:
         raise answers.listed_moved(store, moved.file_id) from None
     yield from answer
+
+
+def _shown_apart(db: sqlite3.Connection, lines: Lines, where: str, params: dict[str, Any],
+                 forgotten: Forgotten) -> list[facts.Row]:
+    """The forgotten facts among the rows of `where`, as a read shows them (forgotten.masked): the marker in
+    their subject (their place in a listing), nothing they forgot in the row; in listing order."""
+    wanted = [ref for ref, tombstone in forgotten.by_id.items() if tombstone.get("kind") == "fact"]
+    found: list[facts.Row] = []
+    for at in range(0, len(wanted), 500):
+        chunk = {f"f{n}": ref for n, ref in enumerate(wanted[at:at + 500])}
+        for number, *row in db.execute(f"SELECT facts.line_no, {ROW} FROM {_FROM} WHERE ({where})"
+                                       f" AND facts.id IN ({', '.join(':' + name for name in chunk)})",
+                                       {**params, **chunk}):
+            shown = forgotten.mask(lines.fact(*row))
+            found.append(facts.Row.of(shown, lines.paths[row[0]], number))
+    return sorted(found, key=facts.Row.listing_key)
 
 
 def _rows_about(store: Path, subject: str, keep: Callable[[Fact], bool]) -> list[facts.Row]:
@@ -201,8 +224,10 @@ def _rows_about(store: Path, subject: str, keep: Callable[[Fact], bool]) -> list
     return [facts.Row.of(fact, path, number) for path, number, fact in _about_where(store, subject) if keep(fact)]
 
 
-def valid_at_rows(store: Path, ts: int, subject: str | None = None, as_of: int | None = None) -> Iterator[facts.Row]:
-    """`valid_at`'s facts in listing order, as rows (with `as_of`, `Row.fact(as_of)` gives them as believed)."""
+def valid_at_rows(store: Path, ts: int, subject: str | None = None, as_of: int | None = None,
+                  forgotten: Forgotten | None = None) -> Iterator[facts.Row]:
+    """`valid_at`'s facts in listing order, as rows (with `as_of`, `Row.fact(as_of)` gives them as believed);
+    without `subject`, `forgotten`'s facts are placed as they are shown (`_walk`)."""
     where = VALID if as_of is None else VALID_AS_OF
     if subject is not None:
         where = "subject = :subject AND " + where
@@ -210,12 +235,13 @@ def valid_at_rows(store: Path, ts: int, subject: str | None = None, as_of: int |
         rows = _rows_about(store, subject, lambda fact: bool(facts.valid_at([fact], ts, subject, as_of)))
         return sorted(rows, key=facts.Row.listing_key)
 
-    return _walk(store, where + _LISTING, {"ts": ts, "subject": subject, "as_of": as_of},
-                 None if subject is None else functools.partial(from_files, subject))
+    return _walk(store, where, _LISTING, {"ts": ts, "subject": subject, "as_of": as_of},
+                 None if subject is None else functools.partial(from_files, subject),
+                 forgotten if subject is None else None)
 
 
 def history_rows(store: Path, subject: str) -> Iterator[facts.Row]:
-    return _walk(store, "subject = :subject" + _LISTING, {"subject": subject},
+    return _walk(store, "subject = :subject", _LISTING, {"subject": subject},
                  lambda: sorted(_rows_about(store, subject, lambda _: True), key=facts.Row.listing_key))
 
 
@@ -224,7 +250,7 @@ def recall_rows(store: Path, subject: str, now_ts: int) -> Iterator[facts.Row]:
     def recalled(fact: Fact) -> bool:
         return facts.is_recall_predicate(fact["predicate"]) and facts.is_valid_at(fact, now_ts)
 
-    return _walk(store, _RECALL_ALL, {"subject": subject, "ts": now_ts},
+    return _walk(store, _RECALL_WHERE, _RECALL_ORDER, {"subject": subject, "ts": now_ts},
                  lambda: sorted(_rows_about(store, subject, recalled), key=facts.Row.recall_key))
 
 

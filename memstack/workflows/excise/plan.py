@@ -4,11 +4,14 @@ bytes) and the commits whose ids change (docs/forgetting.md, "Excise")."""
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 import orjson
 
 from memstack.base import layout
-from memstack.base.forgotten import Forgotten
+from memstack.base.errors import bad
+from memstack.base.forgotten import Forgotten, find
+from memstack.base.reasons import repeated, repeats, texts_in
 from memstack.integrity import excision
 from memstack.integrity.excision import Excised, Marker
 from memstack.repo import git
@@ -75,20 +78,34 @@ def _changes(top: Path, heads: list[str], folder: str) -> Iterator[tuple[str, st
                 yield commit, path[len(folder):], blob
 
 
-def plan(top: Path, folder: str, mark: Marker, records: list[str] | None = None) -> Plan:
-    """The plan of an excise of `records` (default: every forgotten record not yet excised)."""
+def _refuse_repeating(record: str) -> NoReturn:
+    raise bad("--reason", None, "it repeats the content of a record it excises ({record}), and the receipt keeps it"
+              " in history: say why without it (nothing was changed)", record=record)
+
+
+def plan(top: Path, folder: str, mark: Marker, records: list[str] | None = None, reason: str | None = None) -> Plan:
+    """The plan of an excise of `records` (default: every forgotten record not yet excised); with `reason` (the
+    receipt's), refused if it repeats what a record excised said, in any version the rewrite changes."""
     heads = branch_heads(top)
     with CatFile(top) as cat:
         sources = [GitSource(top, cat, sha, folder) for sha in heads.values()]
         found = Plan(heads, pending_records(sources) if records is None else records)
         if not found.records:
             return found
+        for record in found.records if reason is not None else ():
+            for source in sources:
+                where = find(source, record)
+                if where is not None and repeats(source, *where, record, reason):  # type: ignore[arg-type]
+                    _refuse_repeating(record)
         found.excised = excision.gather(sources, found.records)  # type: ignore[arg-type]
         touched: set[str] = set()
         seen: dict[str, bool] = {}
         for commit, path, blob in _changes(top, list(heads.values()), folder):
             if blob not in seen:
                 data = cat.read(blob) if found.excised.may_change(path) else None
+                if reason is not None and data is not None and path in found.excised.soil \
+                        and repeated(texts_in("soil", data, ""), reason):  # a SOIL record's older values too
+                    _refuse_repeating(path.removeprefix("store/").removesuffix(".json"))
                 new = None if data is None else excision.transform(path, data, found.excised, mark)
                 seen[blob] = new is not None
                 if new is not None:

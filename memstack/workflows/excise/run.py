@@ -124,7 +124,7 @@ def excise(root: Path, *, by: str, reason: str, dry_run: bool = False, drop_stas
         return _resume(root, top, folder, gitdir, state)
     _refuse_unless_ready(top, gitdir)
     salt = os.urandom(32)
-    found = plan(top, folder, Marker(salt))
+    found = plan(top, folder, Marker(salt), reason=reason)
     document = _document(found, dry_run)
     if found.records:
         _refuse_unpushed(top, found.heads, found.commits)
