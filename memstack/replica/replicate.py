@@ -26,6 +26,7 @@ from typing import Any
 from memstack import __version__
 from memstack.base import config, layout, progress
 from memstack.base.errors import MemstackError
+from memstack.base.forgotten import Forgotten
 from memstack.replica import db, forgotten, lineage
 from memstack.replica.tables import BY_KIND, SCHEMA, SYNC_STATE, TABLES, VERSION, Table, copy_lines
 from memstack.repo import diffs, git, objects
@@ -169,9 +170,11 @@ def _apply_deletes(cur: Any, cat: objects.CatFile, changes: list[diffs.Change], 
     return plans
 
 
-def _copy(cur: Any, cat: objects.CatFile, table: Table, plans: list[_Plan], report: Report, shown: Any) -> None:
+def _copy(cur: Any, cat: objects.CatFile, table: Table, plans: list[_Plan], report: Report, shown: Any,
+          hidden: Forgotten) -> None:
     if not plans:
         return
+    hide = forgotten.hider(hidden, table)
     count = 0
     with cur.copy(f"COPY {SCHEMA}.{table.name} ({', '.join(table.copy_columns)}) FROM STDIN") as copy:
         for plan in plans:
@@ -182,7 +185,7 @@ def _copy(cur: Any, cat: objects.CatFile, table: Table, plans: list[_Plan], repo
             lines = complete_lines(data)
             del data
             wanted = range(1, len(lines) + 1) if plan.lines is None else plan.lines
-            copy.write(copy_lines(table, plan.path, ((n, lines[n - 1]) for n in wanted)))
+            copy.write(copy_lines(table, plan.path, ((n, lines[n - 1]) for n in wanted), hide))
             count += len(wanted)
             shown.update(1)
     report.inserted[table.name] = report.inserted.get(table.name, 0) + count
@@ -221,12 +224,12 @@ def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile, force: bool 
                 by_table.setdefault(table.name, []).append(change)
             tombstones_changed = any(layout.classify(c.path).kind == layout.TOMBSTONES for c in changes)
             report.files = sum(len(c) for c in by_table.values())
+            now_forgotten = forgotten.at(root, cat, target.tree)  # copied in as the reads show them
             with progress.bar(report.files, "pg sync", "files") as shown:
                 for table in TABLES:
                     plans = _apply_deletes(cur, cat, by_table.get(table.name, []), table, report)
                     shown.update(len(by_table.get(table.name, [])) - len(plans))  # files that only lost rows
-                    _copy(cur, cat, table, plans, report, shown)
-            now_forgotten = forgotten.at(root, cat, target.tree)
+                    _copy(cur, cat, table, plans, report, shown, now_forgotten)
             if report.mode == "incremental" and tombstones_changed:  # a tombstone gone (a forget undone)
                 assert held is not None
                 report.restored = forgotten.restore(cur, cat, target.tree, forgotten.at(root, cat, held[1]),
