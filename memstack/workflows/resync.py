@@ -98,7 +98,8 @@ def _metadata(top: Path, env: dict[str, str], *revs: str) -> dict[str, str]:
     """Each commit of `revs`, newest first, and what a rewrite keeps of it (author, committer, dates, message)."""
     listed = _git(top, env, "log", "--topo-order", "--date=raw", "--format=%x01%H%x00%an%x00%ae%x00%ad%x00%cn"
                   "%x00%ce%x00%cd%x00%B", *revs, "--")
-    return dict(entry.split("\0", 1) for entry in listed.split("\x01")[1:])
+    entries = (entry.partition("\0") for entry in listed.split("\x01")[1:])
+    return {sha: meta.rstrip() for sha, _, meta in entries}  # rstrip: git's output is stripped after the last
 
 
 def excised_here(top: Path, folder: str, env: dict[str, str], branch: str, theirs: str) -> Receipt | None:
