@@ -19,7 +19,7 @@ import orjson
 
 from memstack.base import jsonio
 from memstack.base.forgotten import Forgotten, masked
-from memstack.replica.tables import FACTS, INTAKE, SCHEMA, Table, copy_lines
+from memstack.replica.tables import FACTS, INTAKE, SCHEMA, Hide, Table, copy_lines
 from memstack.repo import objects
 from memstack.repo.sources import GitSource
 
@@ -31,14 +31,28 @@ def at(root: Path, cat: objects.CatFile, tree: str) -> Forgotten:
     return Forgotten.of(GitSource(root, cat, tree))
 
 
-def _rewrite(cur: Any, table: Table, redo: list[tuple[str, int, bytes]]) -> None:
-    """Replace these rows (path, line_no) of `table` by the given lines."""
+def hider(forgotten: Forgotten, table: Table) -> Hide | None:
+    """How a row of `table` shows a record `forgotten` names (`tables.copy_lines`): its content is never
+    copied in, so no old row version holds it on the server's disk. None when nothing there is forgotten."""
+    kind = next((k for k, t in TABLE_OF.items() if t is table), None)
+    if kind is None or not any(t.get("kind") == kind for t in forgotten.by_id.values()):
+        return None
+
+    def hide(record: Any) -> dict[str, Any] | None:
+        ref = record.get("id") if type(record) is dict else None
+        tombstone = forgotten.by_id.get(ref) if isinstance(ref, str) else None
+        return masked(record, tombstone) if tombstone is not None and tombstone.get("kind") == kind else None
+    return hide
+
+
+def _rewrite(cur: Any, table: Table, redo: list[tuple[str, int, bytes]], hide: Hide | None = None) -> None:
+    """Replace these rows (path, line_no) of `table` by the given lines (masked by `hide`)."""
     for path, number, _ in redo:
         cur.execute(f"DELETE FROM {SCHEMA}.{table.name} WHERE path = %s AND line_no = %s", (path, number))
     if redo:
         with cur.copy(f"COPY {SCHEMA}.{table.name} ({', '.join(table.copy_columns)}) FROM STDIN") as copy:
             for path, number, shown in redo:
-                copy.write(copy_lines(table, path, [(number, shown)]))
+                copy.write(copy_lines(table, path, [(number, shown)], hide))
 
 
 def _committed(cat: objects.CatFile, tree: str, rows: list[tuple[str, int, str]]) -> Iterator[tuple[str, int, bytes]]:
@@ -69,7 +83,7 @@ def restore(cur: Any, cat: objects.CatFile, tree: str, before: Forgotten, after:
             continue
         cur.execute(f"SELECT path, line_no, line FROM {SCHEMA}.{table.name} WHERE id = ANY(%s)", (ids,))
         redo = list(_committed(cat, tree, cur.fetchall()))
-        _rewrite(cur, table, redo)
+        _rewrite(cur, table, redo, hider(after, table))
         changed += len(redo)
     return changed
 

@@ -8,9 +8,10 @@ line: appended lines are inserted, changed lines (a fact's closing) replaced,
 lines that are gone deleted. Blobs come from one `git cat-file --batch`, never
 from the work tree, so uncommitted files are never replicated. When the old
 tree is unknown to this clone (a replica fed by another clone, a pruned
-history: only with --force) or the replica holds nothing yet, the tables are
-copied whole. A clone that is behind the replica (its commit unknown here, or
-ahead of HEAD on a ref) is refused unless forced: it would roll the replica back.
+history: only with --force, or after an excise here) or the replica holds
+nothing yet, the tables are copied whole. A clone that is behind the replica (the
+replica's commit unknown here, ahead of HEAD on a ref, or made after an excise that
+HEAD predates) is refused unless forced: it would roll the replica back (lineage.py).
 
 Everything happens in one transaction behind one advisory lock: a reader sees
 the replica before or after a sync, never half of one, and an interrupted sync
@@ -25,7 +26,8 @@ from typing import Any
 from memstack import __version__
 from memstack.base import config, layout, progress
 from memstack.base.errors import MemstackError
-from memstack.replica import db, forgotten
+from memstack.base.forgotten import Forgotten
+from memstack.replica import db, forgotten, lineage
 from memstack.replica.tables import BY_KIND, SCHEMA, SYNC_STATE, TABLES, VERSION, Table, copy_lines
 from memstack.repo import diffs, git, objects
 
@@ -168,9 +170,11 @@ def _apply_deletes(cur: Any, cat: objects.CatFile, changes: list[diffs.Change], 
     return plans
 
 
-def _copy(cur: Any, cat: objects.CatFile, table: Table, plans: list[_Plan], report: Report, shown: Any) -> None:
+def _copy(cur: Any, cat: objects.CatFile, table: Table, plans: list[_Plan], report: Report, shown: Any,
+          hidden: Forgotten) -> None:
     if not plans:
         return
+    hide = forgotten.hider(hidden, table)
     count = 0
     with cur.copy(f"COPY {SCHEMA}.{table.name} ({', '.join(table.copy_columns)}) FROM STDIN") as copy:
         for plan in plans:
@@ -181,35 +185,18 @@ def _copy(cur: Any, cat: objects.CatFile, table: Table, plans: list[_Plan], repo
             lines = complete_lines(data)
             del data
             wanted = range(1, len(lines) + 1) if plan.lines is None else plan.lines
-            copy.write(copy_lines(table, plan.path, ((n, lines[n - 1]) for n in wanted)))
+            copy.write(copy_lines(table, plan.path, ((n, lines[n - 1]) for n in wanted), hide))
             count += len(wanted)
             shown.update(1)
     report.inserted[table.name] = report.inserted.get(table.name, 0) + count
 
 
 def sync(root: Path, dsn: str, force: bool = False) -> Report:
-    """Bring the replica at `dsn` to the committed memory at HEAD of the store at `root`. Refused when the
-    replica holds a commit this clone lacks or is behind (`behind`), unless `force`."""
+    """Bring the replica at `dsn` to the committed memory at HEAD of the store at `root`. Refused when HEAD
+    would roll the replica back (`lineage.refusal`), unless `force`."""
     with objects.CatFile(root) as cat:
         target = head(root, cat)
         return _sync(root, dsn, target, cat, force)
-
-
-def behind(root: Path, synced: str, head_commit: str) -> str | None:
-    """Why HEAD must not replace the replica's `synced` commit (a one-line reason), or None when it may.
-
-    It may not when `synced` is unknown to this clone (another clone synced a commit not fetched here) or is
-    ahead of HEAD on a ref of this clone (a branch, a remote-tracking branch, a tag: this clone is behind):
-    copying HEAD would roll the replica back. A history rewritten in this clone (a reset, a rebase: `synced`
-    kept by the reflog only, or on another line of history) is followed."""
-    if git.rev_parse(root, f"{synced}^{{commit}}") is None:
-        return f"the replica holds commit {synced[:12]}, which this clone does not have"
-    if git.is_ancestor(root, head_commit, synced):
-        refs = git.out(root, "for-each-ref", "--contains", synced, "--format=%(refname:short)", "refs/heads/",
-                       "refs/remotes/", "refs/tags/").split()  # not refs/stash: a stash is no line of history
-        if refs:
-            return f"the replica holds commit {synced[:12]}, ahead of this clone's HEAD (on {refs[0]})"
-    return None
 
 
 def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile, force: bool = False) -> Report:
@@ -221,10 +208,9 @@ def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile, force: bool 
             previous = held[0] if held else None
             if held is not None and held[0] == target.commit:
                 return Report(target.commit, previous, "unchanged")
-            why = None if held is None or force else behind(root, held[0], target.commit)
+            why = None if held is None or force else lineage.refusal(root, cat, held, (target.commit, target.tree))
             if why is not None:
-                raise MemstackError(f"{why}: pull first, or pass --force to copy HEAD ({target.commit[:12]})"
-                                    " over it")
+                raise MemstackError(why)
             known = held is not None and cat.read_object(held[1]) is not None
             report = Report(target.commit, previous, "incremental" if known else "full")
             if held is None:
@@ -238,12 +224,12 @@ def _sync(root: Path, dsn: str, target: Head, cat: objects.CatFile, force: bool 
                 by_table.setdefault(table.name, []).append(change)
             tombstones_changed = any(layout.classify(c.path).kind == layout.TOMBSTONES for c in changes)
             report.files = sum(len(c) for c in by_table.values())
+            now_forgotten = forgotten.at(root, cat, target.tree)  # copied in as the reads show them
             with progress.bar(report.files, "pg sync", "files") as shown:
                 for table in TABLES:
                     plans = _apply_deletes(cur, cat, by_table.get(table.name, []), table, report)
                     shown.update(len(by_table.get(table.name, [])) - len(plans))  # files that only lost rows
-                    _copy(cur, cat, table, plans, report, shown)
-            now_forgotten = forgotten.at(root, cat, target.tree)
+                    _copy(cur, cat, table, plans, report, shown, now_forgotten)
             if report.mode == "incremental" and tombstones_changed:  # a tombstone gone (a forget undone)
                 assert held is not None
                 report.restored = forgotten.restore(cur, cat, target.tree, forgotten.at(root, cat, held[1]),

@@ -4,9 +4,9 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base.times import iso
-from memstack.replica import db, replicate
+from memstack.replica import db, lineage
 from memstack.replica.tables import SCHEMA, TABLES, VERSION
-from memstack.repo import git
+from memstack.repo import git, objects
 
 
 def status(root: Path | None, dsn: str) -> dict[str, Any]:
@@ -15,15 +15,17 @@ def status(root: Path | None, dsn: str) -> dict[str, Any]:
                                 "memstack_version": None, "head": None, "behind": None, "ahead": None,
                                 "relation": "not synced",
                                 "rows": {}}
+    tree = ""
     conn = db.connect(dsn, "connect")
     try:
         with db.translated(dsn, "read the replica"), conn.transaction(), conn.cursor() as cur:
             cur.execute("SELECT to_regclass(%s)", (f"{SCHEMA}.sync_state",))
             if cur.fetchone()[0] is not None:
-                cur.execute(f"SELECT commit, synced_ms, memstack_version, schema_version FROM {SCHEMA}.sync_state")
+                cur.execute(f"SELECT commit, synced_ms, memstack_version, schema_version, tree"
+                            f" FROM {SCHEMA}.sync_state")
                 found = cur.fetchone()
                 if found is not None and found[3] == VERSION:
-
+                    tree = found[4]
                     document.update(synced=True, commit=found[0], synced_at=iso(found[1]),
                                     memstack_version=found[2])
                     for table in TABLES:
@@ -34,23 +36,34 @@ def status(root: Path | None, dsn: str) -> dict[str, Any]:
     if root is not None and git.has_commits(root):
         head = git.rev_parse(root, "HEAD")
         document["head"] = head
-        synced = document["commit"]
-        if synced is None:
-            pass
-        elif synced == head:
-            document.update(behind=0, relation="current")
-        elif git.rev_parse(root, f"{synced}^{{commit}}") is None:
-            document["relation"] = "unknown to this clone"
-        elif head is not None and git.is_ancestor(root, synced, head):
-            count = git.out(root, "rev-list", "--count", f"{synced}..{head}").strip()
-            document.update(behind=int(count), relation="behind")
-        elif head is not None and git.is_ancestor(root, head, synced):
-            count = git.out(root, "rev-list", "--count", f"{head}..{synced}").strip()
-            # on a ref: another clone synced newer work (pull); in the reflog only: this clone rewound (followed)
-            document.update(ahead=int(count), relation="ahead" if replicate.behind(root, synced, head) else "rewound")
-        else:
-            document["relation"] = "diverged"  # a rewritten history, or a clone on another branch
+        if document["commit"] is not None and head is not None:
+            document.update(_relation(root, (document["commit"], tree), head))
     return document
+
+
+def _relation(root: Path, synced: tuple[str, str], head: str) -> dict[str, Any]:
+    """Where the replica's commit (`synced`: commit, store's tree) stands against HEAD (lineage.py)."""
+    commit = synced[0]
+    if commit == head:
+        return {"behind": 0, "relation": "current"}
+    head_tree = git.rev_parse(root, f"{head}:./") or ""
+    with objects.CatFile(root) as cat:
+        if not lineage.known(root, commit):
+            excised = head_tree and lineage.excised_from(cat, head_tree, commit) is not None
+            return {"relation": lineage.EXCISED if excised else "unknown to this clone"}
+        if git.is_ancestor(root, commit, head):
+            return {"behind": _count(root, commit, head), "relation": "behind"}
+        if git.is_ancestor(root, head, commit):
+            # on a ref: another clone synced newer work (pull); in the reflog only: this clone rewound (followed)
+            return {"ahead": _count(root, head, commit),
+                    "relation": "ahead" if lineage.ahead_on(root, commit, head) else "rewound"}
+        if head_tree and lineage.before_excise(root, cat, synced, (head, head_tree)) is not None:
+            return {"relation": lineage.STALE}
+    return {"relation": "diverged"}  # a rewritten history, or a clone on another branch
+
+
+def _count(root: Path, older: str, newer: str) -> int:
+    return int(git.out(root, "rev-list", "--count", f"{older}..{newer}").strip())
 
 
 def render(document: dict[str, Any]) -> str:
@@ -60,10 +73,15 @@ def render(document: dict[str, Any]) -> str:
              f"commit    {document['commit']} (synced {document['synced_at']} by memstack"
              f" {document['memstack_version']})"]
     if document["head"] is not None:
-        where = {"current": "HEAD", "behind": f"{document['behind']} commit(s) behind HEAD",
-                 "ahead": f"{document['ahead']} commit(s) ahead of HEAD (pull to catch up)",
-                 "rewound": f"{document['ahead']} commit(s) ahead of HEAD, which was rewound here (`memstack pg"
-                            " sync` follows it)"}.get(
+        where = {"current": "current",
+                 "behind": f"behind: {document['behind']} commit(s) behind HEAD",
+                 "ahead": f"ahead: {document['ahead']} commit(s) ahead of HEAD (pull to catch up)",
+                 "rewound": f"rewound: {document['ahead']} commit(s) ahead of HEAD, which was rewound here"
+                            " (`memstack pg sync` follows it)",
+                 lineage.EXCISED: "excised: the history an excise in this clone rewrote (`memstack pg sync`"
+                                  " follows it)",
+                 lineage.STALE: f"stale: HEAD ({document['head'][:12]}) is from before an excise the replica's"
+                                " commit holds (fetch, then `memstack sync`)"}.get(
             document["relation"], f"{document['relation']} (HEAD is {document['head'][:12]})")
         lines.append(f"status    {where}")
     lines.append("rows      " + ", ".join(f"{n} {t}" for t, n in document["rows"].items()))

@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from memstack.base import layout
+from memstack.base import jsonio, layout
 from memstack.base.errors import MemstackError
 from memstack.base.patterns import lazy
 from memstack.base.times import MAX_MS, MIN_MS, parse_ts
@@ -199,9 +199,12 @@ def _is_fact(record: Any) -> bool:
             and "expired_at" in record and (record["expired_at"] is None or _fits(record["expired_at"])))
 
 
-def copy_lines(table: Table, path: str, numbered: Iterable[tuple[int, bytes]]) -> str:
-    """The COPY text of these lines of one file; a fact line the read verbs could not use raises, naming
-    path:line."""
+Hide = Callable[[Any], dict[str, Any] | None]  # a record as a row shows it when forgotten, else None
+
+
+def copy_lines(table: Table, path: str, numbered: Iterable[tuple[int, bytes]], hide: Hide | None = None) -> str:
+    """The COPY text of these lines of one file, a record `hide` masks held as it shows it (its content never
+    written to the database); a fact line the read verbs could not use raises, naming path:line."""
     fields = [(key, convert) for _, _, key, convert in table.columns]
     where = _escape(path)
     out = []
@@ -211,8 +214,10 @@ def copy_lines(table: Table, path: str, numbered: Iterable[tuple[int, bytes]]) -
         except orjson.JSONDecodeError:
             record = None
         if table is FACTS and not _is_fact(record):
-
             raise MemstackError(f"{path}:{number}: I5 {line_problem(line) or 'not a fact'} (fix it, then sync again)")
+        shown = hide(record) if hide is not None else None
+        if shown is not None:
+            record, line = shown, jsonio.dumps_line(shown)[:-1]
         get = record.get if type(record) is dict else {}.get
         out.append("\t".join([where, str(number), *[convert(get(key)) for key, convert in fields],
                                _escape(line.decode("utf-8", "replace"))]))

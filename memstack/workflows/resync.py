@@ -31,8 +31,8 @@ from typing import Any
 import orjson
 
 from memstack.base import files, forgotten, layout
+from memstack.base.receipts import Receipt
 from memstack.integrity import check, prerewrite
-from memstack.integrity.prerewrite import Receipt
 from memstack.kb import merge
 from memstack.repo import diffs, git
 from memstack.repo.store import folder_of
@@ -72,6 +72,34 @@ def receipts_for(top: Path, folder: str, env: dict[str, str], branch: str, befor
                       f" {before[:12] if before else 'this branch'}), so nothing was merged",
                       "ask whoever rewrote it; a rewrite made by `memstack excise` carries one (docs/forgetting.md)")
     return new
+
+
+def last_fetched(top: Path, folder: str, env: dict[str, str], branch: str, fetched: str | None,
+                 theirs: str) -> str | None:
+    """The tip of `branch` this clone fetched before `theirs`: `fetched` (the remote-tracking branch before this
+    sync fetched); or, when a `git fetch` run by hand already brought an excise's rewrite (`theirs` holds a
+    receipt naming the branch that HEAD lacks), the newest commit of HEAD's old history that the rewrite
+    replaced: one of HEAD's commits that `theirs` lacks with the author, committer, dates and message of one of
+    `theirs`' (a rewrite keeps them, integrity/erasure.py). The rewrite is then recognised as if this sync had
+    fetched it."""
+    if fetched is not None and git.run(top, "merge-base", "--is-ancestor", fetched, theirs, env=env,
+                                       ok=(0, 1, 128)).returncode != 0:
+        return fetched
+    ref = f"refs/heads/{branch}"
+    here = {r.id for r in prerewrite.at(top, "HEAD", folder, env)}
+    if not any(r.id not in here and ref in r.heads for r in prerewrite.at(top, theirs, folder, env)):
+        return fetched
+    rewritten = set(_metadata(top, env, theirs, "--not", "HEAD").values())
+    return next((sha for sha, meta in _metadata(top, env, "HEAD", "--not", theirs).items() if meta in rewritten),
+                fetched)
+
+
+def _metadata(top: Path, env: dict[str, str], *revs: str) -> dict[str, str]:
+    """Each commit of `revs`, newest first, and what a rewrite keeps of it (author, committer, dates, message)."""
+    listed = _git(top, env, "log", "--topo-order", "--date=raw", "--format=%x01%H%x00%an%x00%ae%x00%ad%x00%cn"
+                  "%x00%ce%x00%cd%x00%B", *revs, "--")
+    entries = (entry.partition("\0") for entry in listed.split("\x01")[1:])
+    return {sha: meta.rstrip() for sha, _, meta in entries}  # rstrip: git's output is stripped after the last
 
 
 def excised_here(top: Path, folder: str, env: dict[str, str], branch: str, theirs: str) -> Receipt | None:

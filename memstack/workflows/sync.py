@@ -189,6 +189,7 @@ def _after_excise(run: _Git, remote: str, branch: str, fetched: str | None, thei
     remote-tracking branch put back: nothing changes."""
     top, folder = store_folder(run.store)
     tracking, ref = f"refs/remotes/{remote}/{branch}", f"refs/heads/{branch}"
+    fetched = resync.last_fetched(top, folder, run.env, branch, fetched, theirs)  # a `git fetch` by hand
     mine = resync.excised_here(top, folder, run.env, branch, theirs)
     if mine is not None:  # the old history fetched meanwhile leaves again, as excise left the clone
         run("update-ref", tracking, fetched) if fetched else run("update-ref", "-d", tracking)

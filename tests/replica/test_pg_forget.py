@@ -2,6 +2,7 @@
 leaves every forgotten row as the read verbs show it, and `--pg` answers as the files do."""
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import psycopg
 
 from helpers import git, memstack
 from memstack.replica.tables import SCHEMA, TABLES
+from pgcluster import Cluster
 
 DAY = "2026-03-02T10:00:00Z"
 GONE = "[forgotten: a phone number]"
@@ -200,3 +202,30 @@ def test_every_page_of_a_listing_holding_a_forgotten_fact_is_the_same_from_the_r
     assert memstack("excise", "--reason", "an erasure request", cwd=store).returncode == 0
     ok(store, "pg", "sync", pg_dsn, "--force")
     same_pages()
+
+
+def on_disk(cluster: Cluster, text: str) -> list[str]:
+    """The server's files (its databases' table and index files, its WAL) holding `text`, after a checkpoint."""
+    cluster.sql("CHECKPOINT")
+    data = cluster.dir / "data"
+    return [str(p.relative_to(data)) for folder in ("base", "pg_wal") for p in sorted((data / folder).rglob("*"))
+            if p.is_file() and text.encode() in p.read_bytes()]
+
+
+def test_a_record_forgotten_before_its_first_sync_never_reaches_the_servers_disk(
+        store: Path, pg_cluster: Cluster) -> None:
+    """Its line is copied in as the reads show it, not copied whole and masked after (which leaves the old row
+    version in the table's file and in WAL until VACUUM FULL, docs/forgetting.md)."""
+    secret = f"phone 555-{uuid.uuid4().hex[:12]}"  # nothing else the cluster ever held
+    captured = ok(store, "capture", "--subject", "ada", "--predicate", "prefers", "--object", secret)
+    commit(store)
+    ok(store, "forget", captured[0]["id"], "--reason", "a phone number")
+    commit(store)
+    dsn = pg_cluster.new_database()
+    assert ok(store, "pg", "sync", dsn)["mode"] == "full"
+    assert holding(dsn, secret) == [] and len(holding(dsn, GONE)) == 1
+    assert on_disk(pg_cluster, secret) == []
+    when = str(captured[0]["valid_from"])
+    from_files = ok(store, "fact", "get-valid-at", "--ts", when)
+    assert from_files["items"][0]["object"] == GONE
+    assert ok(store, "fact", "get-valid-at", "--ts", when, "--pg", dsn) == from_files

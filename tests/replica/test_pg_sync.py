@@ -282,7 +282,10 @@ def test_behind_head_is_counted(populated: Path, pg_dsn: str) -> None:
         git(store, "commit", "-q", "--allow-empty", "-m", f"later {n}")
     status = ok("pg", "status", pg_dsn, cwd=store)
     assert (status["relation"], status["behind"]) == ("behind", 2)
-    assert "2 commit(s) behind HEAD" in memstack("pg", "status", pg_dsn, cwd=store).stdout
+    assert "status    behind: 2 commit(s) behind HEAD" in memstack("pg", "status", pg_dsn, cwd=store).stdout
+    ok("pg", "sync", pg_dsn, cwd=store)
+    assert ok("pg", "status", pg_dsn, cwd=store)["relation"] == "current"
+    assert "\nstatus    current\n" in memstack("pg", "status", pg_dsn, cwd=store).stdout  # the word --json gives
 
 
 def test_a_store_inside_a_code_repository(tmp_path: Path, populated: Path, pg_dsn: str) -> None:
@@ -336,6 +339,22 @@ def test_no_dsn_bad_dsn_unreachable_and_missing_privileges_exit_2_writing_nothin
                                                                                     user="reader"), cwd=store)
     assert pg_cluster.sql("SELECT count(*) FROM pg_namespace WHERE nspname = 'memstack'",
                           fresh.rsplit("=", 1)[1]) == [(0,)]
+
+
+PASSWORD = "Sup3rS3cretPw"
+
+
+@pytest.mark.parametrize("dsn", [f"postgresql://fleet:{PASSWORD}@[::1", f"postgresql://fleet:{PASSWORD}@[]/x",
+                                 f"postgres://fleet:{PASSWORD}@[::1]x/db", f"postgresql://fleet:{PASSWORD}%zz@db/x"])
+def test_a_dsns_password_is_never_printed(store: Path, dsn: str) -> None:
+    """libpq echoes a URI it cannot parse (or the part it stops at), password included; memstack prints neither,
+    whether the DSN is the argument or comes from MEMSTACK_PG."""
+    for args, env in ((["pg", "sync", dsn], None), (["pg", "status"], {"MEMSTACK_PG": dsn}),
+                      (["recall", "--subject", "x", "--pg"], {"MEMSTACK_PG": dsn})):
+        result = memstack(*args, cwd=store, env=env)
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        assert PASSWORD not in result.stdout + result.stderr, result.stderr
+        assert result.stderr.startswith("memstack: ") and result.stderr.count("\n") == 1, result.stderr
 
 
 def test_without_psycopg_the_message_names_the_extra(store: Path, tmp_path: Path) -> None:

@@ -159,6 +159,25 @@ def test_bob_syncs_after_alice_excised_and_nothing_of_it_is_left(team: tuple[Pat
     assert SECRET.encode() not in every_object(remote) and SECRET.encode() not in every_object(alice)
 
 
+def test_bob_syncs_after_fetching_the_rewrite_by_hand(team: tuple[Path, Path, Path, str]) -> None:
+    """`git fetch` ran first: the remote-tracking branch already holds the rewrite, yet sync recognises it."""
+    _, alice, bob, record_id = team
+    mine = ok(bob, "intake", "write", "--agent", "bob", "--content", "the deploy runs at noon",
+              "--created-at", "2026-03-02T11:00:00Z")["record"]
+    commit(bob, "bob's own record")
+    ok(alice, "forget", record_id, "--reason", "a person's phone number")
+    commit(alice, "forget a phone number")
+    ok(alice, "sync")
+    receipt = excise(alice)
+    git(bob, "fetch", "-q")
+    said = memstack("sync", cwd=bob)
+    assert said.returncode == 0, said.stderr
+    assert f"rewritten by an excise (erasure receipt {receipt['id']})" in said.stdout
+    assert git(bob, "merge-base", "--is-ancestor", head(alice), "HEAD").returncode == 0
+    assert mine["id"] in git(bob, "show", "origin/main:intake/bob/2026-03-02.jsonl").stdout
+    assert SECRET.encode() not in every_object(bob)
+
+
 def test_a_rewrite_without_a_receipt_is_refused_and_changes_nothing(team: tuple[Path, Path, Path, str]) -> None:
     remote, alice, bob, _ = team
     ok(bob, "intake", "write", "--agent", "bob", "--content", "the deploy runs at noon",
