@@ -224,7 +224,7 @@ def pre_receive(repo: Path, lines: Iterable[str], folder: str = "") -> Report:
     # the rewritten head are what is checked as a fast-forward; a receipt that does not verify is refused.
     excised, unverified = erasure.accepted(repo, [(u.ref, u.old, u.new) for u in updates], folder)
     pairs = [(excised[u.ref].rewritten if u.ref in excised else u.old, u.new) for u in updates]
-    report = pushed(repo, pairs, ["--all"], "pre-receive", folder, verdict.survive)
+    report = pushed(repo, pairs, guard.ON_REMOTE, "pre-receive", folder, verdict.survive)
     olds = {u.ref: u.old if not git.is_zero(u.old) else u.new for u in updates}
     stale = prerewrite.refusals(repo, [(u.old, u.new, u.ref) for u in updates], folder)
     report.results += [Result(olds[ref], what, ref, violations)

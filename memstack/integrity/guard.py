@@ -15,7 +15,10 @@ commit the hook sees. So, on the remote:
   does not let the branch of that name lose it);
 - `refs/memstack/` is the remote's own: a push may not create, move or delete
   anything there. An administrator who really means to forget a deleted
-  branch deletes its `refs/memstack/deleted/` ref by hand on the server.
+  branch deletes its `refs/memstack/deleted/` ref by hand on the server;
+- `refs/replace/` is refused too: a replace ref makes git read another object in a commit's place, and
+  memstack's checks read the commits themselves (repo/git.py), so a pushed one would only show a
+  different history to whoever fetches it.
 """
 
 import os
@@ -28,6 +31,11 @@ from memstack.integrity.violations import Violation
 from memstack.repo import diffs, git, history
 
 DELETED = "refs/memstack/"
+REPLACE = "refs/replace/"
+# The commits the remote holds, checked when pushed (a push's commits are those none of these reach): not
+# what a replace ref holds, which may have been pushed before replace refs were refused and checked then
+# in another commit's place.
+ON_REMOTE = (f"--exclude={REPLACE}*", "--all")
 ALLOW_CONFIG = "memstack.allowDeleteBranch"
 ALLOW_ENV = "MEMSTACK_ALLOW_DELETE_BRANCH"
 
@@ -90,8 +98,8 @@ def check(repo: Path, updates: Sequence[Update], folder: str = "") -> Verdict:
     """What the push does to refs: refused updates, survivals the commit check must add, deletions to record."""
     refs = _refs(repo)
     gone = {u.ref for u in updates if u.deletion}
-    keep = sorted({sha for ref, sha in refs.items() if ref not in gone and not ref.startswith(DELETED)}
-                  | {u.new for u in updates if not git.is_zero(u.new) and not u.ref.startswith(DELETED)})
+    keep = sorted({sha for ref, sha in refs.items() if ref not in gone and not ref.startswith((DELETED, REPLACE))}
+                  | {u.new for u in updates if not git.is_zero(u.new) and not u.ref.startswith((DELETED, REPLACE))})
     verdict = Verdict([], [], [])
     allowed: bool | None = None
     for update in updates:
@@ -99,6 +107,11 @@ def check(repo: Path, updates: Sequence[Update], folder: str = "") -> Verdict:
             verdict.refused.append((update.ref, "a push may not change refs/memstack/", [Violation(
                 update.ref, 0, "I1", "refs/memstack/ holds the remote's record of deleted branches",
                 "push elsewhere; only the remote's administrator changes refs/memstack/ (on the server)")]))
+        elif update.ref.startswith(REPLACE):
+            verdict.refused.append((update.ref, "a push may not change refs/replace/", [Violation(
+                update.ref, 0, "I1", "a replace ref makes git show another commit in a commit's place",
+                "push the commits themselves; only the remote's administrator changes refs/replace/ (on the"
+                " server)")]))
         elif update.deletion:
             lost = _memory_commits(repo, update.old, keep, folder)
             if not lost:  # another ref keeps its memory; a ref re-created under its name must keep it too

@@ -18,6 +18,7 @@ import orjson
 
 from memstack.base import layout
 from memstack.base.receipts import Receipt, parse
+from memstack.integrity import guard
 from memstack.integrity.violations import Violation
 from memstack.kb.facts import CLOSING_FIELDS
 from memstack.repo import git
@@ -68,8 +69,8 @@ def refusals(repo: Path, updates: Sequence[tuple[str, str, str]],
         return []
     refused = []
     for _, new, ref in updates:
-        # The server's refs are not updated yet: --all is the history it holds now (the rewritten one).
-        found = None if git.is_zero(new) else stale_commit(repo, new, ["--all"], receipts, tips, folder)
+        # The server's refs are not updated yet: they hold the history it has now (the rewritten one).
+        found = None if git.is_zero(new) else stale_commit(repo, new, guard.ON_REMOTE, receipts, tips, folder)
         if found is None:
             continue
         sha, receipt = found

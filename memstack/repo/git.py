@@ -24,6 +24,13 @@ REGULAR = ("100644", "100755")
 SYMLINK = "120000"
 GITLINK = "160000"  # a submodule
 
+# Every git process memstack starts: `git` with replace refs off. A `refs/replace/<X>` ref makes git read
+# another object wherever X is named, and it is local (clones do not fetch one, a push does not send one
+# unless named), so what honours it sees a history no other clone holds: a check passes the replacement
+# while X is what lands, a merge or a promotion builds on content the commit does not hold. memstack reads
+# and checks the commits themselves, everywhere (git passes the switch on to the processes it starts).
+GIT = ("git", "--no-replace-objects")
+
 # What git sets while it runs a hook; kept when memstack calls git on *another* repository.
 _KEEP = {"GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSL_CAINFO", "GIT_SSL_NO_VERIFY",
          "GIT_ASKPASS", "GIT_CONFIG_NOSYSTEM", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
@@ -53,7 +60,7 @@ def run(cwd: Path, *args: str, input: bytes | None = None, env: Mapping[str, str
     two seconds, then a MemstackError naming the lock file and what to do."""
     for attempt in range(20):
         try:
-            proc = subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True,
+            proc = subprocess.run([*GIT, *args], cwd=cwd, input=input, capture_output=True,
                                   env=None if env is None else dict(env))
         except OSError as exc:  # cwd gone or not a folder, git missing
             raise MemstackError(f"git {' '.join(args[:2])} cannot run in {cwd}: {exc.strerror}") from None

@@ -110,7 +110,7 @@ class CatFile:
     """One long-running `git cat-file --batch`: ~50 ms for 1,000 blobs instead of ~1.7 s."""
 
     def __init__(self, cwd: Path, env: Mapping[str, str] | None = None) -> None:
-        self._proc = subprocess.Popen(["git", *BOUNDED, "cat-file", "--batch"], cwd=cwd, stdin=subprocess.PIPE,
+        self._proc = subprocess.Popen([*git.GIT, *BOUNDED, "cat-file", "--batch"], cwd=cwd, stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, env=None if env is None else dict(env))
         self._where = (cwd, env)
         self._sizes: subprocess.Popen[bytes] | None = None  # a `git cat-file --batch-check`, once a size is asked
@@ -125,7 +125,7 @@ class CatFile:
         if git has no such object."""
         if self._sizes is None:
             cwd, env = self._where
-            self._sizes = subprocess.Popen(["git", *BOUNDED, "cat-file", "--batch-check"], cwd=cwd,
+            self._sizes = subprocess.Popen([*git.GIT, *BOUNDED, "cat-file", "--batch-check"], cwd=cwd,
                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                            env=None if env is None else dict(env))
         assert self._sizes.stdin and self._sizes.stdout
