@@ -91,13 +91,19 @@ def _by(store: Store, by: str | None, note: str | None, mcp: bool, agent: str | 
 def by_agent(store: Store, by: str | None, agent: str | None) -> str:
     """A Binder line made over MCP names the server's agent (--agent, MEMSTACK_AGENT, memory.default_agent):
     an agent cannot write a person's name, so a `by` naming anyone else is refused; with binder.people
-    listed, only an agent listed there may decide (agents are not people unless the store says so)."""
+    listed, only an agent listed there may decide (agents are not people unless the store says so); under
+    binder.require_signed no agent decides (its line could never be committed)."""
     name = resolve_agent(store, agent)
     if by is not None and by != name:
         raise bad("--by", repr(by), "over MCP a Binder line is recorded as made by the agent itself ({agent}), never"
                   " in another's name: leave by out; a person decides with `memstack binder ratify ID` on the"
                   " command line",
                   agent=name)
+    if config.binder_signing(store.config.document)[0]:
+        raise bad("--by", repr(name), "binder.require_signed is on: a Binder line lands only in a commit a person"
+                  " signs with the key binder.signers lists under their name, never one made over MCP by agent"
+                  " {agent}; nothing written: a person decides with `memstack binder ratify|reject|file|edge` on"
+                  " the command line", agent=name)
     people = config.binder_people(store.config.document)
     if people is not None and name not in people:
         raise bad("--by", repr(name), "agent {agent} is not one of the people memstack.yaml lists under"

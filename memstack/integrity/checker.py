@@ -19,7 +19,7 @@ from typing import Any
 from memstack.base import clock, config, files, jsonio, layout, secrets
 from memstack.base.layout import Place
 from memstack.base.times import now_ms
-from memstack.integrity import binderlog, migration, policies, rebuilt, rules, signed, successors, tombstones
+from memstack.integrity import binderlog, landing, migration, policies, rebuilt, rules, successors, tombstones
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.violations import Violation, path_problems, shifted
@@ -141,8 +141,7 @@ class Checker:
                                    change.path)
         found += self.dangling(step) + self.tombstones.check(step.source)
         found += self.binder.check(step, lambda: policies.binder_people(step, self.blobs))
-        found += signed.violations(step, self.binder.lines, self.repo, self.blobs, lambda rev: self.source(rev).read(
-            layout.DECISIONS))
+        found += landing.violations(step, self.binder.lines, self.repo, self.blobs, self.source, self.folder)
         found = rules.redacted(found)
         if self.folder:
             found = [dataclasses.replace(v, path=self.folder + v.path) for v in found]

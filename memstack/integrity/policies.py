@@ -13,6 +13,7 @@ memstack.yaml is read only when needed, and its policy once a step.
 """
 
 import dataclasses
+import functools
 import re
 
 from memstack.base import clock, config, layout, schemas, secrets
@@ -74,6 +75,25 @@ def binder_signing(step: Step, blobs: Blobs) -> tuple[bool, dict[str, str], str]
         return now[0], now[1], "memstack.yaml"
     before = signing_of(blobs.old(change))
     return now[0] or before[0], before[1], "memstack.yaml before this change"
+
+
+@dataclasses.dataclass(frozen=True)
+class BinderPolicy:
+    """The `binder` policy of one memstack.yaml: `require_signed`, `signers` ((key, name) pairs) and `people`."""
+
+    required: bool
+    signers: tuple[tuple[str, str], ...]
+    people: frozenset[str] | None
+
+    def keys(self) -> dict[str, str]:
+        return dict(self.signers)
+
+
+@functools.lru_cache(maxsize=64)
+def binder_policy(data: bytes | None) -> BinderPolicy:
+    """The `binder` policy of one memstack.yaml (each distinct file parsed once a process)."""
+    required, keys = signing_of(data)
+    return BinderPolicy(required, tuple(sorted(keys.items())), people_of(data))
 
 
 def signing_of(data: bytes | None) -> tuple[bool, dict[str, str]]:

@@ -14,7 +14,8 @@ Where the check runs decides what it can know:
   `user.signingkey` a listed key) under the line's `by`, and the range checks verify the signature itself;
 - `check --all` reads no history and says nothing of signatures (run `check --range` for that).
 
-A merge's lines that one of its other parents already holds were checked in that parent's commits.
+A merge's lines that one of its other parents already holds are checked by landing.py: against the policy
+of the branch they land on, in the commit that made them.
 """
 
 from collections.abc import Callable
@@ -50,7 +51,7 @@ def violations(step: Step, lines: list[Line], repo: Path, blobs: Blobs,
         return []
     others = list(step.others)
     if step.commit is None and git.rev_parse(repo, "MERGE_HEAD") is not None:
-        others.append("MERGE_HEAD")  # a merge being concluded: the other side's lines were checked there
+        others.append("MERGE_HEAD")  # a merge being concluded: the other side's lines are landing.py's
     held: set[bytes] = set()
     for rev in others:
         held.update((read_at(rev) or b"").split(b"\n"))
@@ -67,23 +68,29 @@ def violations(step: Step, lines: list[Line], repo: Path, blobs: Blobs,
     if step.commit is None:
         return found + _setup(repo, people, keys)
     signature = signatures.signed_by(repo, step.commit, keys)
-    short = step.commit[:12]
     for line in people:
-        if signature.state == "none":
-            what = f"commit {short} is not signed (binder.require_signed)"
-        elif signature.state == "unlisted":
-            what = f"commit {short} is signed by a key that binder.signers of {which} does not list"
-        elif signature.state == "bad":
-            what = f"commit {short} has a signature that does not match it"
-        elif signature.state != "good":
-            what = (f"commit {short} has a signature that cannot be verified here (an SSH signature is checked"
-                    " with ssh-keygen, which must be on the PATH where the check runs)")
-        elif signature.name != line.by:
-            what = f"by {line.by!r}, but commit {short} is signed with the key of {signature.name!r}"
-        else:
-            continue
-        found.append(Violation(layout.DECISIONS, line.number, "I5", what, PERSON))
+        what = refusal(signature, line.by, step.commit, which)
+        if what is not None:
+            found.append(Violation(layout.DECISIONS, line.number, "I5", what, PERSON))
     return found
+
+
+def refusal(signature: signatures.Signature, by: object, commit: str, which: str) -> str | None:
+    """What is wrong with a line `by` someone in `commit`, signed as `signature` against the signers of
+    `which` memstack.yaml (None: nothing, the key listed under `by` signed it)."""
+    short = commit[:12]
+    if signature.state == "none":
+        return f"commit {short} is not signed (binder.require_signed)"
+    if signature.state == "unlisted":
+        return f"commit {short} is signed by a key that binder.signers of {which} does not list"
+    if signature.state == "bad":
+        return f"commit {short} has a signature that does not match it"
+    if signature.state != "good":
+        return (f"commit {short} has a signature that cannot be verified here (an SSH signature is checked"
+                " with ssh-keygen, which must be on the PATH where the check runs)")
+    if signature.name != by:
+        return f"by {by!r}, but commit {short} is signed with the key of {signature.name!r}"
+    return None
 
 
 def _setup(repo: Path, lines: list[Line], keys: dict[str, str]) -> list[Violation]:

@@ -58,8 +58,8 @@ BINDER_RATIFY = Tool(
     "Ratify a Binder record (the next promote makes it knowledge at tier ratified) or one side of a dispute"
     " (the other sides are closed), recorded as made by this server's agent (by: the agent, via: mcp), never"
     " in a person's name. Only on a human's word: an agent does not ratify its own records. Refused when"
-    " memstack.yaml's binder.people does not list the agent; under binder.require_signed the commit holding"
-    " it is refused (only a person's signed commit lands a decision). Appends to kb/binder.jsonl; returns the"
+    " memstack.yaml's binder.people does not list the agent, and under binder.require_signed (only a"
+    " person's signed commit lands a decision), nothing written. Appends to kb/binder.jsonl; returns the"
     " decision.",
     _DECIDE_ARGS,
     lambda store, a: binder_api.decide_document(store, "ratify", a["id"], a["by"], a["note"], mcp=True,

@@ -174,11 +174,13 @@ def test_a_commit_cannot_list_its_own_signer(signed_store) -> None:  # noqa: ANN
     ratify(root, ids[0], by="Eve")
     sneak(root, "Eve lists herself and ratifies")
     refused_by_range_and_remote(root, remote, base, "does not list")
-    # listed in a commit of its own first, Eve's next signed decision lands
+    # listed in a commit of its own first, signed by a signer listed before it, Eve's next signed decision lands
     git(root, "reset", "-q", "--hard", base)
     config.write_text(config.read_text().replace("  signers:", "  signers:\n    - name: Eve\n      key: "
                                                   + keys["eve"].with_suffix(".pub").read_text().strip(), 1))
-    committed(root, "Eve signs Binder decisions too")
+    signs_with(root, keys["ada"])
+    committed(root, "Ada lists Eve as a signer")
+    signs_with(root, keys["eve"])
     ratify(root, ids[0], by="Eve")
     committed(root, "Eve ratifies")
     assert run_check(root, "--range", f"{base}..HEAD").returncode == 0
@@ -186,20 +188,33 @@ def test_a_commit_cannot_list_its_own_signer(signed_store) -> None:  # noqa: ANN
 
 
 def test_a_decision_over_mcp_is_the_agent_s_and_never_lands_under_require_signed(signed_store) -> None:  # noqa: ANN001
+    """Under require_signed an agent's line could never be committed: the tools refuse up front, nothing
+    written, the record still waits; a `via: mcp` line written by hand is refused by every check."""
     root, remote, keys, ids = signed_store
     base = head(root)
+    before = (root / DECISIONS).read_bytes()
 
     async def session() -> None:
         async with server("--agent", "bob", cwd=root) as client:
-            made = await ok(client, "binder_ratify", id=ids[0], note="looks right")
-            assert (made["by"], made["via"]) == ("bob", "mcp")
+            for tool, arguments in (("binder_ratify", {"id": ids[0], "note": "looks right"}),
+                                    ("binder_reject", {"id": ids[1]}),
+                                    ("binder_edge", {"from": "a", "to": "b", "relation": "uses"}),
+                                    ("binder_file", {"path": str(root / "memstack.yaml")})):
+                told = await mcp_refused(client, tool, **arguments)
+                assert told.startswith("bad by 'bob': binder.require_signed is on: a Binder line lands only in a"
+                                       " commit a person signs"), told
+                assert "\n" not in told and "nothing written" in told
             told = await mcp_refused(client, "binder_reject", id=ids[1], by="Ada")
             assert told.startswith("bad by 'Ada': over MCP a Binder line is recorded as made by the agent itself"
                                    " (bob), never in another's name")
 
     run(session)
-    lines = [json.loads(line) for line in (root / DECISIONS).read_text().splitlines()]
-    assert [(d["intake_id"], d["by"], d["via"]) for d in lines] == [(ids[0], "bob", "mcp")]
+    assert (root / DECISIONS).read_bytes() == before and git(root, "status", "--porcelain").stdout == ""
+    waiting_now = [r["id"] for r in json.loads(memstack("binder", "list", "--json", cwd=root).stdout)["items"]]
+    assert waiting_now == ids  # the record still waits; promote and sync are not wedged
+    assert memstack("promote", cwd=root).returncode == 0
+    line = {"by": "bob", "decided_at": 1767312000000, "decision": "ratify", "intake_id": ids[0], "via": "mcp"}
+    (root / DECISIONS).write_bytes(before + json.dumps(line, sort_keys=True, separators=(",", ":")).encode() + b"\n")
     signs_with(root, keys["ada"])  # even in a commit Ada signs, the agent's line is not hers
     refused(root, "I5", "by 'bob' made over MCP (via: mcp)")
     sneak(root)
@@ -264,3 +279,104 @@ def test_a_malformed_signers_block_is_refused_by_name(repo: Path, block: str, na
     config.write_text(config.read_text() + block)
     proc = memstack("binder", "edge", "--from", "a", "--to", "b", "--relation", "uses", "--by", "Ada", cwd=repo)
     assert proc.returncode == 2 and named in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+def pending_merge_refused(root: Path, side: str, *expected: str) -> None:
+    """`git merge side` concluded through the pre-commit hook, refused naming `expected`; then sneaked in."""
+    git(root, "merge", "-q", "--no-ff", "--no-commit", side, check=False)
+    git(root, "checkout", "HEAD", "--", "memstack.yaml")  # the branch's own policy kept
+    refused(root, *expected)
+    sneak(root, f"merge {side}")
+
+
+def test_a_side_branch_that_turns_require_signed_off_brings_no_unsigned_decision_to_main(signed_store) -> None:  # noqa: ANN001
+    """An agent's clone (no key) turns require_signed off on a side branch, ratifies in Ada's name there and
+    merges into main keeping main's memstack.yaml: the policy change and the line the merge brings are each
+    refused, by the pre-commit hook, check --range, pre-push and pre-receive."""
+    root, remote, _, ids = signed_store
+    base = head(root)
+    signs_with(root, None)
+    git(root, "checkout", "-q", "-b", "side")
+    config = root / "memstack.yaml"
+    config.write_text(config.read_text().replace("require_signed: true", "require_signed: false"))
+    refused(root, "I5", "changes the binder policy of memstack.yaml (require_signed, signers, people) while"
+                        " require_signed is on, and this clone does not sign its commits with a key binder.signers"
+                        " of memstack.yaml lists before the change")
+    sneak(root, "tidy config")
+    ratify(root, ids[0], by="Ada")
+    committed(root, "ratify")  # require_signed is off on this branch: the hook lets it by
+    git(root, "checkout", "-q", "main")
+    pending_merge_refused(root, "side", "is not signed (binder.require_signed), and this merge brings its line in")
+    assert "require_signed: true" in config.read_text()
+    refused_by_range_and_remote(root, remote, base, "is not signed (binder.require_signed), and this merge brings"
+                                                    " its line in", "is not signed by a key binder.signers of"
+                                                                    " memstack.yaml lists before the change")
+
+
+def test_a_key_removed_from_signers_lands_no_decision_through_a_merge(signed_store) -> None:  # noqa: ANN001
+    """Ada's key leaked; Eve removes it in a signed commit. Whoever holds Ada's key decides on a commit made
+    before the removal and merges main: the merge brings a line signed by a key main no longer lists."""
+    root, remote, keys, ids = signed_store
+    config = root / "memstack.yaml"
+    eve = keys["eve"].with_suffix(".pub").read_text().strip()
+    config.write_text(config.read_text().replace("  signers:", f"  signers:\n    - name: Eve\n      key: {eve}", 1))
+    signs_with(root, keys["ada"])
+    listed = committed(root, "Ada lists Eve")
+    ada = keys["ada"].with_suffix(".pub").read_text().strip()
+    config.write_text(config.read_text().replace(f"    - name: Ada\n      key: {ada}\n", ""))
+    signs_with(root, keys["eve"])
+    revoked = committed(root, "Eve removes Ada's leaked key")
+    for name, verify in (("plain", True), ("guarded", False)):
+        assert push(root, name, "main", verify=verify)[0] == 0
+    git(root, "checkout", "-q", "-b", "leaked", listed)
+    signs_with(root, keys["ada"])
+    ratify(root, ids[0], by="Ada")
+    committed(root, "decided with the leaked key")  # its parent still lists Ada's key
+    git(root, "merge", "-q", "--no-commit", "main", check=False)
+    refused(root, "signed by a key that binder.signers of memstack.yaml at this merge does not list, and this"
+                  " merge brings its line in")
+    sneak(root, "merge main")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--ff-only", "leaked")
+    refused_by_range_and_remote(root, remote, revoked, "signed by a key that binder.signers of memstack.yaml at"
+                                                       " this merge does not list")
+    # Eve's own decision made on that old commit, merged the same way, lands: her key is listed at the merge
+    git(root, "reset", "-q", "--hard", revoked)
+    git(root, "checkout", "-q", "-b", "eve", listed)
+    signs_with(root, keys["eve"])
+    ratify(root, ids[1], by="Eve")
+    committed(root, "Eve decides")
+    git(root, "merge", "-q", "--no-edit", "main")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--ff-only", "eve")
+    assert run_check(root, "--range", f"{revoked}..HEAD").returncode == 0
+    assert push(root, "guarded", "main")[0] == 0
+
+
+def test_changing_the_signers_needs_a_signature_by_a_key_listed_before(signed_store) -> None:  # noqa: ANN001
+    """An agent lists its own key under Ada's name in one commit and signs a decision with it in the next: the
+    change of the list is refused wherever the checks run; signed by Ada, the same change lands."""
+    root, remote, keys, ids = signed_store
+    base = head(root)
+    config = root / "memstack.yaml"
+    original = config.read_text()
+    agent = keys["eve"].with_suffix(".pub").read_text().strip()
+    config.write_text(original + f"    - name: Ada\n      key: {agent}\n")
+    signs_with(root, keys["eve"])
+    refused(root, "I5", "changes the binder policy of memstack.yaml", "this clone does not sign its commits with a"
+                        " key binder.signers of memstack.yaml lists before the change")
+    sneak(root, "config: tidy")
+    ratify(root, ids[0], by="Ada")
+    sneak(root, "ratify")
+    refused_by_range_and_remote(root, remote, base, "'config: tidy'", "is not signed by a key binder.signers of"
+                                                                      " memstack.yaml lists before the change")
+    git(root, "reset", "-q", "--hard", base)
+    config.write_text(original.replace("require_signed: true", "require_signed: false"))
+    sneak(root, "require_signed off, signed by an unlisted key")  # turning it off is a change of the policy too
+    refused_by_range_and_remote(root, remote, base, "changes the binder policy")
+    git(root, "reset", "-q", "--hard", base)
+    config.write_text(original + f"    - name: Eve\n      key: {agent}\n")
+    signs_with(root, keys["ada"])
+    committed(root, "Ada lists Eve")
+    assert run_check(root, "--range", f"{base}..HEAD").returncode == 0
+    assert push(root, "guarded", "main")[0] == 0

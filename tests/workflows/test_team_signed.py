@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from helpers import git, memstack
-from mcp_support import ok, run, server
+from mcp_support import ok, refused, run, server
 
 pytestmark = [pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed: the"
                                  " person signs the ratification with an SSH key made here"),
@@ -140,11 +140,16 @@ def the_team_plays(tmp_path: Path, pat_key: Path) -> dict[str, Any]:
             assert friday["agent"] == "bob"
             cli(alice, "sync")
             await ok(client, "sync")
-            # bob ratifies its own side: recorded as bob's, over MCP, never as a person's
-            made = await ok(client, "binder_ratify", id=friday["id"], note="friday suits CI")
-            assert (made["by"], made["via"]) == ("bob", "mcp")
+            # bob would ratify its own side: under require_signed refused up front, nothing written
+            told = await refused(client, "binder_ratify", id=friday["id"], note="friday suits CI")
+            assert "binder.require_signed is on" in told and "nothing written" in told, told
 
     run(bob_works)
+    assert git(bob, "status", "--porcelain").stdout == ""
+    # the line an older memstack would have written (by bob, via mcp), appended by hand: no gate lets it land
+    line = {"by": "bob", "decided_at": 1767312000000, "decision": "ratify", "fact_id": friday["id"], "via": "mcp"}
+    with (bob / "kb" / "binder.jsonl").open("a", encoding="utf-8") as log:
+        log.write(json.dumps(line, sort_keys=True, separators=(",", ":")) + "\n")
     refused_at_every_gate(bob, remote)
 
     # Pat reviews what the agents pushed, then ratifies wednesday in a signed commit
