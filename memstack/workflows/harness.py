@@ -28,6 +28,7 @@ from typing import Any
 from memstack.anchors.used import to_reverify
 from memstack.base import files, jsonio
 from memstack.base.errors import MemstackError
+from memstack.base.forgotten import Forgotten
 from memstack.base.patterns import lazy
 from memstack.base.shown import Shown
 from memstack.base.times import iso
@@ -125,7 +126,8 @@ def _sealed_since_start(found: Store, who: str, event: dict[str, Any]) -> bool:
 
 
 def _carry_over(found: Store, who: str, event: dict[str, Any], now: int) -> dict[str, Any]:
-    previous = boot.latest_handoff(WorktreeSource(found.root), who)
+    source = WorktreeSource(found.root)  # a forgotten handoff is carried over by no one (docs/forgetting.md)
+    previous = boot.latest_handoff(source, who, Forgotten.in_store(found.root))
     threads = list(previous[1].open_threads) if previous else []
     capabilities = list(previous[1].capabilities) if previous else []
     session = event.get("session_id") if isinstance(event.get("session_id"), str) else "unknown"
