@@ -8,12 +8,12 @@ from memstack.base.times import now_ms
 from memstack.boot import context as boot
 from memstack.handoff import sealed as handoff
 from memstack.repo.sources import WorktreeSource
-from memstack.repo.store import Store, resolve_agent
+from memstack.repo.store import Store, agent_origin, resolve_agent
 
 
 def write_document(store: Store, agent: str | None, text: str) -> dict[str, Any]:
     """Seal one handoff; the document `handoff write --json` prints and the `handoff_write` tool returns."""
-    return handoff.write(store.root, resolve_agent(store, agent), text, now_ms())
+    return handoff.write(store.root, resolve_agent(store, agent), text, now_ms(), agent_origin(agent))
 
 
 def show_document(store: Store, agent: str | None) -> dict[str, Any]:

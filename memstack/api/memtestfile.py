@@ -13,6 +13,7 @@ from typing import Any
 from memstack.base import schemas
 from memstack.base.config import YAML_TOO_DEEP
 from memstack.base.errors import MemstackError
+from memstack.base.limits import read_input
 from memstack.base.times import given_or_none
 
 KIND = "memory-tests"
@@ -44,14 +45,13 @@ class Case:
         return asked
 
 
-def load(path: Path, shown: str) -> list[Case]:
-    """The cases of the file at `path`, named `shown` in messages; a MemstackError (exit 2) for a bad one."""
+def load(path: Path, shown: str, store: Path | None = None) -> list[Case]:
+    """The cases of the file at `path`, named `shown` in messages; a MemstackError (exit 2) for a bad one.
+    `store`: whose limits.file_bytes bounds the read."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise MemstackError(f"{shown}: no such file") from None
-    except UnicodeDecodeError:
-        raise MemstackError(f"{shown}: not UTF-8 text") from None
+        text = read_input(store, path, "FILE")  # bounded: a device or an endless pipe is refused
+    except MemstackError as exc:
+        raise MemstackError(f"{shown}: {exc.reason}") from None
     document = _parse(text, shown)
     if document is None:
         return []

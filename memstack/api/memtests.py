@@ -36,7 +36,7 @@ def memory_tests_document(store: Store, file: str | None = None,
     The cases search a complete index, never one a build is catching up (a search would answer from it): it is
     brought up to date first, `told` hearing it when it is far behind (search/build.py)."""
     path, shown = _where(store, file)
-    cases = load(path, shown)
+    cases = load(path, shown, store.root)
     if any(case.search is not None for case in cases):
         build.caught_up(store.root, told)
     texts = _Texts(store.root)

@@ -4,8 +4,8 @@ import shlex
 from typing import Any
 
 from memstack.anchors.used import with_code_status
+from memstack.base.disputed import disputed_with
 from memstack.base.times import given_or_none, now_ms
-from memstack.kb.disputes import disputed_with
 from memstack.kb.facts import RECALL_PREDICATES
 from memstack.kb.readers import FactReader
 

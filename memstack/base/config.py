@@ -30,7 +30,7 @@ DEFAULTS: dict[str, Any] = {
     "code": {"repo": None},  # the code repository code anchors point into (memstack/anchors/coderepo.py)
     "binder": {"people": None, "require_signed": False, "signers": []},
     "limits": {"text_bytes": 65_536, "value_bytes": 65_536, "query_bytes": 4_096, "json_depth": 64,
-               "file_bytes": 10 * 2**20},  # base/limits.py
+               "file_bytes": 10 * 2**20, "handoff_bytes": 65_536},  # base/limits.py
     "search": {"semantic": False},  # true: fused with the ranking by meaning where the semantic extra is installed
 }
 

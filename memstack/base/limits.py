@@ -7,7 +7,10 @@ A record is a line of a file that a person reviews in a pull request, and a quer
 - `value_bytes` (default 64 KiB): a SOIL value, as compact JSON.
 - `query_bytes` (default 4 KiB): a search query.
 - `json_depth` (default 64): how deeply a JSON value (a SOIL value) may nest.
-- `file_bytes` (default 10 MiB): a document `binder file` copies into the store.
+- `handoff_bytes` (default 64 KiB): a sealed handoff, which every session's boot context carries (willow.md,
+  the anchor, the SessionStart hook's context).
+- `file_bytes` (default 10 MiB): a document `binder file` copies into the store, and the most any file or
+  stdin a verb reads (`--file`, `nest FILE`, `test FILE`, a handoff) may hold (`read_input`: never read past it).
 
 What is larger is refused (exit 2, a tool error over MCP) before any other work: not scanned, not
 searched, not parsed further. Depth is measured without recursion, so no nesting can exhaust the stack.
@@ -16,6 +19,7 @@ nothing can be refused, so the common case costs nothing.
 """
 
 import math
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,13 +27,14 @@ from typing import Any
 import orjson
 
 from memstack.base import config
-from memstack.base.errors import MemstackError, bad
+from memstack.base.errors import MemstackError, bad, os_problem
 
 DEFAULTS = config.DEFAULTS["limits"]
 # the schema's minimums
-FLOORS = {"text_bytes": 1_024, "value_bytes": 1_024, "query_bytes": 64, "json_depth": 8, "file_bytes": 1_024}
+FLOORS = {"text_bytes": 1_024, "value_bytes": 1_024, "query_bytes": 64, "json_depth": 8, "file_bytes": 1_024,
+          "handoff_bytes": 1_024}
 _WHAT = {"text_bytes": "a record's text", "value_bytes": "a SOIL value", "query_bytes": "a search query",
-         "file_bytes": "a filed document"}
+         "file_bytes": "a filed document", "handoff_bytes": "a handoff"}
 
 
 def limit(store: Path | None, name: str) -> int:
@@ -40,9 +45,44 @@ def limit(store: Path | None, name: str) -> int:
         document = config.read(store).document
     except MemstackError:
         return DEFAULTS[name]  # a broken memstack.yaml is reported where it is read for its own sake
+    return limit_of(document, name)
+
+
+def limit_of(document: Any, name: str) -> int:
+    """The limit `name` of a parsed memstack.yaml (its default when it says nothing or is broken)."""
     section = document.get("limits") if isinstance(document, dict) else None
     value = section.get(name) if isinstance(section, dict) else None
     return value if type(value) is int and value >= FLOORS[name] else DEFAULTS[name]
+
+
+def read_input(store: Path | None, file: str | Path | None, field: str) -> str:
+    """The UTF-8 text of `file` (None or the text "-": stdin), given as `field`, its line ends as LF alone (as Python's
+    text files read them). At most `file_bytes` are read: a file or a stream that holds more (a device, an
+    endless pipe) is refused, never read whole; so is a folder or text that is not UTF-8 (exit 2)."""
+    most = limit(store, "file_bytes")
+    path = None if file is None or file == "-" else file  # a Path named "-" is a file
+    field, shown = ("stdin", None) if path is None else (field, repr(str(path)))
+    try:
+        if path is None:
+            data = sys.stdin.buffer.read(most + 1) if sys.stdin is not None else b""
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(most + 1)
+    except FileNotFoundError:
+        raise bad(field, shown, "no such file") from None
+    except IsADirectoryError:
+        raise bad(field, shown, "is a folder, not a file") from None
+    except (OSError, ValueError) as exc:  # ValueError: stdin closed
+        raise bad(field, shown, "{why}", why=os_problem(exc) if isinstance(exc, OSError) else "closed") from None
+    if len(data) > most:
+        raise bad(field, shown, "more than the {most:,} bytes memstack reads from a file or stdin (limits.file_bytes"
+                  " in memstack.yaml)", most=most)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise bad(field, shown, "not UTF-8 text (byte 0x{byte:02x} at offset {at:,})", byte=data[exc.start],
+                  at=exc.start) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def check_text(store: Path | None, field: str, value: Any, name: str = "text_bytes") -> None:

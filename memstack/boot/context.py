@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from memstack.base import jsonio, schemas
+from memstack.base.disputed import disputed_with, marked
 from memstack.base.errors import MemstackError, bad
 from memstack.base.files import remove, write_changed
 from memstack.base.forgotten import Forgotten
 from memstack.base.names import NAME_RE, check_name
+from memstack.base.output import shown
 from memstack.base.times import iso
 from memstack.boot import reverify
 from memstack.boot.recent import BOOT_FACTS, Recent, recent_facts
@@ -63,9 +65,19 @@ def knowledge_summary(source: Source, counted: Counter = count_entries) -> tuple
 
 
 def recent_knowledge(facts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The BOOT_FACTS most recently recorded facts, in brief."""
+    """The BOOT_FACTS most recently recorded facts, in brief; a side of a disagreement among them carries
+    `disputed_with` (the other sides' ids), as recall marks it."""
     recent = recent_facts(facts)
-    return [{k: f[k] for k in ("id", "subject", "predicate", "object", "valid_from")} for f in recent]
+    others = disputed_with(recent)
+    return [{**{k: f[k] for k in ("id", "subject", "predicate", "object", "valid_from")},
+             **({"disputed_with": others[f["id"]]} if f["id"] in others else {})} for f in recent]
+
+
+def knowledge_line(fact: Mapping[str, Any], subject: str = "{}") -> str:
+    """A fact of the boot context on one line (control characters escaped), a side of a disagreement marked
+    `DISPUTED with ...` as recall marks it; `subject`: how the subject is set (willow.md: `**{}**`)."""
+    return (f"{subject.format(shown(fact['subject']))} {shown(fact['predicate'])} {shown(fact['object'])}"
+            f" (since {iso(fact['valid_from'])}){marked(fact)}")
 
 
 def build_anchor(agent: str, latest: tuple[str, handoff.Handoff] | None,
@@ -134,16 +146,16 @@ def render_willow(anchors: list[dict[str, Any]], facts: list[dict[str, Any]], co
            "never edit by hand. Start here: read your agent's section, then the knowledge.", ""]
     if not anchors:
         out += ["No agent has sealed a handoff yet.", ""]
-    for anchor in anchors:
-        out += [f"## Agent {anchor['agent']}", "",
-                f"Latest handoff: `{anchor['handoff']}` (session {anchor['session']}, {anchor['date']})", "",
-                "### Open threads", ""]
-        out += [f"- {thread}" for thread in anchor["open_threads"]]
+    for anchor in anchors:  # every value copied in on one line, its control characters escaped (`\n`, `\x1b`)
+        out += [f"## Agent {shown(anchor['agent'])}", "",
+                f"Latest handoff: `{shown(anchor['handoff'])}` (session {shown(anchor['session'])},"
+                f" {shown(anchor['date'])})", "", "### Open threads", ""]
+        out += [f"- {shown(thread)}" for thread in anchor["open_threads"]]
         out += ["", "### Capabilities", ""]
         if anchor["capabilities"]:
             header = list(anchor["capabilities"][0])
-            out += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-            out += ["| " + " | ".join(row.get(h, "") for h in header) + " |" for row in anchor["capabilities"]]
+            out += ["| " + " | ".join(map(shown, header)) + " |", "|" + "---|" * len(header)]
+            out += ["| " + " | ".join(shown(row.get(h, "")) for h in header) + " |" for row in anchor["capabilities"]]
         else:
             out.append("(none listed)")
         out.append("")
@@ -151,7 +163,7 @@ def render_willow(anchors: list[dict[str, Any]], facts: list[dict[str, Any]], co
     recent = recent_knowledge(facts)
     out += [f"## Knowledge ({len(recent)} most recent of {len(facts) if count is None else count} valid facts)",
             ""]
-    out += [f"- **{f['subject']}** {f['predicate']} {f['object']} (since {iso(f['valid_from'])})" for f in recent]
+    out += [f"- {knowledge_line(f, '**{}**')}" for f in recent]
     if not recent:
         out.append("Nothing promoted to knowledge yet.")
     return "\n".join(out) + "\n"

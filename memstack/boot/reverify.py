@@ -23,6 +23,7 @@ from typing import Any
 from memstack.base import codelines, config, jsonio
 from memstack.base.forgotten import Forgotten
 from memstack.base.layout import CONFIG, DECISIONS
+from memstack.base.output import shown
 from memstack.base.patterns import lazy
 from memstack.boot.kept import KeptFile
 from memstack.repo.sources import Source
@@ -192,7 +193,7 @@ def render(listed: list[dict[str, Any]], count: int) -> list[str]:
         return []
     out = [HEADING, "", *INTRO, ""]
     for fact in listed:
-        where = ", ".join(f"`{place(a)}` " + ("changed" if a["status"] == "drifted" else
+        where = ", ".join(f"`{shown(place(a))}` " + ("changed" if a["status"] == "drifted" else
                                                "not at its path: moved or deleted; `memstack anchors` tells which")
                           for a in fact["stale"])
         out.append(f"- {fact['status']}: {entry_head(fact)}: {where}")
@@ -201,8 +202,9 @@ def render(listed: list[dict[str, Any]], count: int) -> list[str]:
     return out + [""]
 
 def entry_head(fact: Mapping[str, Any]) -> str:
-    """What an entry says of its fact: its triple and id (excision.py marks an excised fact's triple in it)."""
-    return f"**{fact['subject']}** {fact['predicate']} {fact['object']} (fact `{fact['id']}`)"
+    """What an entry says of its fact: its triple and id (excision.py marks an excised fact's triple in it), on
+    one line (control characters escaped)."""
+    return f"**{shown(fact['subject'])}** {shown(fact['predicate'])} {shown(fact['object'])} (fact `{fact['id']}`)"
 
 
 

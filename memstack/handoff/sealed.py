@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memstack.base import clock, config, schemas
+from memstack.base import clock, config, limits, schemas
 from memstack.base.errors import MemstackError, bad
 from memstack.base.files import create_exclusive, refuse_symlinks
 from memstack.base.names import check_name
@@ -92,9 +92,13 @@ def parse(text: str, where: str = "handoff") -> Handoff:
     front, body = _front_matter(text)
     if front is None:
         raise MemstackError(f"{where}: I3 incomplete handoff: no YAML front matter (--- agent, date, session ---)")
-    problems = schemas.errors("handoff", front)
+    problems = schemas.problems("handoff", front)
     if problems:
-        raise MemstackError(f"{where}: I3 incomplete handoff: front matter {problems[0]}")
+        field = ".".join(map(str, problems[0].absolute_path)) or "(record)"
+        if problems[0].validator == "not":  # the schema's `not`: a control character (a value copied into willow.md)
+            raise MemstackError(f"{where}: I3 front matter {field} holds a control character (newline,"
+                                " carriage return, tab, escape, ...): write each front-matter value on one line")
+        raise MemstackError(f"{where}: I3 incomplete handoff: front matter {field}: {problems[0].message}")
     sections = _sections(body)
     threads_text = sections.get("open threads")
     if threads_text is None or not threads_text.strip():
@@ -124,11 +128,14 @@ def ordered(agent: str, names: list[str]) -> list[str]:
     return [name for _, name in sorted(keyed)]
 
 
-def write(store: Path, agent: str, text: str, now_ms: int) -> dict[str, Any]:
-    """Seal a new handoff; a document without front matter gets one (agent, today, a session id)."""
+def write(store: Path, agent: str, text: str, now_ms: int, origin: str = "--agent") -> dict[str, Any]:
+    """Seal a new handoff; a document without front matter gets one (agent, today, a session id). `origin`:
+    where the agent came from (repo/store.py `agent_origin`), for the message when the front matter names
+    another."""
     check_name(agent, "agent")
     if not text.strip():
         raise bad("handoff", None, "the document is empty")
+    limits.check_text(store, "handoff", text, "handoff_bytes")  # every boot context carries it: before the scan
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # memory files end their lines with LF alone (I7)
     refuse_secrets(text, "handoff", store)
     if _FRONT.match(text) is None:
@@ -139,10 +146,15 @@ def write(store: Path, agent: str, text: str, now_ms: int) -> dict[str, Any]:
         text = f"---\nagent: {agent}\ndate: {day(now_ms)}\nsession: {session}\n---\n\n{text}"
     if not text.endswith("\n"):
         text += "\n"
+    limits.check_text(store, "handoff", text, "handoff_bytes")  # as sealed, its front matter too (as I3 checks)
     handoff = parse(text)
-    if handoff.front["agent"] != agent:
+    if handoff.front["agent"] != agent and origin == "--agent":
         raise bad("handoff", None, "front matter agent {theirs!r} is not {arg:--agent} {agent!r}",
                   theirs=handoff.front["agent"], agent=agent)
+    if handoff.front["agent"] != agent:  # the agent no option named: say where it came from
+        raise bad("handoff", None, "front matter agent {theirs!r} is not {agent!r}, the agent {origin} names"
+                  " (no {arg:--agent} given): pass {arg:--agent} {theirs}, or write the front matter for {agent}",
+                  theirs=handoff.front["agent"], agent=agent, origin=origin)
     date = handoff.front["date"]
     if dated_ahead(date, clock.for_store(store)):
         raise bad("handoff", None, "front matter date {date} " + AHEAD, date=date, today=day(now_ms))

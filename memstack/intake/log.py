@@ -157,14 +157,7 @@ def nest(store: Path, file: Path, agent: str, now: Any,
     """A human-filed document enters intake at tier verified, confidence 1.0; returns the record and whether
     it was there already: the same text filed under the same file name before (by any agent) is not filed
     again, and nothing is written."""
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise bad("FILE", repr(str(file)), "no such file") from None
-    except IsADirectoryError:
-        raise bad("FILE", repr(str(file)), "is a folder, not a file") from None
-    except UnicodeDecodeError:
-        raise bad("FILE", repr(str(file)), "not UTF-8 text") from None
+    text = limits.read_input(store, file, "FILE")  # bounded: a device or an endless pipe is refused
     headings = [line[2:].strip() for line in text.splitlines() if line.startswith("# ")]
     record = make_record(agent=agent, content=text, created_at=now, title=headings[0] if headings else file.name,
                          source=f"nest:{file.name}", tier="verified", confidence=1.0, tags=["nest"], anchors=anchors)

@@ -223,7 +223,8 @@ class Checker:
     def handoff(self, step: Step, change: Change, place: Place, validate: bool) -> list[Violation]:
         """I3: a sealed handoff never changes; a new one must be complete."""
         return self.sealed(step, change, validate, rules.sealed_handoff,
-                           lambda new: rules.handoff(change.path, place, new, self.clock))
+                           lambda new: rules.handoff(change.path, place, new,
+                                                     policies.handoff_bytes(step, self.blobs), self.clock))
 
     def sealed(self, step: Step, change: Change, validate: bool, changed: Callable[[str, bool, str], Violation],
                check_new: Callable[[bytes], list[Violation]]) -> list[Violation]:

@@ -16,7 +16,7 @@ import dataclasses
 import functools
 import re
 
-from memstack.base import clock, config, layout, schemas, secrets
+from memstack.base import clock, config, layout, limits, schemas, secrets
 from memstack.base.errors import MemstackError
 from memstack.base.patterns import lazy
 from memstack.integrity import identity, rules
@@ -124,6 +124,24 @@ def skew_of(data: bytes | None) -> int:
             config.DEFAULT_SKEW_SECONDS
     except (MemstackError, UnicodeDecodeError):
         return config.DEFAULT_SKEW_SECONDS
+
+
+def handoff_bytes(step: Step, blobs: Blobs) -> int:
+    """`limits.handoff_bytes` of this state's memstack.yaml, or of the base's where the step changes it and the
+    base's is smaller (a commit may not raise the limit and use it at once)."""
+    now = handoff_bytes_of(step.source.read(layout.CONFIG))
+    change = config_change(step)
+    return now if change is None else min(now, handoff_bytes_of(blobs.old(change)))
+
+
+def handoff_bytes_of(data: bytes | None) -> int:
+    """The handoff limit one memstack.yaml sets (the default when it is absent, says nothing or is broken)."""
+    if not data or b"handoff_bytes" not in data:
+        return limits.DEFAULTS["handoff_bytes"]  # no YAML parser started
+    try:
+        return limits.limit_of(config.parse(data.decode("utf-8"), layout.CONFIG), "handoff_bytes")
+    except (MemstackError, UnicodeDecodeError):
+        return limits.DEFAULTS["handoff_bytes"]
 
 
 class Secrets:

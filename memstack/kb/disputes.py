@@ -14,14 +14,17 @@ have closed (`find`). It waits in the Binder until a human ratifies one side
 side is closed); closing the sides in any other way (a later capture
 --contradicts closes them all) settles it too.
 
-The first half of this module is pure and imports nothing, so the merge driver
-and the checks pay nothing for it.
+Finding the disagreements among facts is pure (base/disputed.py: recall and the
+boot context mark them too); the first half of this module, which orders rival
+closings, imports nothing costly, so the merge driver and the checks pay nothing
+for it.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
-from memstack.base import files, ids, jsonio, layout, logfiles, schemas
+from memstack.base import files, jsonio, layout, logfiles, schemas
+from memstack.base.disputed import find
 from memstack.base.errors import bad
 from memstack.base.forgotten import Forgotten, closed_by_forgetting
 from memstack.base.secrets import refuse_secrets
@@ -63,58 +66,6 @@ def replaces_forgetting(old: Fact, new: Fact, forgotten: Callable[[], Forgotten]
             and old.get("superseded_by") is None and old.get("valid_to") is not None
             and type(new.get("valid_from")) is int and new["valid_to"] > new["valid_from"]
             and closed_by_forgetting(old, forgotten()))
-
-
-def _promoted(fact: Fact) -> bool:
-    """An open fact a promotion made (its id derived from its intake record), naming no predecessor."""
-    intake = fact.get("intake_id")
-    return (fact.get("valid_to") is None and not fact.get("supersedes") and isinstance(intake, str)
-            and fact.get("predicate") != "noted" and ids.made_from(str(fact.get("id")), intake))
-
-
-def find(facts: Iterable[Fact]) -> list[dict[str, Any]]:
-    """The disagreements among `facts`: each predecessor id that two or more open facts claim
-    (`supersedes`), with those sides (oldest first) and the predecessor when `facts` holds it; then
-    each table, subject and predicate where two or more open facts made by promotion hold different
-    objects (a promotion leaves one open: clones that promoted without seeing each other's records
-    left several, docs/merge.md), its id the oldest side's, no predecessor."""
-    by_id: dict[str, Fact] = {}
-    claims: dict[str, list[Fact]] = {}
-    promoted: dict[tuple[str, str, str], list[Fact]] = {}
-    for fact in facts:
-        by_id[fact["id"]] = fact
-        if fact.get("valid_to") is None:
-            for predecessor in fact.get("supersedes") or ():
-                claims.setdefault(predecessor, []).append(fact)
-        if _promoted(fact):
-            promoted.setdefault((fact["table"], fact["subject"], fact["predicate"]), []).append(fact)
-    found = []
-    for sides in (promoted[key] for key in sorted(promoted)):
-        if len({side["object"] for side in sides}) > 1:
-            sides = sorted(sides, key=lambda f: (f["recorded_at"], f["id"]))
-            found.append({"kind": "dispute", "id": sides[0]["id"], "subject": sides[0]["subject"],
-                          "predicate": sides[0]["predicate"], "predecessor": None, "kept_closing": None,
-                          "sides": sides})
-    for predecessor, sides in sorted(claims.items()):
-        if len(sides) < 2:
-            continue
-        sides = sorted(sides, key=lambda f: (f["recorded_at"], f["id"]))
-        before = by_id.get(predecessor)
-        found.append({"kind": "dispute", "id": predecessor, "subject": sides[0]["subject"],
-                      "predicate": sides[0]["predicate"], "predecessor": before,
-                      "kept_closing": None if before is None else before.get("superseded_by"), "sides": sides})
-    return found
-
-
-def disputed_with(facts: list[Fact]) -> dict[str, list[str]]:
-    """For each fact of `facts` that is a side of a disagreement among them: the other sides' ids."""
-    others: dict[str, list[str]] = {}
-    for dispute in find(facts):
-        ids = [side["id"] for side in dispute["sides"]]
-        for ident in ids:
-            mine = others.setdefault(ident, [])
-            mine += [i for i in ids if i != ident and i not in mine]
-    return others
 
 
 # --- the store: what waits in the Binder, and a human's decision ----------------------------------

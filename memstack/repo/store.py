@@ -152,15 +152,21 @@ def resolve_agent(store: Store, agent: str | None) -> str:
 
     When memstack.yaml lists its agents (`agents:`), a name it does not list is refused, so a typo never
     starts a new agent's files (`memstack agent add NAME` lists one); a store listing none takes any name."""
-    if agent is not None:  # given, even empty: checked (an empty name is bad input, not "the default")
-        return listed_agent(store, check_name(agent, "agent"), "--agent")
-    if os.environ.get("MEMSTACK_AGENT"):
-        return listed_agent(store, check_name(os.environ["MEMSTACK_AGENT"], "agent"), "MEMSTACK_AGENT")
-    default = store.config.get("memory", "default_agent")
-    if default:
-        return listed_agent(store, check_name(default, "agent"), "memory.default_agent")
-    raise MemstackError.marked("no agent given: {pass:--agent NAME}, set MEMSTACK_AGENT, or set memory.default_agent"
-                               " in memstack.yaml")
+    origin = agent_origin(agent)
+    name = agent if origin == "--agent" else os.environ.get("MEMSTACK_AGENT") if origin == "MEMSTACK_AGENT" \
+        else store.config.get("memory", "default_agent")
+    if origin == "memory.default_agent" and not name:
+        raise MemstackError.marked("no agent given: {pass:--agent NAME}, set MEMSTACK_AGENT, or set"
+                                   " memory.default_agent in memstack.yaml")
+    return listed_agent(store, check_name(name, "agent"), origin)
+
+
+def agent_origin(agent: str | None) -> str:
+    """Where `resolve_agent` takes the agent from: "--agent" (given, even empty: checked, an empty name is bad
+    input, not "the default"), "MEMSTACK_AGENT" or "memory.default_agent"."""
+    if agent is not None:
+        return "--agent"
+    return "MEMSTACK_AGENT" if os.environ.get("MEMSTACK_AGENT") else "memory.default_agent"
 
 
 def agent_filter(store: Store, agent: Any) -> str | None:

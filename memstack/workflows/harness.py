@@ -28,9 +28,10 @@ from typing import Any
 from memstack.anchors.used import to_reverify
 from memstack.base import files, jsonio
 from memstack.base.errors import MemstackError
+from memstack.base.forgotten import Forgotten
+from memstack.base.output import shown
 from memstack.base.patterns import lazy
 from memstack.base.shown import Shown
-from memstack.base.times import iso
 from memstack.boot import context as boot
 from memstack.handoff import sealed as handoff
 from memstack.repo.sources import WorktreeSource
@@ -66,14 +67,14 @@ def _session_file(store: Store, event: dict[str, Any]) -> Path | None:
 
 
 def _anchor_text(anchor: dict[str, Any]) -> str:
-    lines = [f"Your last sealed handoff: {anchor['handoff']} (session {anchor['session']}, {anchor['date']}).",
-             "Open threads:"]
-    lines += [f"- {thread}" for thread in anchor["open_threads"]]
+    """The anchor as the model reads it, each value on one line (control characters escaped, as willow.md)."""
+    lines = [f"Your last sealed handoff: {shown(str(anchor['handoff']))} (session {shown(str(anchor['session']))},"
+             f" {shown(str(anchor['date']))}).", "Open threads:"]
+    lines += [f"- {shown(thread)}" for thread in anchor["open_threads"]]
     lines.append("Capabilities:")
-    lines += ["- " + ", ".join(f"{k}: {v}" for k, v in row.items()) for row in anchor["capabilities"]]
+    lines += ["- " + ", ".join(f"{shown(k)}: {shown(v)}" for k, v in row.items()) for row in anchor["capabilities"]]
     lines.append("Knowledge (most recent):")
-    lines += [f"- {f['subject']} {f['predicate']} {f['object']} (since {iso(f['valid_from'])})"
-              for f in anchor["knowledge"]] or ["- nothing promoted to knowledge yet"]
+    lines += [f"- {boot.knowledge_line(f)}" for f in anchor["knowledge"]] or ["- nothing promoted to knowledge yet"]
     return "\n".join(lines)
 
 
@@ -86,7 +87,8 @@ def _reverify_text(store: Path, who: str) -> str:
     facts, more = found
     lines = ["To re-verify (the code these facts are about changed since; `memstack anchors` shows how,"
              " `memstack anchors reverify ID` records that one still holds):"]
-    lines += [f"- {f['subject']} {f['predicate']} {f['object']} [code: {f['code_status']['status']}] ({f['id']})"
+    lines += [f"- {shown(f['subject'])} {shown(f['predicate'])} {shown(f['object'])} [code:"
+              f" {f['code_status']['status']}] ({f['id']})"
               for f in Shown.in_store(store).records(facts)]
     if more:
         lines.append(f"- and {more} more: `memstack anchors --status drifted`, `--status orphaned`")
@@ -125,7 +127,8 @@ def _sealed_since_start(found: Store, who: str, event: dict[str, Any]) -> bool:
 
 
 def _carry_over(found: Store, who: str, event: dict[str, Any], now: int) -> dict[str, Any]:
-    previous = boot.latest_handoff(WorktreeSource(found.root), who)
+    source = WorktreeSource(found.root)  # a forgotten handoff is carried over by no one (docs/forgetting.md)
+    previous = boot.latest_handoff(source, who, Forgotten.in_store(found.root))
     threads = list(previous[1].open_threads) if previous else []
     capabilities = list(previous[1].capabilities) if previous else []
     session = event.get("session_id") if isinstance(event.get("session_id"), str) else "unknown"

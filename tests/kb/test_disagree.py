@@ -12,6 +12,7 @@ import pytest
 
 from check_support import committed
 from helpers import git, items, memstack
+from mcp_support import HANDOFF
 from memstack.kb import merge
 from team_support import check_history, clone, fact_files, guarded_remote, pushed
 
@@ -109,6 +110,28 @@ def test_the_disagreement_waits_in_the_binder_and_recall_shows_both_sides_marked
         "friday": [names["wednesday"]["id"]], "wednesday": [names["friday"]["id"]]}
     assert "DISPUTED with" in memstack("recall", "--subject", SUBJECT, "--now-ts", "2026-11-20T00:00:00Z",
                                        cwd=repo).stdout
+
+
+def test_willow_boot_show_and_session_start_mark_both_sides_disputed_as_recall_does(outcomes: dict) -> None:
+    """An agent that reads willow.md with `cat` (or its anchor at session start) sees the disagreement, not two
+    plain decisions of which the newest looks decided."""
+    repo, names = outcomes[("alice", "merge")]
+    wednesday, friday = names["wednesday"]["id"], names["friday"]["id"]
+    assert memstack("handoff", "write", "--agent", "alice", cwd=repo, input=HANDOFF).returncode == 0
+    assert memstack("rebuild", cwd=repo).returncode == 0  # the knowledge view, then the boot files
+    willow = (repo / "willow.md").read_text()
+    assert f"- **{SUBJECT}** {PREDICATE} friday (since 2026-11-13T00:00:00.000Z)  DISPUTED with {wednesday}" in willow
+    assert f"- **{SUBJECT}** {PREDICATE} wednesday (since 2026-11-10T00:00:00.000Z)  DISPUTED with {friday}" in willow
+    anchor = json.loads((repo / "session_anchor_alice.json").read_text())
+    assert {f["object"]: f.get("disputed_with") for f in anchor["knowledge"]} == {
+        "friday": [wednesday], "wednesday": [friday]}
+    shown = memstack("boot", "show", "--agent", "alice", cwd=repo).stdout
+    assert f"{SUBJECT} {PREDICATE} friday (since 2026-11-13T00:00:00.000Z)  DISPUTED with {wednesday}" in shown
+    start = json.dumps({"hook_event_name": "SessionStart", "session_id": "s1", "cwd": str(repo), "source": "startup"})
+    told = json.loads(memstack("hook", "session-start", "--agent", "alice", cwd=repo, input=start).stdout)
+    assert f"- {SUBJECT} {PREDICATE} wednesday (since 2026-11-10T00:00:00.000Z)  DISPUTED with {friday}" in \
+        told["hookSpecificOutput"]["additionalContext"]
+    committed(repo, "handoff and boot files")  # the marks are what a rebuild makes: the hooks pass them
 
 
 def test_a_rebuild_writes_no_disagreement_into_a_view_and_passes_the_checks(outcomes: dict) -> None:

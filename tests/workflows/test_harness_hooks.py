@@ -131,6 +131,27 @@ def test_session_end_without_a_handoff_writes_a_carry_over_that_commits(store: P
     assert hook(tmp_path, "session-end", event(store, "SessionEnd", reason="logout")).stdout == ""
 
 
+def test_session_end_never_carries_over_a_forgotten_handoff(store: Path, tmp_path: Path) -> None:
+    """A handoff forgotten on purpose (personal data) is not copied into the carry-over: it starts from the
+    latest handoff that is not forgotten, as the boot files do."""
+    assert memstack("handoff", "write", cwd=store, input=HANDOFF).returncode == 0
+    private = HANDOFF.replace("wire the fact tools into the MCP server", "call Jane Doe at +1 555 0100")
+    sealed = json.loads(memstack("handoff", "write", "--json", cwd=store, input=private).stdout)["path"]
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "-m", "handoffs")
+    forgot = memstack("forget", sealed, "--reason", "personal data", cwd=store)
+    assert forgot.returncode == 0, forgot.stderr
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "-m", "forget")
+    hook(tmp_path, "session-start", event(store, "SessionStart", source="startup"))
+    ended = hook(tmp_path, "session-end", event(store, "SessionEnd", reason="exit"))
+    path = json.loads(ended.stdout)["memstack"].rsplit(" ", 1)[1]
+    text = (store / path).read_text()
+    assert "Jane Doe" not in text and sealed not in text
+    assert "- wire the fact tools into the MCP server\n" in text  # the handoff before it, carried over
+    assert "Jane Doe" not in memstack("boot", "show", cwd=store).stdout
+
+
 def test_session_end_without_a_store_says_so_on_stderr_and_lets_the_agent_stop(tmp_path: Path) -> None:
     ended = hook(tmp_path, "session-end", json.dumps({"hook_event_name": "Stop", "cwd": str(tmp_path)}))
     assert ended.stdout == "" and ended.stderr.startswith("memstack hook session-end: no memstack store here")

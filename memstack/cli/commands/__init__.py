@@ -1,12 +1,9 @@
 """One module per verb; each exports `register(subparsers, common)`."""
 
 import argparse
-import sys
 import textwrap
-from pathlib import Path
 from typing import Any
 
-from memstack.base.errors import bad
 from memstack.base.pages import MAX_LIMIT
 
 AGENT = "the agent (default: MEMSTACK_AGENT, then memory.default_agent in memstack.yaml)"
@@ -19,18 +16,6 @@ def doc(description: str, *examples: str) -> dict[str, Any]:
     text = "\n\n".join(textwrap.fill(" ".join(p.split()), 79) for p in description.split("\n\n"))
     epilog = ("examples:" if len(examples) > 1 else "example:") + "".join(f"\n  {e}" for e in examples)
     return {"description": text, "epilog": epilog, "formatter_class": argparse.RawDescriptionHelpFormatter}
-
-
-def read_text_input(file: str | None, what: str) -> str:
-    """The text of FILE, or of stdin for '-' (or no FILE)."""
-    if file in (None, "-"):
-        return sys.stdin.read()
-    try:
-        return Path(file).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise bad(what, repr(file), "no such file") from None
-    except (IsADirectoryError, UnicodeDecodeError):
-        raise bad(what, repr(file), "not a UTF-8 text file") from None
 
 
 def page_options(parser: Any, what: str = "items") -> None:

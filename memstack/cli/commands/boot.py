@@ -2,8 +2,7 @@
 
 from typing import Any
 
-from memstack.base.output import emit
-from memstack.base.times import iso
+from memstack.base.output import emit, shown
 from memstack.cli.commands import AGENT, doc
 from memstack.repo.store import open_store
 
@@ -38,22 +37,25 @@ def run_rebuild(args: Any) -> int:
 
 
 def _human(anchor: dict[str, Any]) -> str:
-    lines = [f"agent {anchor['agent']}: session {anchor['session']} ({anchor['date']}), from {anchor['handoff']}",
-             "open threads:"]
-    lines += [f"  - {t}" for t in anchor["open_threads"]]
+    """The anchor as text, each value on one line (its control characters escaped: `\\n`, `\\x1b`)."""
+    from memstack.boot.context import knowledge_line  # lazy: --help stays quick
+
+    lines = [f"agent {shown(anchor['agent'])}: session {shown(str(anchor['session']))} ({shown(str(anchor['date']))}),"
+             f" from {shown(str(anchor['handoff']))}", "open threads:"]
+    lines += [f"  - {shown(t)}" for t in anchor["open_threads"]]
     lines.append("capabilities:")
-    lines += ["  " + ", ".join(f"{k}: {v}" for k, v in row.items()) for row in anchor["capabilities"]]
+    lines += ["  " + ", ".join(f"{shown(k)}: {shown(v)}" for k, v in row.items()) for row in anchor["capabilities"]]
     lines.append("knowledge:")
-    lines += [f"  {f['subject']} {f['predicate']} {f['object']} (since {iso(f['valid_from'])})"
-              for f in anchor["knowledge"]] or ["  (nothing promoted to knowledge yet)"]
+    lines += [f"  {knowledge_line(f)}" for f in anchor["knowledge"]] or ["  (nothing promoted to knowledge yet)"]
     if anchor.get("edges"):
         lines.append("confirmed edges touching the open threads:")
-        lines += [f"  {e['from']} -{e['relation']}-> {e['to']} (by {e['by']})" for e in anchor["edges"]]
+        lines += [f"  {shown(e['from'])} -{shown(e['relation'])}-> {shown(e['to'])} (by {shown(e['by'])})"
+                  for e in anchor["edges"]]
     if anchor.get("to_reverify"):
         lines.append("to re-verify (their code changed or is gone: `memstack anchors --status drifted`,"
                      " `--status orphaned`):")
-        lines += [f"  {f['id']}  {f['subject']} {f['predicate']} {f['object']}  [code: {f['code_status']['status']}]"
-                  for f in anchor["to_reverify"]]
+        lines += [f"  {f['id']}  {shown(f['subject'])} {shown(f['predicate'])} {shown(f['object'])}"
+                  f"  [code: {f['code_status']['status']}]" for f in anchor["to_reverify"]]
         if anchor.get("to_reverify_more"):
             lines.append(f"  ... and {anchor['to_reverify_more']} more")
     return "\n".join(lines)

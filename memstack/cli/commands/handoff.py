@@ -3,8 +3,9 @@
 import argparse
 from typing import Any
 
+from memstack.base.limits import read_input
 from memstack.base.output import emit
-from memstack.cli.commands import AGENT, doc, read_text_input
+from memstack.cli.commands import AGENT, doc
 from memstack.repo.store import open_store, resolve_agent
 
 
@@ -34,8 +35,8 @@ def run_write(args: Any) -> int:
     from memstack.api.handoff import write_document  # lazy: --help stays quick
 
     store = open_store(args.store)
-    agent = resolve_agent(store, args.agent)  # a bad agent is refused before stdin is read
-    sealed = write_document(store, agent, read_text_input(args.file, "--file"))
+    resolve_agent(store, args.agent)  # a bad agent is refused before stdin is read
+    sealed = write_document(store, args.agent, read_input(store.root, args.file, "--file"))
     emit(args, sealed, f"sealed {sealed['path']}")
     return 0
 

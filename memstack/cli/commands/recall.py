@@ -4,6 +4,7 @@ most recent first."""
 from pathlib import Path
 from typing import Any
 
+from memstack.base.disputed import marked
 from memstack.base.output import emit_page, note
 from memstack.cli.commands import doc, page_options, pg_option
 from memstack.cli.commands.fact import render
@@ -42,8 +43,7 @@ def run(args: Any) -> int:
              f"memstack recall: no memstack store here: {told[0]} is {told[1]}; nothing to recall")
     found = recall_document(reader, subject=args.subject, now_ts=args.now_ts, limit=args.limit, cursor=args.cursor)
     emit_page(args, found, lambda: "\n".join(
-        render([f]) + (f"  DISPUTED with {', '.join(f['disputed_with'])} (`memstack binder list`)"
-                       if f.get("disputed_with") else "") for f in found["items"])
+        render([f]) + marked(f) for f in found["items"])
         or f"nothing recalled about {args.subject!r}")
     if found.get("note") and not args.json:
         note(f"memstack: {found['note']}")

@@ -1,11 +1,13 @@
 """`memstack soil put|get|update|expire|list`."""
 
+from pathlib import Path
 from typing import Any
 
 from memstack.base import jsonio
 from memstack.base.errors import bad
+from memstack.base.limits import read_input
 from memstack.base.output import emit, emit_page
-from memstack.cli.commands import doc, page_options, read_text_input
+from memstack.cli.commands import doc, page_options
 from memstack.intake.log import WRITABLE_TIERS
 from memstack.repo.store import open_store
 from memstack.soil import records as soil
@@ -83,10 +85,10 @@ def register_graduate(verbs: Any, common: Any) -> None:
     p.set_defaults(func=run_graduate)
 
 
-def _value(args: Any) -> Any:
+def _value(args: Any, store: Path) -> Any:
     if args.value is not None:
         return jsonio.parse_value(args.value, "--value")
-    text = read_text_input(args.file, "--file")
+    text = read_input(store, args.file, "--file")
     if not text.strip():
         raise bad("--file", None, "empty, expected a JSON value")
     return jsonio.parse_value(text, "--file")
@@ -96,7 +98,7 @@ def run_write(args: Any) -> int:
     from memstack.api.soil import write_document  # lazy: --help stays quick
 
     store = open_store(args.store)
-    record = write_document(store, args.verb, args.collection, args.key, _value(args))
+    record = write_document(store, args.verb, args.collection, args.key, _value(args, store.root))
     emit(args, record, f"{args.verb}: {soil.relpath(args.collection, args.key)}")
     return 0
 

@@ -14,9 +14,14 @@ from memstack.integrity.violations import Violation
 I3_FIX = "restore the sealed handoff ({restore}) and write a new one instead (`memstack handoff write`)"
 
 
-def handoff(path: str, place: Place, data: bytes, now: Clock | None = None) -> list[Violation]:
-    """A new handoff: complete (front matter, open threads, capability table) and in its agent's folder, dated
-    no later than `handoff write` allows by the check's clock `now`."""
+def handoff(path: str, place: Place, data: bytes, most: int, now: Clock | None = None) -> list[Violation]:
+    """A new handoff: at most `most` bytes (limits.handoff_bytes), complete (front matter, open threads,
+    capability table), in its agent's folder, and dated no later than `handoff write` allows by the check's
+    clock `now`."""
+    if len(data) > most:
+        return [Violation(path, 0, "I3", f"{len(data):,} bytes, more than the {most:,} a handoff may hold"
+                                         " (limits.handoff_bytes in memstack.yaml)",
+                          "seal a shorter handoff (the open threads and capabilities, not the session's log)")]
     found = text(path, data)
     if found:
         return found
