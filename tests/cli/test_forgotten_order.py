@@ -10,8 +10,8 @@ from typing import Any
 from helpers import git, memstack
 
 T0, T1 = "2026-03-01T10:00:00Z", "2026-03-02T10:00:00Z"
-SECRET = "zed-secret-name"
-SUBJECTS = [SECRET, "alpha", "mid", "zzz-last", "Zulu"]  # '[' sorts after "Zulu" and before "alpha"
+HIDDEN = "zed-secret-name"
+SUBJECTS = [HIDDEN, "alpha", "mid", "zzz-last", "Zulu"]  # '[' sorts after "Zulu" and before "alpha"
 GONE = "[forgotten: erasure request]"
 
 
@@ -22,13 +22,13 @@ def ok(store: Path, *args: str) -> Any:
 
 
 def with_forgotten_fact(store: Path) -> str:
-    """One fact about each of SUBJECTS, committed; the one about SECRET forgotten, committed; its id."""
+    """One fact about each of SUBJECTS, committed; the one about HIDDEN forgotten, committed; its id."""
     for subject in SUBJECTS:
         ok(store, "fact", "add", "--subject", subject, "--predicate", "decided", "--object", f"{subject} value",
            "--valid-from", T0, "--recorded-at", T0)
     git(store, "add", "-A")
     git(store, "commit", "-q", "-m", "facts")
-    [fact] = ok(store, "fact", "history", "--subject", SECRET)["items"]
+    [fact] = ok(store, "fact", "history", "--subject", HIDDEN)["items"]
     ok(store, "forget", fact["id"], "--reason", "erasure request")
     git(store, "add", "-A")
     git(store, "commit", "-q", "-m", "forget")
@@ -57,15 +57,15 @@ def test_a_forgotten_fact_is_listed_by_its_marker_and_no_cursor_holds_its_subjec
     assert [f["subject"] for f in whole] == ["Zulu", GONE, "alpha", "mid", "zzz-last"]
     assert whole[1]["id"] == forgotten_id
     text = memstack("fact", "get-valid-at", "--ts", T1, cwd=store).stdout
-    assert text.index("Zulu") < text.index(GONE) < text.index("alpha") and SECRET not in text
+    assert text.index("Zulu") < text.index(GONE) < text.index("alpha") and HIDDEN not in text
     for limit in range(1, len(SUBJECTS) + 1):
         pages, listed = walk(store, limit)
         assert listed == whole, limit  # every page in the same order, nothing twice, nothing left out
         for page in pages:
-            assert SECRET not in json.dumps(page)
-            assert page["next_cursor"] is None or SECRET not in decoded(page["next_cursor"]), limit
+            assert HIDDEN not in json.dumps(page)
+            assert page["next_cursor"] is None or HIDDEN not in decoded(page["next_cursor"]), limit
     [first, second] = walk(store, 2)[0][:2]  # the first page ends on the forgotten fact: its cursor is the marker's
     assert first["items"][-1]["id"] == forgotten_id and GONE in decoded(first["next_cursor"])
     assert [f["subject"] for f in second["items"]] == ["alpha", "mid"]
     as_of, _ = walk(store, 2, "--as-of", T1)
-    assert as_of[0]["items"][-1]["id"] == forgotten_id and SECRET not in decoded(as_of[0]["next_cursor"])
+    assert as_of[0]["items"][-1]["id"] == forgotten_id and HIDDEN not in decoded(as_of[0]["next_cursor"])

@@ -13,7 +13,7 @@ from helpers import git, memstack
 from pgcluster import Cluster
 from team_support import clone, guarded_remote, ok
 
-SECRET = "phone 555-0199"
+HIDDEN = "phone 555-0199"
 
 
 def commit(repo: Path, message: str) -> str:
@@ -56,12 +56,12 @@ def pg(repo: Path, *args: str) -> Any:
 
 @pytest.fixture
 def team(store: Path, tmp_path: Path, pg_cluster: Cluster) -> dict[str, Any]:
-    """alice and bob, clones of one guarded remote; alice captured a fact holding SECRET, synced database
+    """alice and bob, clones of one guarded remote; alice captured a fact holding HIDDEN, synced database
     `early` at that commit, forgot the fact, pushed, synced database `late` at the forget, excised and
     force-pushed. bob cloned before the forget and has not synced since."""
     remote = guarded_remote(store, tmp_path)
     alice = clone(remote, tmp_path / "alice")
-    ok(alice, "capture", "--subject", "ada", "--predicate", "decided", "--object", SECRET)
+    ok(alice, "capture", "--subject", "ada", "--predicate", "decided", "--object", HIDDEN)
     noted = commit(alice, "note")
     git(alice, "push", "-q", "origin", "HEAD")
     bob = clone(remote, tmp_path / "bob")

@@ -341,11 +341,16 @@ def test_no_dsn_bad_dsn_unreachable_and_missing_privileges_exit_2_writing_nothin
                           fresh.rsplit("=", 1)[1]) == [(0,)]
 
 
-PASSWORD = "Sup3rS3cretPw"
+PASSWORD = "Sup3rS3cretPw"  # pragma: allowlist secret
 
 
-@pytest.mark.parametrize("dsn", [f"postgresql://fleet:{PASSWORD}@[::1", f"postgresql://fleet:{PASSWORD}@[]/x",
-                                 f"postgres://fleet:{PASSWORD}@[::1]x/db", f"postgresql://fleet:{PASSWORD}%zz@db/x"])
+BAD_DSNS = [f"postgresql://fleet:{PASSWORD}@[::1",  # pragma: allowlist secret
+            f"postgresql://fleet:{PASSWORD}@[]/x",  # pragma: allowlist secret
+            f"postgres://fleet:{PASSWORD}@[::1]x/db",  # pragma: allowlist secret
+            f"postgresql://fleet:{PASSWORD}%zz@db/x"]  # pragma: allowlist secret
+
+
+@pytest.mark.parametrize("dsn", BAD_DSNS)
 def test_a_dsns_password_is_never_printed(store: Path, dsn: str) -> None:
     """libpq echoes a URI it cannot parse (or the part it stops at), password included; memstack prints neither,
     whether the DSN is the argument or comes from MEMSTACK_PG."""
