@@ -128,6 +128,19 @@ def ordered(agent: str, names: list[str]) -> list[str]:
     return [name for _, name in sorted(keyed)]
 
 
+def _dated(store: Path, agent: str, now_ms: int) -> str:
+    """The date of a handoff written without front matter: today in UTC, or the agent's latest handoff's date
+    when that is later (and allowed): one dated by its local day east of UTC. The latest is the last by date,
+    so a handoff sealed after it must not be dated earlier."""
+    today = day(now_ms)
+    folder = store / "handoffs" / agent
+    names = ordered(agent, sorted(p.name for p in folder.iterdir())) if folder.is_dir() else []
+    match = file_re(agent).fullmatch(names[-1]) if names else None
+    if match is None or match.group(1) <= today or dated_ahead(match.group(1), clock.for_store(store)):
+        return today
+    return match.group(1)
+
+
 def write(store: Path, agent: str, text: str, now_ms: int, origin: str = "--agent") -> dict[str, Any]:
     """Seal a new handoff; a document without front matter gets one (agent, today, a session id). `origin`:
     where the agent came from (repo/store.py `agent_origin`), for the message when the front matter names
@@ -143,7 +156,7 @@ def write(store: Path, agent: str, text: str, now_ms: int, origin: str = "--agen
             raise bad("handoff", None, "its front matter (opened by --- on the first line) is not closed by a ---"
                                        " line: close it, or leave the front matter out and one is written")
         session = f"{agent}-{iso(now_ms).replace(':', '').replace('-', '')[:15]}Z"
-        text = f"---\nagent: {agent}\ndate: {day(now_ms)}\nsession: {session}\n---\n\n{text}"
+        text = f"---\nagent: {agent}\ndate: {_dated(store, agent, now_ms)}\nsession: {session}\n---\n\n{text}"
     if not text.endswith("\n"):
         text += "\n"
     limits.check_text(store, "handoff", text, "handoff_bytes")  # as sealed, its front matter too (as I3 checks)

@@ -11,7 +11,6 @@ closing names outside its own file wait for the end of the step (successors.py).
 """
 
 import dataclasses
-import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -81,7 +80,7 @@ class Checker:
         self.policy = None
         derived_changes: list[Change] = []
         identity_paths: list[str] = []
-        patterns: list[re.Pattern[str]] | None = None
+        patterns: policies.Patterns | None = None
         config_changed = False
         all_identities = False
         for change in step.changes:

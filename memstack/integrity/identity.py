@@ -1,28 +1,50 @@
-"""Agent identity files, `identity/<agent>.md`, checked against forbidden patterns (I6)."""
+"""Agent identity files, `identity/<agent>.md`, checked against forbidden patterns (I6).
 
-import re
+The patterns come from memstack.yaml, which anyone who can commit may change, and they run in every
+commit's hook and in the shared remote's pre-receive. Python's `re` has no time bound: one pattern that
+backtracks without end (`(a|aa)+$` on a long line of a's) would hold every later commit and push. The
+`regex` package matches the same syntax and stops a search after `TIME_LIMIT` seconds: a pattern that
+does not finish is reported as a violation naming it, never waited for.
+"""
+
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from memstack.base.errors import MemstackError, bad
 from memstack.base.names import check_name
 from memstack.integrity.violations import Violation
 
+if TYPE_CHECKING:
+    import regex
+Patterns = list["regex.Pattern[str]"]  # memstack.yaml's, compiled
+TIME_LIMIT = 1.0  # seconds for one pattern over one file (an identity file is a page: microseconds)
 
-def compile_patterns(patterns: list[str]) -> list[re.Pattern[str]]:
-    compiled = []
+
+def compile_patterns(patterns: list[str]) -> Patterns:
+    import regex  # deferred: ~19 ms to import, only where identity patterns are matched
+
+    compiled: list[Any] = []
     for pattern in patterns:
         try:
-            compiled.append(re.compile(pattern, re.MULTILINE))
-        except re.error as exc:
+            compiled.append(regex.compile(pattern, regex.MULTILINE))
+        except (regex.error, OverflowError) as exc:
             raise MemstackError(f"memstack.yaml: bad identity.forbidden_patterns entry {pattern!r}: {exc}") from None
     return compiled
 
 
-def violations_in(relpath: str, text: str, patterns: list[re.Pattern[str]]) -> list[Violation]:
+def violations_in(relpath: str, text: str, patterns: Patterns) -> list[Violation]:
     found = []
     for pattern in patterns:
-        for match in pattern.finditer(text):
-            line = text.count("\n", 0, match.start()) + 1
+        try:
+            starts = [match.start() for match in pattern.finditer(text, timeout=TIME_LIMIT)]
+        except TimeoutError:
+            found.append(Violation(relpath, 0, "I6", f"forbidden pattern {pattern.pattern!r} did not finish within"
+                                   f" {TIME_LIMIT:g} s on this file (it backtracks without bound)",
+                                   "rewrite that pattern in memstack.yaml identity.forbidden_patterns without"
+                                   " nested repetition such as `(a|aa)+`, then commit it"))
+            continue
+        for start in starts:
+            line = text.count("\n", 0, start) + 1
             found.append(Violation(relpath, line, "I6", f"matches forbidden pattern {pattern.pattern!r}",
                                    "remove it from the identity file"
                                    " (forbidden in memstack.yaml identity.forbidden_patterns)"))

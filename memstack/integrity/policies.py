@@ -29,7 +29,7 @@ from memstack.repo.diffs import Change
 # or a double-quoted escape (which could spell it).
 MENTIONS_SECRETS = lazy(rb'^[ \t]*(?=[^#\s])[^\n]*(?:secrets|"[^"\n]*\\)', re.MULTILINE)
 
-Patterns = list[re.Pattern[str]]
+Patterns = identity.Patterns
 
 
 def config_change(step: Step) -> Change | None:

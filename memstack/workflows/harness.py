@@ -113,17 +113,25 @@ def session_start(event: dict[str, Any], store: str | None = None, agent: str | 
     note = _session_file(found, event)
     if note is not None:
         files.write_atomic(note, jsonio.dumps_pretty({"agent": who, "handoff": _latest(found, who),
-                                                      "source": event.get("source")}))
+                                                      "handoffs": _sealed(found, who), "source": event.get("source")}))
     return f"{head}\n{body}\n\n{GUIDE}"
 
 
+def _sealed(store: Store, agent: str) -> list[str]:
+    """The agent's sealed handoff files, oldest first."""
+    return handoff.ordered(agent, WorktreeSource(store.root).listdir(f"handoffs/{agent}"))
+
+
 def _sealed_since_start(found: Store, who: str, event: dict[str, Any]) -> bool:
+    """Whether a handoff file appeared since the session began: a new file, not a new latest (a handoff
+    dated a day ahead by an agent east of UTC stays the latest by date while a later one is sealed)."""
     note = _session_file(found, event)
     began = jsonio.loads(note.read_bytes(), str(note)) if note is not None and note.is_file() else None
-    latest = _latest(found, who)
     if began is None:  # no start hook ran: only a handoff at all says anything
         return False
-    return latest is not None and latest != began.get("handoff")
+    if not isinstance(began.get("handoffs"), list):  # a note written before the list was kept
+        return _latest(found, who) not in (None, began.get("handoff"))
+    return bool(set(_sealed(found, who)) - set(began["handoffs"]))
 
 
 def _carry_over(found: Store, who: str, event: dict[str, Any], now: int) -> dict[str, Any]:

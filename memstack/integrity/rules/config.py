@@ -1,7 +1,6 @@
 """I5 on memstack.yaml: it parses, validates against its schema, its forbidden patterns compile and its
 `secrets:` block is one I8 can use."""
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from memstack.integrity.rules.text import text
 from memstack.integrity.violations import Violation
 
 
-def config(path: str, data: bytes) -> tuple[list[Violation], list[re.Pattern[str]] | None]:
+def config(path: str, data: bytes) -> tuple[list[Violation], identity.Patterns | None]:
     """memstack.yaml parses, validates against its schema, and its forbidden patterns compile."""
     found = text(path, data, lf_only=False)
     if found:
