@@ -16,7 +16,7 @@ from memstack.workflows import install
 
 # The fixtures of the support modules, registered once for every test here: a session fixture imported into a test
 # module would be that module's own, made again for each module importing it.
-pytest_plugins = ["check_support", "excise_support", "pgcluster"]
+pytest_plugins = ["check_support", "excise_support", "migrate_support", "pgcluster"]
 
 
 @pytest.fixture(autouse=True, scope="session")

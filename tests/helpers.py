@@ -26,6 +26,13 @@ def memstack(*args: str, cwd: Path | None = None, input: str | None = None,
                           env={**os.environ, **(env or {})})
 
 
+def ok(store: Path, *args: str) -> Any:
+    """`memstack ARGS --json` in `store`, which must succeed: the document it prints ({} when it prints none)."""
+    result = memstack(*args, "--json", cwd=store)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout) if result.stdout.strip() else {}
+
+
 def git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=check)
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tarfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,3 +92,31 @@ def git_bytes(cwd: Path, *args: str) -> bytes:
 
 def shard_of(line: bytes) -> str:
     return "kb/promotions" + json.loads(line)["file"].removeprefix("intake")
+
+
+# Fixtures for every test module (conftest.py registers this module as a plugin): the code of TAG, archived once
+# per worker; a promoted store of format 1 made with it, once per module (a module may make its own `made`); a
+# copy of that store for each test.
+@pytest.fixture(scope="session")
+def code(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return old_code(tmp_path_factory.mktemp("v0.1.0"))
+
+
+@pytest.fixture(scope="module")
+def made(code: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_store(code, tmp_path_factory.mktemp("format1") / "store")
+
+
+@pytest.fixture
+def old_store(made: Path, tmp_path: Path) -> Path:
+    return copy(made, tmp_path / "store")
+
+
+def migrated_ok(store: Path) -> dict[str, Any]:
+    """`memstack migrate --json` in `store`, which must succeed: its document."""
+    from helpers import memstack
+
+    done = memstack("migrate", "--json", cwd=store)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result

@@ -3,20 +3,13 @@ forgotten content; the facts it takes with it closed."""
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from helpers import HANDOFF, copied_to, git, made_from, memstack, tree_snapshot
+from helpers import HANDOFF, copied_to, git, made_from, memstack, ok, tree_snapshot
 
 DAY = "2026-03-02T10:00:00Z"
 SECRET_TEXT = "Ada's phone is 555-0199, call after six"
-
-
-def ok(store: Path, *args: str) -> Any:
-    result = memstack(*args, "--json", cwd=store)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout) if result.stdout.strip() else {}
 
 
 def commit(store: Path, message: str = "memory") -> None:

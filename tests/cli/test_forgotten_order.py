@@ -7,18 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from helpers import git, memstack
+from helpers import git, memstack, ok
 
 T0, T1 = "2026-03-01T10:00:00Z", "2026-03-02T10:00:00Z"
 HIDDEN = "zed-secret-name"
 SUBJECTS = [HIDDEN, "alpha", "mid", "zzz-last", "Zulu"]  # '[' sorts after "Zulu" and before "alpha"
 GONE = "[forgotten: erasure request]"
-
-
-def ok(store: Path, *args: str) -> Any:
-    done = memstack(*args, "--json", cwd=store)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 def with_forgotten_fact(store: Path) -> str:

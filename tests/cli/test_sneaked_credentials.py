@@ -7,19 +7,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from helpers import MEMSTACK, git, memstack
+from helpers import MEMSTACK, git, memstack, ok
 from mcp_support import ok as tool_ok
 from mcp_support import run, server
 from secret_corpus import AWS_ID, AWS_SK, GH
 
 DAY = "2026-03-02T10:00:00Z"
 REDACTED = "[redacted: GitHub Token]"
-
-
-def ok(store: Path, *args: str) -> Any:
-    result = memstack(*args, "--json", cwd=store)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 def sneak(store: Path, relpath: str, line: dict[str, Any], middle: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from migrate_support import copy, old_code, old_ok
+from migrate_support import copy, old_ok
 
 from check_support import guarded_bare, push, refused
 from helpers import git, memstack
@@ -19,11 +19,6 @@ from memstack.base.times import parse_ts
 CLAIMED = ("--content", "the database is postgres 16", "--subject", "database", "--predicate", "decided",
            "--object", "postgres 16", "--tier", "ratified", "--confidence", "0.9")
 SAID = "I5 fact at tier 'ratified' that no Binder ratification made"
-
-
-@pytest.fixture(scope="module")
-def code(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return old_code(tmp_path_factory.mktemp("v0.1.0"))
 
 
 @pytest.fixture(scope="module")

@@ -9,16 +9,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from helpers import MEMSTACK, git, memstack
+from helpers import MEMSTACK, git, ok
 
 T0, T1 = "2026-03-01T10:00:00Z", "2026-03-02T10:00:00Z"
 HOLD_AFTER_WRITE = 3.0  # seconds the lock stays held once the fact file changed: far beyond the note's 500 ms wait
-
-
-def ok(store: Path, *args: str) -> Any:
-    done = memstack(*args, "--json", cwd=store)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
 
 
 def fact_lines(store: Path) -> list[dict[str, Any]]:

@@ -4,22 +4,15 @@ leaves every forgotten row as the read verbs show it, and `--pg` answers as the 
 import json
 import uuid
 from pathlib import Path
-from typing import Any
 
 import psycopg
 
-from helpers import git, memstack
+from helpers import git, memstack, ok
 from memstack.replica.tables import SCHEMA, TABLES
 from pgcluster import Cluster
 
 DAY = "2026-03-02T10:00:00Z"
 GONE = "[forgotten: a phone number]"
-
-
-def ok(store: Path, *args: str) -> Any:
-    result = memstack(*args, "--json", cwd=store)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
 
 
 def commit(store: Path) -> None:

@@ -7,14 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from migrate_support import copy, ledger_lines, old_code, old_ok
+from migrate_support import copy, ledger_lines, old_ok
 
 from helpers import git, memstack
-
-
-@pytest.fixture(scope="module")
-def code(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return old_code(tmp_path_factory.mktemp("v0.1.0"))
 
 
 @pytest.fixture(scope="module")

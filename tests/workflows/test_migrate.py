@@ -10,32 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from migrate_support import copy, git_bytes, ledger_lines, make_store, old_code, old_ok, shard_of
+from migrate_support import copy, git_bytes, ledger_lines, migrated_ok, old_ok, shard_of
 
 from check_support import push
 from helpers import git, memstack, tree_snapshot
 from memstack import __version__
-
-
-@pytest.fixture(scope="module")
-def code(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return old_code(tmp_path_factory.mktemp("v0.1.0"))
-
-
-@pytest.fixture(scope="module")
-def made(code: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_store(code, tmp_path_factory.mktemp("format1") / "store")
-
-
-@pytest.fixture
-def old_store(made: Path, tmp_path: Path) -> Path:
-    return copy(made, tmp_path / "store")
-
-
-def migrated_ok(store: Path) -> dict:
-    done = memstack("migrate", "--json", cwd=store)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return json.loads(done.stdout)
 
 
 def test_each_ledger_line_moves_once_unchanged_into_its_intake_files_shard(old_store: Path) -> None:

@@ -4,39 +4,16 @@ operation under way is refused before anything is written; memory written after 
 uncommitted and out of the migration the rerun finishes; a CI workflow that installs the old release is named.
 """
 
-import json
 import subprocess
 import time
 from pathlib import Path
 
-import pytest
-from migrate_support import copy, make_store, old_code, old_ok
+from migrate_support import copy, migrated_ok, old_ok
 
 from helpers import MEMSTACK, git, memstack, tree_snapshot
 from memstack import __version__
 
 MIGRATION = "memstack migrate: store format 1 -> 2"
-
-
-@pytest.fixture(scope="module")
-def code(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return old_code(tmp_path_factory.mktemp("v0.1.0"))
-
-
-@pytest.fixture(scope="module")
-def made(code: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_store(code, tmp_path_factory.mktemp("format1") / "store")
-
-
-@pytest.fixture
-def old_store(made: Path, tmp_path: Path) -> Path:
-    return copy(made, tmp_path / "store")
-
-
-def migrated(store: Path) -> dict:
-    done = memstack("migrate", "--json", cwd=store)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return json.loads(done.stdout)
 
 
 def snapshot(top: Path) -> dict[str, bytes]:
@@ -97,7 +74,7 @@ def test_code_the_user_staged_stays_staged_and_out_of_the_migration_commit(code:
     top = code_store(code, tmp_path / "code")
     (top / "app.py").write_text("print(2)\n")
     git(top, "add", "app.py")
-    migrated(top / ".memory")
+    migrated_ok(top / ".memory")
     assert git(top, "log", "-1", "--format=%s").stdout.strip() == MIGRATION
     committed = git(top, "show", "--name-only", "--format=", "HEAD").stdout.split()
     assert committed and all(path.startswith(".memory/") for path in committed), committed
@@ -134,7 +111,7 @@ def test_a_merge_with_a_conflict_in_a_file_of_the_user_s_is_refused_before_anyth
 def test_a_staged_file_of_the_user_s_in_the_store_s_repository_stays_staged_and_out(old_store: Path) -> None:
     (old_store / "notes.txt").write_text("to do\n")
     git(old_store, "add", "notes.txt")
-    assert migrated(old_store)["ci_installs"] is None  # the workflow installs `memstack.version`, now this one
+    assert migrated_ok(old_store)["ci_installs"] is None  # the workflow installs `memstack.version`, now this one
     assert "notes.txt" not in git(old_store, "show", "--name-only", "--format=", "HEAD").stdout.split()
     assert git(old_store, "status", "--porcelain").stdout == "A  notes.txt\n"
     assert memstack("check", "--range", "HEAD~1..HEAD", cwd=old_store).returncode == 0
@@ -146,7 +123,7 @@ def test_memory_written_after_an_interrupted_migration_stays_out_of_the_migratio
     record and a fact written then (the fact feeds a view) stay uncommitted: the rerun's commit is what an
     uninterrupted run commits, and they then commit the ordinary way."""
     whole = copy(old_store, tmp_path / "whole")
-    migrated(whole)
+    migrated_ok(whole)
     for step in range(1, 40):
         run = copy(old_store, tmp_path / f"step-{step}")
         memstack("migrate", cwd=run, env={"MEMSTACK_TEST_KILL_AT": str(step)})
@@ -162,7 +139,7 @@ def test_memory_written_after_an_interrupted_migration_stays_out_of_the_migratio
         assert wrote.returncode == 0, wrote.stderr
     later = sorted(git(run, "status", "--porcelain", "--", "intake", "kb/facts").stdout.splitlines())
     assert len(later) == 2, later
-    done = migrated(run)
+    done = migrated_ok(run)
     assert done["migrated"] and len(done["uncommitted"]) == 2 and "stays uncommitted" in done["message"]
     assert git(run, "rev-parse", "HEAD^{tree}").stdout == git(whole, "rev-parse", "HEAD^{tree}").stdout
     assert sorted(git(run, "status", "--porcelain").stdout.splitlines()) == later
@@ -183,7 +160,7 @@ def test_a_ci_workflow_pinned_to_the_old_release_is_named_with_what_to_set(old_s
     workflow.write_text(text.replace('MEMSTACK_INSTALL: ""',
                                      'MEMSTACK_INSTALL: "git+https://github.com/acme/memstack@v0.1.0"'))
     git(old_store, "commit", "-qam", "CI: install from the tag", "--no-verify")
-    done = migrated(old_store)
+    done = migrated_ok(old_store)
     assert done["ci_installs"] == [".github/workflows/memstack.yml", "git+https://github.com/acme/memstack@v0.1.0",
                                    f"git+https://github.com/acme/memstack@v{__version__}"]
     assert "MEMSTACK_INSTALL" in done["message"] and f"acme/memstack@v{__version__}'" in done["message"]

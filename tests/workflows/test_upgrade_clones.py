@@ -9,17 +9,12 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from migrate_support import TAG, make_store, old_code
+from migrate_support import TAG
 
 from helpers import git, memstack
 from memstack import __version__
 
 OLD = TAG.lstrip("v")
-
-
-@pytest.fixture(scope="module")
-def code(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return old_code(tmp_path_factory.mktemp("v0.1.0"))
 
 
 @pytest.fixture(scope="module")
@@ -37,11 +32,6 @@ def old_python(code: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     python = env / "bin" / "python"
     assert run(python, "--version", cwd=env).stdout.strip() == f"memstack {OLD}"
     return python
-
-
-@pytest.fixture(scope="module")
-def made(code: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return make_store(code, tmp_path_factory.mktemp("format1") / "store")
 
 
 def run(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
