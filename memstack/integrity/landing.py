@@ -13,7 +13,8 @@ another way, and are checked here against the policy of the branch they land on:
 - the lines a merge brings to a parent that lacks them (held by another parent): each was made in a
   commit of the side brought in, and under `require_signed` of the merge's result or its first parent,
   that commit must be signed by a key the merge's result lists (and a parent lists: a merge cannot add
-  its own signer), under the line's `by`. A side branch that turned the policy off, forked before it was
+  its own signer), under the line's `by`; a line a parent of the merge's own policy holds is not checked
+  again (that branch took it under this policy: a decision made before a key's removal). A side branch that turned the policy off, forked before it was
   on, or still listed a removed key brings nothing unsigned, or signed with that key, into a branch that
   requires a listed signature.
 
@@ -132,10 +133,14 @@ def _brought(step: Step, repo: Path, folder: str, parents: list[str], source: So
     made: dict[bytes, str | None] = {}
     verdicts: dict[str, signatures.Signature] = {}
     found = []
+    # a line a parent of this very policy holds was taken on that branch under it (a decision on main before
+    # a key's removal, a line from before require_signed): brought to another parent, it is not checked again
+    accepted: set[bytes] = set().union(*(logs[p] for p in parents if _policy(source(p)) == now))
     for parent in parents:
         others = [p for p in parents if p != parent]
         held: set[bytes] = set().union(*(logs[p] for p in others))
-        brought = [raw for raw in numbered if raw not in logs[parent] and raw in held and raw not in made]
+        brought = [raw for raw in numbered if raw not in logs[parent] and raw in held and raw not in made
+                   and raw not in accepted]
         if brought:
             made.update(_makers(repo, folder, others, parent, set(brought), source))
         for raw in brought:

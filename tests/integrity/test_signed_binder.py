@@ -353,6 +353,35 @@ def test_a_key_removed_from_signers_lands_no_decision_through_a_merge(signed_sto
     assert push(root, "guarded", "main")[0] == 0
 
 
+def test_a_decision_main_took_before_a_key_was_removed_does_not_stop_an_older_branch_merging(
+        signed_store) -> None:  # noqa: ANN001
+    """Ada decides on main while her key is listed; Eve removes it later. A branch forked before Ada's decision
+    merges main: the merge brings Ada's line to the branch, but main took it under main's own policy, which the
+    merge keeps: the merge lands (only what the branch brings to main is checked against main's signers)."""
+    root, remote, keys, ids = signed_store
+    config = root / "memstack.yaml"
+    eve = keys["eve"].with_suffix(".pub").read_text().strip()
+    config.write_text(config.read_text().replace("  signers:", f"  signers:\n    - name: Eve\n      key: {eve}", 1))
+    signs_with(root, keys["ada"])
+    listed = committed(root, "Ada lists Eve")
+    ratify(root, ids[0], by="Ada")
+    committed(root, "Ada decides on main")
+    ada = keys["ada"].with_suffix(".pub").read_text().strip()
+    config.write_text(config.read_text().replace(f"    - name: Ada\n      key: {ada}\n", ""))
+    signs_with(root, keys["eve"])
+    revoked = committed(root, "Eve removes Ada's key")
+    assert push(root, "guarded", "main")[0] == 0
+    git(root, "checkout", "-q", "-b", "older", listed)
+    ratify(root, ids[1], by="Eve")
+    committed(root, "Eve decides on the older branch")
+    merged = git(root, "merge", "-q", "--no-edit", "main", check=False)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--ff-only", "older")
+    assert run_check(root, "--range", f"{revoked}..HEAD").returncode == 0
+    assert push(root, "guarded", "main")[0] == 0
+
+
 def test_changing_the_signers_needs_a_signature_by_a_key_listed_before(signed_store) -> None:  # noqa: ANN001
     """An agent lists its own key under Ada's name in one commit and signs a decision with it in the next: the
     change of the list is refused wherever the checks run; signed by Ada, the same change lands."""
