@@ -14,9 +14,9 @@ another way, and are checked here against the policy of the branch they land on:
   commit of the side brought in, and under `require_signed` of the merge's result or its first parent,
   that commit must be signed by a key the merge's result lists (and a parent lists: a merge cannot add
   its own signer), under the line's `by`; a line a parent of the merge's own policy holds is not checked
-  again (that branch took it under this policy: a decision made before a key's removal). A side branch that turned the policy off, forked before it was
-  on, or still listed a removed key brings nothing unsigned, or signed with that key, into a branch that
-  requires a listed signature.
+  again (that branch took it under this policy: a decision made before a key's removal). A side branch
+  that turned the policy off, forked before it was on, or still listed a removed key brings nothing
+  unsigned, or signed with that key, into a branch that requires a listed signature.
 
 Only a step against a first parent (or the index) runs these, once a commit; a merge's sides are read
 from git (`rev-list` of the commits it brings in that touch the Binder's log, then their logs).
