@@ -92,33 +92,50 @@ def handoff_texts(data: bytes) -> list[str]:
 
 
 def repeated(record_texts: Iterable[str], reason: str) -> bool:
-    """Whether `reason` shares text of SHORT characters or more with one of `record_texts` (above)."""
+    """Whether `reason` shares text of SHORT characters or more with one of `record_texts` (above).
+
+    A shared run is read from each word of it that is not LITTLE (a counted run begins with one once its
+    little words are left out), unless the word before it is one too (then the run was read from there), and
+    only as far as it must be: so a reason and a record made of one repeated word cost a pass, not a cube."""
     said = words(reason)
+    padded = f" {' '.join(said)} "
     at: dict[str, list[int]] = defaultdict(list)
     for n, word in enumerate(said):
-        at[word].append(n)
+        if word not in LITTLE:
+            at[word].append(n)
     for text in record_texts:
         held = words(text)
+        if held and sum(map(len, held)) + len(held) - 1 >= SHORT and f" {' '.join(held)} " in padded:
+            return True  # a whole text of the record
         for start, word in enumerate(held):
             for other in at.get(word, ()):
-                count = 0
-                while start + count < len(held) and other + count < len(said) \
-                        and held[start + count] == said[other + count]:
-                    count += 1
-                if _counted(held[start:start + count], whole=count == len(held)):
+                if start and other and held[start - 1] == said[other - 1] and held[start - 1] not in LITTLE:
+                    continue  # the same run, read from the word before
+                if _counts(held, said, start, other):
                     return True
     return False
 
 
-def _counted(run: list[str], whole: bool) -> bool:
-    """Whether a run of words a record and a reason share is text of SHORT characters or more (above)."""
-    if whole:
-        return sum(map(len, run)) + len(run) - 1 >= SHORT
-    while run and run[0] in LITTLE:
-        run = run[1:]
-    while run and run[-1] in LITTLE:
-        run = run[:-1]
-    return sum(map(len, run)) + len(run) - 1 >= SHORT and (len(run) >= 2 or any(ch.isdigit() for ch in run[0]))
+def _counts(held: list[str], said: list[str], start: int, other: int) -> bool:
+    """Whether the run `held` and `said` share from `held[start]` (`said[other]`, a word not LITTLE) holds text
+    that counts: that word alone when it holds a digit, else with a later word not LITTLE, SHORT characters
+    or more from the one to the other."""
+    chars = len(held[start])
+    if chars >= SHORT and any(ch.isdigit() for ch in held[start]):
+        return True
+    tail = 0  # the characters of the LITTLE words (and their spaces) since the last word that is not
+    step = 1
+    while start + step < len(held) and other + step < len(said) and held[start + step] == said[other + step]:
+        word = held[start + step]
+        if word in LITTLE:
+            tail += len(word) + 1
+        else:
+            chars += tail + len(word) + 1
+            tail = 0
+            if chars >= SHORT:
+                return True
+        step += 1
+    return False
 
 
 def repeats(files: Files, kind: str, path: str, record_id: str, reason: str) -> bool:
