@@ -97,14 +97,14 @@ def _revs(args: Any, lines: list[str]) -> list[str]:
     when the mode's input is bad: the check says why)."""
     if not (args.range_ or args.pre_push or args.pre_receive):
         return []
-    from memstack.integrity import check  # lazy: the checks and their rules; --help stays quick
+    from memstack.integrity import check, guard  # lazy: the checks and their rules; --help stays quick
 
     try:
         if args.range_:
             return check.range_revs(args.range_)
         if args.pre_push:
             return check.pushed_revs(*check.pre_push_updates(os.environ))
-        return check.pushed_revs([(u.old, u.new) for u in check.receive_updates(lines)], ["--all"])
+        return check.pushed_revs([(u.old, u.new) for u in check.receive_updates(lines)], list(guard.ON_REMOTE))
     except MemstackError:
         return []
 
