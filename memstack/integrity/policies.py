@@ -33,8 +33,12 @@ Patterns = identity.Patterns
 
 
 def config_change(step: Step) -> Change | None:
-    """The step's change of memstack.yaml, if it has one."""
-    return next((c for c in step.changes if layout.classify(c.path).kind == layout.CONFIG_KIND), None)
+    """The step's change of memstack.yaml, if it has one (found once a step: several rules ask, some per file)."""
+    if "config" not in step.memo:
+        step.memo["config"] = next((c for c in step.changes if layout.classify(c.path).kind == layout.CONFIG_KIND),
+                                   None)
+    found: Change | None = step.memo["config"]
+    return found
 
 
 def clock_for(step: Step, now: int, blobs: Blobs) -> clock.Clock:
@@ -128,10 +132,14 @@ def skew_of(data: bytes | None) -> int:
 
 def handoff_bytes(step: Step, blobs: Blobs) -> int:
     """`limits.handoff_bytes` of this state's memstack.yaml, or of the base's where the step changes it and the
-    base's is smaller (a commit may not raise the limit and use it at once)."""
-    now = handoff_bytes_of(step.source.read(layout.CONFIG))
-    change = config_change(step)
-    return now if change is None else min(now, handoff_bytes_of(blobs.old(change)))
+    base's is smaller (a commit may not raise the limit and use it at once; a step that adds memstack.yaml, a
+    store's first commit or `check --all`, has no base's); read once a step."""
+    if "handoff_bytes" not in step.memo:
+        now = handoff_bytes_of(step.source.read(layout.CONFIG))
+        old = blobs.old(config_change(step))
+        step.memo["handoff_bytes"] = now if old is None else min(now, handoff_bytes_of(old))
+    most: int = step.memo["handoff_bytes"]
+    return most
 
 
 def handoff_bytes_of(data: bytes | None) -> int:

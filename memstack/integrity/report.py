@@ -23,6 +23,7 @@ class Step:
     audit: bool = False  # --all: derived files may lag (stale, not a violation); unbound legacy ids are accepted
     commit: str | None = None  # the commit checked (None: the index or the work tree): whose signature counts
     others: tuple[str, ...] = ()  # a merge's other parents (or MERGE_HEAD): the Binder lines they hold were theirs
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # what is derived once a step
 
 
 STALE = ("stale — differs from a rebuild of the sources; derived files may lag them between promotions, so this"

@@ -96,6 +96,9 @@ def test_a_handoff_larger_than_limits_handoff_bytes_is_refused_at_write_and_in_t
     committed(store, "larger handoffs")
     assert memstack("handoff", "write", cwd=store, input=big).returncode == 0
     committed(store, "a large handoff")
+    # `check --all` reads the store whole against no base (memstack.yaml added): its own limit holds
+    audit = memstack("check", "--all", cwd=store)
+    assert audit.returncode == 0, audit.stdout + audit.stderr
 
 
 def test_a_non_utf8_handoff_on_stdin_is_refused_as_via_file(store: Path, tmp_path: Path) -> None:
