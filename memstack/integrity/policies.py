@@ -196,12 +196,13 @@ def identities(step: Step, paths: list[str], patterns: Patterns | None, config_c
             return [Violation(layout.CONFIG, 0, "I5", f"cannot read the forbidden patterns: {v.what}", v.fix)
                     for v in found]
     found = []
+    budget = identity.Budget()  # shared by every file
     for path in paths:
         data = step.source.read(path)
         if data is None:
             continue
         problems = rules.text(path, data)
-        found += problems or identity.violations_in(path, data.decode("utf-8"), patterns)
+        found += problems or identity.violations_in(path, data.decode("utf-8"), patterns, budget)
     return found
 
 
@@ -214,11 +215,12 @@ def identities_before(step: Step, paths: list[str], blobs: Blobs) -> list[Violat
     if problems or not before:
         return []
     found = []
+    budget = identity.Budget()  # shared by every file
     for path in paths:
         data = step.source.read(path)
         if data is None or rules.text(path, data):
             continue
-        for violation in identity.violations_in(path, data.decode("utf-8"), before):
+        for violation in identity.violations_in(path, data.decode("utf-8"), before, budget):
             found.append(dataclasses.replace(
                 violation, what=f"{violation.what} (a pattern of memstack.yaml before this change)",
                 fix="a change may not loosen identity.forbidden_patterns and add what they forbade: commit the"

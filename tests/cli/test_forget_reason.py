@@ -83,7 +83,8 @@ def test_the_hooks_refuse_a_hand_written_tombstone_whose_reason_repeats_part_of_
 def test_a_reason_and_a_record_of_one_word_repeated_are_compared_in_one_pass(store: Path) -> None:
     """A shared run is read once, not from every pair of its words: a record and a reason that are one word
     said thousands of times (a tombstone anyone may push to a guarded remote) are answered at once; read
-    pair by pair, as before, 3,000 x 400 words took a minute, 8,000 several, holding the hook and the remote's pre-receive."""
+    pair by pair, as before, 3,000 x 400 words took a minute, 8,000 several, holding the hook and the
+    remote's pre-receive."""
     record = ok(store, "intake", "write", "--content", "a " * 8000 + "end", "--created-at", DAY)["record"]
     assert commit(store).returncode == 0
     done = subprocess.run([MEMSTACK, "forget", record["id"], "--reason", "a " * 400 + "request"], cwd=store,

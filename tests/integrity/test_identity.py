@@ -62,6 +62,25 @@ def test_a_pattern_that_backtracks_without_bound_is_refused_by_every_gate_within
     assert len(lines) == 1 and lines[0].startswith(f"{expected} on this file (it backtracks without bound)"), lines
 
 
+def test_many_backtracking_patterns_over_many_files_share_one_time_bound(repo: Path) -> None:
+    """Four such patterns over three identity files would be twelve time-outs one after another: the patterns
+    of one check share a bound, and those it leaves no time for are named as not checked (refused all the
+    same), so a commit of many cannot hold a hook or a remote for their sum."""
+    patterns = [BACKTRACKS, "(aa|a)+$", "(a|aa)+b?$", "(a|aa|aaa)+$"]
+    for pattern in patterns:
+        with_pattern(repo, pattern)
+    for name in ("alice", "bob", "carol"):
+        path = repo / f"identity/{name}.md"
+        path.write_text((path.read_text() if path.exists() else f"# {name}\n") + LINE)
+    result = memstack("identity", "check", cwd=repo)
+    assert result.returncode == 1, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert all(": I6 forbidden pattern " in line for line in lines), lines  # each pattern's own line (the store's too)
+    named = {(line.split(":")[0], p) for line in lines for p in patterns if f"pattern {p!r}" in line}
+    assert named == {(f"identity/{n}.md", p) for n in ("alice", "bob", "carol") for p in patterns}, lines
+    assert sum("was not checked: the patterns took the 2 s a check gives them all" in line for line in lines) >= 8
+
+
 def test_a_nested_quantifier_keeps_its_meaning_and_finishes(repo: Path) -> None:
     with_pattern(repo, "(a+)+$")  # what re took minutes on: the same answer (no match on `aaa…!`), at once
     (repo / "identity/alice.md").write_text((repo / "identity/alice.md").read_text() + LINE)
