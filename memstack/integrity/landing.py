@@ -176,10 +176,14 @@ def _makers(repo: Path, folder: str, tips: Iterable[str], parent: str, wanted: s
     if not touching:
         return {}
     found: dict[bytes, str] = {}
-    for row in git.out(repo, "rev-list", "--no-walk=unsorted", "--parents", *touching).splitlines():
+    listed = git.run(repo, "rev-list", "--no-walk=unsorted", "--parents", "--stdin",  # any number of them
+                     input="".join(f"{commit}\n" for commit in touching).encode()).stdout.decode()
+    for row in listed.splitlines():
         commit, *parents = row.split()
         new = (_lines(source(commit).read(layout.DECISIONS)) & wanted) - set(found)
         for parent_commit in parents:
             new -= _lines(source(parent_commit).read(layout.DECISIONS))
         found.update(dict.fromkeys(new, commit))
+        if len(found) == len(wanted):
+            break  # every wanted line's commit found: the older ones need not be read
     return found
