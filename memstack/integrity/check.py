@@ -50,7 +50,7 @@ def staged(repo: Path, folder: str = "") -> Report:
     if not changes:  # a code-only commit: nothing of the store staged, nothing to read
         return Report("staged", f"the staged changes (against {against})", [Result(None, "", against, [], 0)])
     with Checker(repo, folder) as checker:
-        step = Step(changes, checker.source(None), restore="`git checkout HEAD -- {path}`")
+        step = Step(changes, checker.source(None), restore="`git checkout HEAD -- {path}`", others=_merging(repo))
         violations = checker.step(step)
     return Report("staged", f"the staged changes (against {against})",
                   [Result(None, "", against, violations, len(changes))])
@@ -61,10 +61,17 @@ def worktree(repo: Path, folder: str = "") -> Report:
     against = "HEAD" if base == "HEAD" else "the empty tree"
     with Checker(repo, folder) as checker:
         step = Step(changes, WorktreeSource(repo / folder), restore="`git checkout HEAD -- {path}`",
-                    worktree=repo / folder)
+                    worktree=repo / folder, others=_merging(repo))
         violations = checker.step(step)
     return Report("worktree", f"the work tree (against {against})",
                   [Result(None, "", against, violations, len(changes))])
+
+
+def _merging(repo: Path) -> tuple[str, ...]:
+    """The other side of a merge being concluded (MERGE_HEAD), as a commit's other parents are: the Binder
+    lines it holds were checked on its side, and what it brings is checked where it lands (landing.py)."""
+    other = git.rev_parse(repo, "MERGE_HEAD")
+    return (other,) if other is not None else ()
 
 
 def audit(repo: Path, folder: str = "") -> Report:

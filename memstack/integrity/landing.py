@@ -52,8 +52,7 @@ def violations(step: Step, lines: list[Line], repo: Path, blobs: Blobs, source: 
     found = signed.violations(step, lines, repo, blobs, lambda rev: source(rev).read(layout.DECISIONS))
     if step.audit or not step.prefix:
         return found
-    merging = bool(step.others) or (step.commit is None and git.rev_parse(repo, "MERGE_HEAD") is not None)
-    if not merging and policies.config_change(step) is None:
+    if not step.others and policies.config_change(step) is None:
         return found  # a commit that changes no memstack.yaml and joins no other branch: signed.py's alone
     parents = _parents(step, repo)
     if not parents:
@@ -70,8 +69,7 @@ def _parents(step: Step, repo: Path) -> list[str]:
         first = git.rev_parse(repo, f"{step.commit}^1")
         return [first, *step.others] if first is not None else []
     head = git.rev_parse(repo, "HEAD")
-    merging = git.rev_parse(repo, "MERGE_HEAD") if head is not None else None
-    return [] if head is None else [head] + ([merging] if merging is not None else [])
+    return [] if head is None else [head, *step.others]
 
 
 def _policy(source: Source) -> policies.BinderPolicy:

@@ -22,7 +22,7 @@ class Step:
     worktree: Path | None = None  # new sides with a ZERO sha are read from this folder
     audit: bool = False  # --all: derived files may lag (stale, not a violation); unbound legacy ids are accepted
     commit: str | None = None  # the commit checked (None: the index or the work tree): whose signature counts
-    others: tuple[str, ...] = ()  # a merge's other parents (or MERGE_HEAD): the Binder lines they hold were theirs
+    others: tuple[str, ...] = ()  # a merge's other parents (the index's: MERGE_HEAD); the Binder lines they hold
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)  # what is derived once a step
 
 

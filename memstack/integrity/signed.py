@@ -27,7 +27,7 @@ from memstack.integrity.binderlog import Line
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.violations import Violation
-from memstack.repo import git, signatures
+from memstack.repo import signatures
 
 SETUP = ("sign with your listed key: `git config gpg.format ssh`, `git config user.signingkey ~/.ssh/id_ed25519.pub`,"
          " `git config commit.gpgsign true` (docs/binder.md)")
@@ -49,11 +49,8 @@ def violations(step: Step, lines: list[Line], repo: Path, blobs: Blobs,
     required, keys, which = policies.binder_signing(step, blobs)
     if not required:
         return []
-    others = list(step.others)
-    if step.commit is None and git.rev_parse(repo, "MERGE_HEAD") is not None:
-        others.append("MERGE_HEAD")  # a merge being concluded: the other side's lines are landing.py's
     held: set[bytes] = set()
-    for rev in others:
+    for rev in step.others:  # a merge's other parents, or the one being concluded: their lines are landing.py's
         held.update((read_at(rev) or b"").split(b"\n"))
     lines = [line for line in lines if line.raw not in held]
     found = [Violation(layout.DECISIONS, line.number, "I5", f"by {line.by!r} made over MCP (via: mcp): with"
