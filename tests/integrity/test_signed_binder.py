@@ -313,19 +313,30 @@ def test_a_side_branch_that_turns_require_signed_off_brings_no_unsigned_decision
                                                                     " memstack.yaml lists before the change")
 
 
-def test_a_key_removed_from_signers_lands_no_decision_through_a_merge(signed_store) -> None:  # noqa: ANN001
-    """Ada's key leaked; Eve removes it in a signed commit. Whoever holds Ada's key decides on a commit made
-    before the removal and merges main: the merge brings a line signed by a key main no longer lists."""
-    root, remote, keys, ids = signed_store
+def ada_lists_eve(root: Path, keys: dict[str, Path]) -> str:
+    """Ada adds Eve to binder.signers in a commit she signs; that commit."""
     config = root / "memstack.yaml"
     eve = keys["eve"].with_suffix(".pub").read_text().strip()
     config.write_text(config.read_text().replace("  signers:", f"  signers:\n    - name: Eve\n      key: {eve}", 1))
     signs_with(root, keys["ada"])
-    listed = committed(root, "Ada lists Eve")
+    return committed(root, "Ada lists Eve")
+
+
+def eve_removes_ada(root: Path, keys: dict[str, Path]) -> str:
+    """Eve removes Ada's key from binder.signers (leaked) in a commit she signs; that commit."""
+    config = root / "memstack.yaml"
     ada = keys["ada"].with_suffix(".pub").read_text().strip()
     config.write_text(config.read_text().replace(f"    - name: Ada\n      key: {ada}\n", ""))
     signs_with(root, keys["eve"])
-    revoked = committed(root, "Eve removes Ada's leaked key")
+    return committed(root, "Eve removes Ada's key")
+
+
+def test_a_key_removed_from_signers_lands_no_decision_through_a_merge(signed_store) -> None:  # noqa: ANN001
+    """Ada's key leaked; Eve removes it in a signed commit. Whoever holds Ada's key decides on a commit made
+    before the removal and merges main: the merge brings a line signed by a key main no longer lists."""
+    root, remote, keys, ids = signed_store
+    listed = ada_lists_eve(root, keys)
+    revoked = eve_removes_ada(root, keys)
     for name, verify in (("plain", True), ("guarded", False)):
         assert push(root, name, "main", verify=verify)[0] == 0
     git(root, "checkout", "-q", "-b", "leaked", listed)
@@ -359,17 +370,10 @@ def test_a_decision_main_took_before_a_key_was_removed_does_not_stop_an_older_br
     merges main: the merge brings Ada's line to the branch, but main took it under main's own policy, which the
     merge keeps: the merge lands (only what the branch brings to main is checked against main's signers)."""
     root, remote, keys, ids = signed_store
-    config = root / "memstack.yaml"
-    eve = keys["eve"].with_suffix(".pub").read_text().strip()
-    config.write_text(config.read_text().replace("  signers:", f"  signers:\n    - name: Eve\n      key: {eve}", 1))
-    signs_with(root, keys["ada"])
-    listed = committed(root, "Ada lists Eve")
+    listed = ada_lists_eve(root, keys)
     ratify(root, ids[0], by="Ada")
     committed(root, "Ada decides on main")
-    ada = keys["ada"].with_suffix(".pub").read_text().strip()
-    config.write_text(config.read_text().replace(f"    - name: Ada\n      key: {ada}\n", ""))
-    signs_with(root, keys["eve"])
-    revoked = committed(root, "Eve removes Ada's key")
+    revoked = eve_removes_ada(root, keys)
     assert push(root, "guarded", "main")[0] == 0
     git(root, "checkout", "-q", "-b", "older", listed)
     ratify(root, ids[1], by="Eve")
