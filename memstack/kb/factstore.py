@@ -138,8 +138,9 @@ def close_many(store: Path, closings: Sequence[Closing]) -> list[Fact]:
     return [after for _, after in close_many_changes(store, closings)]
 
 
-def close_many_changes(store: Path, closings: Sequence[Closing]) -> list[tuple[Fact, Fact]]:
-    """`close_many`, returning each fact as it was (open) and as it is now (closed), in the order asked."""
+def close_many_changes(store: Path, closings: Sequence[Closing], checked: bool = False) -> list[tuple[Fact, Fact]]:
+    """`close_many`, returning each fact as it was (open) and as it is now (closed), in the order asked;
+    `checked`: a commit's check validates each closed line (`append_many`), so it is done once, there."""
     clock.refuse_future(store, *(("recorded-at", c.expired_at) for c in closings))
     where = queries.locate(store, [c.fact_id for c in closings])
     for closing in closings:
@@ -147,7 +148,8 @@ def close_many_changes(store: Path, closings: Sequence[Closing]) -> list[tuple[F
             raise MemstackError(f"bad fact id {closing.fact_id!r}: no such fact")
         facts.close(where[closing.fact_id][1], valid_to=closing.valid_to, expired_at=closing.expired_at,
                     superseded_by=closing.superseded_by)
-    closed = factfiles.close_many(store, {i: rel for i, (rel, _) in where.items()}, closings, catchup.note_rewrite)
+    closed = factfiles.close_many(store, {i: rel for i, (rel, _) in where.items()}, closings, catchup.note_rewrite,
+                                  checked=checked)
     return [(where[c.fact_id][1], after) for c, after in zip(closings, closed, strict=True)]
 
 

@@ -832,6 +832,8 @@ def test_a_screen_of_many_records_keeps_every_record_a_scan_finds_a_credential_i
     found = {n for n, record in enumerate(records) if secrets.scan(record)}
     screened = secrets.suspects(records)
     assert found <= screened
-    assert not screened & {n for n, record in enumerate(records) if record is clean}
+    assert not screened & {n for n, record in enumerate(records) if record is clean or record is linked}
+    with_password = {**clean, "source": BASIC_URL}  # a user and a password in a link
+    assert secrets.scan(with_password) and secrets.suspects([linked, with_password, clean]) == {1}
     assert secrets.suspects(records, secrets.Policy(extra=(("any", re.compile("module")),))) == set(range(len(records)))
     assert secrets.suspects([]) == set()

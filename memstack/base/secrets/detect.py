@@ -297,6 +297,16 @@ def holds_word(low: str) -> bool:
     return bool(_ANY_WORD.find_matches_as_indexes(low))
 
 
-def word_starts(low: str) -> list[int]:
-    """Where in the lower-cased text `low` detectors' first-stage words start (not overlapping)."""
-    return [start for _, start, _ in _ANY_WORD.find_matches_as_indexes(low)]
+LINK = "://"  # the one first-stage word of the basic-auth detector: in every link a record holds
+USER_AT = lazy(r"://[^:/?#\[\]@\s]+:[^:/?#\[\]@\s]+@")  # its shape: a user and password before an @
+_LINK_INDEX = ANY_WORD.index(LINK)  # no other word begins inside it (none starts with ':' or '/')
+
+
+def word_and_link_starts(low: str) -> tuple[list[int], list[int]]:
+    """Where in the lower-cased text `low` detectors' first-stage words start (not overlapping): the words
+    other than `LINK`, and the links."""
+    words: list[int] = []
+    links: list[int] = []
+    for index, start, _ in _ANY_WORD.find_matches_as_indexes(low):
+        (links if index == _LINK_INDEX else words).append(start)
+    return words, links

@@ -21,10 +21,12 @@ from memstack.base.secrets.detect import (
     ENDS_NAMED,
     KIND,
     LINE_BREAK,
+    LINK,
     NAMED,
     STAGES,
     TOKEN_WORD_IN,
     TOKEN_WORDS,
+    USER_AT,
     Policy,
     encoded_runs,
     holds_word,
@@ -103,8 +105,6 @@ def _strings(value: Any, field: str) -> Iterator[tuple[str, str]]:
             yield from _strings(item, f"{field}[{index}]")
 
 
-_LINK = "://"  # the one first-stage word of the basic-auth detector: in every link a record holds
-_USER_AT = lazy(r"://[^:/?#\[\]@\s]+:[^:/?#\[\]@\s]+@")  # its shape: a user and password before an @
 _CUT: dict[str, list[str]] = {}  # the start of a token detector's word -> the rests that complete it
 for _word, _at in ((word, at) for word in TOKEN_WORDS for at in range(1, len(word))):
     _CUT.setdefault(_word[:_at], []).append(_word[_at:])
@@ -119,7 +119,7 @@ def _only_links(value: Any, low: str) -> bool:
     holds each string's characters, or an escape where a string has a quote, a backslash or a control
     character, none of which the shape needs), and `_across` reads no join (no string ends with a
     secret-sounding name or holds a token's word, and no token's word spans a join)."""
-    if _USER_AT.search(low) or holds_word(low.replace(_LINK, " ")):
+    if USER_AT.search(low) or holds_word(low.replace(LINK, " ")):
         return False
     texts = [text.lower() for _, text in islice(_strings(value, ""), ACROSS_FIELDS)]
     cut = [i for i, text in enumerate(texts) if text.endswith(_STARTS)]  # two C calls answer most records

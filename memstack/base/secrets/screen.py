@@ -5,8 +5,9 @@
 base64 run, and no word cut between two of the record's top-level strings. The screen asks the same of
 a whole list with one search: each record's JSON and its strings joined (both ways) put one after the
 other, a line each, and each of the detectors' words searched once over all of them. A record none of whose
-lines the search hits is one `scan` would pass; every other one is left to `scan`. The screen may keep
-more than `scan` finds (a link is a word, a record with extra patterns is always kept), never less.
+lines the search hits, or whose only hits are links with no user and password before an @, is one `scan`
+would pass; every other one is left to `scan`. The screen may keep more than `scan` finds (a record with
+extra patterns is always kept), never less.
 """
 
 from bisect import bisect_right
@@ -15,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from memstack.base.secrets.detect import DEFAULT, Policy, encoded_runs, word_starts
+from memstack.base.secrets.detect import DEFAULT, USER_AT, Policy, encoded_runs, word_and_link_starts
 
 
 def suspects(values: Sequence[Any], policy: Policy = DEFAULT) -> set[int]:
@@ -43,7 +44,12 @@ def suspects(values: Sequence[Any], policy: Policy = DEFAULT) -> set[int]:
         starts.append(at)
         at += len(low) + 1
     joined = "\n".join(lows)  # no word holds a line break: a hit is within one record's lines
-    kept |= {bisect_right(starts, start) - 1 for start in word_starts(joined)}
+    words, links = word_and_link_starts(joined)
+    kept |= {bisect_right(starts, start) - 1 for start in words}
+    # A record whose only words are links (the commonest case: a source URL) is one `scan` passes unless a link
+    # carries a user and a password before an @, whose shape its JSON then holds (scan.py, `_only_links`).
+    linked = {bisect_right(starts, start) - 1 for start in links} - kept
+    kept |= {index for index in linked if USER_AT.search(lows[index])}
     if encoded_runs("\n".join(jsons).encode("utf-8", "surrogateescape")):  # rare: then each record is asked alone
         kept |= {index for index, low in enumerate(jsons) if encoded_runs(low.encode("utf-8", "surrogateescape"))}
     return kept

@@ -115,7 +115,7 @@ def write_facts(store: Path, made: list[Made], decided: Decided, checked: bool =
         factstore.append_many(store, [f for f in batch if f["id"] not in on_disk], check_ids=False, checked=checked)
     if closings:
         superseded += sum(facts.superseded_by_change(before, after)
-                          for before, after in factstore.close_many_changes(store, closings))
+                          for before, after in factstore.close_many_changes(store, closings, checked))
     return superseded
 
 
