@@ -18,7 +18,7 @@ from typing import Any
 from memstack.base import clock, config, files, jsonio, layout, secrets
 from memstack.base.layout import Place
 from memstack.base.times import now_ms
-from memstack.integrity import binderlog, landing, migration, policies, rebuilt, rules, successors, tombstones
+from memstack.integrity import binderlog, farm, landing, migration, policies, rebuilt, rules, successors, tombstones
 from memstack.integrity.blobs import Blobs
 from memstack.integrity.report import Step
 from memstack.integrity.violations import Violation, path_problems, shifted
@@ -49,6 +49,7 @@ class Checker:
         self.ratified_intake = migration.RatifiedIntake(repo, folder)  # may an added intake record claim it
         self.tails: dict[str, tuple[bytes, int]] = {}  # each log's appended bytes, lines before them (I1), for I8
         self.counts = BlobCounts(repo / folder)  # the entries of the shards counted, by blob id (willow.md's)
+        self.farm = farm.Farm()  # a large check's records validated by a second process too (farm.py)
         self.history: dict[str, Callable[[Step, Change, Place, bool], list[Violation]]] = {
             **dict.fromkeys(layout.LOGS, self.log), layout.FACTS: self.fact_file,
             layout.BINDER_FILE: self.filed_document, layout.HANDOFF: self.handoff, layout.ATTRIBUTES: self.attributes}
@@ -59,6 +60,7 @@ class Checker:
 
     def close(self) -> None:
         self.counts.save()
+        self.farm.close()
         self.blobs.close()
         objects.forget_appended()  # a long-lived process (the MCP server) keeps no log's tail
 
@@ -81,8 +83,7 @@ class Checker:
         derived_changes: list[Change] = []
         identity_paths: list[str] = []
         patterns: policies.Patterns | None = None
-        config_changed = False
-        all_identities = False
+        config_changed = all_identities = False
         for change in step.changes:
             if change.path in moved.covered:
                 continue
@@ -138,7 +139,7 @@ class Checker:
             if change.path in differ and not change.deleted:
                 found += rules.cap(self.secrets_of(step, change, layout.classify(change.path), derived=True),
                                    change.path)
-        found += self.dangling(step) + self.tombstones.check(step.source)
+        found += self.dangling(step) + self.tombstones.check(step.source) + self.farm.collect()
         found += self.binder.check(step, lambda: policies.binder_people(step, self.blobs))
         found += landing.violations(step, self.binder.lines, self.repo, self.blobs, self.source, self.folder)
         found = rules.redacted(found)
@@ -164,7 +165,7 @@ class Checker:
             if validate:
                 self.tails[path] = (data, before)
                 appended = rules.Numbered(data, 0, before + 1)
-                found += rules.records(path, place, appended, ratified=lambda: self.ratified_intake(step))
+                found += self.farm.records(path, place, appended, ratified=lambda: self.ratified_intake(step))
                 found += self.bindings(step, path, place, appended, 1)
             return found
         restore = step.restore.format(path=self.folder + path)
@@ -182,7 +183,7 @@ class Checker:
             if start >= 0:
                 self.tails[path] = (new[start:], new.count(b"\n", 0, start))
                 appended = rules.appended_lines(new, start)
-                found += rules.records(path, place, appended, old or b"", ratified=lambda: self.ratified_intake(step))
+                found += self.farm.records(path, place, appended, old, ratified=lambda: self.ratified_intake(step))
                 found += self.bindings(step, path, place, appended, 1)
         return found
 
@@ -204,7 +205,7 @@ class Checker:
         else:
             found, check = rules.facts(path, old, new, prefix=step.prefix, restore=restore, files=step.source)
         if validate:
-            found += rules.final_newline(path, new) + rules.records(path, place, check)
+            found += rules.final_newline(path, new) + self.farm.records(path, place, check)
             old_count = 0 if not old else old.count(b"\n") + (0 if old.endswith(b"\n") else 1)
             found += self.bindings(step, path, place, check, old_count + 1, new)
         return found
@@ -285,7 +286,7 @@ class Checker:
     def lines_added(self, step: Step, change: Change, place: Place, data: bytes, first: int) -> list[Violation]:
         """I5, I7 and I8 on lines a log adds, the first numbered `first`."""
         numbered = rules.Numbered(data, 0, first)
-        found = rules.records(change.path, place, numbered, ratified=lambda: self.ratified_intake(step))
+        found = self.farm.records(change.path, place, numbered, ratified=lambda: self.ratified_intake(step))
         return found + self.bindings(step, change.path, place, numbered, 1) + self.secrets_in(step, change, place,
                                                                                                   data, first)
 
