@@ -70,10 +70,13 @@ NETWORK = "MEMSTACK_TEST_NETWORK"
 
 # The modules one worker runs whole: each makes a costly fixture once for the module (two clones met in every way,
 # a store made by an older release, a store larger than the memory limit, a signed store with its remotes, an
-# excised one, the corpus's committed before-states, histories of decisions, a team after a sync), which a module
-# split between the workers would make on each.
+# excised one, the corpus's committed before-states, histories of decisions, a team after a sync, a team before and
+# after a forget, 9,000 records promoted once, clones of an older release with one migrated), which a module split
+# between the workers would make on each.
 WHOLE_MODULES = frozenset({"tests/workflows/test_promote_merge.py", "tests/kb/test_disagree.py",
-                           "tests/workflows/test_migrate.py", "tests/test_scale.py",
+                           "tests/workflows/test_forget_team.py", "tests/workflows/test_promote_scale.py",
+                           "tests/workflows/test_upgrade_clones.py", "tests/workflows/test_migrate.py",
+                           "tests/test_scale.py",
                            "tests/integrity/test_signed_binder.py", "tests/integrity/test_erasure_receive.py",
                            "tests/integrity/test_corpus.py", "tests/replica/test_pg_reads.py",
                            "tests/workflows/test_sync_excise.py", "tests/replica/test_pg_sync.py"})

@@ -2,6 +2,7 @@
 sync through a guarded remote (docs/forgetting.md, docs/merge.md). Real clones, real hooks, real merges."""
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,37 @@ def synced(repo: Path) -> Any:
     return ok(repo, "sync")
 
 
-def team(store: Path, tmp_path: Path) -> tuple[Path, Path]:
-    remote = guarded_remote(store, tmp_path)
-    return clone(remote, tmp_path / "alice"), clone(remote, tmp_path / "bob")
+@pytest.fixture(scope="module")
+def _team(tmp_path_factory: pytest.TempPathFactory, _store_template: Path) -> Path:
+    """The store pushed to a guarded remote and cloned by alice and bob (`memstack install` in each), made once
+    for the module: a folder holding store, remote.git, alice and bob."""
+    origin = tmp_path_factory.mktemp("team")
+    shutil.copytree(_store_template, origin / "store", symlinks=True)
+    remote = guarded_remote(origin / "store", origin)
+    clone(remote, origin / "alice"), clone(remote, origin / "bob")
+    return origin
+
+
+@pytest.fixture(scope="module")
+def _forgotten(tmp_path_factory: pytest.TempPathFactory, _team: Path) -> tuple[Path, str, dict[str, Any]]:
+    """`_team` after alice wrote a record, promoted it, both synced, and alice forgot it (not yet synced): the
+    folder, the record's id and its fact, made once for the module."""
+    origin = tmp_path_factory.mktemp("forgotten")
+    alice, bob = copied(_team, origin)
+    record = written(alice, "Ada phone 555-0199", "ada", "555-0199")
+    assert memstack("promote", cwd=alice).returncode == 0
+    synced(alice), synced(bob)
+    [fact] = ok(alice, "fact", "history", "--subject", "ada")["items"]
+    ok(alice, "forget", record, "--reason", "personal data", "--by", "Alice")
+    return origin, record, fact
+
+
+def copied(made: Path, tmp: Path) -> tuple[Path, Path]:
+    """A copy of a module's team folder in `tmp`, each clone's origin the copied remote: alice, bob."""
+    shutil.copytree(made, tmp, symlinks=True, dirs_exist_ok=True)
+    for name in ("store", "alice", "bob"):
+        git(tmp / name, "remote", "set-url", "origin", str(tmp / "remote.git"))
+    return tmp / "alice", tmp / "bob"
 
 
 def written(repo: Path, content: str, subject: str, obj: str) -> str:
@@ -39,8 +68,8 @@ def committed_holding(repo: Path, text: str) -> list[str]:
 
 
 def test_a_fact_promoted_in_another_clone_while_its_record_was_forgotten_is_forgotten_with_it(
-        store: Path, tmp_path: Path) -> None:
-    alice, bob = team(store, tmp_path)
+        _team: Path, tmp_path: Path) -> None:
+    alice, bob = copied(_team, tmp_path)
     record = written(alice, "Bob lives at 12 Elm St", "bob-home", "12 Elm St")
     synced(alice), synced(bob)
     ok(alice, "forget", record, "--reason", "personal data", "--by", "Alice")  # alice forgets the pending record
@@ -80,8 +109,8 @@ def test_a_fact_promoted_in_another_clone_while_its_record_was_forgotten_is_forg
     assert "Elm" not in every, "an excised record's content is left in alice's history"
 
 
-def test_a_clone_that_holds_the_tombstone_does_not_promote_the_forgotten_record(store: Path, tmp_path: Path) -> None:
-    alice, bob = team(store, tmp_path)
+def test_a_clone_that_holds_the_tombstone_does_not_promote_the_forgotten_record(_team: Path, tmp_path: Path) -> None:
+    alice, bob = copied(_team, tmp_path)
     record = written(alice, "Bob lives at 12 Elm St", "bob-home", "12 Elm St")
     synced(alice), synced(bob)
     ok(alice, "forget", record, "--reason", "personal data", "--by", "Alice")
@@ -94,18 +123,14 @@ def test_a_clone_that_holds_the_tombstone_does_not_promote_the_forgotten_record(
 
 @pytest.mark.parametrize("way", ["bob sync", "alice pull --no-rebase", "alice pull --rebase", "bob pull --rebase"])
 def test_a_fact_forgotten_in_one_clone_and_superseded_in_another_merges_and_passes_every_gate(
-        store: Path, tmp_path: Path, way: str) -> None:
+        _forgotten: tuple[Path, str, dict[str, Any]], tmp_path: Path, way: str) -> None:
     """alice forgets a promoted record (its fact closed, no successor) while bob supersedes the fact
     (`capture --contradicts`: closed with a successor): the successor's closing is kept, the forget's is what the
     tombstone says (docs/merge.md). The other pushed first; then `bob sync` merges alice's forget; `alice pull`
     brings her unpushed forget onto bob's closing with git alone (a merge, a rebase); `bob pull --rebase`
-    replays bob's closing onto alice's forget."""
-    alice, bob = team(store, tmp_path)
-    record = written(alice, "Ada phone 555-0199", "ada", "555-0199")
-    assert memstack("promote", cwd=alice).returncode == 0
-    synced(alice), synced(bob)
-    [fact] = ok(alice, "fact", "history", "--subject", "ada")["items"]
-    ok(alice, "forget", record, "--reason", "personal data", "--by", "Alice")
+    replays bob's closing onto alice's forget. (The steps up to alice's forget: `_forgotten`.)"""
+    made, _, fact = _forgotten
+    alice, bob = copied(made, tmp_path)
     new, *_ = ok(bob, "capture", "--agent", "bob", "--subject", "ada", "--predicate", "decided", "--object",
                  "555-0100", "--contradicts")
     who, _, how = way.partition(" ")
@@ -135,14 +160,11 @@ def test_a_fact_forgotten_in_one_clone_and_superseded_in_another_merges_and_pass
 
 
 def test_the_conflict_an_older_driver_left_resolved_by_keeping_the_successors_closing_passes_every_gate(
-        store: Path, tmp_path: Path) -> None:
+        _forgotten: tuple[Path, str, dict[str, Any]], tmp_path: Path) -> None:
     """The way out docs/merge.md gives for a clone whose driver left the conflict: keep the line naming the
-    successor. The checks accept it (the tombstone says the other closing); keeping the forget's is refused."""
-    alice, bob = team(store, tmp_path)
-    record = written(alice, "Ada phone 555-0199", "ada", "555-0199")
-    assert memstack("promote", cwd=alice).returncode == 0
-    synced(alice), synced(bob)
-    ok(alice, "forget", record, "--reason", "personal data", "--by", "Alice")
+    successor. The checks accept it (the tombstone says the other closing); keeping the forget's is refused.
+    (The steps up to alice's forget: `_forgotten`.)"""
+    alice, bob = copied(_forgotten[0], tmp_path)
     synced(alice)
     ok(bob, "capture", "--agent", "bob", "--subject", "ada", "--predicate", "decided", "--object", "555-0100",
        "--contradicts")

@@ -134,19 +134,31 @@ def _memory_files(store: Path) -> dict[str, bytes]:
             if p.is_file() and (p.parts[len(store.parts)] in ("kb", "intake") or p.name == "willow.md")}
 
 
-@pytest.mark.parametrize("step", [7, 14])
-def test_a_promotion_killed_between_its_batches_is_finished_by_the_next_run(tmp_path: Path, step: int) -> None:
-    # 9,000 pending records: more than one batch (promote.gather.BATCH, 8,192) to read back and route, and
-    # the ledger goes out in appends to the shards of the records' intake files. Killed (SIGKILL) at a write
-    # step among the fact files' appends (7: four of ten written) or among the shards' (14: one written), the next
-    # run writes what is missing and lands on the same bytes as a run never interrupted. (Steps 1-2: the fresh
-    # clone keeps memstack.yaml's parse in .memstack/config.json; 3-12 the fact files; 13 on the ledger.)
-    whole = generated(tmp_path / "whole", 2_000, 9_000)
-    killed = tmp_path / "killed"
-    git(tmp_path, "clone", "-q", "--local", str(whole), str(killed))
+@pytest.fixture(scope="module")
+def _batches(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """9,000 pending records over 2,000 facts, made once for the module: a fresh clone of the store before its
+    promotion (never run in: each test clones it again) and the store after one promotion never interrupted."""
+    folder = tmp_path_factory.mktemp("batches")
+    whole = generated(folder / "whole", 2_000, 9_000)
+    pending = folder / "pending"
+    git(folder, "clone", "-q", "--local", str(whole), str(pending))
     done = memstack("promote", "--now-ts", NOW, "--json", cwd=whole)
     assert done.returncode == 0, done.stderr
     assert sum(json.loads(done.stdout)["routed"].values()) == 9_000
+    return pending, whole
+
+
+@pytest.mark.parametrize("step", [7, 14])
+def test_a_promotion_killed_between_its_batches_is_finished_by_the_next_run(
+        _batches: tuple[Path, Path], tmp_path: Path, step: int) -> None:
+    # 9,000 pending records: more than one batch (promote.gather.BATCH, 8,192) to read back and route, and
+    # the ledger goes out in appends to the shards of the records' intake files. Killed (SIGKILL) at a write
+    # step among the fact files' appends (7: four of ten written) or among the shards' (14: one written), the next
+    # run writes what is missing and lands on the same bytes as a run never interrupted (`_batches`). (Steps 1-2:
+    # the fresh clone keeps memstack.yaml's parse in .memstack/config.json; 3-12 the fact files; 13 on the ledger.)
+    pending, whole = _batches
+    killed = tmp_path / "killed"
+    git(tmp_path, "clone", "-q", "--local", str(pending), str(killed))
     stopped = subprocess.run([MEMSTACK, "promote", "--now-ts", NOW], cwd=killed, capture_output=True, text=True,
                              env={**os.environ, "MEMSTACK_TEST_KILL_AT": str(step)})
     assert stopped.returncode == -9, stopped.stderr

@@ -3,6 +3,7 @@ migration, and the remote that guards it. The old release runs from a virtual en
 does after an upgrade into a new one: its `memstack install` recorded that interpreter in the clone."""
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -38,17 +39,27 @@ def run(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]
     return subprocess.run([str(python), "-m", "memstack", *args], cwd=cwd, capture_output=True, text=True)
 
 
-def team(made: Path, old_python: Path, root: Path) -> tuple[Path, Path, Path]:
-    """A bare remote of the format-1 store, and clones alice and bob installed by the old release."""
+@pytest.fixture(scope="module")
+def _migrated(made: Path, old_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A bare remote of the format-1 store and clones alice and bob installed by the old release, alice's then
+    migrated by this one (not pushed), made once for the module: the folder holding remote.git, alice and bob."""
+    root = tmp_path_factory.mktemp("upgrade")
     remote = root / "remote.git"
     git(root, "clone", "-q", "--bare", str(made), str(remote))
-    clones = []
     for name in ("alice", "bob"):
         git(root, "clone", "-q", str(remote), name)
         assert run(old_python, "install", cwd=root / name).returncode == 0
-        clones.append(root / name)
-    assert git(clones[1], "config", "memstack.python").stdout.strip() == str(old_python)
-    return remote, clones[0], clones[1]
+    assert git(root / "bob", "config", "memstack.python").stdout.strip() == str(old_python)
+    assert memstack("migrate", cwd=root / "alice").returncode == 0
+    return root
+
+
+def team(made: Path, root: Path) -> tuple[Path, Path, Path]:
+    """A copy of `_migrated` in `root`, each clone's origin the copied remote: the remote, alice, bob."""
+    shutil.copytree(made, root, symlinks=True, dirs_exist_ok=True)
+    for name in ("alice", "bob"):
+        git(root / name, "remote", "set-url", "origin", str(root / "remote.git"))
+    return root / "remote.git", root / "alice", root / "bob"
 
 
 def hints(stderr: str) -> list[str]:
@@ -56,11 +67,10 @@ def hints(stderr: str) -> list[str]:
 
 
 def test_a_clone_that_pulled_the_migration_is_told_its_hooks_are_the_old_releases(
-        made: Path, old_python: Path, tmp_path: Path) -> None:
-    """Alice migrates and pushes; bob pulls. His hooks and merge driver still run the old release, whose pre-push
-    calls the shards stray: every command he runs says so in one line, until `memstack install`."""
-    _, alice, bob = team(made, old_python, tmp_path)
-    assert memstack("migrate", cwd=alice).returncode == 0
+        _migrated: Path, old_python: Path, tmp_path: Path) -> None:
+    """Alice migrates (`_migrated`) and pushes; bob pulls. His hooks and merge driver still run the old release,
+    whose pre-push calls the shards stray: every command he runs says so in one line, until `memstack install`."""
+    _, alice, bob = team(_migrated, tmp_path)
     git(alice, "push", "-q", "origin", "main")
     git(bob, "pull", "-q")
     wrote = memstack("intake", "write", "--agent", "bob", "--content", "bob's", "--subject", "s", "--predicate",
@@ -78,10 +88,8 @@ def test_a_clone_that_pulled_the_migration_is_told_its_hooks_are_the_old_release
     assert hints(memstack("status", cwd=alice).stderr) == []  # the migration installed alice's own
 
 
-def test_a_clone_whose_hooks_run_a_python_that_is_gone_is_told_so(made: Path, old_python: Path,
-                                                                    tmp_path: Path) -> None:
-    _, alice, _ = team(made, old_python, tmp_path)
-    assert memstack("migrate", cwd=alice).returncode == 0
+def test_a_clone_whose_hooks_run_a_python_that_is_gone_is_told_so(_migrated: Path, tmp_path: Path) -> None:
+    _, alice, _ = team(_migrated, tmp_path)  # alice migrated
     gone = tmp_path / "removed-env" / "bin" / "python"
     git(alice, "config", "memstack.python", str(gone))
     said = hints(memstack("status", cwd=alice).stderr)
@@ -89,11 +97,11 @@ def test_a_clone_whose_hooks_run_a_python_that_is_gone_is_told_so(made: Path, ol
 
 
 def test_install_replaces_the_old_releases_pre_receive_hook_and_the_migration_is_accepted(
-        made: Path, old_python: Path, code: Path, tmp_path: Path) -> None:
+        _migrated: Path, old_python: Path, code: Path, tmp_path: Path) -> None:
     """The server guarded as the old release said (its hooks/pre-receive copied): `memstack install` there takes
     it for memstack's, replaces it and says so; the hook then runs this memstack, even for a pusher whose PATH
-    holds the old one, and the migration is accepted."""
-    remote, alice, _ = team(made, old_python, tmp_path)
+    holds the old one, and the migration (alice's, `_migrated`) is accepted."""
+    remote, alice, _ = team(_migrated, tmp_path)
     hook = remote / "hooks" / "pre-receive"
     hook.write_bytes((code / "hooks" / "pre-receive").read_bytes())
     hook.chmod(0o755)
@@ -104,7 +112,6 @@ def test_install_replaces_the_old_releases_pre_receive_hook_and_the_migration_is
 
     assert hook.read_bytes() == serverhook.hook_text() and str(sys.executable) in hook.read_text()
     assert memstack("install", cwd=remote).stdout.strip() == f"already in place: {hook}"
-    assert memstack("migrate", cwd=alice).returncode == 0
     old_bin = tmp_path / "old-bin"  # the pusher's PATH finds the old release first
     old_bin.mkdir()
     (old_bin / "memstack").write_text(f"#!/bin/sh\nexec {old_python} -m memstack \"$@\"\n")
@@ -127,12 +134,12 @@ def test_install_leaves_a_pre_receive_hook_that_does_more_than_memstacks(code: P
 
 
 def test_a_commit_the_old_release_made_after_the_migration_is_undone_as_the_check_says(
-        made: Path, old_python: Path, tmp_path: Path) -> None:
-    """Bob, still on the old release, pulls the migration; its rebuild and sync commit the one-file views of
-    format 1, which the remote refuses. Upgraded, his sync names the way out; done as it says, it pushes."""
-    remote, alice, bob = team(made, old_python, tmp_path)
+        _migrated: Path, old_python: Path, tmp_path: Path) -> None:
+    """Bob, still on the old release, pulls the migration (alice's, `_migrated`); its rebuild and sync commit the
+    one-file views of format 1, which the remote refuses. Upgraded, his sync names the way out; done as it says,
+    it pushes."""
+    remote, alice, bob = team(_migrated, tmp_path)
     assert memstack("install", cwd=remote).returncode == 0
-    assert memstack("migrate", cwd=alice).returncode == 0
     git(alice, "push", "-q", "origin", "main")
     before = git(bob, "rev-parse", "HEAD").stdout.strip()  # his last commit before the migration came in
     git(bob, "pull", "-q")
