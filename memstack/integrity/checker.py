@@ -49,7 +49,7 @@ class Checker:
         self.ratified_intake = migration.RatifiedIntake(repo, folder)  # may an added intake record claim it
         self.tails: dict[str, tuple[bytes, int]] = {}  # each log's appended bytes, lines before them (I1), for I8
         self.counts = BlobCounts(repo / folder)  # the entries of the shards counted, by blob id (willow.md's)
-        self.farm = farm.Farm()  # a large check's records validated by a second process too (farm.py)
+        self.farm = farm.Records()  # a large check's records validated by a second process too (farm.py)
         self.history: dict[str, Callable[[Step, Change, Place, bool], list[Violation]]] = {
             **dict.fromkeys(layout.LOGS, self.log), layout.FACTS: self.fact_file,
             layout.BINDER_FILE: self.filed_document, layout.HANDOFF: self.handoff, layout.ATTRIBUTES: self.attributes}

@@ -1,12 +1,14 @@
-"""A large check hands the records of fact files and ledger shards to a second process (integrity/farm.py): its
-answer is the one the check gives alone, also when that process dies or cannot start."""
+"""A large check hands the records of fact files and ledger shards to a second process (integrity/farm.py,
+base/farm.py): its answer is the one the check gives alone, also when that process dies or cannot start."""
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from check_support import JAN, fact, intake, jsonl, write
 from helpers import git
+from memstack.base import farm as second
 from memstack.base import layout
 from memstack.integrity import check, farm, rules
 
@@ -38,18 +40,18 @@ def test_a_check_that_hands_its_records_over_finds_what_it_finds_alone(repo: Pat
     _staged_with_bad_lines(repo)
     alone = _violations(repo)
     assert len([v for v in alone if "invalid" in v or "not the folder's agent" in v]) == 5, alone
-    started: list[farm.Farm] = []
-    real = farm.Farm._started
+    started: list[second.Farm] = []
+    real = second.Farm._started
 
-    def started_here(self: farm.Farm) -> bool:
+    def started_here(self: second.Farm) -> bool:
         started.append(self)
         return real(self)
 
     monkeypatch.setattr(farm, "START", 0)  # every line handed over, a few lines a batch
-    monkeypatch.setattr(farm, "BATCH", 500)
-    monkeypatch.setattr(farm.Farm, "_started", started_here)
+    monkeypatch.setattr(second, "BATCH", 500)
+    monkeypatch.setattr(second.Farm, "_started", started_here)
     if worker == "dies":  # a second process that ends at once: what it was handed is validated here
-        monkeypatch.setattr(farm.sys, "executable", "/bin/false")
+        monkeypatch.setattr(sys, "executable", "/bin/false")
     assert _violations(repo) == alone
     assert started and all(f.proc is None for f in started)  # started, then ended with the check
     answered = sum(f.answered for f in started)  # batches the second process validated
@@ -61,7 +63,7 @@ def test_the_second_process_validates_what_it_is_handed(monkeypatch: pytest.Monk
     place = layout.classify("kb/facts/alice/2026-01.jsonl")
     good, bad = jsonl(fact("a")).rstrip(), jsonl(fact("b", confidence=7)).rstrip()
     lines = [(1, good), (2, bad), (3, b"{not json"), (4, good)]
-    worker = farm.Farm()
+    worker = farm.Records()
     try:
         assert worker.records("kb/facts/alice/2026-01.jsonl", place, lines) == []  # handed over
         assert worker.proc is not None

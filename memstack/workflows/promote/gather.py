@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memstack.base import jsonio, schemas
+from memstack.base import jsonio, schemas, secrets
 from memstack.base.errors import MemstackError
 from memstack.base.forgotten import Forgotten
 from memstack.base.times import parse_ts
-from memstack.workflows.promote import pending
+from memstack.workflows.promote import pending, vetting
 
 BATCH = 8192  # records read back, facts parsed, lines written at a time
 
@@ -25,12 +25,18 @@ MASK = (1 << 32) - 1  # a pending record's file number and line number, each in 
 
 
 def _created_ms(record: dict[str, Any]) -> int | str:
-    """A pending record's created_at in ms, or what makes it no record to promote."""
-    problems = schemas.errors("intake", record)
-    if problems:
-        return f"I5 invalid intake record: {problems[0]}"
-    ms = parse_ts(record["created_at"], "created_at")
-    return "I5 created_at is before 1970: a fact's transaction time cannot be" if ms < 0 else ms
+    """A pending record's created_at in ms, or what makes it no record to promote (the rest of the record is
+    vetted with its file's other pending lines: vetting.py)."""
+    try:
+        ms = parse_ts(record.get("created_at"), "created_at")
+    except MemstackError:
+        ms = -1
+    if ms < 0:  # what is wrong with it, as the schema says first
+        problems = schemas.errors("intake", record)
+        if problems:
+            return f"invalid intake record: {problems[0]}"
+        ms = parse_ts(record["created_at"], "created_at")  # a time the schema takes and memstack cannot hold: raised
+    return "created_at is before 1970: a fact's transaction time cannot be" if ms < 0 else ms
 
 
 class Pending:
@@ -47,23 +53,42 @@ class Pending:
         self.hashes = array("q")  # the hash of each key's id, in step with the keys: ids read twice
         self.files: list[str] = []  # by file number
         self._numbers: dict[str, int] = {}
+        self.vetting = vetting.Vetting(secrets.for_store(store))
+        self.taken: list[int] = []  # the lines of the file being read that were taken: vetted once it is read
+        self.held: dict[tuple[int, int], tuple[str, str]] = {}  # (file number, line) -> a credential's kind, field
 
     def take(self, relpath: str, number: int, record: dict[str, Any]) -> None:
         ident = record.get("id")
         if ident in self.forgotten:
             return
-        ms = _created_ms(record)
-        if isinstance(ms, str):
-            raise MemstackError(f"{relpath}:{number}: {ms} — fix the record (`git checkout --"
-                                f" {relpath}` if it was committed fine), then promote again")
         file_number = self._numbers.get(relpath)
         if file_number is None:
             file_number = self._numbers[relpath] = len(self.files)
             self.files.append(relpath)
+        ms = _created_ms(record)
+        if isinstance(ms, str):
+            self.vetting.refused(file_number, number, ms)  # raised once every file is read (`vetted`)
+            return
         if number > MASK:
             raise MemstackError(f"{relpath}: more than {MASK:,} lines in one intake file")
         self.keys.append(ms << 64 | file_number << 32 | number)
         self.hashes.append(hash(ident))
+        self.taken.append(number)
+
+    def read(self, relpath: str, data: bytes) -> None:
+        """A file's pending records all taken: their lines vetted (vetting.py), here or by a second process."""
+        if self.taken:
+            self.vetting.file(relpath, self._numbers[relpath], data, self.taken)
+            self.taken = []
+
+    def vetted(self) -> None:
+        """Every file read: raise for the first record read that is no valid intake record; keep the
+        records holding a credential (`held_in`)."""
+        self.held = self.vetting.finish(self.files)
+
+    def held_in(self, key: int) -> tuple[str, str] | None:
+        """The credential a key's record holds (its kind and field), if it holds one."""
+        return self.held.get((key >> 32 & MASK, key & MASK)) if self.held else None
 
     def sorted(self) -> list[int]:
         """The keys in time order, each id once; the hashes are dropped."""
@@ -153,7 +178,11 @@ def gather(store: Path) -> Gathered:
     """The records a promotion routes: each intake file's records not in its ledger shard, the files
     unchanged since the last promotion unread (pending.scan), and the ratified records."""
     gathered = Pending(store)
-    found = pending.scan(store, gathered.take)
+    try:
+        found = pending.scan(store, gathered.take, gathered.read)
+    finally:
+        gathered.vetting.close()  # a second process ends with the scan (`vetted` has its answers)
+    gathered.vetted()
     keys = gathered.sorted()
     decided = sorted(Ratified(parse_ts(found.by_id[d["intake_id"]]["created_at"], "created_at"), n, d,
                               found.by_id[d["intake_id"]], found.files[d["intake_id"]])

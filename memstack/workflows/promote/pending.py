@@ -115,9 +115,10 @@ def forget(store: Path) -> None:
     (files.local_dir(store, "") / STATE).unlink(missing_ok=True)
 
 
-def scan(store: Path, take: Take) -> Found:
-    """Every pending record handed to `take` (file, line number, record) as it is read, the intake
-    files unchanged since the last promotion left unopened; then the ratified records."""
+def scan(store: Path, take: Take, read: Callable[[str, bytes], None] | None = None) -> Found:
+    """Every pending record handed to `take` (file, line number, record) as it is read, then its file to
+    `read` (its path and bytes), the intake files unchanged since the last promotion left unopened; then the
+    ratified records."""
     found = Found()
     state = _state(store)
     known: dict[str, Any] = state.get("files", {})
@@ -149,6 +150,8 @@ def scan(store: Path, take: Take) -> Found:
         for number, record in enumerate(jsonio.iter_jsonl(data, relpath), start=1):
             if record.get("id") not in routed:
                 take(relpath, number, record)
+        if read is not None:
+            read(relpath, data)
     _ratified(store, state.get("decisions"), found)
     return found
 

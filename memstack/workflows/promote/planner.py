@@ -4,7 +4,6 @@ and its ledger line's promoted_at from the record (no clock), one chunk at a tim
 import dataclasses
 import sys
 from collections.abc import Iterator
-from itertools import islice
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -17,7 +16,6 @@ from memstack.kb.routing import BROKEN, FACT_TABLES, Rules, route
 from memstack.workflows.promote.gather import BATCH, Gathered, Pending, Ratified, gather
 
 NOTED = "noted"
-SCREENED = 1024  # pending records screened for credentials at once (secrets.suspects): a few hundred KiB
 
 
 def fact_id_for(intake_id: str, recorded: int, ratified: bool = False, agent: str | None = None) -> str:
@@ -101,19 +99,24 @@ class Planner:
         self.store, self.gathered = store, gathered
         self.rules = Rules.from_config(config.read(store))
         self.names: dict[str, str] = {}  # one copy of each agent name, file name and via
-        self.policy = secrets.for_store(store)
+        self.policy = gathered.pending.vetting.policy  # the screen of the ratified records too
         self.held: list[str] = []  # the records skipped for a credential (docs/forgetting.md)
 
     def sneaked(self, record: dict[str, Any], relpath: str | None) -> bool:
-        """Whether `record` holds a credential that reached memory past the checks: then it is skipped,
-        named on stderr, and waits for `memstack forget` (nothing of it is promoted)."""
+        """Whether `record` (a ratified one: the pending ones were screened as they were read, vetting.py) holds
+        a credential that reached memory past the checks: then it is `skipped`."""
         found = secrets.scan(record, "", self.policy)
         if found:
-            self.held.append(record["id"])
-            print(f"memstack promote: warning: {relpath or 'intake'}: record {record['id']} holds a credential"
-                  f" ({found[0].kind} in {found[0].field or 'the record'}), which reached memory past the checks:"
-                  f" skipped; rotate it, then `memstack forget {record['id']} --reason ...`", file=sys.stderr)
+            self.skipped(record, relpath, (found[0].kind, found[0].field or "the record"))
         return bool(found)
+
+    def skipped(self, record: dict[str, Any], relpath: str | None, credential: tuple[str, str]) -> None:
+        """A record holding a credential (its kind and field) is skipped, named on stderr, and waits for `memstack
+        forget` (nothing of it is promoted)."""
+        self.held.append(record["id"])
+        print(f"memstack promote: warning: {relpath or 'intake'}: record {record['id']} holds a credential"
+              f" ({credential[0]} in {credential[1]}), which reached memory past the checks:"
+              f" skipped; rotate it, then `memstack forget {record['id']} --reason ...`", file=sys.stderr)
 
     def route(self, keys: list[int], ratified: list[Ratified], shown: Any = None) -> tuple[list[Routed], list[Made]]:
         """The chunk's pending records (`keys`, routed in order), then its ratified ones."""
@@ -133,19 +136,19 @@ class Planner:
                                  relpath and names.setdefault(relpath, relpath), decision,
                                  promoted_at(record, decision)))
 
-        read = records_of(self.gathered.pending, keys)
-        while chunk := list(islice(read, SCREENED)):
-            suspect = secrets.suspects([record for _, record in chunk], self.policy)  # one search for the chunk
-            for index, (key, record) in enumerate(chunk):
-                if index in suspect and self.sneaked(record, self.gathered.pending.where(key)[0]):
-                    continue
-                sub_tier, via = route(record, self.rules, cwd=self.store)
-                if via.endswith(BROKEN + ")"):
-                    print(f"memstack promote: {via[len('rules ('):-1]}; the rules route the rest", file=sys.stderr)
-                    self.rules = dataclasses.replace(self.rules, classifier=None)
-                add(record, self.gathered.pending.where(key)[0], sub_tier, via, None)
-                if shown is not None:
-                    shown.update(1)
+        pending = self.gathered.pending
+        for key, record in records_of(pending, keys):
+            credential = pending.held_in(key)  # screened as it was read (vetting.py)
+            if credential is not None:
+                self.skipped(record, pending.where(key)[0], credential)
+                continue
+            sub_tier, via = route(record, self.rules, cwd=self.store)
+            if via.endswith(BROKEN + ")"):
+                print(f"memstack promote: {via[len('rules ('):-1]}; the rules route the rest", file=sys.stderr)
+                self.rules = dataclasses.replace(self.rules, classifier=None)
+            add(record, pending.where(key)[0], sub_tier, via, None)
+            if shown is not None:
+                shown.update(1)
         for item in ratified:
             if self.sneaked(item.record, item.file):
                 continue
