@@ -10,7 +10,7 @@ from memstack.base import files, jsonio, layout, ledger
 from memstack.base.errors import MemstackError
 from memstack.base.output import plural
 from memstack.kb.routing import SUB_TIERS
-from memstack.repo import git
+from memstack.repo import git, pathcommit
 from memstack.repo.store import folder_of
 from memstack.workflows import commits, derived
 
@@ -58,6 +58,13 @@ def memory_changes_asked(store: Path) -> Callable[[], list[str]]:
         return sorted(found)
 
     return changes
+
+
+def written_ahead(store: Path, changed: list[str]) -> Callable[[], object]:
+    """The blobs of `changed` (store-relative: what this promotion wrote to kb/ and intake/) written by git on
+    another core while the views are rebuilt (repo/pathcommit.py): the commit then only hashes them."""
+    top, folder = folder_of(store)
+    return pathcommit.written_ahead(top, [folder + path for path in changed])
 
 
 def _boot_files(store: Path) -> list[str]:

@@ -18,7 +18,7 @@ from memstack.workflows.promote import pending, vetting
 BATCH = 8192  # records read back, facts parsed, lines written at a time
 
 
-CHUNK = 1 << 16  # records routed, decided and written at a time: all a promotion holds beyond one int a record
+CHUNK = 1 << 17  # records routed, decided and written at a time: all a promotion holds beyond one int a record
 
 
 MASK = (1 << 32) - 1  # a pending record's file number and line number, each in 32 bits of its key

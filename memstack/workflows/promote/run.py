@@ -16,6 +16,7 @@ from memstack.workflows.promote.commit import (
     make_commit,
     memory_changes_asked,
     uncommitted_ledger,
+    written_ahead,
 )
 from memstack.workflows.promote.gather import gather
 from memstack.workflows.promote.planner import Planner, Routed
@@ -74,8 +75,11 @@ def promote(store: Path, now_ms: int, *, dry_run: bool = False, commit: bool = T
         pending.save(store, *gathered.read)  # the next promotion reads only what is written after
         del gathered, planner, later  # the views are rebuilt without them
         dirty = changes() if changes else None  # before the rebuild
+        ahead = written_ahead(store, dirty) if dirty else None  # their blobs written meanwhile, on another core
         with views.remembering():  # the commit's check compares the shards built here by id (kb/views.py)
             changed = rebuild(store, changed_only=True, dirty=dirty)  # the shards whose sources changed
+            if ahead is not None:
+                ahead()
             if dirty is not None:  # what the commit moves: this run's lines and any an interrupted run left
                 dirty = sorted({*dirty, *changed})
                 counts, ratified = uncommitted_ledger(store, dirty)
