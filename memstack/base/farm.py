@@ -95,27 +95,34 @@ class Farm:
             self.proc.kill()
             self.proc.wait()
         for thread in self.threads:
-            thread.join()
+            if thread.is_alive() or thread.ident is not None:
+                thread.join()
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         self.proc = None
 
     def _started(self) -> bool:
         if self.proc is None and not self.dead:
+            if not self.command[0] or _address_limited():
+                self.dead = True  # no interpreter to start; or each thread's stack would count against the limit
+                return False
             try:
-                if not self.command[0]:
-                    raise OSError("no interpreter to start")
                 self.proc = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                              stderr=subprocess.DEVNULL)
-            except OSError:
+                stdin, stdout = self.proc.stdin, self.proc.stdout
+                assert stdin is not None and stdout is not None
+                self.threads = [threading.Thread(target=self._write, args=(stdin,), daemon=True),
+                                threading.Thread(target=self._read, args=(stdout,), daemon=True)]
+                for thread in self.threads:
+                    thread.start()
+            except (OSError, MemoryError, RuntimeError):  # no process or no thread to be had: all done here
                 self.dead = True
+                if self.proc is not None:
+                    self.proc.kill()
+                    self.proc.wait()
+                    self.proc = None
+                    self.threads = []
                 return False
-            stdin, stdout = self.proc.stdin, self.proc.stdout
-            assert stdin is not None and stdout is not None
-            self.threads = [threading.Thread(target=self._write, args=(stdin,), daemon=True),
-                            threading.Thread(target=self._read, args=(stdout,), daemon=True)]
-            for thread in self.threads:
-                thread.start()
         return not self.dead
 
     def _send(self) -> None:
@@ -133,7 +140,7 @@ class Farm:
             while (request := self.outbox.get()) is not None:
                 pickle.dump(request, pipe, protocol=pickle.HIGHEST_PROTOCOL)
                 pipe.flush()
-        except (OSError, ValueError):
+        except Exception:  # the pipe closed (it stopped), or no memory left to write with
             self._stopped()
         finally:
             try:
@@ -158,6 +165,17 @@ class Farm:
         with self.changed:
             self.dead = True
             self.changed.notify_all()
+
+
+def _address_limited() -> bool:
+    """Whether this process runs under an address-space limit (`ulimit -v`): a second process and the threads
+    that feed it (each thread's stack reserves megabytes of address space) are not for such a process."""
+    try:
+        import resource  # deferred: POSIX only
+    except ImportError:
+        return False
+    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+    return soft != resource.RLIM_INFINITY
 
 
 def _serve(name: str, requests: IO[bytes], answers: IO[bytes]) -> None:

@@ -119,16 +119,15 @@ def out(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
     return run(cwd, *args, env=env).stdout.decode()
 
 
-def later(cwd: Path, *args: str, env: Mapping[str, str] | None = None, input: bytes | None = None,
-          ok: Sequence[int] = (0,)) -> Callable[[], str]:
-    """`run(cwd, *args)`'s output begun now on a thread of its own, so git works on another core while this
-    process goes on; the call returned waits for it and gives its output, or raises what `run` raised."""
+def later(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> Callable[[], str]:
+    """`out(cwd, *args)` begun now on a thread of its own, so git works on another core while this process
+    goes on; the call returned waits for it and gives its output, or raises what `out` raised."""
     told: list[str] = []
     failed: list[BaseException] = []
 
     def work() -> None:
         try:
-            told.append(run(cwd, *args, input=input, env=env, ok=ok).stdout.decode())
+            told.append(out(cwd, *args, env=env))
         except BaseException as exc:  # handed to the caller, who waits for it
             failed.append(exc)
 

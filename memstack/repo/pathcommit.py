@@ -10,6 +10,8 @@ takes the committed entries of the named paths, so `git status` shows them uncha
 """
 
 import os
+import subprocess
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -116,9 +118,16 @@ def written_ahead(top: Path, paths: Iterable[str]) -> Callable[[], object]:
     fact files and ledger shards, 1.2 s of compressing). The call returned waits for it. Only a head start:
     a path it cannot read, or one changed after, is staged as it is then, and what it wrote for nothing git's
     gc removes."""
-    names = [path for path in paths if "\n" not in path and (top / path).is_file()]
-    return git.later(top, "hash-object", "-w", "--stdin-paths", input="".join(n + "\n" for n in names).encode(),
-                     env=git.no_git_env(), ok=range(256))
+    names = "".join(path + "\n" for path in paths if "\n" not in path and (top / path).is_file()).encode()
+    try:
+        with tempfile.TemporaryFile() as listed:  # git reads the paths from a file: no thread writes them
+            listed.write(names)
+            listed.seek(0)
+            proc = subprocess.Popen([*git.GIT, "hash-object", "-w", "--stdin-paths"], cwd=top, stdin=listed,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=git.no_git_env())
+    except (OSError, MemoryError):  # no process to be had: the commit writes them
+        return lambda: None
+    return proc.wait
 
 
 def _remove_leftovers(folder: Path) -> None:
