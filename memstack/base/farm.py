@@ -6,8 +6,9 @@ process does the work itself), a second process (`python -m memstack.base.farm J
 the next ones BATCH bytes at a time, and `collect` gives their results, all of them, in no set order.
 
 Nothing is lost if the second process cannot start or dies: `collect` does here what it did not answer;
-and past IN_FLIGHT bytes handed over and unanswered, `hand` refuses (the caller does the work itself)
-rather than hold more.
+and past `in_flight` bytes handed over and unanswered (IN_FLIGHT unless the caller says), `hand` refuses (the
+caller does the work itself) rather than hold more: a caller that waits for every answer at once (a promotion's
+vetting) keeps it small, so that neither process is left with much to do when the other is done.
 """
 
 import importlib
@@ -35,8 +36,8 @@ def job(name: str) -> Callable[..., list[Any]]:
 class Farm:
     """A second process doing `job` (a `module:function` name) on the items `hand` gives it past `start` bytes."""
 
-    def __init__(self, name: str, start: int) -> None:
-        self.name, self.start = name, start
+    def __init__(self, name: str, start: int, in_flight: int = IN_FLIGHT) -> None:
+        self.name, self.start, self.in_flight_most = name, start, in_flight
         # -P: not the current folder first on the path, where a folder named memstack could stand in for this one
         self.command = [sys.executable, "-P", "-m", __name__, name]
         self.offered = 0  # bytes of items offered to `hand`
@@ -60,7 +61,7 @@ class Farm:
         if self.offered <= self.start or self.dead:
             return False
         with self.changed:
-            if self.in_flight + self.batch_bytes + size > IN_FLIGHT:
+            if self.in_flight + self.batch_bytes + size > self.in_flight_most:
                 return False
         if not self._started():
             return False

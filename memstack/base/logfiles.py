@@ -79,7 +79,11 @@ def check_appendable(path: Path, relpath: str) -> None:
 
 def conflict_marker(data: bytes, first: int = 0) -> int:
     """Where the first line of `data` from byte `first` (a line's start) that is a conflict marker starts;
-    -1 when none is (a byte search per marker)."""
+    -1 when none is (a byte search per marker; first, two counts: a log whose every line begins a JSON
+    object, as memstack writes them, holds no marker line)."""
+    lines = data.count(b"\n", first) + (0 if data.endswith(b"\n") else 1)
+    if data.startswith(b"{", first) and data.count(b"\n{", first) == lines - 1:
+        return -1
     found = []
     for marker in CONFLICT_MARKERS:
         if data.startswith(marker, first):

@@ -16,6 +16,7 @@ from memstack.base.errors import MemstackError
 from memstack.base.farm import Farm
 
 START = 4 << 20  # bytes of pending lines vetted here before a second process is started
+IN_FLIGHT = 1 << 20  # bytes of lines handed over and unanswered, at most: past it this process vets the next file
 JOB = "memstack.workflows.promote.vetting:vetted"
 INVALID, HELD = "invalid", "held"
 
@@ -54,7 +55,7 @@ class Vetting:
     the first invalid record read and gives the records holding a credential, by file number and line."""
 
     policy: secrets.Policy
-    farm: Farm = field(default_factory=lambda: Farm(JOB, START))
+    farm: Farm = field(default_factory=lambda: Farm(JOB, START, IN_FLIGHT))
     found: list[tuple[str, int, int, str, str]] = field(default_factory=list)
 
     def file(self, relpath: str, file_number: int, data: bytes, numbers: list[int]) -> None:
