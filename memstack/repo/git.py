@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from memstack.base.errors import MemstackError, bad
 from memstack.base.patterns import lazy
@@ -113,6 +114,18 @@ def under_way(cwd: Path) -> tuple[str, str, str] | None:
 def short(rev: str) -> str:
     """A commit id shortened as memstack prints them (12 digits); anything else (a ref's name) as it is."""
     return rev[:12] if len(rev) == 40 and all(c in "0123456789abcdef" for c in rev) else rev
+
+
+def started(cwd: Path, *args: str, stdin: IO[bytes], env: Mapping[str, str] | None = None) -> Callable[[], object]:
+    """`git ARGS` started in `cwd`, reading `stdin` (a file), its output let go: work git does on another core
+    while this process goes on. The call returned waits for it; one that could not start is a call that does
+    nothing (for work that only saves time later)."""
+    try:
+        proc = subprocess.Popen([*GIT, *args], cwd=cwd, stdin=stdin, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, env=None if env is None else dict(env))
+    except (OSError, MemoryError):
+        return lambda: None
+    return proc.wait
 
 
 def out(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:

@@ -10,7 +10,6 @@ takes the committed entries of the named paths, so `git status` shows them uncha
 """
 
 import os
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -118,16 +117,11 @@ def written_ahead(top: Path, paths: Iterable[str]) -> Callable[[], object]:
     fact files and ledger shards, 1.2 s of compressing). The call returned waits for it. Only a head start:
     a path it cannot read, or one changed after, is staged as it is then, and what it wrote for nothing git's
     gc removes."""
-    names = "".join(path + "\n" for path in paths if "\n" not in path and (top / path).is_file()).encode()
-    try:
-        with tempfile.TemporaryFile() as listed:  # git reads the paths from a file: no thread writes them
-            listed.write(names)
-            listed.seek(0)
-            proc = subprocess.Popen([*git.GIT, "hash-object", "-w", "--stdin-paths"], cwd=top, stdin=listed,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=git.no_git_env())
-    except (OSError, MemoryError):  # no process to be had: the commit writes them
-        return lambda: None
-    return proc.wait
+    names = b"".join(os.fsencode(path) + b"\n" for path in paths if "\n" not in path and (top / path).is_file())
+    with tempfile.TemporaryFile() as listed:  # git reads the paths from a file: no thread writes them
+        listed.write(names)
+        listed.seek(0)
+        return git.started(top, "hash-object", "-w", "--stdin-paths", stdin=listed, env=git.no_git_env())
 
 
 def _remove_leftovers(folder: Path) -> None:
