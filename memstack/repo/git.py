@@ -117,9 +117,8 @@ def short(rev: str) -> str:
 
 
 def started(cwd: Path, *args: str, stdin: IO[bytes], env: Mapping[str, str] | None = None) -> Callable[[], object]:
-    """`git ARGS` started in `cwd`, reading `stdin` (a file), its output let go: work git does on another core
-    while this process goes on. The call returned waits for it; one that could not start is a call that does
-    nothing (for work that only saves time later)."""
+    """`git ARGS` started in `cwd`, reading `stdin` (a file), its output let go: git works on another core meanwhile.
+    The call returned waits for it (a no-op if it could not start: for work that only saves time later)."""
     try:
         proc = subprocess.Popen([*GIT, *args], cwd=cwd, stdin=stdin, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, env=None if env is None else dict(env))
