@@ -96,7 +96,7 @@ class Farm:
             self.proc.kill()
             self.proc.wait()
         for thread in self.threads:
-            if thread.is_alive() or thread.ident is not None:
+            if thread.ident is not None:  # started
                 thread.join()
         if self.proc.stdout is not None:
             self.proc.stdout.close()

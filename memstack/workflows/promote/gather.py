@@ -28,14 +28,15 @@ def _created_ms(record: dict[str, Any]) -> int | str:
     """A pending record's created_at in ms, or what makes it no record to promote (the rest of the record is
     vetted with its file's other pending lines: vetting.py)."""
     try:
-        ms = parse_ts(record.get("created_at"), "created_at")
+        ms: int | None = parse_ts(record.get("created_at"), "created_at")
     except MemstackError:
-        ms = -1
-    if ms < 0:  # what is wrong with it, as the schema says first
+        ms = None
+    if ms is None or ms < 0:  # what is wrong with it, as the schema says first
         problems = schemas.errors("intake", record)
         if problems:
             return f"invalid intake record: {problems[0]}"
-        ms = parse_ts(record["created_at"], "created_at")  # a time the schema takes and memstack cannot hold: raised
+        if ms is None:  # a time the schema takes and memstack cannot hold: its error raised
+            ms = parse_ts(record["created_at"], "created_at")
     return "created_at is before 1970: a fact's transaction time cannot be" if ms < 0 else ms
 
 

@@ -77,10 +77,9 @@ class Vetting:
         self.farm.close()
 
     def finish(self, files: list[str]) -> dict[tuple[int, int], tuple[str, str]]:
-        """Every answer in: raise for the first invalid record in reading order; else the records holding a
-        credential, (file number, line) -> (kind, field)."""
-        found = self.found + self.farm.collect()
-        bad = min(((f, n, problem) for kind, f, n, problem, _ in found if kind == INVALID), default=None)
+        """Once `close`d (every answer in): raise for the first invalid record in reading order; else the records
+        holding a credential, (file number, line) -> (kind, field)."""
+        bad = min(((f, n, problem) for kind, f, n, problem, _ in self.found if kind == INVALID), default=None)
         if bad is not None:
             raise invalid(files[bad[0]], bad[1], bad[2])
-        return {(f, n): (what, where) for kind, f, n, what, where in found if kind == HELD}
+        return {(f, n): (what, where) for kind, f, n, what, where in self.found if kind == HELD}
